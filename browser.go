@@ -1,0 +1,38 @@
+package switchboard
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// BrowserActionRequest is dispatched to a live tab on its event stream.
+type BrowserActionRequest struct {
+	ProtocolVersion string          `json:"protocolVersion"`
+	InvocationID    string          `json:"invocationId"`
+	RunID           string          `json:"runId"`
+	Tool            string          `json:"tool"`
+	Input           json.RawMessage `json:"input"`
+	// TimeoutMs tells the tab how long the daemon will wait.
+	TimeoutMs int `json:"timeoutMs,omitempty"`
+}
+
+// BrowserActionResult is POSTed back by the tab to
+// /api/v1/runs/{runId}/actions/{invocationId}/result.
+type BrowserActionResult struct {
+	ProtocolVersion string          `json:"protocolVersion"`
+	InvocationID    string          `json:"invocationId"`
+	OK              bool            `json:"ok"`
+	Result          json.RawMessage `json:"result,omitempty"`
+	Error           *Error          `json:"error,omitempty"`
+}
+
+// Session is one browser tab connected to the daemon. The session token is
+// shown once at creation; only its hash is stored.
+type Session struct {
+	ID        string `json:"sessionId"`
+	TokenHash string `json:"-"`
+	// Principal names who opened the session (the user the app signed in).
+	Principal string    `json:"principal,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+	ClosedAt  time.Time `json:"closedAt,omitzero"`
+}

@@ -1,0 +1,3 @@
+module github.com/switchboardhq/switchboard
+
+go 1.26.8

@@ -1,0 +1,107 @@
+// Package postgres is the switchboard.Store driver for deployments that run
+// several daemon replicas against one Postgres database.
+//
+// It talks to Postgres through a pgx connection pool; no pgx type appears
+// in its API. The schema is created by versioned migrations embedded in the
+// binary and applied by Open under an advisory lock, so replicas starting
+// together do not race. Options.Schema confines the store to one Postgres
+// schema (created if missing), which is also how tests isolate themselves.
+// Concurrency between replicas is handled in the database: compare-and-swap
+// updates are single statements and activity appends lock the chain head.
+// The driver passes the storetest conformance suite, like the sqlite driver.
+package postgres
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/switchboardhq/switchboard"
+)
+
+// Options tune a Store. A nil *Options means defaults.
+type Options struct {
+	// Schema, if set, is created when missing, receives the migrations and
+	// is the only entry of every connection's search_path. Default: the
+	// server's search_path (usually public).
+	Schema string
+	// MaxConns bounds the connection pool. Default: pgx's default
+	// (the larger of 4 and the number of CPUs), or pool_max_conns in the DSN.
+	MaxConns int32
+	// Now stamps activity entries that arrive without a timestamp and
+	// closes sessions closed at the zero time. Default time.Now.
+	Now func() time.Time
+}
+
+// Store is a switchboard.Store backed by a Postgres database.
+type Store struct {
+	pool   *pgxpool.Pool
+	now    func() time.Time
+	closed atomic.Bool
+}
+
+var _ switchboard.Store = (*Store)(nil)
+
+// Open connects to the database named by dsn (a postgres:// URL or a
+// keyword/value string), checks that it answers, and applies pending
+// migrations.
+func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
+	const op = "open postgres"
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "%s: %w", op, err)
+	}
+	if o.Schema != "" {
+		cfg.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{o.Schema}.Sanitize()
+	}
+	if o.MaxConns > 0 {
+		cfg.MaxConns = o.MaxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, translate(ctx, op, err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, translate(ctx, op, err)
+	}
+	if err := migrate(ctx, pool, o.Schema); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return &Store{pool: pool, now: o.Now}, nil
+}
+
+// Close closes the pool. It is safe to call more than once; every later
+// call on the Store fails with UNAVAILABLE.
+func (s *Store) Close() error {
+	if !s.closed.Swap(true) {
+		s.pool.Close()
+	}
+	return nil
+}
+
+// check refuses calls on a closed Store with a coded error.
+func (s *Store) check(op string) error {
+	if s.closed.Load() {
+		return switchboard.Errorf(switchboard.CodeUnavailable, "%s: store is closed", op)
+	}
+	return nil
+}
+
+// write runs fn in one transaction and translates its error.
+func (s *Store) write(ctx context.Context, op string, fn func(pgx.Tx) error) error {
+	if err := s.check(op); err != nil {
+		return err
+	}
+	return translate(ctx, op, pgx.BeginFunc(ctx, s.pool, fn))
+}

@@ -1,0 +1,201 @@
+// Package sqlite is the default switchboard.Store driver: one SQLite file in
+// WAL mode, opened through the pure-Go modernc.org/sqlite driver so the
+// daemon stays a single static binary.
+//
+// Every write goes through one connection, so writes serialize inside the
+// process and transactions start with BEGIN IMMEDIATE (no lock upgrades, no
+// deadlocks); reads use a separate pool of read-only connections and run
+// concurrently with the writer. The schema is created by versioned
+// migrations embedded in the binary and applied by Open. The driver passes
+// the storetest conformance suite, like the postgres driver.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/switchboardhq/switchboard"
+	"modernc.org/sqlite" // also registers the "sqlite" database/sql driver
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// Defaults for Options.
+const (
+	DefaultBusyTimeout = 5 * time.Second
+	DefaultMaxReaders  = 4
+)
+
+// Memory is the path that opens a private in-memory database. It lives as
+// long as the Store and is served by a single connection.
+const Memory = ":memory:"
+
+// Options tune a Store. A nil *Options means defaults.
+type Options struct {
+	// BusyTimeout is how long a statement waits for a lock held by another
+	// process before failing with UNAVAILABLE. Default DefaultBusyTimeout.
+	BusyTimeout time.Duration
+	// MaxReaders bounds the read-only connection pool. Default
+	// DefaultMaxReaders.
+	MaxReaders int
+	// Now stamps activity entries that arrive without a timestamp and
+	// closes sessions closed at the zero time. Default time.Now.
+	Now func() time.Time
+}
+
+// Store is a switchboard.Store backed by one SQLite database.
+type Store struct {
+	w      *sql.DB // exactly one connection: every write, serialized
+	r      *sql.DB // read-only connections; the same pool as w in memory
+	now    func() time.Time
+	closed atomic.Bool
+}
+
+var _ switchboard.Store = (*Store)(nil)
+
+// Open opens (creating if needed) the database at path, or a private
+// in-memory database for Memory, and applies pending migrations.
+func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
+	if path == "" {
+		return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "open sqlite: empty path")
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.BusyTimeout <= 0 {
+		o.BusyTimeout = DefaultBusyTimeout
+	}
+	if o.MaxReaders <= 0 {
+		o.MaxReaders = DefaultMaxReaders
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+
+	memory := path == Memory
+	w, err := sql.Open("sqlite", dsn(path, o.BusyTimeout, false))
+	if err != nil {
+		return nil, translate(ctx, "open sqlite", err)
+	}
+	// One connection that is never recycled: writes serialize here, and an
+	// in-memory database would vanish with its connection.
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+	s := &Store{w: w, r: w, now: o.Now}
+	if err := connect(ctx, w, o.BusyTimeout); err != nil {
+		w.Close()
+		return nil, translate(ctx, "open sqlite", err)
+	}
+	if err := migrate(ctx, w, o.Now()); err != nil {
+		w.Close()
+		return nil, err
+	}
+	if !memory {
+		r, err := sql.Open("sqlite", dsn(path, o.BusyTimeout, true))
+		if err != nil {
+			w.Close()
+			return nil, translate(ctx, "open sqlite readers", err)
+		}
+		r.SetMaxOpenConns(o.MaxReaders)
+		r.SetMaxIdleConns(o.MaxReaders)
+		s.r = r
+	}
+	return s, nil
+}
+
+// connect opens the writer connection. Switching a new file to WAL needs an
+// exclusive lock, and when two processes open the file at once SQLite
+// reports SQLITE_BUSY at once instead of waiting (a lock upgrade deadlock),
+// so retry for up to the busy timeout.
+func connect(ctx context.Context, w *sql.DB, busy time.Duration) error {
+	deadline := time.Now().Add(busy)
+	for {
+		err := w.PingContext(ctx)
+		var se *sqlite.Error
+		if err == nil || !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(connectRetry):
+		}
+	}
+}
+
+// connectRetry spaces connect's attempts.
+const connectRetry = 5 * time.Millisecond
+
+// dsn builds a modernc.org/sqlite URI. The writer sets WAL (persistent in
+// the file) and takes its lock at BEGIN; readers are query_only so a bug
+// cannot write around the single writer.
+func dsn(path string, busy time.Duration, readOnly bool) string {
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy.Milliseconds()))
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	if readOnly {
+		q.Add("_pragma", "query_only(1)")
+	} else {
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Set("_txlock", "immediate")
+	}
+	// SQLite decodes %HH in URI paths; escape what would end the path.
+	p := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+	return "file:" + p + "?" + q.Encode()
+}
+
+// Close closes the database. It is safe to call more than once; every
+// later call on the Store fails with UNAVAILABLE.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	var err error
+	if s.r != s.w {
+		err = s.r.Close()
+	}
+	if werr := s.w.Close(); werr != nil {
+		err = werr
+	}
+	if err != nil {
+		return switchboard.Errorf(switchboard.CodeInternal, "close sqlite: %w", err)
+	}
+	return nil
+}
+
+// check refuses calls on a closed Store with a coded error instead of
+// database/sql's uncoded "database is closed".
+func (s *Store) check(op string) error {
+	if s.closed.Load() {
+		return switchboard.Errorf(switchboard.CodeUnavailable, "%s: store is closed", op)
+	}
+	return nil
+}
+
+// write runs fn in one write transaction and translates its error.
+func (s *Store) write(ctx context.Context, op string, fn func(*sql.Tx) error) error {
+	if err := s.check(op); err != nil {
+		return err
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return translate(ctx, op, err)
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return translate(ctx, op, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return translate(ctx, op, err)
+	}
+	return nil
+}

@@ -1,0 +1,317 @@
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/switchboardhq/switchboard"
+)
+
+func listAll(t *testing.T, s switchboard.Store) []switchboard.ActivityEntry {
+	t.Helper()
+	var all []switchboard.ActivityEntry
+	for after := int64(0); ; {
+		page, err := s.ActivityList(context.Background(), switchboard.ActivityFilter{AfterID: after, Limit: 1000})
+		must(t, err)
+		if len(page) == 0 {
+			return all
+		}
+		all = append(all, page...)
+		after = page[len(page)-1].ID
+	}
+}
+
+func entry(i int) *switchboard.ActivityEntry {
+	return &switchboard.ActivityEntry{
+		Ts:     base.Add(time.Duration(i) * time.Minute),
+		Actor:  []string{"alice", "bob"}[i%2],
+		Verb:   []string{"tool.call", "approval.decide", "tool.register"}[i%3],
+		Target: fmt.Sprintf("target-%d", i),
+	}
+}
+
+func testActivityChain(t *testing.T, s switchboard.Store) {
+	ctx := context.Background()
+	var appended []switchboard.ActivityEntry
+	for i := range 5 {
+		e := entry(i)
+		if i%2 == 0 {
+			e.Provenance = json.RawMessage(fmt.Sprintf(`{"invocationId":"inv-%d"}`, i))
+			e.Reversal = json.RawMessage(`{"tool":"orders.unrefund","input":{"id":1}}`)
+			e.Details = json.RawMessage(`{"diff":[{"op":"replace","path":"/description"}]}`)
+		}
+		must(t, s.ActivityAppend(ctx, e))
+		if e.ID == 0 || e.Hash == "" {
+			t.Fatalf("append %d: id %d hash %q not assigned", i, e.ID, e.Hash)
+		}
+		appended = append(appended, *e)
+	}
+	if appended[0].PrevHash != "" {
+		t.Fatalf("genesis entry has prevHash %q, want empty", appended[0].PrevHash)
+	}
+	if err := verifyChain(appended); err != nil {
+		t.Fatal(err)
+	}
+	got := listAll(t, s)
+	if diff := cmp.Diff(appended, got); diff != "" {
+		t.Fatalf("listed entries differ from appended (-appended +listed):\n%s", diff)
+	}
+	if err := verifyChain(got); err != nil {
+		t.Fatal(err)
+	}
+	// The verifier is not vacuous: an edit behind the store's back shows.
+	got[2].Target = "edited"
+	if verifyChain(got) == nil {
+		t.Fatal("verifyChain accepted an edited entry")
+	}
+
+	e := &switchboard.ActivityEntry{Actor: "alice", Verb: "stamp", Target: "zero ts"}
+	must(t, s.ActivityAppend(ctx, e))
+	if e.Ts.IsZero() {
+		t.Fatal("an entry appended with a zero Ts was not stamped")
+	}
+	if err := verifyChain(listAll(t, s)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testActivityConcurrentAppend: concurrent appends neither fork the chain
+// nor share an ID.
+func testActivityConcurrentAppend(t *testing.T, s switchboard.Store) {
+	ctx := context.Background()
+	const writers, each = 8, 8
+	var (
+		wg    sync.WaitGroup
+		start = make(chan struct{})
+		errs  = make(chan error, writers*each)
+	)
+	for w := range writers {
+		wg.Go(func() {
+			<-start
+			last := int64(0)
+			for i := range each {
+				e := entry(w*each + i)
+				e.Actor = fmt.Sprintf("writer-%d", w)
+				if err := s.ActivityAppend(ctx, e); err != nil {
+					errs <- err
+					return
+				}
+				if e.ID <= last {
+					errs <- fmt.Errorf("writer %d: id %d after %d", w, e.ID, last)
+				}
+				last = e.ID
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	all := listAll(t, s)
+	if len(all) != writers*each {
+		t.Fatalf("listed %d entries, want %d", len(all), writers*each)
+	}
+	if err := verifyChain(all); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testActivityFilters(t *testing.T, s switchboard.Store) {
+	ctx := context.Background()
+	var all []switchboard.ActivityEntry
+	for i := range 10 {
+		e := entry(i)
+		must(t, s.ActivityAppend(ctx, e))
+		all = append(all, *e)
+	}
+	pick := func(keep func(switchboard.ActivityEntry) bool) []switchboard.ActivityEntry {
+		out := []switchboard.ActivityEntry{}
+		for _, e := range all {
+			if keep(e) {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	since := base.Add(5 * time.Minute)
+	for _, c := range []struct {
+		name string
+		f    switchboard.ActivityFilter
+		want []switchboard.ActivityEntry
+	}{
+		{"all", switchboard.ActivityFilter{}, all},
+		{"actor", switchboard.ActivityFilter{Actor: "alice"}, pick(func(e switchboard.ActivityEntry) bool { return e.Actor == "alice" })},
+		{"verb", switchboard.ActivityFilter{Verb: "tool.call"}, pick(func(e switchboard.ActivityEntry) bool { return e.Verb == "tool.call" })},
+		{"actor and verb", switchboard.ActivityFilter{Actor: "bob", Verb: "tool.call"},
+			pick(func(e switchboard.ActivityEntry) bool { return e.Actor == "bob" && e.Verb == "tool.call" })},
+		{"since is inclusive", switchboard.ActivityFilter{Since: since}, pick(func(e switchboard.ActivityEntry) bool { return !e.Ts.Before(since) })},
+		{"after id", switchboard.ActivityFilter{AfterID: all[6].ID}, all[7:]},
+		{"after the last", switchboard.ActivityFilter{AfterID: all[9].ID}, []switchboard.ActivityEntry{}},
+		{"limit", switchboard.ActivityFilter{Limit: 3}, all[:3]},
+		{"filters and limit", switchboard.ActivityFilter{Actor: "alice", AfterID: all[1].ID, Limit: 2}, []switchboard.ActivityEntry{all[2], all[4]}},
+		{"nothing matches", switchboard.ActivityFilter{Actor: "carol"}, []switchboard.ActivityEntry{}},
+	} {
+		got, err := s.ActivityList(ctx, c.f)
+		must(t, err)
+		if got == nil {
+			t.Fatalf("%s: ActivityList returned nil, want an empty slice", c.name)
+		}
+		if diff := cmp.Diff(c.want, got); diff != "" {
+			t.Fatalf("%s (-want +got):\n%s", c.name, diff)
+		}
+	}
+	// Paging with the cursor visits every entry once, in order.
+	var paged []switchboard.ActivityEntry
+	for after := int64(0); ; {
+		page, err := s.ActivityList(ctx, switchboard.ActivityFilter{AfterID: after, Limit: 3})
+		must(t, err)
+		if len(page) == 0 {
+			break
+		}
+		if len(page) > 3 {
+			t.Fatalf("page of %d entries exceeds the limit 3", len(page))
+		}
+		paged = append(paged, page...)
+		after = page[len(page)-1].ID
+	}
+	if diff := cmp.Diff(all, paged); diff != "" {
+		t.Fatalf("paged (-want +got):\n%s", diff)
+	}
+}
+
+func testActivityDefaultLimit(t *testing.T, s switchboard.Store) {
+	ctx := context.Background()
+	for i := range 101 {
+		must(t, s.ActivityAppend(ctx, entry(i)))
+	}
+	for _, c := range []struct{ limit, want int }{{0, 100}, {-1, 100}, {5000, 101}} {
+		got, err := s.ActivityList(ctx, switchboard.ActivityFilter{Limit: c.limit})
+		must(t, err)
+		if len(got) != c.want {
+			t.Fatalf("limit %d listed %d entries, want %d", c.limit, len(got), c.want)
+		}
+	}
+}
+
+// testActivityJSONRoundTrip: hashed JSON must come back byte for byte
+// (spacing, key order, escapes), or the chain would not verify.
+func testActivityJSONRoundTrip(t *testing.T, s switchboard.Store) {
+	e := entry(0)
+	e.Provenance = json.RawMessage("{ \"z\" : 1,\"a\":[ 1, 2.0 ] ,\n\"s\":\"<&>\\u00e9\"}")
+	e.Reversal = json.RawMessage(`null`)
+	e.Details = json.RawMessage(`[3, 2,1]`)
+	want := *e
+	must(t, s.ActivityAppend(context.Background(), e))
+	got := listAll(t, s)
+	if len(got) != 1 {
+		t.Fatalf("listed %d entries, want 1", len(got))
+	}
+	for _, c := range []struct {
+		name      string
+		want, got json.RawMessage
+	}{
+		{"provenance", want.Provenance, got[0].Provenance},
+		{"reversal", want.Reversal, got[0].Reversal},
+		{"details", want.Details, got[0].Details},
+	} {
+		if string(c.want) != string(c.got) {
+			t.Fatalf("%s: stored %q, read back %q", c.name, c.want, c.got)
+		}
+	}
+	if err := verifyChain(got); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testActivityTimePrecision(t *testing.T, s switchboard.Store) {
+	ctx := context.Background()
+	ts := time.Date(2026, 11, 30, 7, 8, 9, 987654321, time.FixedZone("UTC+5", 5*3600))
+	e := &switchboard.ActivityEntry{Ts: ts, Actor: "alice", Verb: "v", Target: "t"}
+	must(t, s.ActivityAppend(ctx, e))
+	if !e.Ts.Equal(micro(ts)) || e.Ts.Location() != time.UTC {
+		t.Fatalf("appended Ts %v, want %v in UTC", e.Ts, micro(ts))
+	}
+	got := listAll(t, s)
+	if len(got) != 1 || !got[0].Ts.Equal(e.Ts) || got[0].Ts.Location() != time.UTC {
+		t.Fatalf("listed %v, want one entry at %v UTC", got, e.Ts)
+	}
+	if err := verifyChain(got); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		since time.Time
+		want  int
+	}{
+		{e.Ts, 1}, {e.Ts.Add(-time.Microsecond), 1}, {e.Ts.Add(-time.Nanosecond), 1},
+		// Since is exact: an entry at .987654 is before .9876545.
+		{e.Ts.Add(500 * time.Nanosecond), 0}, {e.Ts.Add(time.Microsecond), 0},
+	} {
+		page, err := s.ActivityList(ctx, switchboard.ActivityFilter{Since: c.since})
+		must(t, err)
+		if len(page) != c.want {
+			t.Fatalf("since %v listed %d, want %d", c.since, len(page), c.want)
+		}
+	}
+}
+
+// testActivityRejects: invalid JSON is refused and burns no ID.
+func testActivityRejects(t *testing.T, s switchboard.Store) {
+	ctx := context.Background()
+	for _, e := range []*switchboard.ActivityEntry{
+		{Actor: "a", Verb: "v", Provenance: json.RawMessage(`{`)},
+		{Actor: "a", Verb: "v", Reversal: json.RawMessage(`nope`)},
+		{Actor: "a", Verb: "v", Details: json.RawMessage(`[1,]`)},
+	} {
+		wantCode(t, s.ActivityAppend(ctx, e), switchboard.CodeInvalidInput)
+		if e.ID != 0 || e.Hash != "" {
+			t.Fatalf("a refused entry was changed: id %d hash %q", e.ID, e.Hash)
+		}
+	}
+	e := entry(0)
+	must(t, s.ActivityAppend(ctx, e))
+	if e.PrevHash != "" {
+		t.Fatalf("first accepted entry has prevHash %q; a refused append left a row", e.PrevHash)
+	}
+	if got := listAll(t, s); len(got) != 1 {
+		t.Fatalf("listed %d entries, want 1", len(got))
+	}
+}
+
+// testCancelled: a cancelled context is reported as CANCELLED and writes
+// nothing.
+func testCancelled(t *testing.T, s switchboard.Store) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rev := revision(t, s)
+	wantCode(t, s.ToolPut(ctx, switchboard.SourceCore, []switchboard.Tool{tool("a")}), switchboard.CodeCancelled)
+	e := entry(0)
+	wantCode(t, s.ActivityAppend(ctx, e), switchboard.CodeCancelled)
+	if e.ID != 0 {
+		t.Fatalf("cancelled append assigned id %d", e.ID)
+	}
+	if got := revision(t, s); got != rev {
+		t.Fatalf("cancelled put moved the revision %d -> %d", rev, got)
+	}
+	if got := listAll(t, s); len(got) != 0 {
+		t.Fatalf("cancelled append left %d entries", len(got))
+	}
+}
+
+// testClosed: Close is idempotent and a closed store answers UNAVAILABLE.
+func testClosed(t *testing.T, s switchboard.Store) {
+	ctx := context.Background()
+	must(t, s.Close())
+	must(t, s.Close())
+	_, err := s.ToolList(ctx)
+	wantCode(t, err, switchboard.CodeUnavailable)
+	wantCode(t, s.ActivityAppend(ctx, entry(0)), switchboard.CodeUnavailable)
+	_, err = s.InvocationGet(ctx, "x")
+	wantCode(t, err, switchboard.CodeUnavailable)
+}

@@ -1,0 +1,54 @@
+package storetest_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/sqlite"
+	"github.com/switchboardhq/switchboard/storetest"
+)
+
+// TestFaulty: an injected busy error reaches the caller with its code,
+// writes nothing, and the retry goes through to the real store.
+func TestFaulty(t *testing.T) {
+	ctx := context.Background()
+	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "switchboard.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	f := &storetest.Faulty{Store: s, FailNext: storetest.FailTimes("ActivityAppend", 2, storetest.Busy("ActivityAppend"))}
+
+	for i := range 2 {
+		e := &switchboard.ActivityEntry{Actor: "alice", Verb: "v"}
+		if err := f.ActivityAppend(ctx, e); switchboard.CodeOf(err) != switchboard.CodeUnavailable {
+			t.Fatalf("attempt %d: %v, want UNAVAILABLE", i, err)
+		}
+		if e.ID != 0 {
+			t.Fatalf("attempt %d: failed append assigned id %d", i, e.ID)
+		}
+	}
+	// Other operations pass while appends fail.
+	if _, err := f.ActivityList(ctx, switchboard.ActivityFilter{}); err != nil {
+		t.Fatal(err)
+	}
+	e := &switchboard.ActivityEntry{Actor: "alice", Verb: "v"}
+	if err := f.ActivityAppend(ctx, e); err != nil {
+		t.Fatalf("retry: %v", err)
+	}
+	got, err := s.ActivityList(ctx, switchboard.ActivityFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].ID != e.ID || got[0].PrevHash != "" {
+		t.Fatalf("store holds %+v, want only the retried entry", got)
+	}
+
+	// No hook: Faulty is transparent.
+	f.FailNext = nil
+	if _, err := f.CatalogRevision(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

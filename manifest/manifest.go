@@ -1,0 +1,113 @@
+// Package manifest reads manifest files: YAML or JSON documents declaring
+// tools with their bindings, in the shape of switchboard.Manifest (or a bare
+// array of tools). `switchboard tools register FILE` and `switchboard serve
+// --manifest FILE` both read files through it, so both accept the same
+// documents and report the same errors.
+package manifest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/switchboardhq/switchboard"
+)
+
+// MaxFileBytes bounds a manifest file.
+const MaxFileBytes = 32 << 20
+
+// Load reads and parses the manifest file at path.
+func Load(path string) (switchboard.Manifest, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return switchboard.Manifest{}, switchboard.Errorf(switchboard.CodeInvalidInput, "read manifest: %v", err)
+	}
+	if st.Size() > MaxFileBytes {
+		return switchboard.Manifest{}, switchboard.Errorf(switchboard.CodePayloadTooLarge, "manifest %s is %d bytes; the limit is %d", path, st.Size(), MaxFileBytes)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return switchboard.Manifest{}, switchboard.Errorf(switchboard.CodeInvalidInput, "read manifest: %v", err)
+	}
+	m, err := Parse(b, filepath.Ext(path))
+	if err != nil {
+		e := switchboard.AsError(err)
+		return switchboard.Manifest{}, &switchboard.Error{Code: e.Code, Message: path + ": " + e.Message, Details: e.Details}
+	}
+	return m, nil
+}
+
+// Parse decodes a manifest. ext (".yaml", ".yml", ".json" or "") picks the
+// syntax; with no extension, a document starting with { or [ is JSON.
+// Unknown fields are errors, so a misspelt key is caught at once.
+func Parse(b []byte, ext string) (switchboard.Manifest, error) {
+	trimmed := bytes.TrimSpace(b)
+	isJSON := strings.EqualFold(ext, ".json") ||
+		(ext == "" && len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '['))
+	if !isJSON {
+		var doc any
+		if err := yaml.Unmarshal(b, &doc); err != nil {
+			return switchboard.Manifest{}, switchboard.Errorf(switchboard.CodeInvalidInput, "not valid YAML: %v", err)
+		}
+		j, err := json.Marshal(normalize(doc))
+		if err != nil {
+			return switchboard.Manifest{}, switchboard.Errorf(switchboard.CodeInvalidInput, "YAML cannot be represented as JSON: %v", err)
+		}
+		trimmed = j
+	}
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		var tools []switchboard.Tool
+		if err := strict(trimmed, &tools); err != nil {
+			return switchboard.Manifest{}, err
+		}
+		return switchboard.Manifest{ProtocolVersion: switchboard.ProtocolVersion, Tools: tools}, nil
+	}
+	var m switchboard.Manifest
+	if err := strict(trimmed, &m); err != nil {
+		return switchboard.Manifest{}, err
+	}
+	if len(m.Tools) == 0 {
+		return switchboard.Manifest{}, switchboard.Errorf(switchboard.CodeInvalidInput, "manifest declares no tools (expected a \"tools\" list)")
+	}
+	if m.ProtocolVersion == "" {
+		m.ProtocolVersion = switchboard.ProtocolVersion
+	}
+	return m, nil
+}
+
+func strict(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return switchboard.Errorf(switchboard.CodeInvalidInput, "%s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return nil
+}
+
+// normalize turns YAML's map[any]any (from non-string keys) into JSON
+// objects so the document can be re-encoded.
+func normalize(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = normalize(e)
+		}
+		return x
+	case map[any]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[fmt.Sprint(k)] = normalize(e)
+		}
+		return m
+	case []any:
+		for i, e := range x {
+			x[i] = normalize(e)
+		}
+	}
+	return v
+}

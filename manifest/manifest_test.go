@@ -1,0 +1,76 @@
+package manifest
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/switchboardhq/switchboard"
+)
+
+const yamlDoc = `
+tools:
+  - name: tasks.create
+    description: Create a task in a project.
+    class: mutate
+    inputSchema:
+      type: object
+      properties:
+        projectId: {type: string}
+        title: {type: string}
+      required: [projectId, title]
+    binding:
+      http:
+        method: POST
+        url: http://127.0.0.1:8080/api/projects/{projectId}/tasks
+        headers:
+          X-Api-Key: {env: TASKS_API_KEY}
+          Accept: application/json
+`
+
+func TestParseYAMLAndJSONAgree(t *testing.T) {
+	t.Parallel()
+	y, err := Parse([]byte(yamlDoc), ".yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := y.Tools[0]
+	if tool.Name != "tasks.create" || tool.Class != switchboard.ClassMutate {
+		t.Fatalf("parsed %+v", tool)
+	}
+	h := tool.Binding.HTTP.Headers
+	if h["X-Api-Key"].Env != "TASKS_API_KEY" || h["Accept"].Value != "application/json" {
+		t.Errorf("headers = %+v", h)
+	}
+	j, err := Parse([]byte(`[{"name":"tasks.list","description":"List tasks.","class":"read"}]`), "")
+	if err != nil || len(j.Tools) != 1 || j.ProtocolVersion == "" {
+		t.Fatalf("json array: %v %+v", err, j)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct{ doc, ext string }{
+		"yaml syntax":   {"tools: [\n  - name: x\n bad", ".yaml"},
+		"json syntax":   {`{"tools": [`, ".json"},
+		"unknown field": {`{"tools": [{"name": "a.b", "descripton": "typo"}]}`, ".json"},
+		"no tools":      {`{"protocolVersion": "x"}`, ".json"},
+	} {
+		if _, err := Parse([]byte(tc.doc), tc.ext); switchboard.CodeOf(err) != switchboard.CodeInvalidInput {
+			t.Errorf("%s: got %v, want INVALID_INPUT", name, err)
+		}
+	}
+}
+
+func TestLoadNamesFile(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(path, []byte("tools: {"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(path)
+	if switchboard.CodeOf(err) != switchboard.CodeInvalidInput || !strings.Contains(err.Error(), "bad.yaml") {
+		t.Errorf("got %v", err)
+	}
+}

@@ -1,0 +1,100 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tiktoken-go/tokenizer"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/search"
+)
+
+// TestManifestSize compares what a model must read to know a catalog: the
+// full manifest (every descriptor, as GET /tools returns it), the MCP
+// tools/list view (name, description, inputSchema), a deferred listing (one
+// "name: summary" line a tool) and bare names as the floor. Percentages are
+// of the full manifest. Tokens are counted with o200k_base (the GPT-4o
+// family's BPE; the vocabulary is embedded, so this works offline); other
+// models' tokenizers differ by some percent, the ratios far less.
+func TestManifestSize(t *testing.T) {
+	enc, err := tokenizer.Get(tokenizer.O200kBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func(s string) int {
+		ids, _, err := enc.Encode(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ids)
+	}
+	sources := []struct {
+		name  string
+		tools []switchboard.Tool
+	}{{"synthetic", SyntheticCatalog(1000, 1)}}
+	if dir, ok := BenchdataDir(); ok {
+		for _, name := range retrievalSets {
+			set, err := LoadRetrievalSet(filepath.Join(dir, "toolret", name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sources = append(sources, struct {
+				name  string
+				tools []switchboard.Tool
+			}{name, set.Tools})
+		}
+	} else {
+		t.Logf("benchdata not found at %s: synthetic catalog only", dir)
+	}
+
+	var b strings.Builder
+	b.WriteString("\n| catalog | tools | full manifest | MCP tools/list view | deferred listing | names only |\n|---|---|---|---|---|---|\n")
+	for _, src := range sources {
+		for _, n := range []int{100, 500, 1000} {
+			tools := spread(src.tools, n)
+			full := mustJSON(t, switchboard.Manifest{ProtocolVersion: switchboard.ProtocolVersion, Tools: tools})
+			type mcpTool struct {
+				Name        string          `json:"name"`
+				Description string          `json:"description"`
+				InputSchema json.RawMessage `json:"inputSchema"`
+			}
+			mcp := make([]mcpTool, len(tools))
+			var listing, names strings.Builder
+			for i, tool := range tools {
+				mcp[i] = mcpTool{tool.Name, tool.Description, tool.InputSchema}
+				fmt.Fprintf(&listing, "%s: %s\n", tool.Name, search.SummaryOf(tool))
+				fmt.Fprintf(&names, "%s\n", tool.Name)
+			}
+			nf, nm, nd, nn := count(full), count(mustJSON(t, mcp)), count(listing.String()), count(names.String())
+			pc := func(a int) string { return fmt.Sprintf("%.1f%%", 100*float64(a)/float64(nf)) }
+			fmt.Fprintf(&b, "| %s | %d | %d | %d (%s) | **%d (%s)** | %d (%s) |\n",
+				src.name, len(tools), nf, nm, pc(nm), nd, pc(nd), nn, pc(nn))
+		}
+	}
+	t.Log(b.String())
+}
+
+// spread picks n tools evenly across s, so a sample of a set sorted by name
+// spans all its namespaces.
+func spread(s []switchboard.Tool, n int) []switchboard.Tool {
+	if n >= len(s) {
+		return s
+	}
+	out := make([]switchboard.Tool, n)
+	for i := range out {
+		out[i] = s[i*len(s)/n]
+	}
+	return out
+}
+
+func mustJSON(t *testing.T, v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -1,0 +1,284 @@
+package search
+
+import (
+	"container/heap"
+	"encoding/base64"
+	"encoding/binary"
+	"hash/fnv"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/switchboardhq/switchboard"
+)
+
+// Paging limits of one search.
+const (
+	DefaultLimit = 10
+	MaxLimit     = 100
+	// MaxQueryBytes bounds the query text; a longer one is refused rather
+	// than silently cut, which would change its meaning.
+	MaxQueryBytes = 4096
+)
+
+// Search returns one page of the tools matching q, best first, among those
+// for which allow reports true (nil allows all). Ties are broken by name so
+// the order is deterministic. An empty query lists every tool by name; a
+// query with no indexable word ("the of") matches nothing. allow runs under
+// the index's read lock, only for tools that could make the page, and must
+// not call the Index.
+//
+// A cursor continues the query that issued it; one from another query is
+// INVALID_INPUT, and one issued before the indexed catalog changed is
+// CONFLICT, because positions are no longer comparable: search again.
+func (x *Index) Search(q switchboard.SearchQuery, allow func(switchboard.Tool) bool) (switchboard.SearchResult, error) {
+	limit, err := checkQuery(q)
+	if err != nil {
+		return switchboard.SearchResult{}, err
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	c := x.c
+
+	qh := queryHash(q)
+	offset := 0
+	if q.Cursor != "" {
+		cur, err := decodeCursor(q.Cursor)
+		switch {
+		case err != nil:
+			return switchboard.SearchResult{}, err
+		case cur.query != qh:
+			return switchboard.SearchResult{}, switchboard.Errorf(switchboard.CodeInvalidInput, "cursor belongs to another query")
+		case cur.catalog != c.fingerprint:
+			return switchboard.SearchResult{}, switchboard.Errorf(switchboard.CodeConflict, "catalog changed since the cursor was issued; search again without a cursor")
+		}
+		offset = cur.offset
+	}
+
+	keep := func(id uint32) bool {
+		d := &c.docs[id]
+		return d.alive && (q.Surface == "" || d.tool.Surface == q.Surface) &&
+			(allow == nil || allow(d.tool))
+	}
+	// Select one hit past the page to learn whether another page exists.
+	top := &topK{k: offset + limit + 1, docs: c.docs}
+	if strings.TrimSpace(q.Query) == "" {
+		c.listAll(top, keep)
+	} else {
+		x.score(c, q.Query, top, keep)
+	}
+	hits := top.sorted()
+
+	res := switchboard.SearchResult{Items: []switchboard.SearchHit{}}
+	for i := offset; i < len(hits) && i < offset+limit; i++ {
+		d := &c.docs[hits[i].doc]
+		res.Items = append(res.Items, switchboard.SearchHit{
+			Name: d.tool.Name, Summary: d.summary, Surface: d.tool.Surface,
+			Class: d.tool.Class, Score: round(hits[i].score),
+		})
+	}
+	if len(hits) > offset+limit {
+		res.NextCursor = cursor{offset: offset + limit, query: qh, catalog: c.fingerprint}.encode()
+	}
+	return res, nil
+}
+
+func checkQuery(q switchboard.SearchQuery) (limit int, err error) {
+	switch {
+	case len(q.Query) > MaxQueryBytes:
+		return 0, switchboard.Errorf(switchboard.CodeInvalidInput, "query is longer than %d bytes", MaxQueryBytes)
+	case q.Limit < 0:
+		return 0, switchboard.Errorf(switchboard.CodeInvalidInput, "limit must not be negative")
+	case q.Surface != "" && q.Surface != switchboard.SurfaceAPI && q.Surface != switchboard.SurfaceBrowser:
+		return 0, switchboard.Errorf(switchboard.CodeInvalidInput, "unknown surface %q", q.Surface)
+	case q.Limit == 0:
+		return DefaultLimit, nil
+	}
+	return min(q.Limit, MaxLimit), nil
+}
+
+// listAll offers every kept doc with score 0, so ties order them by name.
+func (c *corpus) listAll(top *topK, keep func(uint32) bool) {
+	for id := range c.docs {
+		if top.admits(0, uint32(id)) && keep(uint32(id)) {
+			top.push(0, uint32(id))
+		}
+	}
+}
+
+// accumulator holds per-doc scores of one search; pooled because a dense
+// slice over the catalog is the fastest accumulator and too big to
+// allocate per query at 100k tools.
+type accumulator struct {
+	score   []float64
+	touched []uint32
+}
+
+// score ranks the docs matching text by BM25F and offers them to top.
+func (x *Index) score(c *corpus, text string, top *topK, keep func(uint32) bool) {
+	words := c.an.terms(nil, text, false)
+	if len(words) == 0 {
+		return
+	}
+	// Each distinct term counts once (BM25's k3 = 0): agents write long,
+	// multi-part requests that repeat boilerplate ("retrieve ... then
+	// retrieve ..."), and weighting repeats measurably hurt retrieval
+	// (bench/README.md). Sorted order makes the float sums, and so ties,
+	// independent of word order.
+	slices.Sort(words)
+	words = slices.Compact(words)
+	acc, _ := x.accPool.Get().(*accumulator)
+	if acc == nil || len(acc.score) < len(c.docs) {
+		acc = &accumulator{score: make([]float64, len(c.docs)+len(c.docs)/4)}
+	}
+
+	n := float64(len(c.byNm))
+	var avg [numFields]float64
+	for fi := range numFields {
+		avg[fi] = float64(c.fieldLen[fi]) / max(n, 1)
+	}
+	for _, w := range words {
+		tid, ok := c.terms[w]
+		if !ok || c.df[tid] == 0 {
+			continue
+		}
+		df := float64(c.df[tid])
+		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+		p := c.post[tid]
+		for j := 0; j < len(p); {
+			id := p[j].doc
+			d := &c.docs[id]
+			tf := 0.0
+			for ; j < len(p) && p[j].doc == id; j++ {
+				fi := p[j].field
+				norm := 1.0
+				if avg[fi] > 0 {
+					norm = 1 - x.b[fi] + x.b[fi]*float64(d.length[fi])/avg[fi]
+				}
+				tf += x.weights[fi] * float64(p[j].tf) / norm
+			}
+			if !d.alive || tf == 0 {
+				continue
+			}
+			if acc.score[id] == 0 {
+				acc.touched = append(acc.touched, id)
+			}
+			acc.score[id] += idf * tf * (x.k1 + 1) / (x.k1 + tf)
+		}
+	}
+	for _, id := range acc.touched {
+		s := acc.score[id]
+		acc.score[id] = 0
+		if top.admits(s, id) && keep(id) {
+			top.push(s, id)
+		}
+	}
+	acc.touched = acc.touched[:0]
+	// Returned only when clean: if allow panicked, acc still holds scores.
+	x.accPool.Put(acc)
+}
+
+// round keeps scores readable on the wire; ranking uses the exact value.
+func round(s float64) float64 { return math.Round(s*1e4) / 1e4 }
+
+type hit struct {
+	score float64
+	doc   uint32
+}
+
+// topK keeps the k best hits seen, ordered by score descending then name
+// ascending, as a min-heap whose root is the worst kept hit.
+type topK struct {
+	k    int
+	docs []doc
+	h    []hit
+}
+
+func (t *topK) better(a, b hit) bool {
+	if a.score != b.score {
+		return a.score > b.score
+	}
+	return t.docs[a.doc].tool.Name < t.docs[b.doc].tool.Name
+}
+
+// admits reports whether a hit would be kept; checked before keep so the
+// caller's allow function runs only for hits that could make the page.
+func (t *topK) admits(score float64, id uint32) bool {
+	return len(t.h) < t.k || t.better(hit{score, id}, t.h[0])
+}
+
+func (t *topK) push(score float64, id uint32) {
+	if len(t.h) < t.k {
+		heap.Push(t, hit{score, id})
+		return
+	}
+	t.h[0] = hit{score, id}
+	heap.Fix(t, 0)
+}
+
+func (t *topK) sorted() []hit {
+	slices.SortFunc(t.h, func(a, b hit) int {
+		if t.better(a, b) {
+			return -1
+		}
+		return 1
+	})
+	return t.h
+}
+
+// heap.Interface, worst hit first.
+func (t *topK) Len() int           { return len(t.h) }
+func (t *topK) Less(i, j int) bool { return t.better(t.h[j], t.h[i]) }
+func (t *topK) Swap(i, j int)      { t.h[i], t.h[j] = t.h[j], t.h[i] }
+func (t *topK) Push(v any)         { t.h = append(t.h, v.(hit)) }
+func (t *topK) Pop() any {
+	v := t.h[len(t.h)-1]
+	t.h = t.h[:len(t.h)-1]
+	return v
+}
+
+// cursor is the opaque continuation of a search: the offset of the next
+// page, the query it belongs to and the catalog it was computed over.
+type cursor struct {
+	offset  int
+	query   uint64
+	catalog uint64
+}
+
+const cursorVersion = 1
+
+func (c cursor) encode() string {
+	b := []byte{cursorVersion}
+	b = binary.AppendUvarint(b, uint64(c.offset))
+	b = binary.BigEndian.AppendUint64(b, c.query)
+	b = binary.BigEndian.AppendUint64(b, c.catalog)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeCursor(s string) (cursor, error) {
+	bad := switchboard.Errorf(switchboard.CodeInvalidInput, "malformed cursor")
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(b) < 1 || b[0] != cursorVersion {
+		return cursor{}, bad
+	}
+	off, n := binary.Uvarint(b[1:])
+	if n <= 0 || len(b) != 1+n+16 || off > math.MaxInt32 {
+		return cursor{}, bad
+	}
+	b = b[1+n:]
+	return cursor{
+		offset:  int(off),
+		query:   binary.BigEndian.Uint64(b),
+		catalog: binary.BigEndian.Uint64(b[8:]),
+	}, nil
+}
+
+// queryHash identifies what a cursor continues: the query text and surface.
+// The limit may change from page to page.
+func queryHash(q switchboard.SearchQuery) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(strings.TrimSpace(q.Query)))
+	h.Write([]byte{0})
+	h.Write([]byte(q.Surface))
+	return h.Sum64()
+}

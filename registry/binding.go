@@ -1,0 +1,34 @@
+package registry
+
+import (
+	"strings"
+
+	"github.com/switchboardhq/switchboard"
+)
+
+// sensitiveHeaderParts mark header names whose values are credentials. A
+// credential written inline would be stored in plain text and copied into
+// every backup, so such headers must use an {"env": NAME} reference.
+var sensitiveHeaderParts = []string{"authorization", "cookie", "key", "token", "secret", "password", "passwd", "credential", "auth", "session", "signature"}
+
+// SensitiveHeader reports whether a header of this name carries credentials.
+func SensitiveHeader(name string) bool {
+	n := strings.ToLower(name)
+	for _, p := range sensitiveHeaderParts {
+		if strings.Contains(n, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkHeaderSecrets refuses literal values for credential headers.
+func checkHeaderSecrets(t *switchboard.Tool) error {
+	for name, v := range t.Binding.HTTP.Headers {
+		if v.Env == "" && SensitiveHeader(name) {
+			return switchboard.Errorf(switchboard.CodeInvalidInput,
+				`tool %s: header %s looks like a credential, so its value must not be stored in plain text; use {"env": "NAME"} and set NAME in the daemon's environment`, t.Name, name)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,374 @@
+// Package registry is the catalog of tools: it validates declarations at the
+// door, persists them through the Store port, merges declarations of the same
+// name from several sources (core < host < scoped < plugin), keeps compiled
+// schemas, and answers search through one in-process BM25 index kept in step
+// with the store, so ranking is identical on SQLite and Postgres.
+//
+// The registry caches the merged catalog in memory. Its own writes update the
+// cache at once; writes by another replica are picked up when a read notices
+// that the store's catalog revision moved (checked at most once per
+// RefreshInterval).
+package registry
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/schema"
+	"github.com/switchboardhq/switchboard/search"
+)
+
+// DefaultRefreshInterval bounds how stale another replica's writes may look.
+const DefaultRefreshInterval = time.Second
+
+// Options configures a Registry. A nil *Options means defaults.
+type Options struct {
+	Logger          *slog.Logger
+	RefreshInterval time.Duration
+	Now             func() time.Time
+}
+
+// Registry is the merged, searchable catalog. Safe for concurrent use.
+type Registry struct {
+	store   switchboard.Store
+	log     *slog.Logger
+	refresh time.Duration
+	now     func() time.Time
+
+	mu      sync.RWMutex
+	rev     int64
+	checked time.Time
+	decls   map[string]map[switchboard.Source]switchboard.Tool
+	tools   map[string]*entry // effective, merged
+	index   *search.Index
+
+	subMu sync.Mutex
+	subs  map[chan<- Change]struct{}
+}
+
+// entry is an effective tool with its compiled schemas.
+type entry struct {
+	tool        switchboard.Tool
+	input, outp *schema.Schema
+}
+
+// Change tells subscribers which names changed (nil Names: everything may
+// have changed, e.g. after a reload).
+type Change struct {
+	Names []string
+}
+
+// New loads the catalog from store.
+func New(ctx context.Context, store switchboard.Store, opts *Options) (*Registry, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	r := &Registry{
+		store:   store,
+		log:     opts.Logger,
+		refresh: opts.RefreshInterval,
+		now:     opts.Now,
+		index:   search.New(nil),
+		subs:    map[chan<- Change]struct{}{},
+	}
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
+	}
+	if r.refresh <= 0 {
+		r.refresh = DefaultRefreshInterval
+	}
+	if r.now == nil {
+		r.now = time.Now
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.reloadLocked(ctx); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// reloadLocked rebuilds everything from the store. Caller holds r.mu.
+func (r *Registry) reloadLocked(ctx context.Context) error {
+	rev, err := r.store.CatalogRevision(ctx)
+	if err != nil {
+		return err
+	}
+	all, err := r.store.ToolList(ctx)
+	if err != nil {
+		return err
+	}
+	r.decls = map[string]map[switchboard.Source]switchboard.Tool{}
+	for _, t := range all {
+		if r.decls[t.Name] == nil {
+			r.decls[t.Name] = map[switchboard.Source]switchboard.Tool{}
+		}
+		r.decls[t.Name][t.Origin.Source] = t
+	}
+	r.tools = make(map[string]*entry, len(r.decls))
+	effective := make([]switchboard.Tool, 0, len(r.decls))
+	for name := range r.decls {
+		if e := r.mergeLocked(name); e != nil {
+			r.tools[name] = e
+			effective = append(effective, e.tool)
+		}
+	}
+	r.index.Replace(effective)
+	r.rev, r.checked = rev, r.now()
+	return nil
+}
+
+// mergeLocked computes the effective entry for name: the declaration of the
+// highest-ranked source, with the sources it overrides in its Origin.
+func (r *Registry) mergeLocked(name string) *entry {
+	var best *switchboard.Tool
+	var lower []switchboard.Source
+	for _, src := range switchboard.SourceOrder {
+		t, ok := r.decls[name][src]
+		if !ok {
+			continue
+		}
+		if best != nil {
+			lower = append(lower, best.Origin.Source)
+		}
+		t.Origin = &switchboard.Origin{Source: src}
+		best = &t
+	}
+	if best == nil {
+		return nil
+	}
+	best.Origin.Overrides = lower
+	e := &entry{tool: *best}
+	// Declarations were checked at the door; a schema that no longer compiles
+	// (a row edited behind our back) leaves the tool visible but uncallable.
+	var err error
+	if e.input, err = schema.Compile(best.InputSchema); err != nil {
+		r.log.Warn("stored input schema does not compile", "tool", name, "err", err)
+	}
+	if len(best.OutputSchema) > 0 {
+		if e.outp, err = schema.Compile(best.OutputSchema); err != nil {
+			r.log.Warn("stored output schema does not compile", "tool", name, "err", err)
+		}
+	}
+	return e
+}
+
+// fresh makes sure the cache reflects writes by other replicas.
+func (r *Registry) fresh(ctx context.Context) error {
+	r.mu.RLock()
+	due := r.now().Sub(r.checked) >= r.refresh
+	r.mu.RUnlock()
+	if !due {
+		return nil
+	}
+	rev, err := r.store.CatalogRevision(ctx)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if rev == r.rev {
+		r.checked = r.now()
+		return nil
+	}
+	if err := r.reloadLocked(ctx); err != nil {
+		return err
+	}
+	go r.notify(Change{})
+	return nil
+}
+
+// Register validates and stores a batch of declarations from one source:
+// all or nothing. It returns the effective descriptors of the batch's names.
+func (r *Registry) Register(ctx context.Context, source switchboard.Source, tools []switchboard.Tool) ([]switchboard.Tool, error) {
+	if source.Rank() < 0 || source == switchboard.SourceSession {
+		return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "unknown tool source %q (use core, host, scoped or plugin)", source)
+	}
+	tools = slices.Clone(tools)
+	if err := CheckBatch(tools); err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.store.ToolPut(ctx, source, tools); err != nil {
+		return nil, err
+	}
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = t.Name
+	}
+	if err := r.applyLocked(ctx, names, func(rev int64) {
+		for _, t := range tools {
+			t.Origin, t.Version = &switchboard.Origin{Source: source}, rev
+			if r.decls[t.Name] == nil {
+				r.decls[t.Name] = map[switchboard.Source]switchboard.Tool{}
+			}
+			r.decls[t.Name][source] = t
+		}
+	}); err != nil {
+		return nil, err
+	}
+	out := make([]switchboard.Tool, len(names))
+	for i, n := range names {
+		out[i] = r.tools[n].tool
+	}
+	return out, nil
+}
+
+// Unregister removes a declaration. With source "", it removes the effective
+// one, so a lower source's declaration of the same name (if any) shows again.
+func (r *Registry) Unregister(ctx context.Context, source switchboard.Source, name string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if source == "" {
+		e, ok := r.tools[name]
+		if !ok {
+			return switchboard.Errorf(switchboard.CodeToolNotFound, "no tool named %q", name)
+		}
+		source = e.tool.Origin.Source
+	}
+	if err := r.store.ToolDelete(ctx, source, name); err != nil {
+		if switchboard.CodeOf(err) == switchboard.CodeNotFound {
+			return switchboard.Errorf(switchboard.CodeToolNotFound, "no %s declaration of tool %q", source, name)
+		}
+		return err
+	}
+	return r.applyLocked(ctx, []string{name}, func(int64) { delete(r.decls[name], source) })
+}
+
+// applyLocked brings the cache up to date after a write: incrementally when
+// the revision moved by exactly one (our write), by a full reload otherwise.
+func (r *Registry) applyLocked(ctx context.Context, names []string, apply func(rev int64)) error {
+	rev, err := r.store.CatalogRevision(ctx)
+	if err != nil {
+		return err
+	}
+	if rev != r.rev+1 {
+		if err := r.reloadLocked(ctx); err != nil {
+			return err
+		}
+		go r.notify(Change{})
+		return nil
+	}
+	apply(rev)
+	for _, n := range names {
+		if e := r.mergeLocked(n); e != nil {
+			r.tools[n] = e
+			r.index.Upsert(e.tool)
+		} else {
+			delete(r.tools, n)
+			delete(r.decls, n)
+			r.index.Remove(n)
+		}
+	}
+	r.rev, r.checked = rev, r.now()
+	go r.notify(Change{Names: names})
+	return nil
+}
+
+// Get returns the effective descriptor of name, or TOOL_NOT_FOUND.
+func (r *Registry) Get(ctx context.Context, name string) (switchboard.Tool, error) {
+	e, err := r.get(ctx, name)
+	if err != nil {
+		return switchboard.Tool{}, err
+	}
+	return e.tool, nil
+}
+
+// Schemas returns the compiled input and output schemas of name (output may
+// be nil when none is declared).
+func (r *Registry) Schemas(ctx context.Context, name string) (in, out *schema.Schema, err error) {
+	e, err := r.get(ctx, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if e.input == nil {
+		return nil, nil, switchboard.Errorf(switchboard.CodeInternal, "tool %s has a stored input schema that does not compile; register it again", name)
+	}
+	return e.input, e.outp, nil
+}
+
+func (r *Registry) get(ctx context.Context, name string) (*entry, error) {
+	if err := r.fresh(ctx); err != nil {
+		return nil, err
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	e, ok := r.tools[name]
+	if !ok {
+		return nil, switchboard.Errorf(switchboard.CodeToolNotFound, "no tool named %q; search the catalog to find the right name", name)
+	}
+	return e, nil
+}
+
+// List returns the effective catalog sorted by name, optionally one surface.
+func (r *Registry) List(ctx context.Context, surface switchboard.Surface) ([]switchboard.Tool, error) {
+	if err := r.fresh(ctx); err != nil {
+		return nil, err
+	}
+	r.mu.RLock()
+	out := make([]switchboard.Tool, 0, len(r.tools))
+	for _, e := range r.tools {
+		if surface == "" || e.tool.Surface == surface {
+			out = append(out, e.tool)
+		}
+	}
+	r.mu.RUnlock()
+	slices.SortFunc(out, func(a, b switchboard.Tool) int { return cmpString(a.Name, b.Name) })
+	return out, nil
+}
+
+// Search ranks the catalog for q. allow (nil = all) hides tools the caller
+// may not see, before paging, so pages stay full and cursors stable.
+func (r *Registry) Search(ctx context.Context, q switchboard.SearchQuery, allow func(switchboard.Tool) bool) (switchboard.SearchResult, error) {
+	if err := r.fresh(ctx); err != nil {
+		return switchboard.SearchResult{}, err
+	}
+	return r.index.Search(q, allow)
+}
+
+// Len reports how many effective tools the catalog holds.
+func (r *Registry) Len() int {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return len(r.tools)
+}
+
+// Subscribe delivers a Change after every catalog change until cancel is
+// called. Delivery never blocks the registry: a subscriber whose channel is
+// full misses that change (callers re-list on any change anyway).
+func (r *Registry) Subscribe(ch chan<- Change) (cancel func()) {
+	r.subMu.Lock()
+	r.subs[ch] = struct{}{}
+	r.subMu.Unlock()
+	return func() {
+		r.subMu.Lock()
+		delete(r.subs, ch)
+		r.subMu.Unlock()
+	}
+}
+
+func (r *Registry) notify(c Change) {
+	r.subMu.Lock()
+	defer r.subMu.Unlock()
+	for ch := range r.subs {
+		select {
+		case ch <- c:
+		default:
+		}
+	}
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

@@ -50,10 +50,33 @@ type Registry struct {
 	subs  map[chan<- Change]struct{}
 }
 
-// entry is an effective tool with its compiled schemas.
+// entry is an effective tool with its schemas, compiled on first use:
+// compiling every schema at load made a cold start of a large catalog spend
+// most of its time in the JSON Schema compiler.
 type entry struct {
 	tool        switchboard.Tool
+	once        sync.Once
 	input, outp *schema.Schema
+	err         error
+}
+
+// schemas compiles the entry's schemas once.
+func (e *entry) schemas() (in, out *schema.Schema, err error) {
+	e.once.Do(func() {
+		// Declarations were checked at the door; a schema that no longer
+		// compiles (a row edited behind our back) leaves the tool visible
+		// but uncallable.
+		if e.input, e.err = schema.Compile(e.tool.InputSchema); e.err != nil {
+			e.err = switchboard.Errorf(switchboard.CodeInternal, "tool %s has a stored input schema that does not compile (%s); register it again", e.tool.Name, switchboard.AsError(e.err).Message)
+			return
+		}
+		if len(e.tool.OutputSchema) > 0 {
+			if e.outp, e.err = schema.Compile(e.tool.OutputSchema); e.err != nil {
+				e.err = switchboard.Errorf(switchboard.CodeInternal, "tool %s has a stored output schema that does not compile (%s); register it again", e.tool.Name, switchboard.AsError(e.err).Message)
+			}
+		}
+	})
+	return e.input, e.outp, e.err
 }
 
 // Change tells subscribers which names changed (nil Names: everything may
@@ -143,17 +166,6 @@ func (r *Registry) mergeLocked(name string) *entry {
 	}
 	best.Origin.Overrides = lower
 	e := &entry{tool: *best}
-	// Declarations were checked at the door; a schema that no longer compiles
-	// (a row edited behind our back) leaves the tool visible but uncallable.
-	var err error
-	if e.input, err = schema.Compile(best.InputSchema); err != nil {
-		r.log.Warn("stored input schema does not compile", "tool", name, "err", err)
-	}
-	if len(best.OutputSchema) > 0 {
-		if e.outp, err = schema.Compile(best.OutputSchema); err != nil {
-			r.log.Warn("stored output schema does not compile", "tool", name, "err", err)
-		}
-	}
 	return e
 }
 
@@ -286,10 +298,7 @@ func (r *Registry) Schemas(ctx context.Context, name string) (in, out *schema.Sc
 	if err != nil {
 		return nil, nil, err
 	}
-	if e.input == nil {
-		return nil, nil, switchboard.Errorf(switchboard.CodeInternal, "tool %s has a stored input schema that does not compile; register it again", name)
-	}
-	return e.input, e.outp, nil
+	return e.schemas()
 }
 
 func (r *Registry) get(ctx context.Context, name string) (*entry, error) {

@@ -138,7 +138,9 @@ func TestValidationAtTheDoor(t *testing.T) {
 		{"no class", func(t *switchboard.Tool) { t.Class = "" }, switchboard.CodeInvalidInput},
 		{"bad class", func(t *switchboard.Tool) { t.Class = "write" }, switchboard.CodeInvalidInput},
 		{"bad surface", func(t *switchboard.Tool) { t.Surface = "desktop" }, switchboard.CodeInvalidInput},
-		{"schema not compiling", func(t *switchboard.Tool) { t.InputSchema = json.RawMessage(`{"type":"object","properties":{"a":{"type":"strin"}}}`) }, switchboard.CodeSchemaViolation},
+		{"schema not compiling", func(t *switchboard.Tool) {
+			t.InputSchema = json.RawMessage(`{"type":"object","properties":{"a":{"type":"strin"}}}`)
+		}, switchboard.CodeSchemaViolation},
 		{"schema not object", func(t *switchboard.Tool) { t.InputSchema = json.RawMessage(`{"type":"string"}`) }, switchboard.CodeSchemaViolation},
 		{"output schema bad", func(t *switchboard.Tool) { t.OutputSchema = json.RawMessage(`{"type":7}`) }, switchboard.CodeSchemaViolation},
 		{"browser mutate", func(t *switchboard.Tool) { t.Surface, t.ViewStateOnly = switchboard.SurfaceBrowser, true }, switchboard.CodeExemptionViolation},

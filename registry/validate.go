@@ -24,8 +24,9 @@ const (
 )
 
 // nameRE is the tool name grammar: two or more dot-separated lowercase
-// segments, e.g. "tasks.create" or "media.album.rename".
-var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$`)
+// segments of letters, digits and _ (each starting with a letter or digit),
+// e.g. "tasks.create", "media.album.rename" or "v2.users.get".
+var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_]*(\.[a-z0-9][a-z0-9_]*)+$`)
 
 // ValidName reports whether name fits the grammar.
 func ValidName(name string) bool { return len(name) <= MaxNameLen && nameRE.MatchString(name) }

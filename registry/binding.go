@@ -22,6 +22,25 @@ func SensitiveHeader(name string) bool {
 	return false
 }
 
+// checkHTTPBinding adds the binding rules that protect credentials and
+// the network: placeholders only in the path and query (an input that
+// chooses the host would let a caller aim the daemon at any server), and
+// no literal values for credential headers.
+func checkHTTPBinding(t *switchboard.Tool) error {
+	u := t.Binding.HTTP.URL
+	if i := strings.Index(u, "://"); i >= 0 {
+		authority := u[i+3:]
+		if j := strings.IndexAny(authority, "/?#"); j >= 0 {
+			authority = authority[:j]
+		}
+		if strings.ContainsAny(u[:i], "{}") || strings.ContainsAny(authority, "{}") {
+			return switchboard.Errorf(switchboard.CodeInvalidInput,
+				"tool %s: binding url %q has a {placeholder} in its scheme or host; placeholders may fill only the path and query", t.Name, u)
+		}
+	}
+	return checkHeaderSecrets(t)
+}
+
 // checkHeaderSecrets refuses literal values for credential headers.
 func checkHeaderSecrets(t *switchboard.Tool) error {
 	for name, v := range t.Binding.HTTP.Headers {

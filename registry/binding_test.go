@@ -29,3 +29,18 @@ func TestCredentialHeadersMustUseEnv(t *testing.T) {
 		t.Errorf("a plain header refused: %v", err)
 	}
 }
+
+func TestPlaceholdersOnlyInPathAndQuery(t *testing.T) {
+	for url, ok := range map[string]bool{
+		"http://127.0.0.1:8080/api/{id}?q={q}": true,
+		"http://{host}/api":                    false,
+		"http://api.{zone}.example.com/x":      false,
+		"{scheme}://api.example.com/x":         false,
+	} {
+		tool := switchboard.Tool{Name: "tasks.get", Description: "Get a task.", Class: switchboard.ClassRead,
+			Binding: &switchboard.Binding{HTTP: &switchboard.HTTPBinding{Method: "GET", URL: url}}}
+		if err := registry.Check(&tool); (err == nil) != ok {
+			t.Errorf("%s: %v", url, err)
+		}
+	}
+}

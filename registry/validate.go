@@ -178,7 +178,7 @@ func checkBinding(t *switchboard.Tool) error {
 	if h.TimeoutMs < 0 || h.TimeoutMs > MaxTimeoutMs {
 		return switchboard.Errorf(switchboard.CodeInvalidInput, "tool %s: binding timeoutMs must be within 0..%d", t.Name, MaxTimeoutMs)
 	}
-	return checkHeaderSecrets(t)
+	return checkHTTPBinding(t)
 }
 
 // batchIssue is one rejected element of a batch.

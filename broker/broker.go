@@ -1,0 +1,328 @@
+// Package broker is the one call path: every tool call — from the HTTP API,
+// the CLI, MCP or the agent loop — goes through Broker.Call, which resolves
+// the tool, validates the input against its inputSchema, applies the policy
+// seam (scope checks and approvals slot in there), waits for a concurrency
+// slot, persists the invocation, executes it through its binding (a Go
+// function registered in this process, an HTTP call to the app's backend,
+// or a live browser tab), validates the result against the outputSchema,
+// records the terminal state with a compare-and-swap ("first terminal write
+// wins") and appends a ledger entry. Transports only translate.
+//
+// Call returns the terminal record. A call refused before anything was
+// recorded (unknown tool, bad input, no slot) returns a zero record and the
+// error; a call that failed after it was recorded returns the record and its
+// error, so transports can answer with both.
+package broker
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/httpbind"
+	"github.com/switchboardhq/switchboard/registry"
+	"github.com/switchboardhq/switchboard/schema"
+)
+
+// Defaults for Options.
+const (
+	DefaultTimeout = 30 * time.Second
+	// DefaultMaxConcurrency applies to cheap tools without MaxConcurrency.
+	DefaultMaxConcurrency = 16
+	// DefaultMaxConcurrencyExpensive applies to costClass expensive.
+	DefaultMaxConcurrencyExpensive = 2
+	// DefaultMaxQueue bounds waiting calls per tool, as a multiple of its
+	// limit; past it a call fails at once with RATE_LIMITED.
+	DefaultMaxQueue = 8
+	// DefaultMaxInputBytes and DefaultMaxResultBytes bound what is recorded.
+	DefaultMaxInputBytes  = 4 << 20
+	DefaultMaxResultBytes = 4 << 20
+	// finishTimeout bounds the terminal write and the ledger append, which
+	// run even after the caller's context ended.
+	finishTimeout = 10 * time.Second
+)
+
+// Options configures a Broker. Store and Registry are required.
+type Options struct {
+	Store    switchboard.Store
+	Registry *registry.Registry
+	// Browser reaches live tabs; nil means browser tools are unavailable.
+	Browser Browser
+	// Policy is the seam for scope checks and approvals; nil admits every
+	// call and asks for no approval.
+	Policy Policy
+	Logger *slog.Logger
+	Now    func() time.Time
+	// HTTPClient sends HTTP-binding requests (default: a pooled client).
+	HTTPClient *http.Client
+	// LookupEnv resolves {"env": NAME} header values (default os.LookupEnv).
+	LookupEnv func(string) (string, bool)
+	// DefaultTimeout bounds a call whose tool and binding set no timeout.
+	DefaultTimeout time.Duration
+	// MaxConcurrency and MaxConcurrencyExpensive are the per-tool limits for
+	// tools that set none, by cost class.
+	MaxConcurrency          int
+	MaxConcurrencyExpensive int
+	// MaxQueue bounds waiting calls per tool as a multiple of its limit.
+	MaxQueue       int
+	MaxInputBytes  int
+	MaxResultBytes int
+}
+
+// Broker executes tool calls. Safe for concurrent use.
+type Broker struct {
+	store   switchboard.Store
+	reg     *registry.Registry
+	browser Browser
+	policy  Policy
+	log     *slog.Logger
+	now     func() time.Time
+	http    *httpbind.Client
+	opts    Options
+	limits  *limiter
+
+	mu    sync.RWMutex
+	funcs map[string]Func
+}
+
+// New returns a Broker. It panics if Store or Registry is missing, which is
+// a wiring bug in the composition root.
+func New(opts Options) *Broker {
+	if opts.Store == nil || opts.Registry == nil {
+		panic("broker: Options.Store and Options.Registry are required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.DefaultTimeout <= 0 {
+		opts.DefaultTimeout = DefaultTimeout
+	}
+	if opts.MaxConcurrency <= 0 {
+		opts.MaxConcurrency = DefaultMaxConcurrency
+	}
+	if opts.MaxConcurrencyExpensive <= 0 {
+		opts.MaxConcurrencyExpensive = DefaultMaxConcurrencyExpensive
+	}
+	if opts.MaxQueue <= 0 {
+		opts.MaxQueue = DefaultMaxQueue
+	}
+	if opts.MaxInputBytes <= 0 {
+		opts.MaxInputBytes = DefaultMaxInputBytes
+	}
+	if opts.MaxResultBytes <= 0 {
+		opts.MaxResultBytes = DefaultMaxResultBytes
+	}
+	return &Broker{
+		store:   opts.Store,
+		reg:     opts.Registry,
+		browser: opts.Browser,
+		policy:  opts.Policy,
+		log:     opts.Logger,
+		now:     opts.Now,
+		http: httpbind.New(&httpbind.Options{
+			HTTPClient:       opts.HTTPClient,
+			LookupEnv:        opts.LookupEnv,
+			MaxResponseBytes: int64(opts.MaxResultBytes),
+		}),
+		opts:   opts,
+		limits: newLimiter(opts.MaxQueue),
+		funcs:  map[string]Func{},
+	}
+}
+
+// Close releases idle backend connections.
+func (b *Broker) Close() { b.http.Close() }
+
+// CallRequest is one call. Input is the JSON object of arguments (empty
+// means {}). SessionID picks the tab for a browser tool; RunID groups the
+// call with others (a new run is minted when empty).
+type CallRequest struct {
+	Tool      string
+	Input     json.RawMessage
+	SessionID string
+	RunID     string
+}
+
+// call is everything resolved about one call before it is recorded.
+type call struct {
+	tool      switchboard.Tool
+	in, out   *schema.Schema
+	target    *Target // browser tools only
+	input     json.RawMessage
+	caller    switchboard.Principal
+	hasCaller bool
+}
+
+// Call runs one tool call to a terminal state. See the package doc for
+// what the returned record and error mean.
+func (b *Broker) Call(ctx context.Context, req CallRequest) (switchboard.Invocation, error) {
+	c, err := b.prepare(ctx, req)
+	if err != nil {
+		return switchboard.Invocation{}, err
+	}
+	timeout := b.timeoutFor(c.tool)
+	cctx, cancel := context.WithTimeoutCause(ctx, timeout, timeoutError(c.tool.Name, timeout))
+	defer cancel()
+
+	// Without an approval step, wait for a slot before recording, so a call
+	// refused for load leaves no record. With one, the human decides first:
+	// a pending approval must not hold a slot others could use.
+	approve := b.policy != nil && b.policy.NeedsApproval(c.caller, c.tool, c.input)
+	var release func()
+	if !approve {
+		if release, err = b.limits.acquire(cctx, c.tool.Name, b.limitFor(c.tool)); err != nil {
+			return switchboard.Invocation{}, b.queueError(cctx, c.tool.Name, err)
+		}
+	}
+	inv := b.newInvocation(c, req, approve)
+	if err := b.store.InvocationCreate(ctx, inv); err != nil {
+		if release != nil {
+			release()
+		}
+		return switchboard.Invocation{}, err
+	}
+	if approve {
+		if inv, err = b.approve(cctx, inv, c.tool); err != nil {
+			return b.finish(ctx, cctx, c, inv, nil, err)
+		}
+		if release, err = b.limits.acquire(cctx, c.tool.Name, b.limitFor(c.tool)); err != nil {
+			return b.finish(ctx, cctx, c, inv, nil, b.queueError(cctx, c.tool.Name, err))
+		}
+	}
+	if c.target != nil { // browser tool: the session side records the outcome
+		stored, err := b.browser.Await(cctx, inv, *c.target)
+		release()
+		if stored.Status.Terminal() {
+			return b.ledger(ctx, c, stored)
+		}
+		if err == nil {
+			err = switchboard.Errorf(switchboard.CodeInternal, "the browser session returned invocation %s without a terminal state", inv.ID)
+		}
+		return b.finish(ctx, cctx, c, inv, nil, err)
+	}
+	result, err := b.execute(cctx, c, release)
+	if err == nil {
+		result, err = b.checkResult(c, result)
+	}
+	return b.finish(ctx, cctx, c, inv, result, err)
+}
+
+// prepare resolves the tool, validates the input and admits the caller:
+// every refusal that happens before anything is recorded.
+func (b *Broker) prepare(ctx context.Context, req CallRequest) (*call, error) {
+	c := &call{}
+	c.caller, c.hasCaller = switchboard.PrincipalFrom(ctx)
+	if err := b.resolve(ctx, req, c); err != nil {
+		return nil, err
+	}
+	input := bytes.TrimSpace(req.Input)
+	if len(input) == 0 || bytes.Equal(input, []byte("null")) {
+		input = json.RawMessage(`{}`)
+	}
+	if len(input) > b.opts.MaxInputBytes {
+		return nil, switchboard.Errorf(switchboard.CodePayloadTooLarge, "input of %s is %d bytes; the limit is %d", c.tool.Name, len(input), b.opts.MaxInputBytes)
+	}
+	if err := c.in.Validate(input); err != nil {
+		return nil, annotate(err, "input of "+c.tool.Name)
+	}
+	c.input = input
+	if b.policy != nil {
+		if err := b.policy.Admit(ctx, c.caller, c.tool); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// resolve finds the tool: the catalog first; a browser tool (or a name the
+// catalog lacks) is asked of the live sessions, whose advertised version
+// wins because that is what the tab will run.
+func (b *Broker) resolve(ctx context.Context, req CallRequest, c *call) error {
+	t, err := b.reg.Get(ctx, req.Tool)
+	switch {
+	case err == nil && t.Surface != switchboard.SurfaceBrowser:
+		c.tool = t
+		c.in, c.out, err = b.reg.Schemas(ctx, req.Tool)
+		return err
+	case err != nil && switchboard.CodeOf(err) != switchboard.CodeToolNotFound:
+		return err
+	}
+	if b.browser == nil {
+		if err != nil {
+			return err
+		}
+		return switchboard.Errorf(switchboard.CodeToolUnavailable, "browser tool %s needs a live browser session, and this daemon has none attached", req.Tool)
+	}
+	target, rerr := b.browser.Resolve(ctx, req.Tool, req.SessionID, req.RunID)
+	if rerr != nil {
+		if err != nil && switchboard.CodeOf(rerr) == switchboard.CodeToolUnavailable {
+			return err // neither the catalog nor any tab knows the name
+		}
+		return rerr
+	}
+	c.tool, c.in, c.out, c.target = target.Tool, target.Input, target.Output, &target
+	if c.in == nil {
+		if c.in, err = schema.Compile(target.Tool.InputSchema); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// timeoutFor picks the tool's timeout, else its binding's, else the default.
+func (b *Broker) timeoutFor(t switchboard.Tool) time.Duration {
+	switch {
+	case t.TimeoutMs > 0:
+		return time.Duration(t.TimeoutMs) * time.Millisecond
+	case t.Binding != nil && t.Binding.HTTP != nil && t.Binding.HTTP.TimeoutMs > 0:
+		return time.Duration(t.Binding.HTTP.TimeoutMs) * time.Millisecond
+	}
+	return b.opts.DefaultTimeout
+}
+
+// limitFor picks the tool's concurrency limit, else its cost class default.
+func (b *Broker) limitFor(t switchboard.Tool) int {
+	switch {
+	case t.MaxConcurrency > 0:
+		return t.MaxConcurrency
+	case t.CostClass == switchboard.CostExpensive:
+		return b.opts.MaxConcurrencyExpensive
+	}
+	return b.opts.MaxConcurrency
+}
+
+// checkResult bounds and validates a successful result.
+func (b *Broker) checkResult(c *call, result json.RawMessage) (json.RawMessage, error) {
+	if len(result) == 0 {
+		result = json.RawMessage("null")
+	}
+	if len(result) > b.opts.MaxResultBytes {
+		return nil, switchboard.Errorf(switchboard.CodePayloadTooLarge,
+			"result of %s is %d bytes; the limit is %d — ask for less (paging or filters)", c.tool.Name, len(result), b.opts.MaxResultBytes).
+			WithDetails(map[string]any{"limitBytes": b.opts.MaxResultBytes})
+	}
+	if c.out != nil {
+		if err := c.out.Validate(result); err != nil {
+			return nil, annotate(err, "result of "+c.tool.Name+" does not match its outputSchema")
+		}
+	}
+	return result, nil
+}
+
+// annotate prefixes a coded error's message, keeping code and details.
+func annotate(err error, prefix string) error {
+	var e *switchboard.Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	return &switchboard.Error{Code: e.Code, Message: prefix + ": " + e.Message, Details: e.Details}
+}

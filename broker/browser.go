@@ -1,0 +1,34 @@
+package broker
+
+import (
+	"context"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/schema"
+)
+
+// Target is the live tab chosen for a browser tool call, with the tool as
+// that tab advertised it and its compiled schemas.
+type Target struct {
+	SessionID string
+	Tool      switchboard.Tool
+	Input     *schema.Schema
+	Output    *schema.Schema // nil when none is declared
+}
+
+// Browser is the seam to live browser sessions; the session package
+// implements it. The broker decides (validation, approval, records, ledger);
+// the session side only delivers and awaits.
+type Browser interface {
+	// Resolve picks the session that will run a call of tool: sessionID when
+	// given, else the run's bound session, else the only live session that
+	// advertises the tool. TOOL_UNAVAILABLE when none has it; SESSION_GONE
+	// when the named session has closed.
+	Resolve(ctx context.Context, tool, sessionID, runID string) (Target, error)
+	// Await sends the dispatched invocation to its session and blocks until
+	// the record reaches a terminal state: a result posted on the return
+	// path, TIMEOUT, SESSION_GONE (tab gone within the heartbeat window) or
+	// CANCELLED when ctx ends (the tab is told to abort). It returns the
+	// terminal record as stored; the first terminal write wins.
+	Await(ctx context.Context, inv switchboard.Invocation, t Target) (switchboard.Invocation, error)
+}

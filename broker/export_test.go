@@ -1,0 +1,9 @@
+package broker
+
+// SetQueuedHook lets tests learn, without sleeping, that a call is waiting
+// for a concurrency slot.
+func SetQueuedHook(b *Broker, f func(tool string)) {
+	b.limits.mu.Lock()
+	b.limits.queued = f
+	b.limits.mu.Unlock()
+}

@@ -1,0 +1,64 @@
+package broker_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/broker"
+)
+
+// gate is a minimal Policy: it forbids one tool and lets a decide func
+// settle approvals, to prove the seam's order and records.
+type gate struct {
+	forbid string
+	decide func(inv switchboard.Invocation) error
+}
+
+func (g *gate) Admit(_ context.Context, _ switchboard.Principal, t switchboard.Tool) error {
+	if t.Name == g.forbid {
+		return switchboard.Errorf(switchboard.CodeForbidden, "%s is outside your scope", t.Name)
+	}
+	return nil
+}
+
+func (g *gate) NeedsApproval(_ switchboard.Principal, t switchboard.Tool, _ json.RawMessage) bool {
+	return t.Approval == switchboard.ApprovalHITL
+}
+
+func (g *gate) AwaitApproval(_ context.Context, inv switchboard.Invocation, _ switchboard.Tool) error {
+	return g.decide(inv)
+}
+
+func TestPolicySeam(t *testing.T) {
+	g := &gate{forbid: "test.secret"}
+	e := newEnv(t, func(o *broker.Options) { o.Policy = g })
+	secret, risky := echoTool, echoTool
+	secret.Name, risky.Name = "test.secret", "test.risky"
+	risky.Approval = switchboard.ApprovalHITL
+	e.goTool(t, secret, echo)
+	e.goTool(t, risky, echo)
+	in := json.RawMessage(`{"msg":"x"}`)
+
+	inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.secret", Input: in})
+	wantCode(t, err, switchboard.CodeForbidden)
+	if inv.ID != "" {
+		t.Fatal("a forbidden call was recorded")
+	}
+
+	g.decide = func(inv switchboard.Invocation) error {
+		if inv.Status != switchboard.StatusPending {
+			t.Errorf("approval sees status %s, want pending", inv.Status)
+		}
+		return switchboard.Errorf(switchboard.CodeUserDenied, "the user said no")
+	}
+	inv, err = e.b.Call(context.Background(), broker.CallRequest{Tool: "test.risky", Input: in})
+	wantCode(t, err, switchboard.CodeUserDenied)
+	terminal(t, e, inv.ID, switchboard.StatusDenied, switchboard.CodeUserDenied)
+
+	g.decide = func(switchboard.Invocation) error { return nil }
+	if inv, err = e.b.Call(context.Background(), broker.CallRequest{Tool: "test.risky", Input: in}); err != nil || inv.Status != switchboard.StatusSucceeded {
+		t.Fatalf("approved call: %+v %v", inv, err)
+	}
+}

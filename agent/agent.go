@@ -1,0 +1,310 @@
+// Package agent is switchboard's built-in assistant: the daemon-side agent
+// loop. A Runtime starts runs bound to a chat session (the thread) and
+// optionally a browser session; each run resolves a model alias through a
+// model.Resolver, offers the model the tools active for that session (full
+// schemas under a threshold, names and summaries plus the search/describe
+// meta tools above it), streams the model's answer, executes every tool
+// call through the broker — one invocation record per call, parallel calls
+// in parallel — and repeats, bounded by a step limit, until the model
+// answers without calling a tool, a client-side (AG-UI frontend) tool is
+// called, or the run is cancelled.
+//
+// Everything a run does is one stream of AG-UI events (package agui) kept
+// in the Run; transports subscribe to it: /agui and /runs/{id}/events send
+// it as it is, /agent/chat translates it into the AI SDK UI Message Stream.
+// Follow-ups sent while a run is busy queue on the run and are consumed at
+// the next step boundary; chat history is persisted through a HistoryStore.
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/agui"
+	"github.com/switchboardhq/switchboard/broker"
+	"github.com/switchboardhq/switchboard/model"
+	"github.com/switchboardhq/switchboard/registry"
+)
+
+// Defaults for Options.
+const (
+	DefaultMaxSteps = 16
+	// DefaultDeferThreshold: catalogs with more api tools than this are
+	// disclosed by name and summary, with the meta tools.
+	DefaultDeferThreshold = 32
+	// DefaultMaxRunEvents bounds one run's event log; past it text and
+	// argument deltas are dropped (starts, ends and results are kept).
+	DefaultMaxRunEvents = 100_000
+	// DefaultRetainRuns is how many finished runs stay readable.
+	DefaultRetainRuns = 256
+	// DefaultMaxToolResultBytes bounds a tool result shown to the model.
+	DefaultMaxToolResultBytes = 64 << 10
+	// DefaultRunTimeout bounds a whole run.
+	DefaultRunTimeout = 30 * time.Minute
+	// DefaultMaxDataURLBytes: data: URLs longer than this are stripped from
+	// saved history.
+	DefaultMaxDataURLBytes = 8 << 10
+)
+
+// DefaultInstructions open every system prompt.
+const DefaultInstructions = "You are the assistant built into this web application. " +
+	"You act for the signed-in user through the tools listed for you: use them to look things up and to act, " +
+	"and prefer doing over explaining how. Tools that change data may need the user's approval; " +
+	"if a call is denied, do not retry it. Keep answers short and say what you did."
+
+// Caller executes one tool call; *broker.Broker is the implementation.
+type Caller interface {
+	Call(ctx context.Context, req broker.CallRequest) (switchboard.Invocation, error)
+}
+
+// BrowserTools is what the loop needs of browser sessions;
+// *session.Manager is the implementation.
+type BrowserTools interface {
+	// Tools lists the live browser tools a session advertises.
+	Tools(ctx context.Context, sessionID string) ([]switchboard.Tool, error)
+	// BindRun makes the session the default target of the run's browser calls.
+	BindRun(runID, sessionID string)
+}
+
+// HistoryStore persists chat history; the sqlite and postgres stores
+// implement it.
+type HistoryStore interface {
+	ChatGet(ctx context.Context, sessionID string) (switchboard.ChatHistory, error)
+	ChatPut(ctx context.Context, h switchboard.ChatHistory) (switchboard.ChatHistory, error)
+}
+
+// Options configures a Runtime. Broker and Registry are required.
+type Options struct {
+	Broker   Caller
+	Registry *registry.Registry
+	// Browser reaches live tabs; nil means runs see no browser tools.
+	Browser BrowserTools
+	// Models resolves aliases; nil means none is configured (every run
+	// fails at once with MODEL_ERROR saying how to configure one).
+	Models model.Resolver
+	// History persists chat history; nil keeps none (the history routes
+	// answer UNAVAILABLE and runtime-owned chats start empty each run).
+	History HistoryStore
+	// Harness picks the runtime binding of a chat session (its
+	// capabilities); nil means the built-in loop for every chat, or the AI
+	// SDK binding for chats started through /agent/chat.
+	Harness func(ctx context.Context, chatSessionID string) (Harness, bool)
+	// Instructions replace DefaultInstructions.
+	Instructions       string
+	MaxSteps           int
+	DeferThreshold     int
+	MaxRunEvents       int
+	RetainRuns         int
+	MaxToolResultBytes int
+	MaxDataURLBytes    int
+	RunTimeout         time.Duration
+	Logger             *slog.Logger
+	Now                func() time.Time
+}
+
+// Runtime runs agent loops. Safe for concurrent use.
+type Runtime struct {
+	opts    Options
+	call    Caller
+	reg     *registry.Registry
+	browser BrowserTools
+	models  model.Resolver
+	history HistoryStore
+	log     *slog.Logger
+	now     func() time.Time
+
+	mu       sync.Mutex
+	runs     map[string]*Run
+	finished []string // finished run ids, oldest first, for retention
+	chats    map[string]*chatState
+	tabs     map[string]string // browser session → its current chat session
+	wg       sync.WaitGroup
+	closed   bool
+}
+
+// New returns a Runtime.
+func New(opts Options) (*Runtime, error) {
+	if opts.Broker == nil || opts.Registry == nil {
+		return nil, switchboard.Errorf(switchboard.CodeInternal, "agent: Options.Broker and Options.Registry are required")
+	}
+	if opts.Models == nil {
+		opts.Models = model.ResolverFunc(func(context.Context, string) (model.Binding, error) {
+			return model.Binding{}, model.ErrNotConfigured()
+		})
+	}
+	if opts.Instructions == "" {
+		opts.Instructions = DefaultInstructions
+	}
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&opts.MaxSteps, DefaultMaxSteps)
+	def(&opts.DeferThreshold, DefaultDeferThreshold)
+	def(&opts.MaxRunEvents, DefaultMaxRunEvents)
+	def(&opts.RetainRuns, DefaultRetainRuns)
+	def(&opts.MaxToolResultBytes, DefaultMaxToolResultBytes)
+	def(&opts.MaxDataURLBytes, DefaultMaxDataURLBytes)
+	if opts.RunTimeout <= 0 {
+		opts.RunTimeout = DefaultRunTimeout
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Runtime{
+		opts: opts, call: opts.Broker, reg: opts.Registry, browser: opts.Browser, models: opts.Models,
+		history: opts.History, log: opts.Logger, now: opts.Now,
+		runs: map[string]*Run{}, chats: map[string]*chatState{}, tabs: map[string]string{},
+	}, nil
+}
+
+// StartRequest starts a run.
+type StartRequest struct {
+	// RunID is the client's id for the run (AG-UI sends one); empty mints one.
+	RunID string
+	// ThreadID is the chat session; empty mints one.
+	ThreadID string
+	// SessionID is the browser session the run acts in ("" for none).
+	SessionID string
+	// Model is the alias to use ("" means model.DefaultAlias).
+	Model string
+	// Messages is the conversation when the client owns the history (AG-UI,
+	// AI SDK). Nil means the runtime owns it: it is loaded from the
+	// HistoryStore and Input is appended.
+	Messages []agui.Message
+	// Input is a new user message (for runtime-owned history, or appended to
+	// Messages).
+	Input string
+	// Tools are client-provided frontend tools.
+	Tools   []agui.Tool
+	Context []agui.Context
+	// State is the client's agent state, echoed as STATE_SNAPSHOT.
+	State json.RawMessage
+	// Resume answers the interrupts of the thread's previous run.
+	Resume []agui.ResumeEntry
+	// Harness is the binding this transport implies (HarnessLoop for /runs
+	// and /agui, HarnessAISDK for /agent/chat); zero means HarnessLoop.
+	Harness Harness
+	// Caller is who started the run; the chat's owner check uses Owner.
+	Owner    string
+	MaxSteps int
+}
+
+// Start begins a run and returns at once; the run's events stream from
+// Run.Events. A refused start (a busy chat, a taken run id, a chat owned by
+// someone else) returns an error and no run. A model that cannot be
+// resolved does not refuse the start: the run fails at once with RUN_ERROR
+// {code: MODEL_ERROR}, so every transport reports it the same way.
+func (rt *Runtime) Start(ctx context.Context, req StartRequest) (*Run, error) {
+	if req.ThreadID == "" {
+		req.ThreadID = newID()
+	}
+	if req.RunID == "" {
+		req.RunID = newID()
+	}
+	if req.Harness.Name == "" {
+		req.Harness = HarnessLoop
+	}
+	if err := rt.checkOwner(ctx, req.ThreadID, req.Owner, true); err != nil {
+		return nil, err
+	}
+	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	runCtx, cancelTimeout := context.WithTimeoutCause(runCtx, rt.opts.RunTimeout,
+		switchboard.Errorf(switchboard.CodeTimeout, "run took longer than %s", rt.opts.RunTimeout))
+	run := newRun(req.RunID, req.ThreadID, req.SessionID, req.Owner, req.Harness, rt.now(), rt.opts.MaxRunEvents)
+	run.cancel = func(cause error) { cancel(cause) }
+
+	rt.mu.Lock()
+	if rt.closed {
+		rt.mu.Unlock()
+		cancelTimeout()
+		return nil, switchboard.Errorf(switchboard.CodeUnavailable, "the agent runtime is shutting down")
+	}
+	if _, ok := rt.runs[req.RunID]; ok {
+		rt.mu.Unlock()
+		cancelTimeout()
+		return nil, switchboard.Errorf(switchboard.CodeConflict, "run %s already exists", req.RunID)
+	}
+	chat := rt.chatLocked(req.ThreadID)
+	if chat.run != nil && chat.run.busy() {
+		busy := chat.run.id
+		rt.mu.Unlock()
+		cancelTimeout()
+		return nil, switchboard.Errorf(switchboard.CodeConflict,
+			"chat session %s has run %s in progress; cancel it or send a follow-up", req.ThreadID, busy).
+			WithDetails(map[string]any{"runId": busy})
+	}
+	chat.run, chat.harness = run, req.Harness
+	rt.runs[run.id] = run
+	stale := rt.switchTabLocked(req.SessionID, req.ThreadID)
+	rt.wg.Add(1)
+	rt.mu.Unlock()
+
+	for _, r := range stale {
+		r.dropQueued("session switched to chat " + req.ThreadID)
+	}
+	if rt.browser != nil && req.SessionID != "" {
+		rt.browser.BindRun(run.id, req.SessionID)
+	}
+	go func() {
+		defer rt.wg.Done()
+		defer cancelTimeout()
+		rt.loop(runCtx, run, req)
+		rt.retire(run)
+	}()
+	return run, nil
+}
+
+// Get returns a run that is in progress or recently finished.
+func (rt *Runtime) Get(id string) (*Run, error) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if r, ok := rt.runs[id]; ok {
+		return r, nil
+	}
+	return nil, switchboard.Errorf(switchboard.CodeNotFound, "no run %s (finished runs are kept for the last %d)", id, rt.opts.RetainRuns)
+}
+
+// retire moves a finished run into the retention window.
+func (rt *Runtime) retire(r *Run) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	rt.finished = append(rt.finished, r.id)
+	for len(rt.finished) > rt.opts.RetainRuns {
+		old := rt.finished[0]
+		rt.finished = rt.finished[1:]
+		delete(rt.runs, old)
+	}
+}
+
+// Close cancels every run and waits for them to end.
+func (rt *Runtime) Close() {
+	rt.mu.Lock()
+	rt.closed = true
+	var live []*Run
+	for _, r := range rt.runs {
+		live = append(live, r)
+	}
+	rt.mu.Unlock()
+	for _, r := range live {
+		r.cancel(switchboard.Errorf(switchboard.CodeCancelled, "the daemon is shutting down"))
+	}
+	rt.wg.Wait()
+}
+
+// newID returns a random 128-bit hex id.
+func newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,246 @@
+package agent
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/agui"
+)
+
+// Harness is the runtime binding of a chat session: who runs its turns and
+// therefore what the chat surface may do (GET /agent/capabilities).
+type Harness struct {
+	Name string `json:"harness"`
+	// NativeFollowUp: a message sent while a run is busy is queued and
+	// consumed at the next step boundary.
+	NativeFollowUp bool `json:"nativeFollowUp"`
+	// AISDKOwnsHistory: the AI SDK client keeps the messages and PUTs them;
+	// the runtime does not save its own.
+	AISDKOwnsHistory bool `json:"aiSdkOwnsHistory"`
+}
+
+var (
+	// HarnessLoop is the built-in loop driven by /runs or /agui.
+	HarnessLoop = Harness{Name: "loop", NativeFollowUp: true}
+	// HarnessAISDK is the loop driven by an AI SDK useChat client through
+	// /agent/chat: the client sends the whole history each turn, so a
+	// follow-up cannot be slipped into a busy run.
+	HarnessAISDK = Harness{Name: "aisdk", AISDKOwnsHistory: true}
+)
+
+// chatState is what the runtime remembers of one chat session.
+type chatState struct {
+	run     *Run
+	harness Harness
+	owner   string
+	ownerOK bool // owner has been read from the history store
+
+	fmu  sync.Mutex // serializes follow-ups of this chat
+	seqs map[int64]followUpEntry
+}
+
+type followUpEntry struct {
+	nonce  string
+	result FollowUpResult
+}
+
+func (rt *Runtime) chatLocked(id string) *chatState {
+	c := rt.chats[id]
+	if c == nil {
+		c = &chatState{seqs: map[int64]followUpEntry{}}
+		rt.chats[id] = c
+	}
+	return c
+}
+
+// Capabilities resolves the harness bound to a chat session from the same
+// binding its runs use: the host's Options.Harness, else the transport
+// that last ran the chat, else the built-in loop.
+func (rt *Runtime) Capabilities(ctx context.Context, chatSessionID string) Harness {
+	if rt.opts.Harness != nil {
+		if h, ok := rt.opts.Harness(ctx, chatSessionID); ok {
+			return h
+		}
+	}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if c := rt.chats[chatSessionID]; c != nil && c.harness.Name != "" {
+		return c.harness
+	}
+	return HarnessLoop
+}
+
+// FollowUp is a message sent while the chat may be busy.
+type FollowUp struct {
+	Text        string `json:"text"`
+	ClientSeq   int64  `json:"clientSeq"`
+	ClientNonce string `json:"clientNonce"`
+}
+
+// FollowUpResult says what happened to a follow-up.
+type FollowUpResult struct {
+	// Status is "queued" (consumed at the busy run's next step boundary) or
+	// "started" (the chat was idle: a new run answers it).
+	Status    string `json:"status"`
+	RunID     string `json:"runId"`
+	ClientSeq int64  `json:"clientSeq"`
+	// Replayed is true when this exact follow-up was already accepted.
+	Replayed bool `json:"replayed,omitempty"`
+}
+
+type queuedFollowUp struct {
+	FollowUp
+}
+
+// FollowUp queues f on the chat's busy run, or starts a run for it when the
+// chat is idle (tmpl supplies the browser session, model and owner). The
+// same (clientSeq, clientNonce) sent again answers as the first time did;
+// the same clientSeq with another nonce is FOLLOWUP_SEQUENCE_CONFLICT. A
+// chat whose harness has no native follow-up gets FOLLOWUP_UNSUPPORTED
+// before anything changes.
+func (rt *Runtime) FollowUp(ctx context.Context, chatSessionID string, f FollowUp, tmpl StartRequest) (FollowUpResult, error) {
+	if h := rt.Capabilities(ctx, chatSessionID); !h.NativeFollowUp {
+		return FollowUpResult{}, switchboard.Errorf(switchboard.CodeFollowupUnsupported,
+			"chat session %s is bound to the %s runtime, which has no native follow-up; wait for the run to finish", chatSessionID, h.Name)
+	}
+	if strings.TrimSpace(f.Text) == "" || f.ClientNonce == "" || f.ClientSeq < 0 {
+		return FollowUpResult{}, switchboard.Errorf(switchboard.CodeInvalidInput, "a follow-up needs text, a clientSeq ≥ 0 and a clientNonce")
+	}
+	if err := rt.checkOwner(ctx, chatSessionID, tmpl.Owner, true); err != nil {
+		return FollowUpResult{}, err
+	}
+	rt.mu.Lock()
+	chat := rt.chatLocked(chatSessionID)
+	rt.mu.Unlock()
+	chat.fmu.Lock()
+	defer chat.fmu.Unlock()
+	if prev, ok := chat.seqs[f.ClientSeq]; ok {
+		if prev.nonce != f.ClientNonce {
+			return FollowUpResult{}, switchboard.Errorf(switchboard.CodeFollowupSequenceConflict,
+				"clientSeq %d of chat session %s was already used by another follow-up", f.ClientSeq, chatSessionID).
+				WithDetails(map[string]any{"clientSeq": f.ClientSeq, "runId": prev.result.RunID})
+		}
+		res := prev.result
+		res.Replayed = true
+		return res, nil
+	}
+	for attempt := 0; ; attempt++ {
+		rt.mu.Lock()
+		run := chat.run
+		rt.mu.Unlock()
+		if run != nil && run.enqueue(f) {
+			res := FollowUpResult{Status: "queued", RunID: run.id, ClientSeq: f.ClientSeq}
+			chat.seqs[f.ClientSeq] = followUpEntry{nonce: f.ClientNonce, result: res}
+			return res, nil
+		}
+		req := tmpl
+		req.ThreadID, req.RunID, req.Messages, req.Input, req.Harness = chatSessionID, "", nil, f.Text, HarnessLoop
+		run, err := rt.Start(ctx, req)
+		if err != nil {
+			// Another run started between our look and our start: queue on it.
+			if switchboard.CodeOf(err) == switchboard.CodeConflict && attempt < 3 {
+				continue
+			}
+			return FollowUpResult{}, err
+		}
+		res := FollowUpResult{Status: "started", RunID: run.id, ClientSeq: f.ClientSeq}
+		chat.seqs[f.ClientSeq] = followUpEntry{nonce: f.ClientNonce, result: res}
+		return res, nil
+	}
+}
+
+// enqueue adds f to a running run's queue; false when the run is no longer
+// taking follow-ups.
+func (r *Run) enqueue(f FollowUp) bool {
+	r.mu.Lock()
+	if r.status != StatusRunning || r.closed {
+		r.mu.Unlock()
+		return false
+	}
+	r.queue = append(r.queue, queuedFollowUp{f})
+	r.mu.Unlock()
+	r.append(&agui.Custom{Name: "switchboard.followup.queued", Value: map[string]any{"clientSeq": f.ClientSeq, "clientNonce": f.ClientNonce}})
+	return true
+}
+
+// takeQueued removes and returns the queued follow-ups.
+func (r *Run) takeQueued() []queuedFollowUp {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	q := r.queue
+	r.queue = nil
+	return q
+}
+
+// dropQueued cancels stale queued follow-ups, telling subscribers.
+func (r *Run) dropQueued(reason string) {
+	for _, q := range r.takeQueued() {
+		r.append(&agui.Custom{Name: "switchboard.followup.cancelled", Value: map[string]any{
+			"clientSeq": q.ClientSeq, "clientNonce": q.ClientNonce, "reason": reason,
+		}})
+	}
+}
+
+// finishUnlessQueued marks the run finished with status st unless
+// follow-ups are waiting (then the loop takes another step): after this
+// returns true no follow-up can join the run.
+func (r *Run) finishUnlessQueued(st Status) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.queue) > 0 {
+		return false
+	}
+	r.status = st
+	return true
+}
+
+// switchTabLocked records that the browser session now talks to chat and
+// returns the runs of the chat it left, whose queued work is stale.
+func (rt *Runtime) switchTabLocked(session, chat string) []*Run {
+	if session == "" {
+		return nil
+	}
+	prev := rt.tabs[session]
+	rt.tabs[session] = chat
+	if prev == "" || prev == chat {
+		return nil
+	}
+	if c := rt.chats[prev]; c != nil && c.run != nil && c.run.busy() {
+		return []*Run{c.run}
+	}
+	return nil
+}
+
+// checkOwner refuses a caller whose owner differs from the chat's. An
+// empty owner (the admin) is never refused; a chat nobody owns yet becomes
+// the caller's when claim is set (a write: a run, a follow-up, a PUT), and
+// stays unowned on a read.
+func (rt *Runtime) checkOwner(ctx context.Context, chatSessionID, owner string, claim bool) error {
+	rt.mu.Lock()
+	chat := rt.chatLocked(chatSessionID)
+	known, cur := chat.ownerOK, chat.owner
+	rt.mu.Unlock()
+	if !known && rt.history != nil {
+		h, err := rt.history.ChatGet(ctx, chatSessionID)
+		switch {
+		case err == nil:
+			cur = h.Owner
+		case switchboard.CodeOf(err) != switchboard.CodeNotFound:
+			return err
+		}
+	}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if !chat.ownerOK || chat.owner == "" {
+		if cur == "" && claim {
+			cur = owner
+		}
+		chat.owner, chat.ownerOK = cur, true
+	}
+	if owner == "" || chat.owner == "" || chat.owner == owner {
+		return nil
+	}
+	return switchboard.Errorf(switchboard.CodeForbidden, "chat session %s belongs to another user", chatSessionID)
+}

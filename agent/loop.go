@@ -1,0 +1,351 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/agui"
+	"github.com/switchboardhq/switchboard/broker"
+	"github.com/switchboardhq/switchboard/model"
+)
+
+// assistant is the principal the loop's tool calls run as: an agent acting
+// for the user, so approval policy treats its mutations as proposals.
+var assistant = switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "assistant"}
+
+// call is one tool call the model made in a step.
+type call struct {
+	id    string // the run's tool call id (AG-UI toolCallId)
+	name  string // the tool's real name
+	tool  *offered
+	args  string
+	index int
+}
+
+// runState is what a run carries from step to step.
+type runState struct {
+	run   *Run
+	em    *emitter
+	ts    *toolset
+	conv  []agui.Message
+	dirty bool // conv differs from the saved history
+	b     model.Binding
+	req   StartRequest
+}
+
+// loop runs a run to its end. It always ends with exactly one RUN_FINISHED
+// or RUN_ERROR, everything closed before it.
+func (rt *Runtime) loop(ctx context.Context, run *Run, req StartRequest) {
+	st := &runState{run: run, em: newEmitter(run, rt.now), req: req}
+	st.em.emit(&agui.RunStarted{ThreadID: run.thread, RunID: run.id})
+	if s := bytes.TrimSpace(req.State); len(s) > 0 && !bytes.Equal(s, []byte("null")) {
+		st.em.emit(&agui.StateSnapshot{Snapshot: json.RawMessage(s)})
+	}
+	b, err := rt.models.Resolve(ctx, req.Model)
+	if err != nil {
+		rt.end(ctx, st, StatusFailed, err, nil, nil)
+		return
+	}
+	st.b = b
+	run.mu.Lock()
+	run.binding = &st.b
+	run.mu.Unlock()
+
+	if req.Messages != nil {
+		st.conv = append([]agui.Message(nil), req.Messages...)
+	} else if st.conv, err = rt.loadHistory(ctx, run.thread); err != nil {
+		rt.end(ctx, st, StatusFailed, err, nil, nil)
+		return
+	}
+	if strings.TrimSpace(req.Input) != "" {
+		rt.addUser(st, req.Input, nil)
+	}
+	// Approvals (issue 7) resume here: req.Resume answers the interrupts the
+	// thread's previous run ended with.
+	if st.ts, err = rt.buildToolset(ctx, run, req.Tools); err != nil {
+		rt.end(ctx, st, StatusFailed, err, nil, nil)
+		return
+	}
+	maxSteps := rt.opts.MaxSteps
+	if req.MaxSteps > 0 && req.MaxSteps < maxSteps {
+		maxSteps = req.MaxSteps
+	}
+	for step := 1; ; step++ {
+		for _, q := range run.takeQueued() {
+			rt.addUser(st, q.Text, map[string]any{"clientSeq": q.ClientSeq, "clientNonce": q.ClientNonce})
+		}
+		if ctx.Err() != nil {
+			rt.end(ctx, st, StatusCancelled, context.Cause(ctx), nil, nil)
+			return
+		}
+		if step > maxSteps {
+			st.em.emit(&agui.Custom{Name: "switchboard.max_steps", Value: map[string]any{"maxSteps": maxSteps}})
+			rt.end(ctx, st, StatusSucceeded, nil, nil, map[string]any{"stopReason": "max_steps", "steps": maxSteps})
+			return
+		}
+		run.mu.Lock()
+		run.steps = step
+		run.mu.Unlock()
+		st.em.startStep(fmt.Sprintf("step-%d", step))
+		calls, err := rt.modelTurn(ctx, st)
+		if err != nil {
+			rt.end(ctx, st, StatusFailed, err, nil, nil)
+			return
+		}
+		if len(calls) == 0 {
+			st.em.endStep()
+			if run.finishUnlessQueued(StatusSucceeded) {
+				rt.end(ctx, st, StatusSucceeded, nil, nil, nil)
+				return
+			}
+			continue // a follow-up arrived while the model answered
+		}
+		pending := rt.execute(ctx, st, calls)
+		st.em.endStep()
+		if len(pending) > 0 {
+			run.dropQueued("the run is waiting for the client's tool results")
+			run.finishUnlessQueued(StatusWaiting)
+			rt.end(ctx, st, StatusWaiting, nil, &agui.Outcome{Type: agui.OutcomeSuccess, PendingToolCallIDs: pending}, nil)
+			return
+		}
+	}
+}
+
+// addUser appends a user message to the conversation and the stream (so
+// every subscriber, on any page, shows it). A consumed follow-up also gets
+// its switchboard.followup.consumed event.
+func (rt *Runtime) addUser(st *runState, text string, followUp map[string]any) {
+	id := newID()
+	st.conv = append(st.conv, agui.Message{ID: id, Role: agui.RoleUser, Content: text})
+	st.dirty = true
+	st.em.emit(&agui.TextMessageStart{MessageID: id, Role: agui.RoleUser})
+	st.em.emit(&agui.TextMessageContent{MessageID: id, Delta: text})
+	st.em.emit(&agui.TextMessageEnd{MessageID: id})
+	if followUp != nil {
+		followUp["messageId"] = id
+		st.em.emit(&agui.Custom{Name: "switchboard.followup.consumed", Value: followUp})
+	}
+}
+
+// modelTurn streams one model answer into the run's events and the
+// conversation and returns the tool calls it made.
+func (rt *Runtime) modelTurn(ctx context.Context, st *runState) ([]call, error) {
+	msgID := newID()
+	var (
+		calls []call
+		byID  = map[string]int{} // provider id → index in calls
+	)
+	emit := func(e model.Event) {
+		switch e.Type {
+		case model.EventText:
+			st.em.textDelta(msgID, e.Text)
+		case model.EventToolStart:
+			o := st.ts.lookup(e.ToolName)
+			c := call{id: "tc_" + newID()[:24], name: e.ToolName, tool: o, index: len(calls)}
+			if o != nil {
+				c.name = o.real
+			}
+			byID[e.ToolCallID] = len(calls)
+			calls = append(calls, c)
+			st.em.endText()
+			st.em.toolStart(c.id, c.name, msgID)
+		case model.EventToolArgs:
+			if i, ok := byID[e.ToolCallID]; ok {
+				calls[i].args += e.ArgsDelta
+				st.em.toolArgs(calls[i].id, e.ArgsDelta)
+			}
+		case model.EventToolEnd:
+			if i, ok := byID[e.ToolCallID]; ok {
+				st.em.toolEnd(calls[i].id)
+			}
+		}
+	}
+	req := model.Request{
+		Model:     st.b.Model,
+		System:    st.ts.systemPrompt(rt.opts.Instructions, st.req.Context),
+		Messages:  toModel(st.conv, st.ts, st.b.Caps),
+		MaxTokens: st.b.MaxTokens,
+	}
+	if st.b.Caps.Tools {
+		req.Tools = st.ts.modelTools()
+	}
+	resp, err := st.b.Client.Stream(ctx, req, emit)
+	st.em.endText()
+	if err != nil {
+		return nil, err
+	}
+	rt.account(st, resp.Usage)
+	// The response's calls are authoritative (the events carried the same
+	// calls; a provider that sent none as events still gets them run).
+	for i, tc := range resp.Message.ToolCalls {
+		if i < len(calls) {
+			calls[i].args = tc.Args
+			continue
+		}
+		o := st.ts.lookup(tc.Name)
+		c := call{id: "tc_" + newID()[:24], name: tc.Name, tool: o, args: tc.Args, index: i}
+		if o != nil {
+			c.name = o.real
+		}
+		st.em.toolStart(c.id, c.name, msgID)
+		if tc.Args != "" {
+			st.em.toolArgs(c.id, tc.Args)
+		}
+		st.em.toolEnd(c.id)
+		calls = append(calls, c)
+	}
+	msg := agui.Message{ID: msgID, Role: agui.RoleAssistant, Content: resp.Message.Content}
+	for _, c := range calls {
+		msg.ToolCalls = append(msg.ToolCalls, agui.ToolCall{ID: c.id, Type: "function", Function: agui.FunctionCall{Name: c.name, Arguments: argsOrEmpty(c.args)}})
+	}
+	if msg.Content != "" || len(msg.ToolCalls) > 0 {
+		st.conv = append(st.conv, msg)
+		st.dirty = true
+	}
+	return calls, nil
+}
+
+// account adds a turn's usage (and cost, when the model has prices) to
+// the run and reports the totals.
+func (rt *Runtime) account(st *runState, u model.Usage) {
+	r := st.run
+	r.mu.Lock()
+	r.usage = r.usage.Add(u)
+	if st.b.Price != nil {
+		r.cost += st.b.Price.Cost(u)
+	}
+	v := map[string]any{
+		"step": r.steps, "inputTokens": r.usage.InputTokens, "outputTokens": r.usage.OutputTokens,
+		"totalTokens": r.usage.Total(), "stepInputTokens": u.InputTokens, "stepOutputTokens": u.OutputTokens,
+	}
+	if st.b.Price != nil {
+		v["cost"] = r.cost
+	}
+	r.mu.Unlock()
+	st.em.emit(&agui.Custom{Name: "switchboard.usage", Value: v})
+}
+
+// execute runs a step's tool calls, in parallel, each through the broker
+// (one invocation record each), and adds their results to the conversation
+// in call order. Frontend calls are not run: their ids are returned for the
+// client to answer.
+func (rt *Runtime) execute(ctx context.Context, st *runState, calls []call) (pending []string) {
+	results := make([]*agui.Message, len(calls))
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		if c.tool != nil && c.tool.kind == kindFrontend {
+			pending = append(pending, c.id)
+			continue
+		}
+		wg.Go(func() { results[i] = rt.runCall(ctx, st, c) })
+	}
+	wg.Wait()
+	for _, m := range results {
+		if m != nil {
+			st.conv = append(st.conv, *m)
+		}
+	}
+	return pending
+}
+
+// runCall executes one call and emits its TOOL_CALL_RESULT.
+func (rt *Runtime) runCall(ctx context.Context, st *runState, c call) *agui.Message {
+	var (
+		result json.RawMessage
+		err    error
+		meta   = map[string]any{"tool": c.name}
+	)
+	switch {
+	case !json.Valid([]byte(argsOrEmpty(c.args))):
+		err = switchboard.Errorf(switchboard.CodeInvalidInput, "the arguments of %s are not valid JSON: %.200s", c.name, c.args)
+	case c.tool != nil && c.tool.kind == kindMeta:
+		var out string
+		out, err = rt.answerMeta(ctx, st.ts, c.tool, c.args)
+		result = json.RawMessage(out)
+	default:
+		if c.tool != nil && c.tool.kind == kindBrowser {
+			st.em.emit(&agui.Custom{Name: "switchboard.browser.dispatch", Value: map[string]any{
+				"toolCallId": c.id, "tool": c.name, "sessionId": st.run.session,
+			}})
+		}
+		var inv switchboard.Invocation
+		inv, err = rt.call.Call(switchboard.WithPrincipal(ctx, assistant), broker.CallRequest{
+			Tool: c.name, Input: json.RawMessage(argsOrEmpty(c.args)), SessionID: st.run.session, RunID: st.run.id,
+		})
+		if inv.ID != "" {
+			meta["invocationId"], meta["status"] = inv.ID, inv.Status
+		}
+		result = inv.Result
+	}
+	msg := &agui.Message{ID: newID(), Role: agui.RoleTool, ToolCallID: c.id}
+	if err != nil {
+		e := switchboard.AsError(err)
+		b, _ := json.Marshal(switchboard.ErrorEnvelope{Error: e})
+		msg.Content, msg.Error = string(b), string(e.Code)+": "+e.Message
+		meta["code"] = e.Code
+	} else {
+		msg.Content = string(result)
+		if msg.Content == "" {
+			msg.Content = "null"
+		}
+	}
+	if len(msg.Content) > rt.opts.MaxToolResultBytes {
+		meta["truncatedFrom"] = len(msg.Content)
+		msg.Content = msg.Content[:rt.opts.MaxToolResultBytes] + "\n[truncated: the result was longer; ask for less]"
+	}
+	st.em.emit(&agui.ToolCallResult{
+		Base:      agui.Base{Metadata: map[string]any{"switchboard": meta}},
+		MessageID: msg.ID, ToolCallID: c.id, Content: msg.Content, Role: agui.RoleTool, IsError: err != nil,
+	})
+	return msg
+}
+
+// end closes everything open and emits the run's terminal event.
+func (rt *Runtime) end(ctx context.Context, st *runState, status Status, err error, outcome *agui.Outcome, result any) {
+	run, em := st.run, st.em
+	if err != nil && ctx.Err() != nil {
+		err = context.Cause(ctx)
+		if switchboard.CodeOf(err) == switchboard.CodeCancelled {
+			status = StatusCancelled
+		}
+	}
+	if status == StatusCancelled {
+		outcome, err = &agui.Outcome{Type: agui.OutcomeCancelled}, nil
+	}
+	em.closeAll()
+	run.dropQueued("the run ended")
+	run.mu.Lock()
+	run.status, run.finished = status, rt.now()
+	usage := []agui.TokenUsage(nil)
+	if run.binding != nil {
+		usage = []agui.TokenUsage{{Provider: run.binding.Provider, Model: run.binding.Model,
+			InputTokens: run.usage.InputTokens, OutputTokens: run.usage.OutputTokens,
+			TotalTokens: run.usage.Total(), CachedInputTokens: run.usage.CachedInputTokens}}
+	}
+	if err != nil {
+		run.err = switchboard.AsError(err)
+	}
+	run.mu.Unlock()
+	if st.dirty {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		rt.saveHistory(sctx, run, st.conv)
+		cancel()
+	}
+	if err != nil {
+		e := switchboard.AsError(err)
+		rt.log.InfoContext(ctx, "run failed", "run", run.id, "chat", run.thread, "code", e.Code, "err", e.Message)
+		em.emit(&agui.RunError{Message: e.Message, Code: string(e.Code), Usage: usage})
+	} else {
+		if st.conv != nil {
+			em.emit(&agui.MessagesSnapshot{Messages: st.conv})
+		}
+		em.emit(&agui.RunFinished{ThreadID: run.thread, RunID: run.id, Outcome: outcome, Result: result, Usage: usage})
+	}
+	run.close()
+}

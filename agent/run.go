@@ -1,0 +1,199 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/agui"
+	"github.com/switchboardhq/switchboard/model"
+)
+
+// Status is a run's lifecycle state.
+type Status string
+
+const (
+	StatusRunning   Status = "running"
+	StatusSucceeded Status = "succeeded"
+	StatusFailed    Status = "failed"
+	StatusCancelled Status = "cancelled"
+	// StatusWaiting: the run finished leaving frontend tool calls (or, with
+	// approvals, interrupts) for the client to answer in a next run.
+	StatusWaiting Status = "waiting"
+)
+
+// Record is one event of a run's stream: its position (the SSE id used for
+// Last-Event-ID resume), the event and its AG-UI JSON.
+type Record struct {
+	Seq   int
+	Event agui.Event
+	JSON  []byte
+}
+
+// Run is one unit of agent work bound to a chat session (ThreadID) and
+// optionally a browser session. Its events are kept in order for the life
+// of the run, so any number of subscribers can read them from any point
+// without slowing the run down: appending wakes every waiting subscriber
+// by closing one channel.
+type Run struct {
+	id, thread, session, owner string
+	harness                    Harness
+	created                    time.Time
+	cancel                     context.CancelCauseFunc
+	done                       chan struct{}
+	maxEvents                  int
+
+	mu       sync.Mutex
+	status   Status
+	records  []Record
+	dropped  int // events not kept past maxEvents (deltas only)
+	wake     chan struct{}
+	closed   bool
+	binding  *model.Binding
+	usage    model.Usage
+	cost     float64
+	steps    int
+	err      *switchboard.Error
+	finished time.Time
+	queue    []queuedFollowUp
+}
+
+func newRun(id, thread, session, owner string, h Harness, now time.Time, maxEvents int) *Run {
+	return &Run{
+		id: id, thread: thread, session: session, owner: owner, harness: h, created: now,
+		done: make(chan struct{}), maxEvents: maxEvents,
+		status: StatusRunning, wake: make(chan struct{}),
+	}
+}
+
+// ID, ThreadID and SessionID name the run, its chat session and its
+// browser session ("" when none).
+func (r *Run) ID() string        { return r.id }
+func (r *Run) ThreadID() string  { return r.thread }
+func (r *Run) SessionID() string { return r.session }
+
+// Done is closed when the run has emitted its last event.
+func (r *Run) Done() <-chan struct{} { return r.done }
+
+// Cancel stops the run; it ends with RUN_FINISHED {outcome: cancelled}.
+func (r *Run) Cancel() {
+	r.cancel(switchboard.Errorf(switchboard.CodeCancelled, "run %s was cancelled", r.id))
+}
+
+// append encodes ev and adds it to the log, waking subscribers.
+func (r *Run) append(ev agui.Event) {
+	b, err := agui.Marshal(ev)
+	if err != nil { // events are plain structs; only a bad Custom value fails
+		b, _ = agui.Marshal(&agui.Custom{Name: "switchboard.encode_error", Value: err.Error()})
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return
+	}
+	if len(r.records) >= r.maxEvents && isDelta(ev) {
+		r.dropped++ // an endless answer must not exhaust memory; starts and ends are kept
+		return
+	}
+	r.records = append(r.records, Record{Seq: len(r.records), Event: ev, JSON: b})
+	close(r.wake)
+	r.wake = make(chan struct{})
+}
+
+func isDelta(ev agui.Event) bool {
+	switch ev.(type) {
+	case *agui.TextMessageContent, *agui.ToolCallArgs:
+		return true
+	}
+	return false
+}
+
+// close marks the log complete.
+func (r *Run) close() {
+	r.mu.Lock()
+	if !r.closed {
+		r.closed = true
+		close(r.wake)
+	}
+	r.mu.Unlock()
+	close(r.done)
+}
+
+// Events returns the records from seq on (no copy of the events: they are
+// never changed once appended), a channel closed when more arrive, and
+// whether the log is complete (then nothing more will arrive).
+func (r *Run) Events(from int) (recs []Record, more <-chan struct{}, complete bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if from < 0 {
+		from = 0
+	}
+	if from < len(r.records) {
+		recs = r.records[from:len(r.records):len(r.records)]
+	}
+	return recs, r.wake, r.closed
+}
+
+// Info is a run's public record (GET /runs/{id}).
+type Info struct {
+	RunID      string             `json:"runId"`
+	ThreadID   string             `json:"threadId"`
+	SessionID  string             `json:"sessionId,omitempty"`
+	Status     Status             `json:"status"`
+	Harness    string             `json:"harness"`
+	Model      *ModelInfo         `json:"model,omitempty"`
+	Steps      int                `json:"steps"`
+	Usage      UsageInfo          `json:"usage"`
+	Cost       *float64           `json:"cost,omitempty"`
+	Events     int                `json:"events"`
+	Queued     int                `json:"queuedFollowUps"`
+	Error      *switchboard.Error `json:"error,omitempty"`
+	CreatedAt  time.Time          `json:"createdAt"`
+	FinishedAt time.Time          `json:"finishedAt,omitzero"`
+}
+
+// ModelInfo names the bound model.
+type ModelInfo struct {
+	Alias    string `json:"alias"`
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+}
+
+// UsageInfo is a run's token accounting.
+type UsageInfo struct {
+	InputTokens       int64 `json:"inputTokens"`
+	OutputTokens      int64 `json:"outputTokens"`
+	TotalTokens       int64 `json:"totalTokens"`
+	CachedInputTokens int64 `json:"cachedInputTokens,omitempty"`
+}
+
+// Info returns the run's current record.
+func (r *Run) Info() Info {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	in := Info{
+		RunID: r.id, ThreadID: r.thread, SessionID: r.session, Status: r.status, Harness: r.harness.Name,
+		Steps: r.steps, Events: len(r.records), Queued: len(r.queue), Error: r.err,
+		CreatedAt: r.created, FinishedAt: r.finished,
+		Usage: UsageInfo{InputTokens: r.usage.InputTokens, OutputTokens: r.usage.OutputTokens, TotalTokens: r.usage.Total(), CachedInputTokens: r.usage.CachedInputTokens},
+	}
+	if b := r.binding; b != nil {
+		in.Model = &ModelInfo{Alias: b.Alias, Provider: b.Provider, Model: b.Model}
+		if b.Price != nil {
+			c := r.cost
+			in.Cost = &c
+		}
+	}
+	return in
+}
+
+// MarshalJSON renders the run as its Info.
+func (r *Run) MarshalJSON() ([]byte, error) { return json.Marshal(r.Info()) }
+
+func (r *Run) busy() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.status == StatusRunning
+}

@@ -1,0 +1,90 @@
+// Package aguitest runs the protocol packages' own checks (agui's
+// testdata/node/check.mjs: @ag-ui/core's zod schemas, @ag-ui/client's
+// HttpAgent, the `ai` package's UI Message Stream reader) from Go tests.
+// Node and npm are optional: without them, or without registry access for
+// the first install, the calling test is skipped.
+package aguitest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+)
+
+// installTimeout bounds the one-time `npm ci`.
+const installTimeout = 3 * time.Minute
+
+var (
+	installOnce sync.Once
+	installErr  string
+)
+
+// Dir is the directory holding check.mjs and its package.json.
+func Dir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "testdata", "node")
+}
+
+// Require skips t unless node is installed and the packages are (or can
+// be) installed.
+func Require(t testing.TB) {
+	t.Helper()
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed; skipping the protocol packages' checks")
+	}
+	installOnce.Do(func() {
+		dir := Dir()
+		if _, err := os.Stat(filepath.Join(dir, "node_modules", "@ag-ui", "client")); err == nil {
+			return
+		}
+		if _, err := exec.LookPath("npm"); err != nil {
+			installErr = "npm is not installed"
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), installTimeout)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			installErr = "npm ci failed: " + err.Error() + ": " + string(out)
+		}
+	})
+	if installErr != "" {
+		t.Skip(installErr)
+	}
+}
+
+// Run runs check.mjs with args and stdin and decodes its JSON answer into
+// out. A script that prints {"error": ...} fails t.
+func Run(t testing.TB, stdin []byte, out any, args ...string) {
+	t.Helper()
+	Require(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", append([]string{"check.mjs"}, args...)...)
+	cmd.Dir = Dir()
+	cmd.Stdin = bytes.NewReader(stdin)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	b, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node check.mjs %s: %v\nstdout: %s\nstderr: %s", args[0], err, b, stderr.String())
+	}
+	var e struct {
+		Error string `json:"error"`
+	}
+	_ = json.Unmarshal(b, &e)
+	if e.Error != "" && args[0] != "agui" && args[0] != "aisdk" {
+		t.Fatalf("node check.mjs %s: %s\nstderr: %s", args[0], e.Error, stderr.String())
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		t.Fatalf("node check.mjs %s printed %s: %v", args[0], b, err)
+	}
+}

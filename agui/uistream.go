@@ -1,0 +1,171 @@
+package agui
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+)
+
+// UI Message Stream protocol constants (the `ai` package's
+// UI_MESSAGE_STREAM_HEADERS and terminator).
+const (
+	UIStreamHeader  = "x-vercel-ai-ui-message-stream"
+	UIStreamVersion = "v1"
+	// UIStreamDone is the data of the frame that ends the stream.
+	UIStreamDone = "[DONE]"
+)
+
+// SetUIStreamHeaders sets the response headers useChat expects.
+func SetUIStreamHeaders(h http.Header) {
+	h.Set("Content-Type", ContentType)
+	h.Set("Cache-Control", "no-cache")
+	h.Set(UIStreamHeader, UIStreamVersion)
+	h.Set("X-Accel-Buffering", "no")
+}
+
+// Chunk is one UI Message Stream chunk. Only the fields of its type are
+// set; Output and Input are raw JSON so a null result stays null.
+type Chunk struct {
+	Type           string          `json:"type"`
+	ID             string          `json:"id,omitempty"`
+	MessageID      string          `json:"messageId,omitempty"`
+	Delta          string          `json:"delta,omitempty"`
+	ToolCallID     string          `json:"toolCallId,omitempty"`
+	ToolName       string          `json:"toolName,omitempty"`
+	InputTextDelta string          `json:"inputTextDelta,omitempty"`
+	Input          json.RawMessage `json:"input,omitempty"`
+	Output         json.RawMessage `json:"output,omitempty"`
+	ErrorText      string          `json:"errorText,omitempty"`
+	Dynamic        bool            `json:"dynamic,omitempty"`
+	Data           any             `json:"data,omitempty"`
+	Transient      bool            `json:"transient,omitempty"`
+	FinishReason   string          `json:"finishReason,omitempty"`
+	Reason         string          `json:"reason,omitempty"`
+}
+
+// UIStream translates a run's AG-UI events into UI Message Stream chunks.
+// It keeps the little state the translation needs (each tool call's name
+// and accumulated arguments). Not safe for concurrent use.
+type UIStream struct {
+	messageID string
+	calls     map[string]*uiCall
+	skip      map[string]bool // text messages that are not the assistant's
+}
+
+type uiCall struct {
+	name string
+	args strings.Builder
+}
+
+// NewUIStream returns a translator; messageID names the assistant message
+// the stream builds (empty: the client mints one).
+func NewUIStream(messageID string) *UIStream {
+	return &UIStream{messageID: messageID, calls: map[string]*uiCall{}, skip: map[string]bool{}}
+}
+
+// Translate returns the chunks for ev (often one, sometimes none). Tools
+// are marked dynamic: the daemon's tools are not declared in the client's
+// typed tool set, so useChat renders them as dynamic-tool parts.
+func (u *UIStream) Translate(ev Event) []Chunk {
+	switch e := ev.(type) {
+	case *RunStarted:
+		return []Chunk{{Type: "start", MessageID: u.messageID}}
+	case *StepStarted:
+		return []Chunk{{Type: "start-step"}}
+	case *StepFinished:
+		return []Chunk{{Type: "finish-step"}}
+	case *TextMessageStart:
+		// The stream builds one assistant message; user messages the run
+		// echoes (follow-ups) are already in the client's list.
+		if e.Role != "" && e.Role != RoleAssistant {
+			u.skip[e.MessageID] = true
+			return nil
+		}
+		return []Chunk{{Type: "text-start", ID: e.MessageID}}
+	case *TextMessageContent:
+		if e.Delta == "" || u.skip[e.MessageID] {
+			return nil
+		}
+		return []Chunk{{Type: "text-delta", ID: e.MessageID, Delta: e.Delta}}
+	case *TextMessageEnd:
+		if u.skip[e.MessageID] {
+			delete(u.skip, e.MessageID)
+			return nil
+		}
+		return []Chunk{{Type: "text-end", ID: e.MessageID}}
+	case *ToolCallStart:
+		u.calls[e.ToolCallID] = &uiCall{name: e.ToolCallName}
+		return []Chunk{{Type: "tool-input-start", ToolCallID: e.ToolCallID, ToolName: e.ToolCallName, Dynamic: true}}
+	case *ToolCallArgs:
+		if c := u.calls[e.ToolCallID]; c != nil {
+			c.args.WriteString(e.Delta)
+		}
+		if e.Delta == "" {
+			return nil
+		}
+		return []Chunk{{Type: "tool-input-delta", ToolCallID: e.ToolCallID, InputTextDelta: e.Delta}}
+	case *ToolCallEnd:
+		c := u.calls[e.ToolCallID]
+		if c == nil {
+			return nil
+		}
+		return []Chunk{{Type: "tool-input-available", ToolCallID: e.ToolCallID, ToolName: c.name, Input: jsonOrString(c.args.String(), "{}"), Dynamic: true}}
+	case *ToolCallResult:
+		if e.IsError {
+			return []Chunk{{Type: "tool-output-error", ToolCallID: e.ToolCallID, ErrorText: e.Content, Dynamic: true}}
+		}
+		return []Chunk{{Type: "tool-output-available", ToolCallID: e.ToolCallID, Output: jsonOrString(e.Content, "null"), Dynamic: true}}
+	case *Custom:
+		return []Chunk{{Type: "data-" + strings.ReplaceAll(e.Name, ".", "-"), Data: orEmpty(e.Value), Transient: true}}
+	case *RunFinished:
+		reason := "stop"
+		if e.Outcome != nil {
+			switch e.Outcome.Type {
+			case OutcomeCancelled:
+				return []Chunk{{Type: "abort", Reason: "cancelled"}}
+			case OutcomeInterrupt:
+				reason = "other"
+			case OutcomeSuccess:
+				if len(e.Outcome.PendingToolCallIDs) > 0 {
+					reason = "tool-calls"
+				}
+			}
+		}
+		return []Chunk{{Type: "finish", FinishReason: reason}}
+	case *RunError:
+		return []Chunk{{Type: "error", ErrorText: e.Message}, {Type: "finish", FinishReason: "error"}}
+	}
+	return nil // state and message snapshots have no UI stream form
+}
+
+// AppendChunk appends c as one SSE frame.
+func AppendChunk(dst []byte, c Chunk) ([]byte, error) {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return dst, err
+	}
+	return AppendFrame(dst, "", b), nil
+}
+
+// AppendDone appends the terminating `data: [DONE]` frame.
+func AppendDone(dst []byte) []byte { return AppendFrame(dst, "", []byte(UIStreamDone)) }
+
+// jsonOrString keeps valid JSON text as it is and wraps anything else as a
+// JSON string; empty text becomes def.
+func jsonOrString(s, def string) json.RawMessage {
+	if strings.TrimSpace(s) == "" {
+		return json.RawMessage(def)
+	}
+	if json.Valid([]byte(s)) {
+		return json.RawMessage(s)
+	}
+	b, _ := json.Marshal(s)
+	return b
+}
+
+func orEmpty(v any) any {
+	if v == nil {
+		return struct{}{}
+	}
+	return v
+}

@@ -1,0 +1,50 @@
+// Package bus carries small notifications between the parts of switchboard
+// that dispatch browser actions and the parts that hold the tabs' event
+// streams: a request or cancel for a session, an "invocation finished"
+// signal for a waiting caller, a session's presence changes.
+//
+// Callers see only the Bus interface. Local is the in-process
+// implementation used on one machine; a Postgres LISTEN/NOTIFY
+// implementation can replace it for several replicas without touching
+// callers, which is why the contract is deliberately weak:
+//
+//   - Delivery is at most once and only to subscribers present at Publish
+//     time; the Store stays the source of truth. A subscriber that must not
+//     miss a message subscribes before it causes the message, and re-reads
+//     the store when it wakes.
+//   - Payloads are at most MaxPayload bytes (NOTIFY's limit with headroom);
+//     larger data travels by reference (an id to read from the store).
+//   - Handlers run on the bus's delivery goroutine and must not block.
+package bus
+
+import (
+	"context"
+
+	"github.com/switchboardhq/switchboard"
+)
+
+// MaxPayload bounds one message's payload. Postgres NOTIFY accepts under
+// 8000 bytes; the rest is left for the topic and framing.
+const MaxPayload = 7 << 10
+
+// Handler receives one message's payload. It must not block and must not
+// keep payload after returning unless it copies it.
+type Handler func(payload []byte)
+
+// Bus publishes payloads to every current subscriber of a topic.
+type Bus interface {
+	// Publish delivers payload to the topic's subscribers. It fails with
+	// PAYLOAD_TOO_LARGE above MaxPayload and UNAVAILABLE once closed.
+	Publish(ctx context.Context, topic string, payload []byte) error
+	// Subscribe registers h for topic until the returned cancel is called.
+	// Cancel is idempotent; once it returns, h is not called again.
+	Subscribe(topic string, h Handler) (cancel func(), err error)
+}
+
+func checkPayload(topic string, payload []byte) error {
+	if len(payload) > MaxPayload {
+		return switchboard.Errorf(switchboard.CodePayloadTooLarge,
+			"bus message on %s is %d bytes; the limit is %d (send a reference instead)", topic, len(payload), MaxPayload)
+	}
+	return nil
+}

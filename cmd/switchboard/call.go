@@ -1,0 +1,114 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/client"
+)
+
+func newToolsCall(g *globals) *cobra.Command {
+	var input string
+	var o client.CallOptions
+	c := &cobra.Command{
+		Use:   "call NAME",
+		Short: "Call a tool through the daemon's broker and print its result",
+		Long: `Call a tool through the daemon's broker: the input is validated against the
+tool's inputSchema, the call is recorded and written to the ledger, and the
+result is printed as JSON. On failure the error code is printed and the exit
+code is 1; --json prints the whole response, with its invocation id.`,
+		Example: `  switchboard tools call tasks.create --input '{"projectId":"p1","title":"Ship it"}'
+  switchboard tools call tasks.create --input @task.json
+  echo '{"projectId":"p1"}' | switchboard tools call tasks.list --input -
+  switchboard tools call view.scroll --session 3f2a... --input '{"to":"top"}'`,
+		Args: exactArgs(1, "one tool NAME"),
+		RunE: func(c *cobra.Command, args []string) error {
+			in, err := readInput(g, input)
+			if err != nil {
+				return usageError{err, c.CommandPath()}
+			}
+			return callAndPrint(c, g, args[0], in, o)
+		},
+	}
+	c.Flags().StringVar(&input, "input", "{}", "the input object: JSON, @FILE to read a file, or - to read stdin")
+	c.Flags().StringVar(&o.SessionID, "session", "", "the browser session that runs a browser tool")
+	c.Flags().StringVar(&o.RunID, "run", "", "the run this call belongs to")
+	return c
+}
+
+// readInput resolves --input: literal JSON, @file, or - for stdin. It must
+// be a JSON object.
+func readInput(g *globals, spec string) (json.RawMessage, error) {
+	var b []byte
+	switch {
+	case spec == "-":
+		var err error
+		if b, err = io.ReadAll(io.LimitReader(g.stdin, 64<<20)); err != nil {
+			return nil, fmt.Errorf("read --input from stdin: %w", err)
+		}
+	case strings.HasPrefix(spec, "@"):
+		var err error
+		if b, err = os.ReadFile(spec[1:]); err != nil {
+			return nil, fmt.Errorf("read --input file: %w", err)
+		}
+	default:
+		b = []byte(spec)
+	}
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return json.RawMessage(`{}`), nil
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(b, &obj); err != nil {
+		return nil, fmt.Errorf("--input must be a JSON object, like '{\"title\":\"x\"}': %v", err)
+	}
+	return b, nil
+}
+
+// callAndPrint calls a tool and prints the outcome: the result as indented
+// JSON (or the whole response with --json). A failure prints its details to
+// stderr and returns the error, which Run prints with its code.
+func callAndPrint(c *cobra.Command, g *globals, name string, input json.RawMessage, o client.CallOptions) error {
+	cl, err := g.client()
+	if err != nil {
+		return err
+	}
+	resp, err := cl.CallTool(c.Context(), name, input, o)
+	if g.json && resp.InvocationID != "" {
+		if perr := g.printJSON(resp); perr != nil {
+			return perr
+		}
+	}
+	if err != nil {
+		e := switchboard.AsError(err)
+		if !g.json {
+			if e.Details != nil {
+				d, _ := json.Marshal(e.Details)
+				fmt.Fprintf(g.stderr, "details: %s\n", d)
+			}
+			if resp.InvocationID != "" {
+				fmt.Fprintf(g.stderr, "invocation: %s (%s)\n", resp.InvocationID, resp.Status)
+			}
+		}
+		return err
+	}
+	if g.json {
+		return nil
+	}
+	// Indent the raw result: decoding into any would round large integers.
+	var buf bytes.Buffer
+	if len(resp.Result) == 0 || json.Indent(&buf, resp.Result, "", "  ") != nil {
+		buf.Reset()
+		buf.Write(resp.Result)
+	}
+	buf.WriteByte('\n')
+	_, err = g.stdout.Write(buf.Bytes())
+	return err
+}

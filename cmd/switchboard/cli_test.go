@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/daemon"
+	"github.com/switchboardhq/switchboard/sqlite"
+)
+
+const testToken = "cli-test-token"
+
+// startDaemon serves a real daemon over SQLite on a loopback test server.
+func startDaemon(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "sb.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	d, err := daemon.New(ctx, daemon.Options{Store: st, AdminToken: testToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(d.Handler())
+	t.Cleanup(func() { srv.Close(); d.Close() })
+	return srv.URL
+}
+
+// run executes the CLI and returns exit code, stdout and stderr.
+func run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Run(context.Background(), args, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+const manifestYAML = `
+tools:
+  - name: tasks.create
+    description: Create a task in a project. The task starts open.
+    class: mutate
+    inputSchema:
+      type: object
+      properties:
+        projectId: {type: string, description: The project that owns the task}
+        title: {type: string}
+      required: [projectId, title]
+  - name: tasks.list
+    description: List the tasks of a project, newest first.
+    class: read
+  - name: media.upload
+    description: Upload an image to the media library.
+    class: mutate
+`
+
+func TestToolsCommands(t *testing.T) {
+	url := startDaemon(t)
+	file := filepath.Join(t.TempDir(), "tools.yaml")
+	if err := os.WriteFile(file, []byte(manifestYAML), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g := []string{"--addr", url, "--token", testToken}
+	code, out, errs := run(t, append(g, "tools", "register", file)...)
+	if code != 0 || !strings.Contains(out, "registered tasks.create [api, mutate]") {
+		t.Fatalf("register: %d %q %q", code, out, errs)
+	}
+	code, out, _ = run(t, append(g, "tools", "list")...)
+	if code != 0 || !strings.Contains(out, "NAME") || !strings.Contains(out, "media.upload") {
+		t.Fatalf("list: %d %q", code, out)
+	}
+	code, out, _ = run(t, append(g, "tools", "search", "create a task", "--json")...)
+	var res switchboard.SearchResult
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || len(res.Items) == 0 || res.Items[0].Name != "tasks.create" {
+		t.Fatalf("search: %d %q", code, out)
+	}
+	code, out, _ = run(t, append(g, "tools", "describe", "tasks.create")...)
+	var tool switchboard.Tool
+	if code != 0 || json.Unmarshal([]byte(out), &tool) != nil || !strings.Contains(string(tool.InputSchema), "projectId") {
+		t.Fatalf("describe: %d %q", code, out)
+	}
+	// Failures print the code and exit non-zero.
+	code, _, errs = run(t, append(g, "tools", "describe", "tasks.nope")...)
+	if code != 1 || !strings.Contains(errs, "TOOL_NOT_FOUND") {
+		t.Errorf("describe unknown: %d %q", code, errs)
+	}
+	code, _, errs = run(t, append(g, "tools", "describe")...)
+	if code != 2 || !strings.Contains(errs, "expects one tool NAME") {
+		t.Errorf("usage error: %d %q", code, errs)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte("tools:\n  - name: Bad Name\n    description: x\n    class: read\n"), 0o600)
+	code, _, errs = run(t, append(g, "--json", "tools", "register", bad)...)
+	var env switchboard.ErrorEnvelope
+	if code != 1 || json.Unmarshal([]byte(errs), &env) != nil || env.Error.Code != switchboard.CodeInvalidInput {
+		t.Errorf("bad manifest: %d %q", code, errs)
+	}
+	code, _, errs = run(t, "--addr", url, "--token", "wrong", "tools", "list")
+	if code != 1 || !strings.Contains(errs, "UNAUTHORIZED") {
+		t.Errorf("wrong token: %d %q", code, errs)
+	}
+	code, _, errs = run(t, "--addr", "127.0.0.1:1", "--token", "x", "tools", "list")
+	if code != 1 || !strings.Contains(errs, "switchboard serve") {
+		t.Errorf("no daemon: %d %q", code, errs)
+	}
+}
+
+// TestServeFindsTokenAndShutsDown runs `switchboard serve` on SQLite under a
+// fresh data root, uses it from the CLI with no token flag (the token is
+// found in the data root), then cancels it as SIGTERM would.
+func TestServeFindsTokenAndShutsDown(t *testing.T) {
+	data := t.TempDir()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	t.Setenv("SWITCHBOARD_TOKEN", "")
+	t.Setenv("SWITCHBOARD_STORE", "")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	var serr bytes.Buffer
+	go func() {
+		done <- Run(ctx, []string{"serve", "--addr", addr, "--data", data}, nil, &bytes.Buffer{}, &serr)
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("daemon did not come up: %s", serr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	st, err := os.Stat(filepath.Join(data, daemon.TokenFile))
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("admin token file: %v %v", err, st)
+	}
+	code, out, errs := run(t, "--addr", addr, "--data", data, "tools", "list", "--json")
+	if code != 0 || !strings.Contains(out, `"tools"`) {
+		t.Fatalf("list without token flag: %d %q %q", code, out, errs)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("serve exited %d: %s", code, serr.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("serve did not shut down")
+	}
+	if !strings.Contains(serr.String(), "stopped") {
+		t.Errorf("no shutdown log: %s", serr.String())
+	}
+}

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/client"
+	"github.com/switchboardhq/switchboard/daemon"
+	"github.com/switchboardhq/switchboard/mcpserver"
+)
+
+func newMCP(g *globals) *cobra.Command {
+	var mode string
+	c := &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve MCP over stdio for agents (Claude Code, Codex, Cursor), relaying to the running daemon",
+		Long: `Serve the Model Context Protocol on stdin and stdout, for MCP clients that
+start their servers as commands. Every request is relayed to the running
+daemon's /mcp endpoint, so a stdio client sees exactly what an HTTP client sees:
+the same catalog, the user's open browser tabs, the same approvals and records.
+Start the daemon first ('switchboard serve'); the token is found as for every
+client command (--token, $SWITCHBOARD_TOKEN or <data>/admin.token).
+
+Nothing but protocol messages is written to stdout; errors go to stderr.`,
+		Example: `  claude mcp add switchboard -- switchboard mcp
+  switchboard mcp --mode deferred --addr 127.0.0.1:7766`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			tok, err := g.resolveToken()
+			if err != nil {
+				return err
+			}
+			url := client.New(g.addr, tok, nil).BaseURL() + "/mcp"
+			if mode != "" {
+				if mode != string(mcpserver.ModeFull) && mode != string(mcpserver.ModeDeferred) {
+					return usageError{fmt.Errorf("--mode %q: use full or deferred", mode), c.CommandPath()}
+				}
+				url += "?mode=" + mode
+			}
+			return mcpserver.ServeStdio(c.Context(), g.stdin, g.stdout, mcpserver.StdioOptions{URL: url, Token: tok})
+		},
+	}
+	c.Flags().StringVar(&mode, "mode", "", "tools/list mode for this client: full or deferred (default: the daemon's, deferred past 30 tools)")
+	c.AddCommand(newMCPConformance(g))
+	return c
+}
+
+// resolveToken finds the daemon token as client commands do.
+func (g *globals) resolveToken() (string, error) {
+	if g.token != "" {
+		return g.token, nil
+	}
+	dir, err := daemon.DataDir(g.data)
+	if err != nil {
+		return "", err
+	}
+	tok, err := daemon.ReadToken(dir)
+	if err != nil {
+		return "", switchboard.Errorf(switchboard.CodeUnauthorized,
+			"no token: pass --token, set SWITCHBOARD_TOKEN, or start the daemon once so it writes %s/%s", dir, daemon.TokenFile)
+	}
+	return tok, nil
+}
+
+// newMCPConformance runs a throwaway daemon with the MCP conformance
+// suite's fixtures registered through its registry and broker, for
+// scripts/mcp-conformance.sh. Hidden: test-only, loopback-only, and it
+// accepts unauthenticated MCP requests from loopback (the suite sends no
+// token).
+func newMCPConformance(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:    "conformance-server",
+		Short:  "Run a loopback daemon with the MCP conformance fixtures (tests only)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			ctx := c.Context()
+			ln, err := net.Listen("tcp", g.addr)
+			if err != nil {
+				return fmt.Errorf("listen on %s: %w", g.addr, err)
+			}
+			defer ln.Close()
+			if !loopback(ln.Addr()) {
+				return usageError{errors.New("the conformance server listens on loopback only"), c.CommandPath()}
+			}
+			dir := g.data
+			if dir == "" {
+				if dir, err = os.MkdirTemp("", "switchboard-conformance-"); err != nil {
+					return err
+				}
+				defer os.RemoveAll(dir)
+			}
+			store, err := daemon.OpenStore(ctx, "", dir)
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			log, err := newLogger(g.stderr, "warn", "text")
+			if err != nil {
+				return err
+			}
+			d, err := daemon.New(ctx, daemon.Options{
+				Store: store, AdminToken: daemon.NewSecret(), Logger: log,
+				AllowHosts: []string{"localhost", "127.0.0.1", "::1"},
+				MCP:        mcpserver.Options{ConformanceFixtures: true},
+			})
+			if err != nil {
+				return err
+			}
+			srv := &http.Server{Handler: d.Handler(), ReadHeaderTimeout: 10 * time.Second}
+			srv.RegisterOnShutdown(func() { _ = d.Close() })
+			fmt.Fprintf(g.stdout, "http://%s/mcp\n", ln.Addr())
+			errc := make(chan error, 1)
+			go func() { errc <- srv.Serve(ln) }()
+			select {
+			case err := <-errc:
+				return err
+			case <-ctx.Done():
+			}
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			return srv.Shutdown(sctx)
+		},
+	}
+}

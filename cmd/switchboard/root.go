@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/client"
+	"github.com/switchboardhq/switchboard/daemon"
+)
+
+// globals are the flags every command shares.
+type globals struct {
+	addr, token, data string
+	json              bool
+	stdin             io.Reader
+	stdout, stderr    io.Writer
+}
+
+// Run executes the CLI with args and returns the process exit code: 0 on
+// success, 1 on a failure (its code printed), 2 on a usage error.
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	g := &globals{stdin: stdin, stdout: stdout, stderr: stderr}
+	root := newRoot(g)
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	var usage usageError
+	if errors.As(err, &usage) {
+		fmt.Fprintf(stderr, "error: %v\nRun '%s --help' for usage.\n", usage.error, usage.cmd)
+		return 2
+	}
+	e := switchboard.AsError(err)
+	if g.json {
+		enc := json.NewEncoder(stderr)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(switchboard.ErrorEnvelope{Error: e})
+	} else {
+		fmt.Fprintf(stderr, "error: %s: %s\n", e.Code, e.Message)
+	}
+	return 1
+}
+
+type usageError struct {
+	error
+	cmd string
+}
+
+func newRoot(g *globals) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "switchboard",
+		Short: "Make a web app agent-ready: one catalog of tools for the API, the CLI, MCP and the assistant",
+		Long: `switchboard sits beside a web app. Every capability is declared once as a tool
+in one searchable catalog and is reachable the same way from the HTTP API, this
+CLI, MCP and the built-in assistant.
+
+Start the daemon with 'switchboard serve'; every other command talks to it.
+The daemon address comes from --addr or $SWITCHBOARD_ADDR (default 127.0.0.1:7766)
+and the token from --token, $SWITCHBOARD_TOKEN or <data>/admin.token.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError{err, c.CommandPath()}
+	})
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.addr, "addr", envOr("SWITCHBOARD_ADDR", client.DefaultAddr), "daemon address (host:port) [$SWITCHBOARD_ADDR]")
+	pf.StringVar(&g.token, "token", os.Getenv("SWITCHBOARD_TOKEN"), "bearer token [$SWITCHBOARD_TOKEN; default: <data>/admin.token]")
+	pf.StringVar(&g.data, "data", "", "data root [$SWITCHBOARD_DATA; default: ~/.local/share/switchboard]")
+	pf.BoolVar(&g.json, "json", false, "print machine-readable JSON instead of tables")
+	tools := newTools(g)
+	tools.AddCommand(newToolsCall(g), newToolsImport(g))
+	root.AddCommand(newServe(g), tools, newRun(g))
+	root.AddCommand(newMCP(g))
+	return root
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// client returns a client for the configured daemon, finding the token in
+// the data root when no flag or variable names one.
+func (g *globals) client() (*client.Client, error) {
+	tok := g.token
+	if tok == "" {
+		dir, err := daemon.DataDir(g.data)
+		if err != nil {
+			return nil, err
+		}
+		if tok, err = daemon.ReadToken(dir); err != nil {
+			return nil, switchboard.Errorf(switchboard.CodeUnauthorized,
+				"no token: pass --token, set SWITCHBOARD_TOKEN, or start the daemon once so it writes %s/%s", dir, daemon.TokenFile)
+		}
+	}
+	return client.New(g.addr, tok, nil), nil
+}
+
+// printJSON writes v indented; used for --json and for describe.
+func (g *globals) printJSON(v any) error {
+	enc := json.NewEncoder(g.stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// exactArgs is cobra.ExactArgs with a usage error that names what is missing.
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageError{fmt.Errorf("%s expects %s", c.CommandPath(), what), c.CommandPath()}
+		}
+		return nil
+	}
+}

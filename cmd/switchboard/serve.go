@@ -1,0 +1,198 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"gopkg.in/yaml.v3"
+
+	"github.com/switchboardhq/switchboard/daemon"
+	"github.com/switchboardhq/switchboard/manifest"
+	"github.com/switchboardhq/switchboard/model"
+)
+
+// shutdownGrace bounds how long in-flight requests may finish after SIGTERM.
+const shutdownGrace = 10 * time.Second
+
+// serveConfig is the --config file. Flags given on the command line win.
+type serveConfig struct {
+	Addr         string                  `yaml:"addr"`
+	Data         string                  `yaml:"data"`
+	Store        string                  `yaml:"store"`
+	AllowOrigins []string                `yaml:"allowOrigins"`
+	LogLevel     string                  `yaml:"logLevel"`
+	Models       map[string]model.Config `yaml:"models"`
+}
+
+type serveFlags struct {
+	config       string
+	store        string
+	allowOrigins []string
+	demo         bool
+	logLevel     string
+	logFormat    string
+	manifest     string
+	models       map[string]model.Config // from the config file only
+}
+
+func newServe(g *globals) *cobra.Command {
+	f := &serveFlags{}
+	c := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the daemon (SQLite under the data root unless --store names Postgres)",
+		Example: `  switchboard serve
+  switchboard serve --addr 127.0.0.1:8080 --data ./data
+  switchboard serve --store postgres://postgres@127.0.0.1:5432/test?sslmode=disable
+  switchboard serve --allow-origin http://localhost:3000`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error { return runServe(c, g, f) },
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.config, "config", "", "YAML config file (flags override it)")
+	fl.StringVar(&f.store, "store", os.Getenv("SWITCHBOARD_STORE"), "store: a postgres:// URL, or empty for SQLite under the data root [$SWITCHBOARD_STORE]")
+	fl.StringSliceVar(&f.allowOrigins, "allow-origin", nil, "browser origin allowed to call the API (repeatable), e.g. http://localhost:3000")
+	fl.BoolVar(&f.demo, "demo", false, "let the demo app at /demo/ open its own browser session (a token-less, same-origin-only route; for trying switchboard locally)")
+	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
+	fl.StringVar(&f.manifest, "manifest", "", "manifest file (YAML or JSON) registered at start and reloaded when it changes")
+	return c
+}
+
+func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
+	ctx := c.Context()
+	if f.config != "" {
+		if err := applyConfig(c, g, f); err != nil {
+			return err
+		}
+	}
+	log, err := newLogger(g.stderr, f.logLevel, f.logFormat)
+	if err != nil {
+		return usageError{err, c.CommandPath()}
+	}
+	dir, err := daemon.DataDir(g.data)
+	if err != nil {
+		return err
+	}
+	token := g.token
+	if token == "" {
+		if token, err = daemon.LoadOrCreateToken(dir); err != nil {
+			return err
+		}
+	}
+	store, err := daemon.OpenStore(ctx, f.store, dir)
+	if err != nil {
+		return fmt.Errorf("open store: %w", err)
+	}
+	defer store.Close()
+
+	ln, err := net.Listen("tcp", g.addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", g.addr, err)
+	}
+	opts := daemon.Options{Store: store, AdminToken: token, AllowOrigins: f.allowOrigins, Logger: log, Demo: f.demo, Models: f.models}
+	if loopback(ln.Addr()) {
+		opts.AllowHosts = []string{"localhost", "127.0.0.1", "::1"}
+	} else {
+		log.Warn("listening on a non-loopback address: anyone who can reach it and holds the token can use the daemon", "addr", ln.Addr().String())
+	}
+	d, err := daemon.New(ctx, opts)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	if f.manifest != "" { // a bad file at start is an error; a bad edit later is logged
+		w := manifest.NewWatcher(f.manifest, d.Registry, &manifest.WatchOptions{Logger: log})
+		if _, err := w.Load(ctx); err != nil {
+			ln.Close()
+			d.Close()
+			return err
+		}
+		if err := w.Start(ctx); err != nil {
+			log.Warn("manifest changes will not be picked up", "err", err)
+		}
+		defer w.Stop()
+	}
+	srv := &http.Server{Handler: d.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	// Streams (SSE) never end on their own: end them when shutdown begins so
+	// Shutdown can wait for the rest.
+	srv.RegisterOnShutdown(func() { _ = d.Close() })
+	storeName := "sqlite " + dir
+	if f.store != "" {
+		storeName = "postgres"
+	}
+	log.Info("switchboard listening", "addr", "http://"+ln.Addr().String(), "store", storeName, "data", dir)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: finishing in-flight requests", "grace", shutdownGrace)
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	log.Info("stopped")
+	return nil
+}
+
+func applyConfig(c *cobra.Command, g *globals, f *serveFlags) error {
+	b, err := os.ReadFile(f.config)
+	if err != nil {
+		return fmt.Errorf("read config: %w", err)
+	}
+	var cfg serveConfig
+	dec := yaml.NewDecoder(strings.NewReader(string(b)))
+	dec.KnownFields(true)
+	if err := dec.Decode(&cfg); err != nil {
+		return fmt.Errorf("config %s: %w", f.config, err)
+	}
+	set := func(name string) bool { return c.Flags().Changed(name) }
+	if cfg.Addr != "" && !set("addr") && os.Getenv("SWITCHBOARD_ADDR") == "" {
+		g.addr = cfg.Addr
+	}
+	if cfg.Data != "" && !set("data") && os.Getenv("SWITCHBOARD_DATA") == "" {
+		g.data = cfg.Data
+	}
+	if cfg.Store != "" && !set("store") && os.Getenv("SWITCHBOARD_STORE") == "" {
+		f.store = cfg.Store
+	}
+	if len(cfg.AllowOrigins) > 0 && !set("allow-origin") {
+		f.allowOrigins = cfg.AllowOrigins
+	}
+	f.models = cfg.Models
+	if cfg.LogLevel != "" && !set("log-level") {
+		f.logLevel = cfg.LogLevel
+	}
+	return nil
+}
+
+func newLogger(w interface{ Write([]byte) (int, error) }, level, format string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", level)
+	}
+	o := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, o)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, o)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: use text or json", format)
+}
+
+func loopback(a net.Addr) bool {
+	ta, ok := a.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback()
+}

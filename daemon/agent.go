@@ -1,0 +1,31 @@
+package daemon
+
+import (
+	"github.com/switchboardhq/switchboard/agent"
+	"github.com/switchboardhq/switchboard/model"
+)
+
+// newAgent builds the assistant: model aliases from the config file (or the
+// host's resolver), the one call path, live tabs, and chat history in the
+// store when the driver keeps it (both bundled drivers do).
+func (d *Daemon) newAgent(opts Options) (*agent.Runtime, error) {
+	ao := opts.Agent
+	ao.Broker, ao.Registry, ao.Browser, ao.Logger = d.Broker, d.Registry, d.Sessions, d.log
+	ao.Models = opts.Resolver
+	if ao.Models == nil {
+		r, err := model.NewResolver(opts.Models, nil)
+		if err != nil {
+			return nil, err
+		}
+		if len(opts.Models) > 0 {
+			d.log.Info("assistant models configured", "aliases", r.Aliases())
+		} else {
+			d.log.Info("no assistant model configured: runs will fail with MODEL_ERROR until a models: section is given with --config")
+		}
+		ao.Models = r
+	}
+	if h, ok := opts.Store.(agent.HistoryStore); ok && ao.History == nil {
+		ao.History = h
+	}
+	return agent.New(ao)
+}

@@ -1,0 +1,156 @@
+// Package daemon is the composition root: it wires the store, registry,
+// broker, sessions and transports into one http.Handler. `switchboard serve`
+// uses it, and so can a Go app that embeds switchboard and mounts the
+// handler in its own http.Server.
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/agent"
+	"github.com/switchboardhq/switchboard/broker"
+	"github.com/switchboardhq/switchboard/bus"
+	"github.com/switchboardhq/switchboard/httpapi"
+	"github.com/switchboardhq/switchboard/mcpserver"
+	"github.com/switchboardhq/switchboard/model"
+	"github.com/switchboardhq/switchboard/registry"
+	"github.com/switchboardhq/switchboard/session"
+	"github.com/switchboardhq/switchboard/web"
+)
+
+// Options configures a Daemon. Store and AdminToken are required; the
+// caller owns the store and closes it after Close.
+type Options struct {
+	Store        switchboard.Store
+	AdminToken   string
+	AllowOrigins []string
+	// AllowHosts restricts accepted Host headers (DNS-rebinding protection);
+	// serve sets it to the loopback names when it binds loopback.
+	AllowHosts []string
+	Logger     *slog.Logger
+	// Session tunes browser sessions (heartbeat, grace window, default
+	// timeout); the daemon fills in its Store, Bus and Logger.
+	Session session.Options
+	// Bus carries browser dispatches and results between the call path and
+	// the tabs' streams; nil means in-process (one daemon).
+	Bus bus.Bus
+	// Demo enables the demo app's token-less session bootstrap
+	// (POST /demo/session, same-origin only). Off unless asked for.
+	Demo bool
+	// MCP tunes the MCP endpoint at /mcp (listing mode, threshold); the
+	// daemon fills in its authentication, live tabs and logger.
+	MCP mcpserver.Options
+	// Models are the config file's model aliases (`models:`); Resolver, if
+	// set, replaces them (a host's own model binding). See agent.go.
+	Models   map[string]model.Config
+	Resolver model.Resolver
+	// Agent tunes the assistant; the daemon fills in its dependencies.
+	Agent agent.Options
+}
+
+// Daemon is a running switchboard: its subsystems and its HTTP handler.
+type Daemon struct {
+	Registry *registry.Registry
+	// Broker is the one call path; RegisterFunc adds Go-function tools to it.
+	Broker *broker.Broker
+	// Sessions holds the live browser tabs (the broker's Browser).
+	Sessions *session.Manager
+	// Agent is the built-in assistant (runs, AG-UI, AI SDK chat).
+	Agent *agent.Runtime
+
+	log *slog.Logger
+	api *httpapi.Server
+	mcp *mcpserver.Server
+}
+
+// New wires a Daemon over opts.Store.
+func New(ctx context.Context, opts Options) (*Daemon, error) {
+	if opts.Store == nil {
+		return nil, errors.New("daemon: Options.Store is required")
+	}
+	if opts.AdminToken == "" {
+		return nil, errors.New("daemon: Options.AdminToken is required")
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	reg, err := registry.New(ctx, opts.Store, &registry.Options{Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	d := &Daemon{Registry: reg, log: log}
+	if err := d.startSessions(ctx, opts); err != nil {
+		return nil, err
+	}
+	d.Broker = broker.New(broker.Options{Store: opts.Store, Registry: reg, Logger: log, Browser: d.Sessions})
+	if d.mcp, err = d.newMCP(ctx, opts); err != nil {
+		return nil, err
+	}
+	if d.Agent, err = d.newAgent(opts); err != nil {
+		return nil, err
+	}
+	extra := d.webRoutes(opts)
+	extra["/mcp"] = d.mcp.Handler()
+	d.api, err = httpapi.New(httpapi.Options{
+		Registry:     reg,
+		AdminToken:   opts.AdminToken,
+		AllowOrigins: opts.AllowOrigins,
+		AllowHosts:   opts.AllowHosts,
+		Logger:       log,
+		Broker:       d.Broker,
+		Sessions:     d.Sessions,
+		Agent:        d.Agent,
+		Extra:        extra,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// Handler serves the whole daemon: /healthz, /api/v1 and the rest.
+func (d *Daemon) Handler() http.Handler { return d.api }
+
+// Close stops background work. It does not close the store.
+func (d *Daemon) Close() error {
+	_ = d.mcp.Close() // ends MCP sessions and their streams
+	d.Agent.Close()   // cancels runs, which ends their streams
+	d.Broker.Close()
+	d.Sessions.Shutdown() // ends every tab stream so graceful shutdown completes
+	return nil
+}
+
+// startSessions resolves calls left in flight by a previous run (their
+// outcome is unknown: never re-run, never left pending) and builds the
+// session manager. With several replicas on one Postgres this must move to
+// a per-replica claim; today each daemon owns its whole store.
+func (d *Daemon) startSessions(ctx context.Context, opts Options) error {
+	n, err := opts.Store.InvocationFailInFlight(ctx, time.Now(), switchboard.Errorf(switchboard.CodeInternal,
+		"outcome unknown: the daemon stopped while this call was in flight; check before retrying"))
+	if err != nil {
+		return fmt.Errorf("resolve calls left in flight: %w", err)
+	}
+	if n > 0 {
+		d.log.Warn("failed calls left in flight by the previous run", "count", n)
+	}
+	so := opts.Session
+	so.Store, so.Bus, so.Logger = opts.Store, opts.Bus, d.log
+	d.Sessions, err = session.New(so)
+	return err
+}
+
+// webRoutes serves the browser SDK and the demo app (no token needed).
+func (d *Daemon) webRoutes(opts Options) map[string]http.Handler {
+	demo := web.DemoOptions{}
+	if opts.Demo {
+		demo.OpenSession = func(ctx context.Context) (any, error) { return d.Sessions.Create(ctx, "demo") }
+	}
+	return map[string]http.Handler{"/sdk/": web.SDK(), "/demo/": web.Demo(demo), "/demo": http.RedirectHandler("/demo/", http.StatusFound)}
+}

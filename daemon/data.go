@@ -1,0 +1,94 @@
+package daemon
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/postgres"
+	"github.com/switchboardhq/switchboard/sqlite"
+)
+
+// Names under the data root.
+const (
+	TokenFile = "admin.token"
+	DBFile    = "switchboard.db"
+)
+
+// DataDir resolves the data root: flag, else $SWITCHBOARD_DATA, else the XDG
+// data directory ($XDG_DATA_HOME or ~/.local/share) + "/switchboard".
+func DataDir(flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	if env := os.Getenv("SWITCHBOARD_DATA"); env != "" {
+		return env, nil
+	}
+	if xdg := os.Getenv("XDG_DATA_HOME"); xdg != "" {
+		return filepath.Join(xdg, "switchboard"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("find the data root: %w (set --data or SWITCHBOARD_DATA)", err)
+	}
+	return filepath.Join(home, ".local", "share", "switchboard"), nil
+}
+
+// LoadOrCreateToken returns the admin token saved under dir, creating a
+// random one (mode 0600) on first start.
+func LoadOrCreateToken(dir string) (string, error) {
+	path := filepath.Join(dir, TokenFile)
+	if b, err := os.ReadFile(path); err == nil {
+		if tok := strings.TrimSpace(string(b)); tok != "" {
+			return tok, nil
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("read admin token: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("create data root: %w", err)
+	}
+	tok := NewSecret()
+	if err := os.WriteFile(path, []byte(tok+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("save admin token: %w", err)
+	}
+	return tok, nil
+}
+
+// ReadToken reads the admin token under dir without creating one.
+func ReadToken(dir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, TokenFile))
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// NewSecret returns 256 random bits, hex encoded.
+func NewSecret() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
+	return hex.EncodeToString(b)
+}
+
+// OpenStore opens the store named by spec: a postgres:// or postgresql://
+// URL selects Postgres; empty selects SQLite under the data root.
+func OpenStore(ctx context.Context, spec, dataDir string) (switchboard.Store, error) {
+	if strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://") {
+		return postgres.Open(ctx, spec, nil)
+	}
+	if spec != "" && spec != "sqlite" {
+		return nil, fmt.Errorf("unknown store %q: use a postgres:// URL, or leave it empty for SQLite under the data root", spec)
+	}
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data root: %w", err)
+	}
+	return sqlite.Open(ctx, filepath.Join(dataDir, DBFile), nil)
+}

@@ -1,0 +1,43 @@
+package daemon
+
+import (
+	"context"
+	"crypto/subtle"
+	"net/http"
+	"strings"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/mcpserver"
+)
+
+// newMCP builds the MCP server mounted at /mcp.
+func (d *Daemon) newMCP(ctx context.Context, opts Options) (*mcpserver.Server, error) {
+	o := opts.MCP
+	o.Logger = d.log
+	o.Authenticate = authenticator(opts.AdminToken)
+	// The session manager lists and watches live tools once it implements
+	// mcpserver.Live; until then browser tools are callable over MCP but
+	// not listed.
+	if live, ok := any(d.Sessions).(mcpserver.Live); ok && o.Live == nil {
+		o.Live = live
+	}
+	return mcpserver.New(ctx, d.Registry, d.Broker, &o)
+}
+
+// authenticator turns a request's bearer token into its principal: the
+// one place /mcp learns who calls. Scoped agent tokens (issue 7) extend it
+// here.
+func authenticator(adminToken string) func(*http.Request) (switchboard.Principal, error) {
+	return func(r *http.Request) (switchboard.Principal, error) {
+		h := r.Header.Get("Authorization")
+		const prefix = "Bearer "
+		if len(h) <= len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
+			return switchboard.Principal{}, switchboard.Errorf(switchboard.CodeUnauthorized,
+				"missing Authorization: Bearer token; the admin token is in <data>/admin.token")
+		}
+		if subtle.ConstantTimeCompare([]byte(strings.TrimSpace(h[len(prefix):])), []byte(adminToken)) != 1 {
+			return switchboard.Principal{}, switchboard.Errorf(switchboard.CodeUnauthorized, "the bearer token is not valid for this daemon")
+		}
+		return switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"}, nil
+	}
+}

@@ -1,0 +1,442 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/agent"
+	"github.com/switchboardhq/switchboard/agui"
+)
+
+// Assistant routes. The admin token may use any chat and name any browser
+// session; a browser tab uses its session token, which binds its runs to
+// that tab and confines it to chats it owns.
+const (
+	// maxAgentBodyBytes bounds a run request (histories carry images).
+	maxAgentBodyBytes = 16 << 20
+	// runHeartbeat spaces keep-alive comments on idle run streams.
+	runHeartbeat = 15 * time.Second
+)
+
+func (s *Server) agentRoutes() {
+	if s.opts.Agent == nil {
+		return
+	}
+	s.mux.HandleFunc("POST /api/v1/runs", s.agentAuth(s.startRun))
+	s.mux.HandleFunc("GET /api/v1/runs/{id}", s.agentAuth(s.getRun))
+	s.mux.HandleFunc("POST /api/v1/runs/{id}/cancel", s.agentAuth(s.cancelRun))
+	s.mux.HandleFunc("GET /api/v1/runs/{id}/events", s.agentAuth(s.runEvents))
+	s.mux.HandleFunc("POST /api/v1/agui", s.agentAuth(s.aguiRun))
+	s.mux.HandleFunc("POST /api/v1/agent/chat", s.agentAuth(s.aiSDKChat))
+	s.mux.HandleFunc("GET /api/v1/agent/capabilities", s.agentAuth(s.capabilities))
+	s.mux.HandleFunc("POST /api/v1/agent/chat/{sessionId}/followup", s.agentAuth(s.followUp))
+	s.mux.HandleFunc("GET /api/v1/agent/chat/{sessionId}/messages", s.agentAuth(s.getMessages))
+	s.mux.HandleFunc("PUT /api/v1/agent/chat/{sessionId}/messages", s.agentAuth(s.putMessages))
+}
+
+// agentCaller is who called an assistant route.
+type agentCaller struct {
+	// owner is "" for the admin (any chat), else the tab's identity.
+	owner string
+	// tab is the browser session of a session-token caller.
+	tab string
+}
+
+type agentHandler func(w http.ResponseWriter, r *http.Request, c agentCaller)
+
+// agentAuth accepts the admin token or a browser session token.
+func (s *Server) agentAuth(h agentHandler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		tok, ok := bearer(r)
+		if !ok {
+			s.writeError(w, r, switchboard.Errorf(switchboard.CodeUnauthorized, "missing Authorization: Bearer token (the admin token or a browser session token)"))
+			return
+		}
+		if subtle.ConstantTimeCompare([]byte(tok), []byte(s.opts.AdminToken)) == 1 {
+			ctx := switchboard.WithPrincipal(r.Context(), switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"})
+			h(w, r.WithContext(ctx), agentCaller{})
+			return
+		}
+		if s.opts.Sessions == nil {
+			s.writeError(w, r, switchboard.Errorf(switchboard.CodeUnauthorized, "the bearer token is not valid for this daemon"))
+			return
+		}
+		sid, err := s.opts.Sessions.Authenticate(r.Context(), tok)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		ctx := switchboard.WithPrincipal(r.Context(), switchboard.Principal{Kind: switchboard.PrincipalSession, ID: sid})
+		h(w, r.WithContext(ctx), agentCaller{owner: "session:" + sid, tab: sid})
+	}
+}
+
+// browserSession picks the run's tab: a tab's own session, or the one the
+// admin names. A tab may not act in another tab.
+func (c agentCaller) browserSession(named string) (string, error) {
+	if c.tab == "" {
+		return named, nil
+	}
+	if named != "" && named != c.tab {
+		return "", switchboard.Errorf(switchboard.CodeForbidden, "a session token can run the assistant only in its own tab")
+	}
+	return c.tab, nil
+}
+
+// run finds a run the caller may see: a tab sees the runs in its tab and
+// those of chats it owns.
+func (s *Server) run(ctx context.Context, id string, c agentCaller) (*agent.Run, error) {
+	run, err := s.opts.Agent.Get(id)
+	if err != nil {
+		return nil, err
+	}
+	if c.owner != "" && run.SessionID() != c.tab {
+		if _, err := s.opts.Agent.History(ctx, run.ThreadID(), c.owner); err != nil {
+			return nil, switchboard.Errorf(switchboard.CodeNotFound, "no run %s", id)
+		}
+	}
+	return run, nil
+}
+
+// startRunBody is POST /runs.
+type startRunBody struct {
+	ThreadID  string          `json:"threadId,omitempty"`
+	SessionID string          `json:"sessionId,omitempty"`
+	Input     string          `json:"input,omitempty"`
+	Messages  []agui.Message  `json:"messages,omitempty"`
+	Model     string          `json:"model,omitempty"`
+	MaxSteps  int             `json:"maxSteps,omitempty"`
+	Context   []agui.Context  `json:"context,omitempty"`
+	State     json.RawMessage `json:"state,omitempty"`
+}
+
+func (s *Server) startRun(w http.ResponseWriter, r *http.Request, c agentCaller) {
+	var b startRunBody
+	if err := s.decode(w, r, &b, maxAgentBodyBytes); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if strings.TrimSpace(b.Input) == "" && len(b.Messages) == 0 {
+		s.writeError(w, r, switchboard.Errorf(switchboard.CodeInvalidInput, "a run needs input (the user's message) or messages"))
+		return
+	}
+	tab, err := c.browserSession(b.SessionID)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	req := agent.StartRequest{ThreadID: b.ThreadID, SessionID: tab, Input: b.Input, Model: b.Model,
+		MaxSteps: b.MaxSteps, Context: b.Context, State: b.State, Owner: c.owner, Harness: agent.HarnessLoop}
+	if b.Messages != nil {
+		req.Messages = b.Messages
+	}
+	run, err := s.opts.Agent.Start(r.Context(), req)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Location", "/api/v1/runs/"+run.ID())
+	writeJSON(w, http.StatusCreated, run.Info())
+}
+
+func (s *Server) getRun(w http.ResponseWriter, r *http.Request, c agentCaller) {
+	run, err := s.run(r.Context(), r.PathValue("id"), c)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, run.Info())
+}
+
+func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, c agentCaller) {
+	run, err := s.run(r.Context(), r.PathValue("id"), c)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	run.Cancel()
+	select { // usually ends at once; answer with the final record when it does
+	case <-run.Done():
+	case <-time.After(2 * time.Second):
+	case <-r.Context().Done():
+	}
+	writeJSON(w, http.StatusOK, run.Info())
+}
+
+// runEvents streams a run's AG-UI events from the start, or after the
+// Last-Event-ID the client has (each frame's id is its position).
+func (s *Server) runEvents(w http.ResponseWriter, r *http.Request, c agentCaller) {
+	run, err := s.run(r.Context(), r.PathValue("id"), c)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	from := 0
+	if last := r.Header.Get("Last-Event-ID"); last != "" {
+		n, err := strconv.Atoi(last)
+		if err != nil || n < 0 {
+			s.writeError(w, r, switchboard.Errorf(switchboard.CodeInvalidInput, "Last-Event-ID %q is not an event position of this run", last))
+			return
+		}
+		from = n + 1
+	}
+	startSSE(w)
+	s.pump(w, r, run, from, func(buf []byte, rec agent.Record) []byte {
+		return agui.AppendFrame(buf, strconv.Itoa(rec.Seq), rec.JSON)
+	}, nil)
+}
+
+// aguiRun is the AG-UI endpoint: RunAgentInput in, the run's events out.
+// The run is cancelled when the client goes away (AG-UI's abortRun) unless
+// forwardedProps.detach is true.
+func (s *Server) aguiRun(w http.ResponseWriter, r *http.Request, c agentCaller) {
+	body, err := s.readBody(w, r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	in, err := agui.ParseRunAgentInput(body)
+	if err != nil {
+		s.writeError(w, r, switchboard.Errorf(switchboard.CodeInvalidInput, "%v", err))
+		return
+	}
+	var props struct {
+		SessionID string `json:"sessionId"`
+		Model     string `json:"model"`
+		Detach    bool   `json:"detach"`
+	}
+	if len(in.ForwardedProps) > 0 {
+		_ = json.Unmarshal(in.ForwardedProps, &props) // unknown shapes are the client's business
+	}
+	if props.SessionID == "" {
+		props.SessionID = r.URL.Query().Get("session")
+	}
+	tab, err := c.browserSession(props.SessionID)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	run, err := s.opts.Agent.Start(r.Context(), agent.StartRequest{
+		RunID: in.RunID, ThreadID: in.ThreadID, SessionID: tab, Model: props.Model,
+		Messages: in.Messages, Tools: in.Tools, Context: in.Context, State: in.State, Resume: in.Resume,
+		Owner: c.owner, Harness: agent.HarnessLoop,
+	})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	startSSE(w)
+	s.pump(w, r, run, 0, func(buf []byte, rec agent.Record) []byte {
+		return agui.AppendFrame(buf, "", rec.JSON)
+	}, nil)
+	if !props.Detach {
+		run.Cancel() // no-op once the run has ended
+	}
+}
+
+// aiSDKChat serves useChat's DefaultChatTransport: the same run, encoded as
+// the AI SDK UI Message Stream. The client owns the history.
+func (s *Server) aiSDKChat(w http.ResponseWriter, r *http.Request, c agentCaller) {
+	body, err := s.readBody(w, r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	req, err := agui.ParseChatRequest(body)
+	if err != nil {
+		s.writeError(w, r, switchboard.Errorf(switchboard.CodeInvalidInput, "%v", err))
+		return
+	}
+	var extra struct {
+		SessionID string `json:"sessionId"`
+		Model     string `json:"model"`
+	}
+	for k, v := range req.Extra {
+		switch k {
+		case "sessionId":
+			_ = json.Unmarshal(v, &extra.SessionID)
+		case "model":
+			_ = json.Unmarshal(v, &extra.Model)
+		}
+	}
+	if extra.SessionID == "" {
+		extra.SessionID = r.URL.Query().Get("session")
+	}
+	tab, err := c.browserSession(extra.SessionID)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	msgs := req.Messages
+	if req.Trigger == "regenerate-message" && len(msgs) > 0 && msgs[len(msgs)-1].Role == agui.RoleAssistant {
+		msgs = msgs[:len(msgs)-1] // the answer being regenerated
+	}
+	conv := agui.FromUIMessages(msgs)
+	if conv == nil {
+		conv = []agui.Message{}
+	}
+	run, err := s.opts.Agent.Start(r.Context(), agent.StartRequest{
+		ThreadID: req.ID, SessionID: tab, Model: extra.Model, Messages: conv, Owner: c.owner, Harness: agent.HarnessAISDK,
+	})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	agui.SetUIStreamHeaders(w.Header())
+	w.WriteHeader(http.StatusOK)
+	messageID := req.MessageID
+	if messageID == "" {
+		messageID = "msg_" + run.ID()
+	}
+	ui := agui.NewUIStream(messageID)
+	s.pump(w, r, run, 0, func(buf []byte, rec agent.Record) []byte {
+		for _, ch := range ui.Translate(rec.Event) {
+			buf, _ = agui.AppendChunk(buf, ch)
+		}
+		return buf
+	}, agui.AppendDone)
+	run.Cancel() // useChat's stop() aborts the request; no-op once ended
+}
+
+func (s *Server) capabilities(w http.ResponseWriter, r *http.Request, c agentCaller) {
+	writeJSON(w, http.StatusOK, s.opts.Agent.Capabilities(r.Context(), r.URL.Query().Get("session")))
+}
+
+func (s *Server) followUp(w http.ResponseWriter, r *http.Request, c agentCaller) {
+	var f agent.FollowUp
+	if err := s.decode(w, r, &f, 1<<20); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	tab, _ := c.browserSession("")
+	res, err := s.opts.Agent.FollowUp(r.Context(), r.PathValue("sessionId"), f, agent.StartRequest{SessionID: tab, Owner: c.owner})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	status := http.StatusAccepted
+	if res.Status == "started" {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, res)
+}
+
+func (s *Server) getMessages(w http.ResponseWriter, r *http.Request, c agentCaller) {
+	h, err := s.opts.Agent.History(r.Context(), r.PathValue("sessionId"), c.owner)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, h)
+}
+
+// putMessages replaces the history: a JSON array of messages, or
+// {"messages": [...]}.
+func (s *Server) putMessages(w http.ResponseWriter, r *http.Request, c agentCaller) {
+	body, err := s.readBody(w, r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var wrapped struct {
+		Messages json.RawMessage `json:"messages"`
+	}
+	if t := strings.TrimSpace(string(body)); strings.HasPrefix(t, "{") {
+		if err := json.Unmarshal(body, &wrapped); err != nil || wrapped.Messages == nil {
+			s.writeError(w, r, switchboard.Errorf(switchboard.CodeInvalidInput, `send a JSON array of messages or {"messages": [...]}`))
+			return
+		}
+		body = wrapped.Messages
+	}
+	h, err := s.opts.Agent.PutHistory(r.Context(), r.PathValue("sessionId"), c.owner, body)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, h)
+}
+
+// readBody reads a JSON request body of at most maxAgentBodyBytes.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
+		return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "Content-Type must be application/json, not %q", ct)
+	}
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxAgentBodyBytes))
+	if err != nil {
+		var maxErr *http.MaxBytesError
+		if errors.As(err, &maxErr) {
+			return nil, switchboard.Errorf(switchboard.CodePayloadTooLarge, "request body is larger than %d bytes", maxAgentBodyBytes)
+		}
+		return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "read request body: %v", err)
+	}
+	if len(strings.TrimSpace(string(b))) == 0 {
+		return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "request body is empty; send a JSON document")
+	}
+	return b, nil
+}
+
+func startSSE(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Content-Type", agui.ContentType)
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+}
+
+// pump writes a run's records from seq on, encoded by frame, until the run
+// is complete (then tail, if set, closes the stream) or the client leaves.
+// Each write has a deadline, so a reader that stops reading is dropped
+// rather than holding a goroutine; the run itself never waits on readers.
+func (s *Server) pump(w http.ResponseWriter, r *http.Request, run *agent.Run, seq int,
+	frame func([]byte, agent.Record) []byte, tail func([]byte) []byte) {
+	rc := http.NewResponseController(w)
+	hb := time.NewTicker(runHeartbeat)
+	defer hb.Stop()
+	var buf []byte
+	write := func() bool {
+		if len(buf) == 0 {
+			return true
+		}
+		_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+		if _, err := w.Write(buf); err != nil {
+			return false
+		}
+		buf = buf[:0]
+		return rc.Flush() == nil
+	}
+	for {
+		recs, more, complete := run.Events(seq)
+		for _, rec := range recs {
+			buf = frame(buf, rec)
+		}
+		seq += len(recs)
+		if complete && len(recs) == 0 {
+			if tail != nil {
+				buf = tail(buf)
+			}
+			write()
+			return
+		}
+		if !write() {
+			return
+		}
+		if len(recs) > 0 {
+			continue // drain before waiting
+		}
+		select {
+		case <-more:
+		case <-hb.C:
+			buf = append(buf, ": heartbeat\n\n"...)
+		case <-r.Context().Done():
+			return
+		}
+	}
+}

@@ -1,0 +1,314 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/session"
+)
+
+// Session routes: the app's backend opens and closes sessions with the
+// admin token; the tab uses its session token (Authorization: Bearer, never
+// in the URL) for its stream, its tools and its results.
+const (
+	// maxAdvertiseBytes bounds a PUT of a tab's tools.
+	maxAdvertiseBytes = 1 << 20
+	// streamWriteTimeout bounds one write to a tab's stream: a reader that
+	// stops reading is disconnected (it resumes with Last-Event-ID).
+	streamWriteTimeout = 10 * time.Second
+)
+
+func (s *Server) sessionRoutes() {
+	if s.opts.Sessions == nil {
+		return
+	}
+	s.mux.HandleFunc("POST /api/v1/sessions", s.admin(s.createSession))
+	s.mux.HandleFunc("DELETE /api/v1/sessions/{id}", s.closeSession)
+	s.mux.HandleFunc("GET /api/v1/sessions/{id}/tools", s.sessionOrAdmin(s.sessionTools))
+	s.mux.HandleFunc("PUT /api/v1/sessions/{id}/tools", s.sessionAuth(s.advertise))
+	s.mux.HandleFunc("GET /api/v1/sessions/{id}/events", s.sessionAuth(s.sessionEvents))
+	s.mux.HandleFunc("POST /api/v1/runs/{runId}/actions/{invocationId}/result", s.actionResult)
+}
+
+// sessionAuth runs h only for the bearer of the session token of the
+// session named in the path.
+func (s *Server) sessionAuth(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := s.sessionOf(r)
+		if err == nil && id != r.PathValue("id") {
+			err = switchboard.Errorf(switchboard.CodeUnauthorized, "this session token belongs to another session")
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		ctx := switchboard.WithPrincipal(r.Context(), switchboard.Principal{Kind: switchboard.PrincipalSession, ID: id})
+		h(w, r.WithContext(ctx))
+	}
+}
+
+// sessionOrAdmin accepts the admin token or the path session's own token.
+func (s *Server) sessionOrAdmin(h http.HandlerFunc) http.HandlerFunc {
+	sess := s.sessionAuth(h)
+	adm := s.admin(h)
+	return func(w http.ResponseWriter, r *http.Request) {
+		if tok, _ := bearer(r); strings.HasPrefix(tok, "ses_") {
+			sess(w, r)
+			return
+		}
+		adm(w, r)
+	}
+}
+
+// sessionOf authenticates the bearer as a session token.
+func (s *Server) sessionOf(r *http.Request) (string, error) {
+	tok, ok := bearer(r)
+	if !ok {
+		return "", switchboard.Errorf(switchboard.CodeUnauthorized, "missing Authorization: Bearer <sessionToken>")
+	}
+	return s.opts.Sessions.Authenticate(r.Context(), tok)
+}
+
+type createSessionBody struct {
+	// Principal names the signed-in user the session acts for.
+	Principal string `json:"principal,omitempty"`
+}
+
+func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
+	var body createSessionBody
+	if r.ContentLength != 0 {
+		if err := s.decode(w, r, &body, 64<<10); err != nil && !isEmptyBody(err) {
+			s.writeError(w, r, err)
+			return
+		}
+	}
+	created, err := s.opts.Sessions.Create(r.Context(), body.Principal)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusCreated, created)
+}
+
+func isEmptyBody(err error) bool {
+	return strings.Contains(switchboard.AsError(err).Message, "request body is empty")
+}
+
+// closeSession ends a session: the app's backend (admin token) or the tab
+// itself (its session token, sent by the SDK when the page goes away).
+func (s *Server) closeSession(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	tok, ok := bearer(r)
+	if !ok {
+		s.writeError(w, r, switchboard.Errorf(switchboard.CodeUnauthorized, "missing Authorization: Bearer token"))
+		return
+	}
+	if subtle.ConstantTimeCompare([]byte(tok), []byte(s.opts.AdminToken)) != 1 {
+		sid, err := s.opts.Sessions.Authenticate(r.Context(), tok)
+		if switchboard.CodeOf(err) == switchboard.CodeSessionGone && strings.HasPrefix(tok, id+".") {
+			w.WriteHeader(http.StatusNoContent) // closing twice is fine
+			return
+		}
+		if err == nil && sid != id {
+			err = switchboard.Errorf(switchboard.CodeUnauthorized, "this session token belongs to another session")
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+	}
+	if err := s.opts.Sessions.Close(r.Context(), id); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) sessionTools(w http.ResponseWriter, r *http.Request) {
+	tools, err := s.opts.Sessions.Tools(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, switchboard.Manifest{ProtocolVersion: switchboard.ProtocolVersion, Tools: tools})
+}
+
+// advertise is the PUSH of a tab's live browser tools: a manifest
+// {"tools": [...]} or a bare array, replacing what the tab had.
+func (s *Server) advertise(w http.ResponseWriter, r *http.Request) {
+	var raw json.RawMessage
+	if err := s.decode(w, r, &raw, maxAdvertiseBytes); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	tools, err := parseTools(raw)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out, err := s.opts.Sessions.Advertise(r.Context(), r.PathValue("id"), tools)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, switchboard.Manifest{ProtocolVersion: switchboard.ProtocolVersion, Tools: out})
+}
+
+// sessionEvents is the tab's SSE stream: a session.ready frame, then
+// dispatched requests and cancels (each with an id for Last-Event-ID
+// resume), and keep-alive comments while idle.
+func (s *Server) sessionEvents(w http.ResponseWriter, r *http.Request) {
+	conn, err := s.opts.Sessions.Attach(r.Context(), r.PathValue("id"), r.Header.Get("Last-Event-ID"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	defer conn.Close()
+	rc := http.NewResponseController(w)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+
+	// When the session side ends the stream (slow reader, replaced, closed,
+	// shutdown), a write blocked on a reader that stopped reading must fail
+	// now: a deadline in the past does that.
+	dl := &deadline{rc: rc, done: make(chan struct{})}
+	stop := context.AfterFunc(conn.Context(), dl.expire)
+	defer func() {
+		if !stop() {
+			dl.wait()
+		}
+	}()
+
+	var buf bytes.Buffer
+	writeFrame(&buf, conn.Hello())
+	hb := time.NewTicker(s.opts.Sessions.Heartbeat())
+	defer hb.Stop()
+	for {
+		for ev, ok := conn.Next(); ok; ev, ok = conn.Next() {
+			writeFrame(&buf, ev)
+		}
+		if buf.Len() > 0 {
+			if !dl.arm(streamWriteTimeout) {
+				return
+			}
+			if _, err := w.Write(buf.Bytes()); err != nil {
+				return
+			}
+			buf.Reset()
+			if err := rc.Flush(); err != nil {
+				return
+			}
+		}
+		select {
+		case <-conn.Ready():
+		case <-hb.C:
+			buf.WriteString(": heartbeat\n\n")
+		case <-conn.Done():
+			return
+		}
+	}
+}
+
+// writeFrame renders one SSE frame. Data is JSON, so it has no newlines;
+// splitting keeps the frame well-formed even if it ever did.
+func writeFrame(b *bytes.Buffer, ev session.Event) {
+	if ev.ID != "" {
+		b.WriteString("id: ")
+		b.WriteString(ev.ID)
+		b.WriteByte('\n')
+	}
+	b.WriteString("event: ")
+	b.WriteString(ev.Kind)
+	b.WriteByte('\n')
+	for line := range bytes.SplitSeq(ev.Data, []byte("\n")) {
+		b.WriteString("data: ")
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	b.WriteByte('\n')
+}
+
+// deadline sets write deadlines on a stream; once expired it stays expired.
+type deadline struct {
+	rc      *http.ResponseController
+	done    chan struct{} // closed when expire has run
+	mu      sync.Mutex
+	expired bool
+}
+
+func (d *deadline) arm(timeout time.Duration) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.expired {
+		return false
+	}
+	_ = d.rc.SetWriteDeadline(time.Now().Add(timeout))
+	return true
+}
+
+func (d *deadline) expire() {
+	d.mu.Lock()
+	d.expired = true
+	_ = d.rc.SetWriteDeadline(time.Unix(1, 0))
+	d.mu.Unlock()
+	close(d.done)
+}
+
+// wait returns once a started expire has finished, so nothing touches the
+// connection after the handler returns.
+func (d *deadline) wait() { <-d.done }
+
+// actionResult is the return path: the tab POSTs a BrowserActionResult for
+// an invocation dispatched to it.
+func (s *Server) actionResult(w http.ResponseWriter, r *http.Request) {
+	sid, err := s.sessionOf(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	run, inv := r.PathValue("runId"), r.PathValue("invocationId")
+	ctx := switchboard.WithPrincipal(r.Context(), switchboard.Principal{Kind: switchboard.PrincipalSession, ID: sid})
+	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
+		s.writeError(w, r, switchboard.Errorf(switchboard.CodeInvalidInput, "Content-Type must be application/json, not %q", ct))
+		return
+	}
+	limit := s.opts.Sessions.MaxResultBytes()
+	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if err != nil {
+		s.writeError(w, r, switchboard.Errorf(switchboard.CodeInvalidInput, "read request body: %v", err))
+		return
+	}
+	if int64(len(body)) > limit {
+		s.writeError(w, r, s.opts.Sessions.ResultTooLarge(ctx, sid, run, inv))
+		return
+	}
+	var res switchboard.BrowserActionResult
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&res); err != nil {
+		s.writeError(w, r, decodeError(err, limit))
+		return
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		s.writeError(w, r, switchboard.Errorf(switchboard.CodeInvalidInput, "request body has data after the JSON value"))
+		return
+	}
+	stored, err := s.opts.Sessions.Result(ctx, sid, run, inv, res)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"invocationId": stored.ID, "status": stored.Status})
+}

@@ -1,0 +1,197 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/switchboardhq/switchboard"
+)
+
+// MaxRegisterBytes bounds a registration body: large catalogs arrive in one
+// batch, so this is more generous than the default.
+const MaxRegisterBytes = 32 << 20
+
+func (s *Server) toolRoutes() {
+	s.mux.HandleFunc("GET /api/v1/tools", s.admin(s.listTools))
+	s.mux.HandleFunc("POST /api/v1/tools", s.admin(s.registerTools))
+	s.mux.HandleFunc("POST /api/v1/tools/search", s.admin(s.searchTools))
+	s.mux.HandleFunc("GET /api/v1/tools/{name}", s.admin(s.getTool))
+	s.mux.HandleFunc("DELETE /api/v1/tools/{name}", s.admin(s.deleteTool))
+}
+
+func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	surface := switchboard.Surface(q.Get("surface"))
+	if surface != "" && surface != switchboard.SurfaceAPI && surface != switchboard.SurfaceBrowser {
+		s.writeError(w, r, switchboard.Errorf(switchboard.CodeInvalidInput, "surface must be api or browser, not %q", surface))
+		return
+	}
+	tools, err := s.reg.List(r.Context(), surface)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if id := q.Get("session"); id != "" {
+		if tools, err = s.withSessionTools(r, id, surface, tools); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, switchboard.Manifest{ProtocolVersion: switchboard.ProtocolVersion, Tools: redactAll(tools)})
+}
+
+// registerBody accepts one descriptor, an array of them, or a manifest.
+func (s *Server) registerTools(w http.ResponseWriter, r *http.Request) {
+	var raw json.RawMessage
+	if err := s.decode(w, r, &raw, MaxRegisterBytes); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	tools, err := parseTools(raw)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	source := switchboard.Source(r.URL.Query().Get("source"))
+	if source == "" {
+		source = switchboard.SourceHost
+	}
+	out, err := s.reg.Register(r.Context(), source, tools)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, switchboard.Manifest{ProtocolVersion: switchboard.ProtocolVersion, Tools: redactAll(out)})
+}
+
+// parseTools decodes one descriptor, an array, or {"tools": [...]}, strictly.
+func parseTools(raw json.RawMessage) ([]switchboard.Tool, error) {
+	raw = bytes.TrimSpace(raw)
+	strict := func(b []byte, v any) error {
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(v); err != nil {
+			return decodeError(err, MaxRegisterBytes)
+		}
+		return nil
+	}
+	switch {
+	case len(raw) > 0 && raw[0] == '[':
+		var tools []switchboard.Tool
+		return tools, strict(raw, &tools)
+	case len(raw) > 0 && raw[0] == '{':
+		var probe map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &probe); err != nil {
+			return nil, decodeError(err, MaxRegisterBytes)
+		}
+		if _, ok := probe["tools"]; ok {
+			var m switchboard.Manifest
+			return m.Tools, strict(raw, &m)
+		}
+		var t switchboard.Tool
+		return []switchboard.Tool{t}, strict(raw, &t)
+	}
+	return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "send a tool descriptor, an array of them, or a manifest {\"tools\": [...]}")
+}
+
+func (s *Server) getTool(w http.ResponseWriter, r *http.Request) {
+	t, err := s.reg.Get(r.Context(), r.PathValue("name"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, redact(t))
+}
+
+func (s *Server) deleteTool(w http.ResponseWriter, r *http.Request) {
+	source := switchboard.Source(r.URL.Query().Get("source"))
+	if err := s.reg.Unregister(r.Context(), source, r.PathValue("name")); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) searchTools(w http.ResponseWriter, r *http.Request) {
+	var q switchboard.SearchQuery
+	if err := s.decode(w, r, &q, 64<<10); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if q.Limit < 0 || q.Limit > 100 {
+		s.writeError(w, r, switchboard.Errorf(switchboard.CodeInvalidInput, "limit must be within 1..100"))
+		return
+	}
+	res, err := s.reg.Search(r.Context(), q, nil)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// redact hides literal header values of HTTP bindings: they may be secrets
+// someone wrote inline. Environment references show their variable name.
+func redact(t switchboard.Tool) switchboard.Tool {
+	if t.Binding == nil || t.Binding.HTTP == nil || len(t.Binding.HTTP.Headers) == 0 {
+		return t
+	}
+	b := *t.Binding
+	h := *b.HTTP
+	h.Headers = make(map[string]switchboard.HeaderValue, len(t.Binding.HTTP.Headers))
+	for k, v := range t.Binding.HTTP.Headers {
+		if v.Env == "" {
+			v.Value = "[redacted]"
+		}
+		h.Headers[k] = v
+	}
+	b.HTTP = &h
+	t.Binding = &b
+	return t
+}
+
+func redactAll(ts []switchboard.Tool) []switchboard.Tool {
+	out := make([]switchboard.Tool, len(ts))
+	for i, t := range ts {
+		out[i] = redact(t)
+	}
+	return out
+}
+
+// withSessionTools adds the live browser tools of a session to a listing.
+// The session package plugs in through Options.SessionTools.
+func (s *Server) withSessionTools(r *http.Request, id string, surface switchboard.Surface, tools []switchboard.Tool) ([]switchboard.Tool, error) {
+	lookup := s.opts.SessionTools
+	if lookup == nil && s.opts.Sessions != nil {
+		lookup = s.opts.Sessions.Tools
+	}
+	if lookup == nil {
+		return nil, switchboard.Errorf(switchboard.CodeNotFound, "no session %q", id)
+	}
+	live, err := lookup(r.Context(), id)
+	if err != nil {
+		return nil, err
+	}
+	// A live tool replaces a catalog declaration of the same name: the tab's
+	// version is what a call would run.
+	names := make(map[string]bool, len(live))
+	for _, t := range live {
+		names[t.Name] = true
+	}
+	kept := tools[:0:0]
+	for _, t := range tools {
+		if !names[t.Name] {
+			kept = append(kept, t)
+		}
+	}
+	for _, t := range live {
+		if surface == "" || t.Surface == surface {
+			kept = append(kept, t)
+		}
+	}
+	slices.SortFunc(kept, func(a, b switchboard.Tool) int { return strings.Compare(a.Name, b.Name) })
+	return kept, nil
+}

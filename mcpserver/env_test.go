@@ -1,0 +1,332 @@
+package mcpserver
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/broker"
+	"github.com/switchboardhq/switchboard/client"
+	"github.com/switchboardhq/switchboard/httpapi"
+	"github.com/switchboardhq/switchboard/registry"
+	"github.com/switchboardhq/switchboard/session"
+	"github.com/switchboardhq/switchboard/sqlite"
+)
+
+const adminToken = "mcp-test-admin-token"
+
+// env is a daemon assembled like daemon.New (real SQLite, registry,
+// sessions, broker, httpapi with /mcp mounted through Extra) on a loopback
+// test server.
+type env struct {
+	t     *testing.T
+	ctx   context.Context
+	store *sqlite.Store
+	reg   *registry.Registry
+	sess  *session.Manager
+	br    *broker.Broker
+	mcp   *Server
+	srv   *httptest.Server
+	admin  *client.Client
+	live   *testLive
+	ledger *ledgerStore
+}
+
+func newEnv(t *testing.T, opts Options) *env {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, sqlite.Memory, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	reg, err := registry.New(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := session.New(session.Options{Store: st, Heartbeat: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ledger := &ledgerStore{Store: st, entries: make(chan switchboard.ActivityEntry, 100)}
+	br := broker.New(broker.Options{Store: ledger, Registry: reg, Browser: sess})
+	e := &env{t: t, ctx: ctx, store: st, reg: reg, sess: sess, br: br, ledger: ledger}
+	if opts.Live == nil {
+		if l, ok := any(sess).(Live); ok {
+			opts.Live = l
+		} else {
+			e.live = newTestLive(sess)
+			opts.Live = e.live
+		}
+	}
+	if opts.Authenticate == nil {
+		opts.Authenticate = adminOnly
+	}
+	e.mcp, err = New(ctx, reg, br, &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := httpapi.New(httpapi.Options{
+		Registry: reg, AdminToken: adminToken, Broker: br, Sessions: sess,
+		AllowHosts: []string{"localhost", "127.0.0.1", "::1"},
+		Extra:      map[string]http.Handler{"/mcp": e.mcp.Handler()},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h http.Handler = api
+	if e.live != nil {
+		h = e.live.wrap(api)
+	}
+	e.srv = httptest.NewServer(h)
+	e.admin = client.New(e.srv.URL, adminToken, nil)
+	t.Cleanup(func() {
+		e.mcp.Close()
+		sess.Shutdown()
+		e.srv.Close()
+		br.Close()
+	})
+	return e
+}
+
+func adminOnly(r *http.Request) (switchboard.Principal, error) {
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || subtle.ConstantTimeCompare([]byte(tok), []byte(adminToken)) != 1 {
+		return switchboard.Principal{}, switchboard.Errorf(switchboard.CodeUnauthorized, "missing or wrong bearer token")
+	}
+	return switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"}, nil
+}
+
+// connect opens an MCP client session over streamable HTTP with token.
+func (e *env) connect(token string, copts *mcp.ClientOptions) *mcp.ClientSession {
+	e.t.Helper()
+	return e.connectPath(token, "/mcp", copts)
+}
+
+func (e *env) connectPath(token, path string, copts *mcp.ClientOptions) *mcp.ClientSession {
+	e.t.Helper()
+	hc := &http.Client{Transport: bearerTransport{token: token}}
+	c := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, copts)
+	cs, err := c.Connect(e.ctx, &mcp.StreamableClientTransport{Endpoint: e.srv.URL + path, HTTPClient: hc}, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func (e *env) register(tools ...switchboard.Tool) {
+	e.t.Helper()
+	if _, err := e.reg.Register(e.ctx, switchboard.SourceHost, tools); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// goTool registers a Go-function tool.
+func (e *env) goTool(t switchboard.Tool, fn broker.Func) {
+	e.t.Helper()
+	t.Binding = &switchboard.Binding{Go: true}
+	e.register(t)
+	e.br.Handle(t.Name, fn)
+}
+
+// tab opens a browser session, advertises tools and serves them with h
+// until the test ends.
+func (e *env) tab(h client.ActionHandler, tools ...switchboard.Tool) *client.Tab {
+	e.t.Helper()
+	cred, err := e.admin.CreateSession(e.ctx, "user:alice")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	tab := e.admin.Tab(cred)
+	ctx, cancel := context.WithCancel(e.ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = tab.Serve(ctx, h)
+	}()
+	e.t.Cleanup(func() { cancel(); <-done })
+	if _, err := tab.Advertise(e.ctx, tools); err != nil {
+		e.t.Fatal(err)
+	}
+	e.waitLive(tab.ID)
+	return tab
+}
+
+// waitLive waits until the tab's stream is attached (Serve connects in the
+// background), which is when its advertised tools become live.
+func (e *env) waitLive(id string) {
+	e.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if tools, _ := e.sess.Tools(e.ctx, id); len(tools) > 0 {
+			if e.live != nil {
+				e.live.signal() // "a tab connected"
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("tab %s never attached its stream", id)
+		}
+		time.Sleep(time.Millisecond) // the stream attaches on another goroutine; no signal is exposed
+	}
+}
+
+func tool(name, class string) switchboard.Tool {
+	return switchboard.Tool{
+		Name: name, Description: "Does " + name + ".", Class: switchboard.Class(class),
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"x":{"type":"integer"}}}`),
+	}
+}
+
+// testLive stands in for *session.Manager as Live until the session package
+// can list and watch advertised tools itself: it lists the tools of the
+// sessions it has seen through the HTTP API and signals after every request
+// that changes them (a PUT of a tab's tools, a session's DELETE).
+type testLive struct {
+	m *session.Manager
+
+	mu   sync.Mutex
+	ids  map[string]bool
+	subs map[chan<- struct{}]bool
+}
+
+func newTestLive(m *session.Manager) *testLive {
+	return &testLive{m: m, ids: map[string]bool{}, subs: map[chan<- struct{}]bool{}}
+}
+
+func (l *testLive) LiveTools() []switchboard.Tool {
+	l.mu.Lock()
+	ids := make([]string, 0, len(l.ids))
+	for id := range l.ids {
+		ids = append(ids, id)
+	}
+	l.mu.Unlock()
+	var out []switchboard.Tool
+	for _, id := range ids {
+		tools, err := l.m.Tools(context.Background(), id)
+		if err != nil {
+			continue
+		}
+		for _, t := range tools {
+			if t.Origin == nil {
+				t.Origin = &switchboard.Origin{Source: switchboard.SourceSession}
+			}
+			t.Origin.SessionID = id
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func (l *testLive) SubscribeTools(ch chan<- struct{}) func() {
+	l.mu.Lock()
+	l.subs[ch] = true
+	l.mu.Unlock()
+	return func() {
+		l.mu.Lock()
+		delete(l.subs, ch)
+		l.mu.Unlock()
+	}
+}
+
+func (l *testLive) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r)
+		rest, ok := strings.CutPrefix(r.URL.Path, "/api/v1/sessions/")
+		if !ok {
+			return
+		}
+		id, sub, _ := strings.Cut(rest, "/")
+		if (r.Method == http.MethodPut && sub == "tools") || (r.Method == http.MethodDelete && sub == "") {
+			l.mu.Lock()
+			l.ids[id] = true
+			l.mu.Unlock()
+			l.signal()
+		}
+	})
+}
+
+func (l *testLive) signal() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for ch := range l.subs {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// newEnvSharing serves a second MCP server with other options over base's
+// registry, broker and sessions.
+func newEnvSharing(t *testing.T, base *env, opts Options) *env {
+	t.Helper()
+	if opts.Live == nil {
+		opts.Live = base.mcp.opts.Live
+	}
+	if opts.Authenticate == nil {
+		opts.Authenticate = adminOnly
+	}
+	s, err := New(base.ctx, base.reg, base.br, &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := *base
+	e.t, e.mcp, e.srv = t, s, httptest.NewServer(s.Handler())
+	t.Cleanup(func() { s.Close(); e.srv.Close() })
+	return &e
+}
+
+// ledgerStore hands every ledger entry the broker appends to the test, so
+// a test can wait for a call's terminal record without polling.
+type ledgerStore struct {
+	switchboard.Store
+	entries chan switchboard.ActivityEntry
+}
+
+func (s *ledgerStore) ActivityAppend(ctx context.Context, a *switchboard.ActivityEntry) error {
+	err := s.Store.ActivityAppend(ctx, a)
+	if err == nil {
+		select {
+		case s.entries <- *a:
+		default:
+		}
+	}
+	return err
+}
+
+// ledgered waits for the next tool.call entry of tool and returns its
+// details.
+func (e *env) ledgered(tool string) (d struct {
+	InvocationID string             `json:"invocationId"`
+	Status       switchboard.Status `json:"status"`
+	Code         switchboard.Code   `json:"code"`
+	SessionID    string             `json:"sessionId"`
+}) {
+	e.t.Helper()
+	timeout := time.NewTimer(30 * time.Second)
+	defer timeout.Stop()
+	for {
+		select {
+		case a := <-e.ledger.entries:
+			if a.Verb == broker.VerbToolCall && a.Target == tool {
+				if err := json.Unmarshal(a.Details, &d); err != nil {
+					e.t.Fatal(err)
+				}
+				return d
+			}
+		case <-timeout.C:
+			e.t.Fatalf("no ledger entry for %s", tool)
+		}
+	}
+}

@@ -1,0 +1,111 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardhq/switchboard"
+)
+
+// conformancePrincipal is who an unauthenticated loopback request is in
+// conformance-fixture mode.
+var conformancePrincipal = switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "conformance"}
+
+// principalKey carries the caller in the SDK's TokenInfo, which the SDK
+// hands to every request of a session and uses to refuse a session id
+// presented by anyone but the principal that opened it.
+const principalKey = "switchboard/principal"
+
+// Handler serves MCP's streamable HTTP transport (mount it at /mcp). Every
+// request is authenticated with Options.Authenticate. Mount it behind
+// httpapi.Server (Options.Extra), which refuses foreign Host and Origin
+// headers before routing: the SDK's handler checks neither Origin nor, for
+// non-loopback connections, Host. Its own DNS-rebinding check (loopback
+// connections with a non-loopback Host) stays on as a second line.
+func (s *Server) Handler() http.Handler { return s.http }
+
+func (s *Server) newHTTPHandler() http.Handler {
+	store := mcp.NewMemoryEventStore(nil)
+	store.SetMaxBytes(eventStoreBytes)
+	stream := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.sdk }, &mcp.StreamableHTTPOptions{
+		Logger: s.log,
+		// Resumable streams: a client whose stream drops mid-call picks the
+		// result up with Last-Event-ID instead of calling again.
+		EventStore:     store,
+		SessionTimeout: s.opts.SessionTimeout,
+	})
+	withToken := auth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
+		p, _ := switchboard.PrincipalFrom(ctx) // set just before, by ServeHTTP below
+		return &auth.TokenInfo{UserID: p.String(), Extra: map[string]any{principalKey: p}}, nil
+	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(stream)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if m := r.URL.Query().Get("mode"); m != "" {
+			if m != string(ModeFull) && m != string(ModeDeferred) {
+				writeHTTPError(w, switchboard.Errorf(switchboard.CodeInvalidInput, "mode=%s: use full or deferred", m))
+				return
+			}
+			r = r.WithContext(context.WithValue(r.Context(), modeKey{}, Mode(m)))
+		}
+		if s.opts.ConformanceFixtures && r.Header.Get("Authorization") == "" && loopbackRemote(r) {
+			stream.ServeHTTP(w, r.WithContext(switchboard.WithPrincipal(r.Context(), conformancePrincipal)))
+			return
+		}
+		if s.opts.Authenticate == nil {
+			writeHTTPError(w, switchboard.Errorf(switchboard.CodeUnauthorized, "this MCP endpoint has no authenticator configured"))
+			return
+		}
+		p, err := s.opts.Authenticate(r)
+		if err != nil {
+			writeHTTPError(w, err)
+			return
+		}
+		withToken.ServeHTTP(w, r.WithContext(switchboard.WithPrincipal(r.Context(), p)))
+	})
+}
+
+// principal returns the caller of an MCP request: from the request's token
+// info, else from the context of the request that opened the session (the
+// SDK keeps its values), else none.
+func principal(ctx context.Context, extra *mcp.RequestExtra) (switchboard.Principal, bool) {
+	if extra != nil && extra.TokenInfo != nil {
+		if p, ok := extra.TokenInfo.Extra[principalKey].(switchboard.Principal); ok {
+			return p, true
+		}
+	}
+	return switchboard.PrincipalFrom(ctx)
+}
+
+func loopbackRemote(r *http.Request) bool {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// writeHTTPError answers a request refused before MCP with the daemon's
+// JSON error envelope.
+func writeHTTPError(w http.ResponseWriter, err error) {
+	e := switchboard.AsError(err)
+	status := http.StatusInternalServerError
+	switch e.Code {
+	case switchboard.CodeInvalidInput:
+		status = http.StatusBadRequest
+	case switchboard.CodeUnauthorized:
+		status = http.StatusUnauthorized
+		w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
+	case switchboard.CodeForbidden, switchboard.CodeOriginRejected:
+		status = http.StatusForbidden
+	case switchboard.CodeUnavailable:
+		status = http.StatusServiceUnavailable
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(switchboard.ErrorEnvelope{Error: e})
+}

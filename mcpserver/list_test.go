@@ -1,0 +1,177 @@
+package mcpserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardhq/switchboard"
+)
+
+// listAll pages through tools/list.
+func listAll(t *testing.T, cs *mcp.ClientSession) ([]*mcp.Tool, int) {
+	t.Helper()
+	var tools []*mcp.Tool
+	pages := 0
+	params := &mcp.ListToolsParams{}
+	for {
+		res, err := cs.ListTools(t.Context(), params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		tools = append(tools, res.Tools...)
+		if res.NextCursor == "" {
+			return tools, pages
+		}
+		params = &mcp.ListToolsParams{Cursor: res.NextCursor}
+	}
+}
+
+func byName(tools []*mcp.Tool) map[string]*mcp.Tool {
+	m := map[string]*mcp.Tool{}
+	for _, t := range tools {
+		m[t.Name] = t
+	}
+	return m
+}
+
+func TestListFull(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, Options{})
+	read := tool("tasks.list", "read")
+	read.OutputSchema = json.RawMessage(`{"type":"array"}`)
+	mutate := tool("tasks.delete", "mutate")
+	mutate.Pinned = true
+	ui := tool("view.zoom", "ui")
+	long := tool("docs.explain", "read")
+	long.Description = strings.Repeat("Explains a part of the docs in great detail. ", 150) // ~6.7 KB
+	e.register(read, mutate, ui, long)
+
+	cs := e.connect(adminToken, nil)
+	tools, _ := listAll(t, cs)
+	got := byName(tools)
+	if len(got) != 4 {
+		t.Fatalf("listed %d tools, want the 4 registered (full mode below the threshold): %v", len(got), keys(got))
+	}
+	if _, ok := got[toolSearch]; ok {
+		t.Error("meta tools listed in full mode")
+	}
+	lt := got["tasks-list"]
+	if lt == nil || !lt.Annotations.ReadOnlyHint || lt.OutputSchema == nil {
+		t.Fatalf("tasks-list: %+v", lt)
+	}
+	if in, _ := json.Marshal(lt.InputSchema); string(in) != `{"properties":{"x":{"type":"integer"}},"type":"object"}` {
+		t.Errorf("input schema %s", in)
+	}
+	del := got["tasks-delete"]
+	if del.Annotations.ReadOnlyHint || del.Annotations.DestructiveHint == nil || !*del.Annotations.DestructiveHint {
+		t.Errorf("mutate annotations %+v", del.Annotations)
+	}
+	if del.Meta[metaAlwaysLoad] != true {
+		t.Errorf("pinned tool meta %v", del.Meta)
+	}
+	if lt.Meta[metaAlwaysLoad] != nil {
+		t.Errorf("unpinned tool has alwaysLoad")
+	}
+	z := got["view-zoom"].Annotations
+	if z.DestructiveHint == nil || *z.DestructiveHint || !z.IdempotentHint {
+		t.Errorf("ui annotations %+v", z)
+	}
+	d := got["docs-explain"].Description
+	if len(d) > MaxDescriptionBytes || !strings.HasSuffix(d, "switchboard_describe gives the full text)") {
+		t.Errorf("long description: %d bytes, ends %q", len(d), d[max(0, len(d)-60):])
+	}
+}
+
+func TestListDeferredAndModes(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, Options{})
+	var tools []switchboard.Tool
+	for i := range 40 {
+		tl := tool(fmt.Sprintf("bulk.op_%02d", i), "read")
+		tl.Pinned = i == 7
+		tools = append(tools, tl)
+	}
+	e.register(tools...)
+
+	listed, _ := listAll(t, e.connect(adminToken, nil))
+	got := byName(listed)
+	want := []string{toolSearch, toolDescribe, toolCall, "bulk-op_07"}
+	if len(got) != len(want) {
+		t.Fatalf("deferred listing %v, want %v", keys(got), want)
+	}
+	for _, n := range want {
+		if got[n] == nil || got[n].Meta[metaAlwaysLoad] != true {
+			t.Errorf("%s missing or not always-load: %+v", n, got[n])
+		}
+	}
+
+	// A client may choose its mode in the URL; the whole session keeps it.
+	perClient := e.connectPath(adminToken, "/mcp?mode=full", nil)
+	for range 2 {
+		if listed, _ := listAll(t, perClient); len(listed) != 40 {
+			t.Errorf("?mode=full: %d tools", len(listed))
+		}
+	}
+
+	full := newEnvSharing(t, e, Options{Mode: ModeFull})
+	if listed, _ := listAll(t, full.connect(adminToken, nil)); len(listed) != 40 {
+		t.Errorf("forced full: %d tools", len(listed))
+	}
+	lowThreshold := newEnvSharing(t, e, Options{Threshold: 50})
+	if listed, _ := listAll(t, lowThreshold.connect(adminToken, nil)); len(listed) != 40 {
+		t.Errorf("threshold 50: %d tools", len(listed))
+	}
+	deferred := newEnvSharing(t, e, Options{Mode: ModeDeferred, Threshold: 1000})
+	if listed, _ := listAll(t, deferred.connect(adminToken, nil)); len(listed) != 4 {
+		t.Errorf("forced deferred: %d tools", len(listed))
+	}
+}
+
+func TestListPages(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, Options{Mode: ModeFull})
+	var tools []switchboard.Tool
+	for i := range listPageSize + 1 {
+		tools = append(tools, tool(fmt.Sprintf("many.op_%04d", i), "read"))
+	}
+	e.register(tools...)
+	listed, pages := listAll(t, e.connect(adminToken, nil))
+	if len(listed) != listPageSize+1 || pages != 2 {
+		t.Fatalf("%d tools in %d pages", len(listed), pages)
+	}
+	if len(byName(listed)) != len(listed) {
+		t.Error("a tool was listed twice across pages")
+	}
+}
+
+// A scoped caller sees only what Visible allows; the scoped-token half
+// (agent tokens) lands with issue 7, through this same seam.
+func TestVisibleFilter(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, Options{Visible: func(p switchboard.Principal, t switchboard.Tool) bool {
+		return p.ID != "admin" || !strings.HasPrefix(t.Name, "secret.")
+	}})
+	e.register(tool("secret.keys", "read"), tool("public.news", "read"))
+	cs := e.connect(adminToken, nil)
+	listed, _ := listAll(t, cs)
+	if got := byName(listed); len(got) != 1 || got["public-news"] == nil {
+		t.Fatalf("listed %v", keys(got))
+	}
+	_, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "secret-keys"})
+	if err == nil || !strings.Contains(err.Error(), "unknown tool") {
+		t.Fatalf("hidden tool call: %v", err)
+	}
+}
+
+func keys(m map[string]*mcp.Tool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}

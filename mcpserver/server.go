@@ -1,0 +1,279 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/broker"
+	"github.com/switchboardhq/switchboard/registry"
+)
+
+// Mode is how tools/list presents the catalog.
+type Mode string
+
+const (
+	// ModeAuto lists in full while the caller's view has at most Threshold
+	// tools, deferred beyond.
+	ModeAuto Mode = ""
+	// ModeFull lists every tool the caller may see, with full schemas.
+	ModeFull Mode = "full"
+	// ModeDeferred lists the meta tools (search, describe, call) and the
+	// pinned tools only.
+	ModeDeferred Mode = "deferred"
+)
+
+// Defaults for Options.
+const (
+	DefaultThreshold = 30
+	// DefaultProgressInterval spaces the "still waiting" progress
+	// notifications of a call that reports nothing itself.
+	DefaultProgressInterval = 5 * time.Second
+	// DefaultSessionTimeout closes MCP sessions idle this long.
+	DefaultSessionTimeout = 30 * time.Minute
+	// MaxDescriptionBytes caps a listed description: Claude Code truncates
+	// descriptions and instructions at 2 KB, and a cut we make can say where
+	// the rest is.
+	MaxDescriptionBytes = 2000
+	// eventStoreBytes bounds what streams keep for resumption.
+	eventStoreBytes = 16 << 20
+)
+
+// Live is the seam to the live browser tabs. *session.Manager implements it
+// once it can list and watch advertised tools; until then browser tools are
+// callable over MCP (the broker resolves them) but not listed.
+type Live interface {
+	// LiveTools returns every browser tool advertised by a connected tab,
+	// each with Origin.SessionID naming its tab.
+	LiveTools() []switchboard.Tool
+	// SubscribeTools signals ch, without blocking, whenever a tab's
+	// advertised tools change or a tab connects, goes or closes.
+	SubscribeTools(ch chan<- struct{}) (cancel func())
+}
+
+// Options configures a Server. A nil *Options means defaults; an HTTP
+// handler additionally needs Authenticate.
+type Options struct {
+	// Mode and Threshold choose the listing (see Mode).
+	Mode      Mode
+	Threshold int
+	// Live lists live browser tools; nil lists none.
+	Live Live
+	// Visible reports whether principal may see (list, search, describe)
+	// tool; nil shows everything. This is the seam for scoped agent tokens:
+	// the broker's policy still decides every call.
+	Visible func(switchboard.Principal, switchboard.Tool) bool
+	// Authenticate turns an HTTP request into its caller, or an error with
+	// code UNAUTHORIZED. It runs for every request to the handler.
+	Authenticate func(*http.Request) (switchboard.Principal, error)
+	// ProgressInterval spaces "still waiting" progress notifications.
+	ProgressInterval time.Duration
+	// SessionTimeout closes idle MCP sessions.
+	SessionTimeout time.Duration
+	// ConformanceFixtures registers the fixture tools, resources and prompts
+	// of the MCP conformance suite's "everything server" through the
+	// registry and broker, and accepts unauthenticated requests from
+	// loopback (the suite sends no token). Test-only: never in production.
+	ConformanceFixtures bool
+	Version             string
+	Logger              *slog.Logger
+	Now                 func() time.Time
+}
+
+// Server is the MCP server of one daemon. Safe for concurrent use.
+type Server struct {
+	reg   *registry.Registry
+	br    *broker.Broker
+	opts  Options
+	log   *slog.Logger
+	sdk   *mcp.Server
+	names names
+	http  http.Handler
+	dedup *dedup
+	live  *liveIndex
+
+	runMu sync.Mutex
+	runs  map[*mcp.ServerSession]string
+
+	stop chan struct{}
+	done chan struct{}
+	once sync.Once
+}
+
+// New returns a Server over the registry and broker. With
+// ConformanceFixtures it registers the fixtures in reg and br at once.
+func New(ctx context.Context, reg *registry.Registry, br *broker.Broker, opts *Options) (*Server, error) {
+	if reg == nil || br == nil {
+		return nil, errors.New("mcpserver: registry and broker are required")
+	}
+	o := Options{}
+	if opts != nil {
+		o = *opts
+	}
+	switch o.Mode {
+	case ModeAuto, ModeFull, ModeDeferred:
+	default:
+		return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "MCP listing mode %q: use full, deferred, or leave it empty for auto", o.Mode)
+	}
+	if o.Threshold <= 0 {
+		o.Threshold = DefaultThreshold
+	}
+	if o.ProgressInterval <= 0 {
+		o.ProgressInterval = DefaultProgressInterval
+	}
+	if o.SessionTimeout <= 0 {
+		o.SessionTimeout = DefaultSessionTimeout
+	}
+	if o.Version == "" {
+		o.Version = switchboard.ProtocolVersion
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	s := &Server{
+		reg: reg, br: br, opts: o, log: o.Logger,
+		dedup: newDedup(o.Now),
+		live:  newLiveIndex(o.Live),
+		runs:  map[*mcp.ServerSession]string{},
+		stop:  make(chan struct{}),
+		done:  make(chan struct{}),
+	}
+	sopts := &mcp.ServerOptions{
+		Instructions: instructions,
+		Logger:       o.Logger,
+		// tools/list is answered per caller, so the SDK's own tool table
+		// stays empty and the capability is declared outright.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+	}
+	if o.ConformanceFixtures {
+		fixtureServerOptions(sopts)
+	}
+	s.sdk = mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "switchboard", Version: o.Version}, sopts)
+	s.sdk.AddReceivingMiddleware(s.middleware)
+	if o.ConformanceFixtures {
+		if err := s.registerFixtures(ctx); err != nil {
+			return nil, err
+		}
+	}
+	s.http = s.newHTTPHandler()
+	go s.watch()
+	return s, nil
+}
+
+// Close ends every MCP session (so long-lived streams let an HTTP shutdown
+// finish) and stops watching the catalog. Idempotent.
+func (s *Server) Close() error {
+	s.once.Do(func() {
+		close(s.stop)
+		<-s.done
+		for ss := range s.sdk.Sessions() {
+			_ = ss.Close()
+		}
+	})
+	return nil
+}
+
+// middleware answers tools/list and tools/call from the catalog; every other
+// method is the SDK's.
+func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch r := req.(type) {
+		case *mcp.ListToolsRequest:
+			return s.listTools(ctx, r)
+		case *mcp.CallToolRequest:
+			return s.callTool(ctx, r)
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// watch turns catalog and live-tab changes into list_changed notifications.
+func (s *Server) watch() {
+	defer close(s.done)
+	regCh := make(chan registry.Change, 1)
+	cancelReg := s.reg.Subscribe(regCh)
+	defer cancelReg()
+	var liveCh chan struct{}
+	if s.opts.Live != nil {
+		liveCh = make(chan struct{}, 1)
+		defer s.opts.Live.SubscribeTools(liveCh)()
+	}
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-regCh:
+		case <-liveCh:
+			s.live.invalidate()
+		}
+		s.toolsChanged()
+	}
+}
+
+// changedSentinel is a placeholder tool that exists inside the SDK's tool
+// table for an instant.
+const changedSentinel = "switchboard_list_changed"
+
+var emptyObjectSchema = json.RawMessage(`{"type":"object"}`)
+
+// toolsChanged makes the SDK send notifications/tools/list_changed to every
+// session. The SDK sends it only when its own tool table changes, and ours
+// stays empty (tools/list is answered per caller), so a placeholder is added
+// and removed at once: both fall in the SDK's 10 ms debounce window, which
+// sends one notification, to every session and on every protocol version
+// the SDK speaks. The placeholder is never listed or callable, because the
+// middleware answers tools/list and tools/call.
+func (s *Server) toolsChanged() { notifyToolsChanged(s.sdk) }
+
+func notifyToolsChanged(srv *mcp.Server) {
+	srv.AddTool(&mcp.Tool{Name: changedSentinel, InputSchema: emptyObjectSchema},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return nil, errors.New("not a tool")
+		})
+	srv.RemoveTools(changedSentinel)
+}
+
+// runOf returns the run of an MCP session: DESIGN.md makes an MCP client's
+// session one run, so the tab it chose with sessionId stays its default
+// (the session manager binds a run to the tab named explicitly in it).
+func (s *Server) runOf(ss *mcp.ServerSession) string {
+	if ss == nil {
+		return ""
+	}
+	s.runMu.Lock()
+	defer s.runMu.Unlock()
+	if id, ok := s.runs[ss]; ok {
+		return id
+	}
+	id := broker.NewID()
+	s.runs[ss] = id
+	go func() {
+		_ = ss.Wait()
+		s.runMu.Lock()
+		delete(s.runs, ss)
+		s.runMu.Unlock()
+	}()
+	return id
+}
+
+// instructions are sent at initialize. They hold for both listing modes,
+// because the mode can change while a client is connected.
+const instructions = `This server is switchboard: it exposes the tools of a web app (its API) and of the user's open browser tab (view actions such as navigate, scroll, select).
+
+Finding tools: when the catalog is large, tools/list shows only switchboard_search, switchboard_describe, switchboard_call and a few pinned tools. Search with a few words about the task (switchboard_search {"query": "export deck as pdf"}); results give each tool's name and a one-line summary, best first, with nextCursor for more. Then switchboard_describe {"name": ...} returns the full description and input schema, and switchboard_call {"name": ..., "arguments": {...}} runs it. Tools that are listed can also be called directly.
+
+Names: a tool named "tasks.create" in the app's catalog is "tasks-create" here; both forms are accepted.
+
+Browser tools act in the user's open tab. With one tab open they go there; with several, pass "sessionId" (the candidates are named in the error), and later calls in this session stay on that tab.
+
+Failures come back as tool errors whose text starts with a code: TOOL_UNAVAILABLE (no open tab offers that browser tool), SESSION_GONE (the tab closed), TIMEOUT, CANCELLED, USER_DENIED (a person declined), FORBIDDEN (outside your scope), SCHEMA_VIOLATION or INVALID_INPUT (fix the arguments and retry), RATE_LIMITED (retry later).`

@@ -1,0 +1,228 @@
+package session
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/broker"
+	"github.com/switchboardhq/switchboard/registry"
+)
+
+// Advertise replaces the browser tools session id offers (the PUSH): all or
+// nothing, validated like registry declarations, with the exemption
+// enforced (a browser tool must assert viewStateOnly and may only be read or
+// ui: EXEMPTION_VIOLATION otherwise). An empty list withdraws every tool.
+func (m *Manager) Advertise(ctx context.Context, id string, tools []switchboard.Tool) ([]switchboard.Tool, error) {
+	if len(tools) > m.opts.MaxTools {
+		return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "a tab may advertise at most %d tools, not %d", m.opts.MaxTools, len(tools))
+	}
+	tools = slices.Clone(tools)
+	for i := range tools {
+		switch tools[i].Surface {
+		case "":
+			tools[i].Surface = switchboard.SurfaceBrowser
+		case switchboard.SurfaceBrowser:
+		default:
+			return nil, switchboard.Errorf(switchboard.CodeInvalidInput,
+				"tool %s: a tab advertises browser tools only (surface %q); register api tools with POST /api/v1/tools", tools[i].Name, tools[i].Surface)
+		}
+	}
+	fresh := make([]*liveTool, len(tools))
+	if len(tools) > 0 {
+		if err := registry.CheckBatch(tools); err != nil {
+			return nil, err
+		}
+		for i, t := range tools {
+			key, err := keyOf(t)
+			if err != nil {
+				return nil, err
+			}
+			m.mu.Lock()
+			have := m.shared[key]
+			m.mu.Unlock()
+			if have != nil {
+				fresh[i] = have
+				continue
+			}
+			if fresh[i], err = compileTool(key, t); err != nil {
+				return nil, err
+			}
+		}
+	}
+	st, err := m.state(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if st.ended {
+		return nil, switchboard.Errorf(switchboard.CodeSessionGone, "session %s ended; connect again", id)
+	}
+	m.unindexLocked(st)
+	m.releaseLocked(st)
+	st.tools = make(map[string]*liveTool, len(fresh))
+	for _, lt := range fresh {
+		st.tools[lt.tool.Name] = m.retainLocked(lt)
+		if m.byTool[lt.tool.Name] == nil {
+			m.byTool[lt.tool.Name] = map[string]*state{}
+		}
+		m.byTool[lt.tool.Name][id] = st
+	}
+	return st.listLocked(), nil
+}
+
+// unindexLocked removes st's tools from the by-tool index. Caller holds m.mu.
+func (m *Manager) unindexLocked(st *state) {
+	for name := range st.tools {
+		if set := m.byTool[name]; set != nil {
+			delete(set, st.id)
+			if len(set) == 0 {
+				delete(m.byTool, name)
+			}
+		}
+	}
+}
+
+// Tools returns the live browser tools session id advertises: none while
+// its tab is not connected. NOT_FOUND for an unknown session, SESSION_GONE
+// for a closed one.
+func (m *Manager) Tools(ctx context.Context, id string) ([]switchboard.Tool, error) {
+	m.mu.Lock()
+	st := m.sessions[id]
+	if st != nil && st.live() {
+		out := st.listLocked()
+		m.mu.Unlock()
+		return out, nil
+	}
+	m.mu.Unlock()
+	s, err := m.store.SessionGet(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if !s.ClosedAt.IsZero() {
+		return nil, switchboard.Errorf(switchboard.CodeSessionGone, "session %s was closed", id)
+	}
+	return []switchboard.Tool{}, nil
+}
+
+// BindRun makes session the default target of browser calls in run (the
+// agent loop binds a chat run to the tab it came from). Explicit sessionId
+// on a call still wins.
+func (m *Manager) BindRun(run, session string) {
+	if run == "" || session == "" {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if st := m.sessions[session]; st != nil {
+		m.bindLocked(run, st)
+	}
+}
+
+func (m *Manager) bindLocked(run string, st *state) {
+	if m.runs[run] == st.id {
+		return
+	}
+	m.runs[run] = st.id
+	st.runs = append(st.runs, run)
+	if len(st.runs) > maxRunsPerSession {
+		old := st.runs[0]
+		st.runs = st.runs[1:]
+		if m.runs[old] == st.id {
+			delete(m.runs, old)
+		}
+	}
+}
+
+// Resolve picks the live tab for a call of tool: sessionID when given, else
+// the session bound to runID, else the only live session advertising tool.
+// It implements broker.Browser.
+func (m *Manager) Resolve(ctx context.Context, tool, sessionID, runID string) (broker.Target, error) {
+	m.mu.Lock()
+	explicit := sessionID != ""
+	if !explicit && runID != "" {
+		sessionID = m.runs[runID]
+	}
+	if sessionID != "" {
+		st := m.sessions[sessionID]
+		if st == nil || !st.live() {
+			m.mu.Unlock()
+			return broker.Target{}, m.notLive(ctx, sessionID)
+		}
+		lt := st.tools[tool]
+		if lt == nil {
+			names := make([]string, 0, len(st.tools))
+			for name := range st.tools {
+				names = append(names, name)
+			}
+			slices.Sort(names)
+			m.mu.Unlock()
+			return broker.Target{}, switchboard.Errorf(switchboard.CodeToolUnavailable,
+				"session %s does not advertise the browser tool %s (it has: %s)", sessionID, tool, listOrNone(names)).
+				WithDetails(map[string]any{"sessionId": sessionID, "tools": names})
+		}
+		if explicit && runID != "" {
+			m.bindLocked(runID, st)
+		}
+		tg := target(st, lt)
+		m.mu.Unlock()
+		return tg, nil
+	}
+	var found []*state
+	for _, st := range m.byTool[tool] {
+		if st.live() {
+			found = append(found, st)
+		}
+	}
+	switch len(found) {
+	case 0:
+		m.mu.Unlock()
+		return broker.Target{}, switchboard.Errorf(switchboard.CodeToolUnavailable,
+			"no connected tab advertises the browser tool %s; open the page that mounts it, or check the name", tool)
+	case 1:
+		st := found[0]
+		if runID != "" {
+			m.bindLocked(runID, st)
+		}
+		tg := target(st, st.tools[tool])
+		m.mu.Unlock()
+		return tg, nil
+	}
+	m.mu.Unlock()
+	ids := make([]string, len(found))
+	for i, st := range found {
+		ids[i] = st.id
+	}
+	slices.Sort(ids)
+	return broker.Target{}, switchboard.Errorf(switchboard.CodeInvalidInput,
+		"the browser tool %s is live in %d tabs; say which one with sessionId", tool, len(ids)).
+		WithDetails(map[string]any{"candidates": ids})
+}
+
+// notLive explains why a named session cannot take a call.
+func (m *Manager) notLive(ctx context.Context, id string) error {
+	s, err := m.store.SessionGet(ctx, id)
+	switch {
+	case switchboard.CodeOf(err) == switchboard.CodeNotFound:
+		return switchboard.Errorf(switchboard.CodeNotFound, "no session %q", id)
+	case err != nil:
+		return err
+	case !s.ClosedAt.IsZero():
+		return switchboard.Errorf(switchboard.CodeSessionGone, "session %s was closed", id)
+	}
+	return switchboard.Errorf(switchboard.CodeSessionGone,
+		"session %s has no connected tab (it closed or lost its connection)", id)
+}
+
+func target(st *state, lt *liveTool) broker.Target {
+	return broker.Target{SessionID: st.id, Tool: st.withOrigin(lt), Input: lt.input, Output: lt.outp}
+}
+
+func listOrNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}

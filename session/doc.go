@@ -1,0 +1,37 @@
+// Package session keeps the live browser tabs connected to the daemon and
+// is the browser half of every browser tool call.
+//
+// A tab's session is opened by the app's backend (Create, with the admin
+// token) and then used by the browser SDK with its session token: it PUSHes
+// the browser tools it has mounted (Advertise), holds one event stream
+// (Attach) on which dispatched BrowserActionRequests arrive, and POSTs each
+// result back (Result). The Manager implements broker.Browser: Resolve picks
+// the tab for a call and Await delivers the dispatched invocation and blocks
+// until its record is terminal.
+//
+// How the pieces meet. Every hand-off goes through a bus.Bus so a
+// cross-replica bus can replace the in-process one without touching this
+// code: Await subscribes to the invocation's "done" topic and to the
+// session's state topic, then publishes the request on the session's
+// dispatch topic; whoever holds the tab's stream appends it to the session's
+// event log and writes it to the tab. The return path writes the terminal
+// record with a compare-and-swap from dispatched and publishes "done"; a
+// waiter that times out, is cancelled or sees the tab go does its own CAS.
+// The first terminal write wins and every other party reads the winner from
+// the store, which stays the source of truth.
+//
+// Liveness. A tab is live while its stream is connected and for a grace
+// window after it drops (a reload of the stream or a network blip). When the
+// window passes with no new stream the tab is gone: its tools are withdrawn
+// and calls waiting on it fail with SESSION_GONE at once rather than at
+// their timeout. Gone is not closed: the tab may come back and re-advertise.
+// Close (DELETE, sent by the SDK when the page goes away for good) ends the
+// session at once and for good.
+//
+// Resume. Events carry ids "<epoch>-<seq>"; the epoch changes whenever this
+// process (re)creates the session's state, so an id from before a restart
+// never hides newer events. A stream opened with Last-Event-ID gets every
+// retained event after that id; one opened without it gets every request
+// not yet acknowledged. A request is acknowledged by its result POST (or
+// ends by timeout, cancel or gone), and only then leaves the log.
+package session

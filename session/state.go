@@ -1,0 +1,320 @@
+package session
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/switchboardhq/switchboard"
+)
+
+// state is this process's view of one session: its advertised tools, its
+// event log and its current stream. It exists while the tab is connected,
+// within its grace window, or briefly after an advertisement that came
+// before the stream; a gone tab's state is dropped.
+type state struct {
+	m         *Manager
+	id        string
+	tokenHash string
+	epoch     string
+	unsub     func()
+
+	// Guarded by m.mu.
+	tools  map[string]*liveTool // shared entries (see shared.go)
+	runs   []string
+	isLive bool
+	ended  bool
+
+	mu    sync.Mutex // guards the rest; taken after m.mu when both are held
+	seq   uint64
+	log   []*event // unacknowledged requests and recent cancels, by seq
+	conn  *Conn
+	timer *time.Timer
+	gen   uint64 // bumps on every attach, so a stale expiry does nothing
+}
+
+// event is one entry of a session's log.
+type event struct {
+	seq       uint64
+	kind      string
+	inv       string
+	data      []byte
+	delivered bool
+}
+
+// Event kinds on a tab's stream.
+const (
+	KindRequest = "browser.action.request"
+	KindCancel  = "browser.action.cancel"
+	KindReady   = "session.ready"
+)
+
+// Event is one SSE frame for a tab: ID is the SSE id (empty for frames
+// that are not resumable, like session.ready), Kind the SSE event name and
+// Data its JSON.
+type Event struct {
+	ID   string
+	Kind string
+	Data []byte
+}
+
+func (st *state) live() bool { return st.isLive && !st.ended }
+
+func (st *state) eventID(seq uint64) string { return st.epoch + "-" + strconv.FormatUint(seq, 10) }
+
+// state returns the local state of session id, creating it (after checking
+// the store) on first use.
+func (m *Manager) state(ctx context.Context, id string) (*state, error) {
+	m.mu.Lock()
+	st := m.sessions[id]
+	closed := m.closed
+	m.mu.Unlock()
+	if closed {
+		return nil, switchboard.Errorf(switchboard.CodeUnavailable, "the daemon is shutting down")
+	}
+	if st != nil {
+		return st, nil
+	}
+	s, err := m.store.SessionGet(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if !s.ClosedAt.IsZero() {
+		return nil, switchboard.Errorf(switchboard.CodeSessionGone, "session %s was closed", id)
+	}
+	st = &state{m: m, id: id, tokenHash: s.TokenHash, epoch: randomHex(4), tools: map[string]*liveTool{}}
+	unsub, err := m.bus.Subscribe(topicDispatch(id), st.onDispatch)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if other := m.sessions[id]; other != nil { // lost a race to create it
+		unsub()
+		return other, nil
+	}
+	st.unsub = unsub
+	m.sessions[id] = st
+	// A state nobody connects to is dropped after the grace window.
+	st.mu.Lock()
+	st.armExpiry()
+	st.mu.Unlock()
+	return st, nil
+}
+
+// armExpiry starts the grace timer. Caller holds st.mu.
+func (st *state) armExpiry() {
+	if st.timer != nil {
+		st.timer.Stop()
+	}
+	gen := st.gen
+	st.timer = time.AfterFunc(st.m.opts.Grace, func() { st.m.expire(st, gen) })
+}
+
+// expire runs when a grace window ends: the tab is gone unless a stream
+// attached meanwhile.
+func (m *Manager) expire(st *state, gen uint64) {
+	m.end(st, func() bool { return st.gen == gen && st.conn == nil },
+		"the tab disconnected and did not reconnect within the grace window")
+}
+
+// end drops st if cond (nil: always) holds: its stream ends, its tools are
+// withdrawn, and waiters on it hear that it is gone.
+func (m *Manager) end(st *state, cond func() bool, reason string) {
+	m.mu.Lock()
+	if st.ended || m.closed {
+		m.mu.Unlock()
+		return
+	}
+	st.mu.Lock()
+	if cond != nil && !cond() {
+		st.mu.Unlock()
+		m.mu.Unlock()
+		return
+	}
+	st.ended, st.isLive = true, false
+	c := st.conn
+	st.conn, st.log = nil, nil
+	if st.timer != nil {
+		st.timer.Stop()
+	}
+	st.mu.Unlock()
+	if m.sessions[st.id] == st {
+		delete(m.sessions, st.id)
+	}
+	m.unindexLocked(st)
+	m.releaseLocked(st)
+	st.tools = nil
+	for _, r := range st.runs {
+		if m.runs[r] == st.id {
+			delete(m.runs, r)
+		}
+	}
+	m.mu.Unlock()
+	st.unsub()
+	if c != nil {
+		c.end(switchboard.Errorf(switchboard.CodeSessionGone, "%s", reason))
+	}
+	m.log.Debug("session gone", "session", st.id, "reason", reason)
+	m.publishGone(st.id, reason)
+}
+
+func (m *Manager) publishGone(id, reason string) {
+	if err := m.bus.Publish(context.Background(), topicState(id), []byte("gone "+reason)); err != nil {
+		m.log.Warn("publish session gone", "session", id, "err", err)
+	}
+}
+
+// onDispatch receives the session's bus messages (see wire.go).
+func (st *state) onDispatch(p []byte) {
+	kind, inv, data, ok := decodeDispatch(p)
+	if !ok {
+		st.m.log.Warn("malformed dispatch message", "session", st.id)
+		return
+	}
+	switch kind {
+	case msgRequest:
+		if len(data) == 0 { // sent by reference: too large for the bus
+			go st.pushStored(inv)
+			return
+		}
+		st.push(KindRequest, inv, slices.Clone(data))
+	case msgCancel:
+		st.cancel(inv, slices.Clone(data))
+	case msgAck:
+		st.ack(inv)
+	}
+}
+
+// push appends a request to the log and queues it on the stream.
+func (st *state) push(kind, inv string, data []byte) {
+	st.mu.Lock()
+	if st.ended {
+		st.mu.Unlock()
+		return
+	}
+	st.seq++
+	ev := &event{seq: st.seq, kind: kind, inv: inv, data: data}
+	st.log = append(st.log, ev)
+	slow := st.enqueueLocked(ev)
+	st.mu.Unlock()
+	if slow != nil {
+		slow.end(switchboard.Errorf(switchboard.CodeUnavailable,
+			"the tab fell more than %d events behind its stream; reconnect to resume", st.m.opts.MaxQueued))
+	}
+}
+
+// enqueueLocked queues ev on the current stream and returns the stream if
+// that made it too slow to keep. Caller holds st.mu.
+func (st *state) enqueueLocked(ev *event) *Conn {
+	c := st.conn
+	if c == nil || c.ending {
+		return nil
+	}
+	if len(c.queue) >= st.m.opts.MaxQueued {
+		c.ending = true
+		return c
+	}
+	c.queue = append(c.queue, ev)
+	select {
+	case c.ready <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// pushStored loads a request sent by reference and pushes it.
+func (st *state) pushStored(inv string) {
+	ctx, cancel := context.WithTimeout(context.Background(), finalizeTimeout)
+	defer cancel()
+	rec, err := st.m.store.InvocationGet(ctx, inv)
+	if err != nil || rec.Status != switchboard.StatusDispatched {
+		return
+	}
+	data, err := requestJSON(rec, 0)
+	if err != nil {
+		return
+	}
+	st.push(KindRequest, inv, data)
+}
+
+// cancel withdraws a request: unsent, it simply disappears; already sent,
+// the tab gets a cancel event (kept for resume) so its handler aborts.
+func (st *state) cancel(inv string, data []byte) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	req := st.removeLocked(inv)
+	if req == nil || st.ended || !req.delivered {
+		return
+	}
+	st.seq++
+	ev := &event{seq: st.seq, kind: KindCancel, inv: inv, data: data}
+	st.log = append(st.log, ev)
+	// Keep only the newest cancels; requests are never dropped.
+	n := 0
+	for i := len(st.log) - 1; i >= 0; i-- {
+		if st.log[i].kind == KindCancel {
+			if n++; n > maxRetainedCancels {
+				st.log = slices.Delete(st.log, i, i+1)
+			}
+		}
+	}
+	if c := st.conn; c != nil && !c.ending {
+		c.queue = append(c.queue, ev) // a cancel never makes a stream "slow"
+		select {
+		case c.ready <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// ack drops an answered request from the log.
+func (st *state) ack(inv string) {
+	st.mu.Lock()
+	st.removeLocked(inv)
+	st.mu.Unlock()
+}
+
+// removeLocked removes inv's request from the log and from the stream's
+// queue, returning it. Caller holds st.mu.
+func (st *state) removeLocked(inv string) *event {
+	i := slices.IndexFunc(st.log, func(e *event) bool { return e.kind == KindRequest && e.inv == inv })
+	if i < 0 {
+		return nil
+	}
+	ev := st.log[i]
+	st.log = slices.Delete(st.log, i, i+1)
+	if c := st.conn; c != nil {
+		if j := slices.Index(c.queue, ev); j >= 0 {
+			c.queue = slices.Delete(c.queue, j, j+1)
+		}
+	}
+	return ev
+}
+
+// replayLocked returns the events a stream resuming after lastEventID has
+// not seen. Caller holds st.mu.
+func (st *state) replayLocked(lastEventID string) []*event {
+	var after uint64
+	resume := false
+	if epoch, seq, ok := strings.Cut(lastEventID, "-"); ok && epoch == st.epoch {
+		if n, err := strconv.ParseUint(seq, 10, 64); err == nil {
+			after, resume = n, true
+		}
+	}
+	var out []*event
+	for _, ev := range st.log {
+		switch {
+		case resume && ev.seq > after:
+			out = append(out, ev)
+		case !resume && ev.kind == KindRequest:
+			// A stream with no usable resume point gets every request still
+			// open, never a cancel for something it did not see.
+			out = append(out, ev)
+		}
+	}
+	return out
+}

@@ -1,0 +1,81 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/bus"
+)
+
+// Bus topics. Dispatch messages go to whoever holds the session's stream;
+// state messages to the callers waiting on the session; done messages to
+// the caller waiting on one invocation.
+func topicDispatch(session string) string { return "session.dispatch." + session }
+func topicState(session string) string    { return "session.state." + session }
+func topicDone(invocation string) string  { return "invocation.done." + invocation }
+
+// Dispatch message kinds: one byte, the invocation id, a newline, then the
+// event's JSON (empty for a request sent by reference).
+const (
+	msgRequest = 'r'
+	msgCancel  = 'c'
+	msgAck     = 'a'
+)
+
+func encodeDispatch(kind byte, inv string, data []byte) []byte {
+	b := make([]byte, 0, 2+len(inv)+len(data))
+	b = append(b, kind)
+	b = append(b, inv...)
+	b = append(b, '\n')
+	return append(b, data...)
+}
+
+func decodeDispatch(p []byte) (kind byte, inv string, data []byte, ok bool) {
+	if len(p) < 2 {
+		return 0, "", nil, false
+	}
+	i := bytes.IndexByte(p, '\n')
+	if i < 1 {
+		return 0, "", nil, false
+	}
+	return p[0], string(p[1:i]), p[i+1:], true
+}
+
+// runPath is how a run id appears in the return path's URL; an invocation
+// with no run uses "-" so the URL stays well-formed.
+func runPath(run string) string {
+	if run == "" {
+		return "-"
+	}
+	return run
+}
+
+// requestJSON renders the BrowserActionRequest for a dispatched record.
+func requestJSON(inv switchboard.Invocation, timeoutMs int) ([]byte, error) {
+	input := inv.Input
+	if len(input) == 0 {
+		input = json.RawMessage(`{}`)
+	}
+	return json.Marshal(switchboard.BrowserActionRequest{
+		ProtocolVersion: switchboard.ProtocolVersion,
+		InvocationID:    inv.ID,
+		RunID:           runPath(inv.RunID),
+		Tool:            inv.Tool,
+		Input:           input,
+		TimeoutMs:       timeoutMs,
+	})
+}
+
+// cancelJSON is the data of a browser.action.cancel event.
+func cancelJSON(inv string, why *switchboard.Error) []byte {
+	b, _ := json.Marshal(struct {
+		ProtocolVersion string             `json:"protocolVersion"`
+		InvocationID    string             `json:"invocationId"`
+		Reason          *switchboard.Error `json:"reason"`
+	}{switchboard.ProtocolVersion, inv, why})
+	return b
+}
+
+// fitsBus reports whether a dispatch message with data can travel by value.
+func fitsBus(inv string, data []byte) bool { return 2+len(inv)+len(data) <= bus.MaxPayload }

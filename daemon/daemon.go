@@ -19,6 +19,7 @@ import (
 	"github.com/switchboardhq/switchboard/httpapi"
 	"github.com/switchboardhq/switchboard/mcpserver"
 	"github.com/switchboardhq/switchboard/model"
+	"github.com/switchboardhq/switchboard/panels"
 	"github.com/switchboardhq/switchboard/registry"
 	"github.com/switchboardhq/switchboard/session"
 	"github.com/switchboardhq/switchboard/web"
@@ -63,6 +64,9 @@ type Daemon struct {
 	Sessions *session.Manager
 	// Agent is the built-in assistant (runs, AG-UI, AI SDK chat).
 	Agent *agent.Runtime
+	// Panels runs host and agent panels and their tools (daemon/panels.go).
+	Panels      *panels.Service
+	panelWiring panelWiring
 
 	log *slog.Logger
 	api *httpapi.Server
@@ -90,6 +94,9 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 		return nil, err
 	}
 	d.Broker = broker.New(broker.Options{Store: opts.Store, Registry: reg, Logger: log, Browser: d.Sessions})
+	if err := d.startPanels(ctx, opts); err != nil {
+		return nil, err
+	}
 	if d.mcp, err = d.newMCP(ctx, opts); err != nil {
 		return nil, err
 	}
@@ -107,6 +114,7 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 		Broker:       d.Broker,
 		Sessions:     d.Sessions,
 		Agent:        d.Agent,
+		Panels:       d.Panels,
 		Extra:        extra,
 	})
 	if err != nil {
@@ -122,6 +130,8 @@ func (d *Daemon) Handler() http.Handler { return d.api }
 func (d *Daemon) Close() error {
 	_ = d.mcp.Close() // ends MCP sessions and their streams
 	d.Agent.Close()   // cancels runs, which ends their streams
+	// Ends panel subscriptions and actions waiting for approval.
+	d.closePanels()
 	d.Broker.Close()
 	d.Sessions.Shutdown() // ends every tab stream so graceful shutdown completes
 	return nil
@@ -152,5 +162,8 @@ func (d *Daemon) webRoutes(opts Options) map[string]http.Handler {
 	if opts.Demo {
 		demo.OpenSession = func(ctx context.Context) (any, error) { return d.Sessions.Create(ctx, "demo") }
 	}
-	return map[string]http.Handler{"/sdk/": web.SDK(), "/demo/": web.Demo(demo), "/demo": http.RedirectHandler("/demo/", http.StatusFound)}
+	return map[string]http.Handler{
+		"/sdk/": web.SDK(), "/demo/": web.Demo(demo), "/demo": http.RedirectHandler("/demo/", http.StatusFound),
+		"/": web.Console(), // the operator console; unknown paths are 404
+	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/mcpserver"
+	"github.com/switchboardhq/switchboard/session"
 )
 
 // newMCP builds the MCP server mounted at /mcp.
@@ -15,11 +16,10 @@ func (d *Daemon) newMCP(ctx context.Context, opts Options) (*mcpserver.Server, e
 	o := opts.MCP
 	o.Logger = d.log
 	o.Authenticate = authenticator(opts.AdminToken)
-	// The session manager lists and watches live tools once it implements
-	// mcpserver.Live; until then browser tools are callable over MCP but
-	// not listed.
-	if live, ok := any(d.Sessions).(mcpserver.Live); ok && o.Live == nil {
-		o.Live = live
+	// Live tabs' browser tools are listed beside the catalog, and a tab
+	// advertising or going away sends list_changed.
+	if o.Live == nil {
+		o.Live = d.Sessions
 	}
 	return mcpserver.New(ctx, d.Registry, d.Broker, &o)
 }
@@ -41,3 +41,5 @@ func authenticator(adminToken string) func(*http.Request) (switchboard.Principal
 		return switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"}, nil
 	}
 }
+
+var _ mcpserver.Live = (*session.Manager)(nil)

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,16 +27,15 @@ const adminToken = "mcp-test-admin-token"
 // sessions, broker, httpapi with /mcp mounted through Extra) on a loopback
 // test server.
 type env struct {
-	t     *testing.T
-	ctx   context.Context
-	store *sqlite.Store
-	reg   *registry.Registry
-	sess  *session.Manager
-	br    *broker.Broker
-	mcp   *Server
-	srv   *httptest.Server
+	t      *testing.T
+	ctx    context.Context
+	store  *sqlite.Store
+	reg    *registry.Registry
+	sess   *session.Manager
+	br     *broker.Broker
+	mcp    *Server
+	srv    *httptest.Server
 	admin  *client.Client
-	live   *testLive
 	ledger *ledgerStore
 }
 
@@ -61,12 +59,7 @@ func newEnv(t *testing.T, opts Options) *env {
 	br := broker.New(broker.Options{Store: ledger, Registry: reg, Browser: sess})
 	e := &env{t: t, ctx: ctx, store: st, reg: reg, sess: sess, br: br, ledger: ledger}
 	if opts.Live == nil {
-		if l, ok := any(sess).(Live); ok {
-			opts.Live = l
-		} else {
-			e.live = newTestLive(sess)
-			opts.Live = e.live
-		}
+		opts.Live = sess
 	}
 	if opts.Authenticate == nil {
 		opts.Authenticate = adminOnly
@@ -83,11 +76,7 @@ func newEnv(t *testing.T, opts Options) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var h http.Handler = api
-	if e.live != nil {
-		h = e.live.wrap(api)
-	}
-	e.srv = httptest.NewServer(h)
+	e.srv = httptest.NewServer(api)
 	e.admin = client.New(e.srv.URL, adminToken, nil)
 	t.Cleanup(func() {
 		e.mcp.Close()
@@ -169,9 +158,6 @@ func (e *env) waitLive(id string) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if tools, _ := e.sess.Tools(e.ctx, id); len(tools) > 0 {
-			if e.live != nil {
-				e.live.signal() // "a tab connected"
-			}
 			return
 		}
 		if time.Now().After(deadline) {
@@ -185,85 +171,6 @@ func tool(name, class string) switchboard.Tool {
 	return switchboard.Tool{
 		Name: name, Description: "Does " + name + ".", Class: switchboard.Class(class),
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"x":{"type":"integer"}}}`),
-	}
-}
-
-// testLive stands in for *session.Manager as Live until the session package
-// can list and watch advertised tools itself: it lists the tools of the
-// sessions it has seen through the HTTP API and signals after every request
-// that changes them (a PUT of a tab's tools, a session's DELETE).
-type testLive struct {
-	m *session.Manager
-
-	mu   sync.Mutex
-	ids  map[string]bool
-	subs map[chan<- struct{}]bool
-}
-
-func newTestLive(m *session.Manager) *testLive {
-	return &testLive{m: m, ids: map[string]bool{}, subs: map[chan<- struct{}]bool{}}
-}
-
-func (l *testLive) LiveTools() []switchboard.Tool {
-	l.mu.Lock()
-	ids := make([]string, 0, len(l.ids))
-	for id := range l.ids {
-		ids = append(ids, id)
-	}
-	l.mu.Unlock()
-	var out []switchboard.Tool
-	for _, id := range ids {
-		tools, err := l.m.Tools(context.Background(), id)
-		if err != nil {
-			continue
-		}
-		for _, t := range tools {
-			if t.Origin == nil {
-				t.Origin = &switchboard.Origin{Source: switchboard.SourceSession}
-			}
-			t.Origin.SessionID = id
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-func (l *testLive) SubscribeTools(ch chan<- struct{}) func() {
-	l.mu.Lock()
-	l.subs[ch] = true
-	l.mu.Unlock()
-	return func() {
-		l.mu.Lock()
-		delete(l.subs, ch)
-		l.mu.Unlock()
-	}
-}
-
-func (l *testLive) wrap(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(w, r)
-		rest, ok := strings.CutPrefix(r.URL.Path, "/api/v1/sessions/")
-		if !ok {
-			return
-		}
-		id, sub, _ := strings.Cut(rest, "/")
-		if (r.Method == http.MethodPut && sub == "tools") || (r.Method == http.MethodDelete && sub == "") {
-			l.mu.Lock()
-			l.ids[id] = true
-			l.mu.Unlock()
-			l.signal()
-		}
-	})
-}
-
-func (l *testLive) signal() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for ch := range l.subs {
-		select {
-		case ch <- struct{}{}:
-		default:
-		}
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 // enforced (a browser tool must assert viewStateOnly and may only be read or
 // ui: EXEMPTION_VIOLATION otherwise). An empty list withdraws every tool.
 func (m *Manager) Advertise(ctx context.Context, id string, tools []switchboard.Tool) ([]switchboard.Tool, error) {
+	defer m.watch.notify()
 	if len(tools) > m.opts.MaxTools {
 		return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "a tab may advertise at most %d tools, not %d", m.opts.MaxTools, len(tools))
 	}

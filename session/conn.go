@@ -39,6 +39,7 @@ func (m *Manager) Attach(ctx context.Context, id, lastEventID string) (*Conn, er
 		return nil, switchboard.Errorf(switchboard.CodeSessionGone, "session %s ended while connecting; connect again", id)
 	}
 	st.isLive = true
+	m.watch.notify()
 	st.mu.Lock()
 	old := st.conn
 	st.conn = c

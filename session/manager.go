@@ -75,6 +75,7 @@ type Manager struct {
 	shared   map[[32]byte]*liveTool       // advertised tools, shared by sessions
 	closed   bool
 	shutdown chan struct{}
+	watch    toolWatch // live-tool change signals (LiveTools)
 }
 
 var _ broker.Browser = (*Manager)(nil)

@@ -158,6 +158,7 @@ func (m *Manager) end(st *state, cond func() bool, reason string) {
 	if c != nil {
 		c.end(switchboard.Errorf(switchboard.CodeSessionGone, "%s", reason))
 	}
+	m.watch.notify()
 	m.log.Debug("session gone", "session", st.id, "reason", reason)
 	m.publishGone(st.id, reason)
 }

@@ -1,0 +1,56 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/switchboardhq/switchboard"
+)
+
+// TestConsoleInChromium signs in to the operator console with the admin
+// token, searches the catalog and describes the best hit; a wrong token is
+// refused and lands back on the sign-in form. Tool descriptions carrying
+// markup must appear as text, never as elements.
+func TestConsoleInChromium(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	_, err := e.admin.RegisterTools(ctx, switchboard.SourceHost, []switchboard.Tool{
+		{Name: "billing.invoice.send", Description: "Email an invoice to the customer it belongs to.", Class: switchboard.ClassMutate,
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"invoiceId":{"type":"string"}}}`)},
+		{Name: "media.upload_image", Description: `Upload an image <img src=x onerror="window.pwned=1"> to the library.`, Class: switchboard.ClassMutate},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, cancel := e.tab(t, e.srv.URL+"/")
+	defer cancel()
+
+	do(t, tab, chromedp.WaitVisible("#token"), chromedp.SendKeys("#token", "wrong"), chromedp.Click("#login-form button"))
+	poll(t, tab, `document.getElementById('login-error').textContent.includes('UNAUTHORIZED')`)
+
+	do(t, tab, chromedp.SendKeys("#token", adminToken), chromedp.Click("#login-form button"), chromedp.WaitVisible("#tools tr"))
+	if names := eval[string](t, tab, `[...document.querySelectorAll('#tools tr td:first-child')].map(td => td.textContent).join(' ')`); !strings.Contains(names, "billing.invoice.send") || !strings.Contains(names, "media.upload_image") {
+		t.Fatalf("catalog lists %q", names)
+	}
+	do(t, tab, chromedp.SendKeys("#query", "bill the customer"))
+	poll(t, tab, `document.getElementById('catalog-count').textContent.includes('bill the customer')`)
+	if first := eval[string](t, tab, `document.querySelector('#tools tr td').textContent`); first != "billing.invoice.send" {
+		t.Fatalf("best hit %q", first)
+	}
+	do(t, tab, chromedp.Click("#tools tr"), chromedp.WaitVisible("#describe pre"))
+	if s := eval[string](t, tab, `document.querySelector('#describe pre').textContent`); !strings.Contains(s, "invoiceId") {
+		t.Errorf("describe shows %q", s)
+	}
+
+	// Markup in a description is text.
+	eval[bool](t, tab, `(document.getElementById('query').value = '', true)`)
+	do(t, tab, chromedp.SendKeys("#query", "upload image"))
+	poll(t, tab, `document.getElementById('catalog-count').textContent.includes('upload image')`)
+	if pwned := eval[bool](t, tab, `!!window.pwned || !!document.querySelector('#tools img')`); pwned {
+		t.Error("a tool description was rendered as markup")
+	}
+}

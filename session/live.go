@@ -1,0 +1,65 @@
+package session
+
+import (
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/switchboardhq/switchboard"
+)
+
+// toolWatch fans a "live tools changed" signal out to subscribers (the MCP
+// server sends list_changed on it). Signals never block: a subscriber whose
+// channel is full already has a pending signal.
+type toolWatch struct {
+	mu   sync.Mutex
+	subs map[chan<- struct{}]struct{}
+}
+
+func (w *toolWatch) notify() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for ch := range w.subs {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// LiveTools returns every browser tool advertised by a connected tab of
+// this process, each with Origin.SessionID naming its tab, sorted by name
+// then session.
+func (m *Manager) LiveTools() []switchboard.Tool {
+	m.mu.Lock()
+	var out []switchboard.Tool
+	for _, st := range m.sessions {
+		if st.live() {
+			out = append(out, st.listLocked()...)
+		}
+	}
+	m.mu.Unlock()
+	slices.SortFunc(out, func(a, b switchboard.Tool) int {
+		if c := strings.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Origin.SessionID, b.Origin.SessionID)
+	})
+	return out
+}
+
+// SubscribeTools signals ch whenever the set of live tools may have changed:
+// a tab advertised, connected, went away or was closed. cancel stops it.
+func (m *Manager) SubscribeTools(ch chan<- struct{}) (cancel func()) {
+	m.watch.mu.Lock()
+	if m.watch.subs == nil {
+		m.watch.subs = map[chan<- struct{}]struct{}{}
+	}
+	m.watch.subs[ch] = struct{}{}
+	m.watch.mu.Unlock()
+	return func() {
+		m.watch.mu.Lock()
+		delete(m.watch.subs, ch)
+		m.watch.mu.Unlock()
+	}
+}

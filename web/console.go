@@ -2,8 +2,8 @@ package web
 
 import (
 	"crypto/sha256"
-	"encoding/hex"
 	"embed"
+	"encoding/hex"
 	"net/http"
 	"strings"
 )

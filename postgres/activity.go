@@ -23,50 +23,70 @@ const (
 // in UTC. e is changed only when the append commits.
 func (s *Store) ActivityAppend(ctx context.Context, e *switchboard.ActivityEntry) error {
 	const op = "activity append"
-	if e == nil {
-		return switchboard.Errorf(switchboard.CodeInvalidInput, "%s: nil entry", op)
-	}
-	n := *e
-	if n.Ts.IsZero() {
-		n.Ts = s.now()
-	}
-	n.Ts = normTime(n.Ts)
-	prov, err := rawJSON("provenance", n.Provenance)
+	p, err := s.newEntry(op, e)
 	if err != nil {
 		return err
 	}
-	rev, err := rawJSON("reversal", n.Reversal)
-	if err != nil {
+	if err := s.write(ctx, op, func(tx pgx.Tx) error { return p.append(ctx, tx) }); err != nil {
 		return err
 	}
-	det, err := rawJSON("details", n.Details)
-	if err != nil {
-		return err
-	}
-	err = s.write(ctx, op, func(tx pgx.Tx) error {
-		var lastID int64
-		var lastHash string
-		if err := tx.QueryRow(ctx,
-			`SELECT last_id, last_hash FROM activity_head WHERE id = 1 FOR UPDATE`).Scan(&lastID, &lastHash); err != nil {
-			return err
-		}
-		n.ID = lastID + 1 // ComputeHash covers the ID, so set it first
-		n.PrevHash = lastHash
-		n.Hash = n.ComputeHash(lastHash)
-		if _, err := tx.Exec(ctx, `INSERT INTO activity
-			(id, ts, actor, verb, target, provenance, reversal, details, prev_hash, hash)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-			n.ID, n.Ts, n.Actor, n.Verb, n.Target, prov, rev, det, n.PrevHash, n.Hash); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, `UPDATE activity_head SET last_id = $1, last_hash = $2 WHERE id = 1`, n.ID, n.Hash)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	*e = n
+	*e = p.n
 	return nil
+}
+
+// entry is an activity entry checked and ready to append: n with its time
+// normalized, and its JSON columns as bound.
+type entry struct {
+	n              switchboard.ActivityEntry
+	prov, rev, det any
+}
+
+// newEntry validates e (nil, JSON) and stamps a zero Ts, without changing e.
+func (s *Store) newEntry(op string, e *switchboard.ActivityEntry) (*entry, error) {
+	if e == nil {
+		return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "%s: nil entry", op)
+	}
+	p := &entry{n: *e}
+	if p.n.Ts.IsZero() {
+		p.n.Ts = s.now()
+	}
+	p.n.Ts = normTime(p.n.Ts)
+	var err error
+	if p.prov, err = rawJSON("provenance", p.n.Provenance); err != nil {
+		return nil, err
+	}
+	if p.rev, err = rawJSON("reversal", p.n.Reversal); err != nil {
+		return nil, err
+	}
+	if p.det, err = rawJSON("details", p.n.Details); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// append inserts p after the chain head inside tx, holding the head's row
+// lock until tx ends. The insert and the head's move are one statement (one
+// round trip).
+func (p *entry) append(ctx context.Context, tx pgx.Tx) error {
+	var lastID int64
+	var lastHash string
+	if err := tx.QueryRow(ctx,
+		`SELECT last_id, last_hash FROM activity_head WHERE id = 1 FOR UPDATE`).Scan(&lastID, &lastHash); err != nil {
+		return err
+	}
+	n := &p.n
+	n.ID = lastID + 1 // ComputeHash covers the ID, so set it first
+	n.PrevHash = lastHash
+	n.Hash = n.ComputeHash(lastHash)
+	_, err := tx.Exec(ctx, `WITH appended AS (
+			INSERT INTO activity (id, ts, actor, verb, target, provenance, reversal, details, prev_hash, hash)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+			RETURNING id, hash
+		)
+		UPDATE activity_head SET last_id = appended.id, last_hash = appended.hash
+		FROM appended WHERE activity_head.id = 1`,
+		n.ID, n.Ts, n.Actor, n.Verb, n.Target, p.prov, p.rev, p.det, n.PrevHash, n.Hash)
+	return err
 }
 
 // ActivityList pages the ledger oldest first.

@@ -95,41 +95,111 @@ func (s *Store) InvocationUpdate(ctx context.Context, inv switchboard.Invocation
 	if err := s.check(op); err != nil {
 		return switchboard.Invocation{}, err
 	}
+	c, err := newCAS(op, inv, from)
+	if err != nil {
+		return switchboard.Invocation{}, err
+	}
+	if err := c.run(ctx, s.pool); err != nil {
+		return switchboard.Invocation{}, translate(ctx, op, err)
+	}
+	return c.outcome()
+}
+
+// InvocationFinish is InvocationUpdate and, only when its compare-and-swap
+// succeeds, ActivityAppend of e, in one transaction (broker.Finisher). The
+// invocation row is locked before the chain head, as no other transaction
+// takes them the other way round. On a failed compare nothing is written, e
+// is left as it was, and the current record comes back with CONFLICT.
+func (s *Store) InvocationFinish(ctx context.Context, inv switchboard.Invocation, e *switchboard.ActivityEntry, from ...switchboard.Status) (switchboard.Invocation, error) {
+	const op = "invocation finish"
+	c, err := newCAS(op, inv, from)
+	if err != nil {
+		return switchboard.Invocation{}, err
+	}
+	p, err := s.newEntry(op, e)
+	if err != nil {
+		return switchboard.Invocation{}, err
+	}
+	err = s.write(ctx, op, func(tx pgx.Tx) error {
+		if err := c.run(ctx, tx); err != nil || c.conflict {
+			return err
+		}
+		return p.append(ctx, tx)
+	})
+	if err != nil {
+		return switchboard.Invocation{}, err
+	}
+	if !c.conflict {
+		*e = p.n
+	}
+	return c.outcome()
+}
+
+// querier is what a compare-and-swap runs on: the pool or a transaction.
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// cas is one compare-and-swap of an invocation record.
+type cas struct {
+	op       string
+	id       string
+	from     []switchboard.Status
+	args     []any
+	stored   switchboard.Invocation
+	conflict bool
+}
+
+// newCAS checks and encodes the update before anything is sent.
+func newCAS(op string, inv switchboard.Invocation, from []switchboard.Status) (*cas, error) {
 	if len(from) == 0 || inv.Status == "" {
-		return switchboard.Invocation{}, switchboard.Errorf(switchboard.CodeInvalidInput,
+		return nil, switchboard.Errorf(switchboard.CodeInvalidInput,
 			"%s: a status and at least one from-status are required", op)
 	}
 	result, err := rawJSON("result", inv.Result)
 	if err != nil {
-		return switchboard.Invocation{}, err
+		return nil, err
 	}
 	errJSON, err := encodeError(inv.Error)
 	if err != nil {
-		return switchboard.Invocation{}, err
+		return nil, err
 	}
 	fromText := make([]string, len(from))
 	for i, st := range from {
 		fromText[i] = string(st)
 	}
-	stored, err := scanInvocation(s.pool.QueryRow(ctx, `UPDATE invocations SET
+	return &cas{op: op, id: inv.ID, from: from, args: []any{
+		string(inv.Status), inv.SessionID, result, errJSON, inv.InputBytes, inv.ResultBytes,
+		stamp(inv.UpdatedAt), stamp(inv.FinishedAt), inv.DurationMs, inv.ID, fromText,
+	}}, nil
+}
+
+// run makes the swap; when it matches nothing it reads the current row.
+func (c *cas) run(ctx context.Context, q querier) error {
+	var err error
+	c.stored, err = scanInvocation(q.QueryRow(ctx, `UPDATE invocations SET
 		status = $1, session_id = $2, result = $3, error = $4, input_bytes = $5, result_bytes = $6,
 		updated_at = $7, finished_at = $8, duration_ms = $9
 		WHERE id = $10 AND status = ANY($11)
-		RETURNING `+invocationCols,
-		string(inv.Status), inv.SessionID, result, errJSON, inv.InputBytes, inv.ResultBytes,
-		stamp(inv.UpdatedAt), stamp(inv.FinishedAt), inv.DurationMs, inv.ID, fromText))
-	if err == nil {
-		return stored, nil
-	}
+		RETURNING `+invocationCols, c.args...))
 	if !errors.Is(err, pgx.ErrNoRows) {
-		return switchboard.Invocation{}, translate(ctx, op, err)
+		return err
 	}
-	current, err := s.InvocationGet(ctx, inv.ID)
-	if err != nil {
-		return switchboard.Invocation{}, err
+	c.stored, err = scanInvocation(q.QueryRow(ctx, `SELECT `+invocationCols+` FROM invocations WHERE id = $1`, c.id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return switchboard.Errorf(switchboard.CodeNotFound, "%s: no invocation %q", c.op, c.id)
 	}
-	return current, switchboard.Errorf(switchboard.CodeConflict,
-		"%s: invocation %q is %s, not %v", op, inv.ID, current.Status, from)
+	c.conflict = err == nil
+	return err
+}
+
+// outcome is the stored record, with CONFLICT when the compare failed.
+func (c *cas) outcome() (switchboard.Invocation, error) {
+	if c.conflict {
+		return c.stored, switchboard.Errorf(switchboard.CodeConflict,
+			"%s: invocation %q is %s, not %v", c.op, c.id, c.stored.Status, c.from)
+	}
+	return c.stored, nil
 }
 
 // InvocationFailInFlight fails every non-terminal record with cause at at.

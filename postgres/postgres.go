@@ -66,6 +66,10 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	if o.MaxConns > 0 {
 		cfg.MaxConns = o.MaxConns
 	}
+	// pgx prepares each statement once per connection and keeps it
+	// (QueryExecModeCacheStatement, 512 statements) unless the DSN asks
+	// otherwise (default_query_exec_mode, e.g. for PgBouncer in transaction
+	// mode); the call path's statements are constant texts so they hit it.
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, translate(ctx, op, err)

@@ -23,47 +23,85 @@ const (
 // the append commits.
 func (s *Store) ActivityAppend(ctx context.Context, e *switchboard.ActivityEntry) error {
 	const op = "activity append"
+	p, err := s.newEntry(op, e)
+	if err != nil {
+		return err
+	}
+	if err := s.fast(ctx, op, true, p.append); err != nil {
+		return err
+	}
+	*e = p.n
+	return nil
+}
+
+// Statements of the append.
+const (
+	sqlChainHead      = `SELECT id, hash FROM activity ORDER BY id DESC LIMIT 1`
+	sqlInsertActivity = `INSERT INTO activity
+		(id, ts, actor, verb, target, provenance, reversal, details, prev_hash, hash)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+)
+
+// entry is an activity entry checked and ready to append: n with its time
+// normalized, and its JSON columns as bound.
+type entry struct {
+	n              switchboard.ActivityEntry
+	prov, rev, det any
+}
+
+// newEntry validates e (nil, JSON) and stamps a zero Ts, without changing e.
+func (s *Store) newEntry(op string, e *switchboard.ActivityEntry) (*entry, error) {
 	if e == nil {
-		return switchboard.Errorf(switchboard.CodeInvalidInput, "%s: nil entry", op)
+		return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "%s: nil entry", op)
 	}
-	n := *e
-	if n.Ts.IsZero() {
-		n.Ts = s.now()
+	p := &entry{n: *e}
+	if p.n.Ts.IsZero() {
+		p.n.Ts = s.now()
 	}
-	n.Ts = normTime(n.Ts)
-	prov, err := rawJSON("provenance", n.Provenance)
-	if err != nil {
-		return err
+	p.n.Ts = normTime(p.n.Ts)
+	var err error
+	if p.prov, err = rawJSON("provenance", p.n.Provenance); err != nil {
+		return nil, err
 	}
-	rev, err := rawJSON("reversal", n.Reversal)
-	if err != nil {
-		return err
+	if p.rev, err = rawJSON("reversal", p.n.Reversal); err != nil {
+		return nil, err
 	}
-	det, err := rawJSON("details", n.Details)
-	if err != nil {
-		return err
+	if p.det, err = rawJSON("details", p.n.Details); err != nil {
+		return nil, err
 	}
-	err = s.write(ctx, op, func(tx *sql.Tx) error {
-		var lastID int64
-		var lastHash string
-		err := tx.QueryRowContext(ctx, `SELECT id, hash FROM activity ORDER BY id DESC LIMIT 1`).Scan(&lastID, &lastHash)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+	return p, nil
+}
+
+// append inserts p after the chain head, inside w's transaction. The head
+// comes from the cache when it is set; a cached head that is stale
+// (something else appended) makes the insert collide with the real head's
+// id or prev_hash, and the append then reads the head and tries again.
+func (p *entry) append(w *wconn) error {
+	head, cached := w.h.head, w.h.head.ok
+	for {
+		if !head.ok {
+			err := w.queryRow(sqlChainHead).Scan(&head.id, &head.hash)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+			head.ok, cached = true, false
+		}
+		n := &p.n
+		n.ID = head.id + 1 // ComputeHash covers the ID, so set it first
+		n.PrevHash = head.hash
+		n.Hash = n.ComputeHash(head.hash)
+		_, err := w.exec(sqlInsertActivity,
+			n.ID, n.Ts.UnixMicro(), n.Actor, n.Verb, n.Target, p.prov, p.rev, p.det, n.PrevHash, n.Hash)
+		if err != nil && cached && isConstraint(err) {
+			head = chainHead{}
+			continue
+		}
+		if err != nil {
 			return err
 		}
-		n.ID = lastID + 1 // ComputeHash covers the ID, so set it first
-		n.PrevHash = lastHash
-		n.Hash = n.ComputeHash(lastHash)
-		_, err = tx.ExecContext(ctx, `INSERT INTO activity
-			(id, ts, actor, verb, target, provenance, reversal, details, prev_hash, hash)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			n.ID, n.Ts.UnixMicro(), n.Actor, n.Verb, n.Target, prov, rev, det, n.PrevHash, n.Hash)
-		return err
-	})
-	if err != nil {
-		return err
+		w.head = chainHead{id: n.ID, hash: n.Hash, ok: true}
+		return nil
 	}
-	*e = n
-	return nil
 }
 
 // ActivityList pages the ledger oldest first.

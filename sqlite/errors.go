@@ -52,3 +52,10 @@ func translate(ctx context.Context, op string, err error) error {
 	}
 	return switchboard.Errorf(switchboard.CodeInternal, "%s: %w", op, err)
 }
+
+// isConstraint reports whether err is a constraint violation (a unique
+// key, the primary key, a check).
+func isConstraint(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_CONSTRAINT
+}

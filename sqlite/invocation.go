@@ -59,19 +59,18 @@ func (s *Store) InvocationCreate(ctx context.Context, inv switchboard.Invocation
 	if err != nil {
 		return err
 	}
-	_, err = s.w.ExecContext(ctx, `INSERT INTO invocations (`+invocationCols+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		inv.ID, inv.RunID, inv.Tool, inv.ToolVersion, string(inv.Surface), inv.SessionID, inv.Caller,
-		string(inv.Status), input, result, errJSON, inv.InputBytes, inv.ResultBytes,
-		micros(inv.CreatedAt), micros(inv.UpdatedAt), micros(inv.FinishedAt), inv.DurationMs)
-	if err != nil {
-		err = translate(ctx, op, err)
-		if switchboard.CodeOf(err) == switchboard.CodeConflict {
-			return switchboard.Errorf(switchboard.CodeConflict, "%s: invocation %q already exists", op, inv.ID)
-		}
+	// One statement, so no explicit transaction: it commits by itself.
+	err = s.fast(ctx, op, false, func(w *wconn) error {
+		_, err := w.exec(sqlInsertInvocation,
+			inv.ID, inv.RunID, inv.Tool, inv.ToolVersion, string(inv.Surface), inv.SessionID, inv.Caller,
+			string(inv.Status), input, result, errJSON, inv.InputBytes, inv.ResultBytes,
+			micros(inv.CreatedAt), micros(inv.UpdatedAt), micros(inv.FinishedAt), inv.DurationMs)
 		return err
+	})
+	if switchboard.CodeOf(err) == switchboard.CodeConflict {
+		return switchboard.Errorf(switchboard.CodeConflict, "%s: invocation %q already exists", op, inv.ID)
 	}
-	return nil
+	return err
 }
 
 // InvocationGet returns one record or NOT_FOUND.
@@ -92,55 +91,133 @@ func (s *Store) InvocationGet(ctx context.Context, id string) (switchboard.Invoc
 // it matches nothing the current row comes back with CONFLICT.
 func (s *Store) InvocationUpdate(ctx context.Context, inv switchboard.Invocation, from ...switchboard.Status) (switchboard.Invocation, error) {
 	const op = "invocation update"
-	if len(from) == 0 || inv.Status == "" {
-		return switchboard.Invocation{}, switchboard.Errorf(switchboard.CodeInvalidInput,
-			"%s: a status and at least one from-status are required", op)
-	}
-	result, err := rawJSON("result", inv.Result)
+	c, err := newCAS(op, inv, from)
 	if err != nil {
 		return switchboard.Invocation{}, err
 	}
-	errJSON, err := encodeError(inv.Error)
+	if err := s.fast(ctx, op, true, c.run); err != nil {
+		return switchboard.Invocation{}, err
+	}
+	return c.outcome()
+}
+
+// InvocationFinish is InvocationUpdate and, only when its compare-and-swap
+// succeeds, ActivityAppend of e, in one transaction (broker.Finisher). On a
+// failed compare nothing is written, e is left as it was, and the current
+// record comes back with CONFLICT.
+func (s *Store) InvocationFinish(ctx context.Context, inv switchboard.Invocation, e *switchboard.ActivityEntry, from ...switchboard.Status) (switchboard.Invocation, error) {
+	const op = "invocation finish"
+	c, err := newCAS(op, inv, from)
 	if err != nil {
 		return switchboard.Invocation{}, err
 	}
-	args := []any{string(inv.Status), inv.SessionID, result, errJSON, inv.InputBytes, inv.ResultBytes,
-		micros(inv.UpdatedAt), micros(inv.FinishedAt), inv.DurationMs, inv.ID}
-	for _, st := range from {
-		args = append(args, string(st))
+	p, err := s.newEntry(op, e)
+	if err != nil {
+		return switchboard.Invocation{}, err
 	}
-	var (
-		stored   switchboard.Invocation
-		conflict bool
-	)
-	err = s.write(ctx, op, func(tx *sql.Tx) error {
-		var err error
-		stored, err = scanInvocation(tx.QueryRowContext(ctx, `UPDATE invocations SET
-			status = ?, session_id = ?, result = ?, error = ?, input_bytes = ?, result_bytes = ?,
-			updated_at = ?, finished_at = ?, duration_ms = ?
-			WHERE id = ? AND status IN (?`+strings.Repeat(", ?", len(from)-1)+`)
-			RETURNING `+invocationCols, args...))
-		if !errors.Is(err, sql.ErrNoRows) {
+	err = s.fast(ctx, op, true, func(w *wconn) error {
+		if err := c.run(w); err != nil || c.conflict {
 			return err
 		}
-		// Read the current row in the same transaction so it is the row
-		// the compare failed against.
-		stored, err = scanInvocation(tx.QueryRowContext(ctx,
-			`SELECT `+invocationCols+` FROM invocations WHERE id = ?`, inv.ID))
-		if errors.Is(err, sql.ErrNoRows) {
-			return switchboard.Errorf(switchboard.CodeNotFound, "%s: no invocation %q", op, inv.ID)
-		}
-		conflict = err == nil
-		return err
+		return p.append(w)
 	})
 	if err != nil {
 		return switchboard.Invocation{}, err
 	}
-	if conflict {
-		return stored, switchboard.Errorf(switchboard.CodeConflict,
-			"%s: invocation %q is %s, not %v", op, inv.ID, stored.Status, from)
+	if !c.conflict {
+		*e = p.n
 	}
-	return stored, nil
+	return c.outcome()
+}
+
+// Statements of the invocation fast path.
+const (
+	sqlInsertInvocation = `INSERT INTO invocations (` + invocationCols + `)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	sqlSelectInvocation = `SELECT ` + invocationCols + ` FROM invocations WHERE id = ?`
+)
+
+// casSQLs holds the compare-and-swap UPDATE for 1 to 8 from-statuses, so
+// the statement cache sees the same text every call.
+var casSQLs = func() (q [9]string) {
+	for n := 1; n < len(q); n++ {
+		q[n] = buildCASSQL(n)
+	}
+	return q
+}()
+
+func casSQL(n int) string {
+	if n < len(casSQLs) {
+		return casSQLs[n]
+	}
+	return buildCASSQL(n)
+}
+
+func buildCASSQL(n int) string {
+	return `UPDATE invocations SET
+		status = ?, session_id = ?, result = ?, error = ?, input_bytes = ?, result_bytes = ?,
+		updated_at = ?, finished_at = ?, duration_ms = ?
+		WHERE id = ? AND status IN (?` + strings.Repeat(", ?", n-1) + `)
+		RETURNING ` + invocationCols
+}
+
+// cas is one compare-and-swap of an invocation record.
+type cas struct {
+	op       string
+	id       string
+	from     []switchboard.Status
+	args     []any
+	stored   switchboard.Invocation
+	conflict bool
+}
+
+// newCAS checks and encodes the update before any transaction starts.
+func newCAS(op string, inv switchboard.Invocation, from []switchboard.Status) (*cas, error) {
+	if len(from) == 0 || inv.Status == "" {
+		return nil, switchboard.Errorf(switchboard.CodeInvalidInput,
+			"%s: a status and at least one from-status are required", op)
+	}
+	result, err := rawJSON("result", inv.Result)
+	if err != nil {
+		return nil, err
+	}
+	errJSON, err := encodeError(inv.Error)
+	if err != nil {
+		return nil, err
+	}
+	args := make([]any, 0, 10+len(from))
+	args = append(args, string(inv.Status), inv.SessionID, result, errJSON, inv.InputBytes, inv.ResultBytes,
+		micros(inv.UpdatedAt), micros(inv.FinishedAt), inv.DurationMs, inv.ID)
+	for _, st := range from {
+		args = append(args, string(st))
+	}
+	return &cas{op: op, id: inv.ID, from: from, args: args}, nil
+}
+
+// run makes the swap inside w's transaction. When it matches nothing it
+// reads the current row in the same transaction, so that is the row the
+// compare failed against.
+func (c *cas) run(w *wconn) error {
+	var err error
+	c.stored, err = scanInvocation(w.queryRow(casSQL(len(c.from)), c.args...))
+	if !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	c.stored, err = scanInvocation(w.queryRow(sqlSelectInvocation, c.id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return switchboard.Errorf(switchboard.CodeNotFound, "%s: no invocation %q", c.op, c.id)
+	}
+	c.conflict = err == nil
+	return err
+}
+
+// outcome is the stored record, with CONFLICT when the compare failed.
+func (c *cas) outcome() (switchboard.Invocation, error) {
+	if c.conflict {
+		return c.stored, switchboard.Errorf(switchboard.CodeConflict,
+			"%s: invocation %q is %s, not %v", c.op, c.id, c.stored.Status, c.from)
+	}
+	return c.stored, nil
 }
 
 // InvocationFailInFlight fails every non-terminal record with cause at at.

@@ -5,9 +5,18 @@
 // Every write goes through one connection, so writes serialize inside the
 // process and transactions start with BEGIN IMMEDIATE (no lock upgrades, no
 // deadlocks); reads use a separate pool of read-only connections and run
-// concurrently with the writer. The schema is created by versioned
-// migrations embedded in the binary and applied by Open. The driver passes
-// the storetest conformance suite, like the postgres driver.
+// concurrently with the writer. The writes of the tool-call path (invocation
+// records, the ledger) take a fast path with statements prepared once
+// (writer.go). The schema is created by versioned migrations embedded in the
+// binary and applied by Open. The driver passes the storetest conformance
+// suite, like the postgres driver.
+//
+// One process per database file: the SQLite store is meant to be opened by
+// one daemon per data root. Several processes on one file stay correct
+// (SQLite's locks serialize them, and the cached head of the activity chain
+// is checked by the insert's uniqueness constraints), but every write then
+// risks waiting up to the busy timeout and the fast path's caches miss;
+// deployments with several replicas use the postgres driver.
 package sqlite
 
 import (
@@ -54,6 +63,7 @@ type Store struct {
 	r      *sql.DB // read-only connections; the same pool as w in memory
 	now    func() time.Time
 	closed atomic.Bool
+	hot    hot // the writer fast path (writer.go)
 }
 
 var _ switchboard.Store = (*Store)(nil)
@@ -159,6 +169,7 @@ func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
+	s.closeHot()
 	var err error
 	if s.r != s.w {
 		err = s.r.Close()
@@ -181,15 +192,21 @@ func (s *Store) check(op string) error {
 	return nil
 }
 
-// write runs fn in one write transaction and translates its error.
+// write runs fn in one write transaction and translates its error. fn may
+// append to the activity ledger (appendTx); the fast path's cached chain
+// head is dropped so the next append reads it.
 func (s *Store) write(ctx context.Context, op string, fn func(*sql.Tx) error) error {
 	if err := s.check(op); err != nil {
 		return err
 	}
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
+		if cerr := s.check(op); cerr != nil {
+			return cerr // closed while this call waited
+		}
 		return translate(ctx, op, err)
 	}
+	defer s.hot.forgetHead()
 	if err := fn(tx); err != nil {
 		tx.Rollback()
 		return translate(ctx, op, err)

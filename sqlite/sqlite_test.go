@@ -24,6 +24,12 @@ func open(t *testing.T, path string, opts *sqlite.Options) *sqlite.Store {
 	return s
 }
 
+// The store implements broker.Finisher (restated here so the driver's tests
+// do not depend on the broker).
+var _ interface {
+	InvocationFinish(context.Context, switchboard.Invocation, *switchboard.ActivityEntry, ...switchboard.Status) (switchboard.Invocation, error)
+} = (*sqlite.Store)(nil)
+
 func TestConformanceFile(t *testing.T) {
 	storetest.Exercise(t, func(t *testing.T) switchboard.Store {
 		return open(t, filepath.Join(t.TempDir(), "switchboard.db"), nil)
@@ -187,4 +193,122 @@ func migrationFiles(t *testing.T) int {
 	files, err := filepath.Glob("migrations/*.sql")
 	must(t, err)
 	return len(files)
+}
+
+// TestChainHeadCacheStale: an entry appended behind the store's back (as a
+// second process would) does not fork the chain: the store's cached head
+// is stale, the insert collides, and the append reads the real head.
+func TestChainHeadCacheStale(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "switchboard.db")
+	s := open(t, path, nil)
+	first := &switchboard.ActivityEntry{Actor: "alice", Verb: "v", Target: "first"}
+	must(t, s.ActivityAppend(ctx, first)) // caches the head
+
+	other := switchboard.ActivityEntry{ID: first.ID + 1, Ts: time.Now().Truncate(time.Microsecond).UTC(),
+		Actor: "bob", Verb: "v", Target: "behind the back", PrevHash: first.Hash}
+	other.Hash = other.ComputeHash(first.Hash)
+	if _, err := raw(t, path).Exec(`INSERT INTO activity (id, ts, actor, verb, target, prev_hash, hash)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, other.ID, other.Ts.UnixMicro(), other.Actor, other.Verb, other.Target,
+		other.PrevHash, other.Hash); err != nil {
+		t.Fatal(err)
+	}
+
+	third := &switchboard.ActivityEntry{Actor: "alice", Verb: "v", Target: "third"}
+	must(t, s.ActivityAppend(ctx, third))
+	if third.ID != other.ID+1 || third.PrevHash != other.Hash {
+		t.Fatalf("append after a foreign one got id %d prevHash %q; want %d after %q", third.ID, third.PrevHash, other.ID+1, other.Hash)
+	}
+	// The same through InvocationFinish.
+	inv := switchboard.Invocation{ID: "inv-1", Tool: "a", Status: switchboard.StatusDispatched}
+	must(t, s.InvocationCreate(ctx, inv))
+	fourth := other
+	fourth.ID, fourth.PrevHash, fourth.Target = third.ID+1, third.Hash, "behind the back again"
+	fourth.Hash = fourth.ComputeHash(third.Hash)
+	if _, err := raw(t, path).Exec(`INSERT INTO activity (id, ts, actor, verb, target, prev_hash, hash)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, fourth.ID, fourth.Ts.UnixMicro(), fourth.Actor, fourth.Verb, fourth.Target,
+		fourth.PrevHash, fourth.Hash); err != nil {
+		t.Fatal(err)
+	}
+	inv.Status = switchboard.StatusSucceeded
+	fifth := &switchboard.ActivityEntry{Actor: "alice", Verb: "tool.call", Target: "a"}
+	if _, err := s.InvocationFinish(ctx, inv, fifth, switchboard.InFlight...); err != nil {
+		t.Fatal(err)
+	}
+	if fifth.PrevHash != fourth.Hash {
+		t.Fatalf("finish after a foreign append chained to %q, want %q", fifth.PrevHash, fourth.Hash)
+	}
+	entries, err := s.ActivityList(ctx, switchboard.ActivityFilter{})
+	must(t, err)
+	prev := ""
+	for _, e := range entries {
+		if e.PrevHash != prev || e.Hash != e.ComputeHash(prev) {
+			t.Fatalf("chain broken at entry %d", e.ID)
+		}
+		prev = e.Hash
+	}
+	if len(entries) != 5 {
+		t.Fatalf("ledger has %d entries, want 5", len(entries))
+	}
+}
+
+// TestCloseReleasesFile: Close finalizes the writer's cached statements;
+// SQLite would otherwise keep the connection (and its lock on the file)
+// open. Leaving WAL mode needs every other connection gone.
+func TestCloseReleasesFile(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "switchboard.db")
+	s := open(t, path, nil)
+	inv := switchboard.Invocation{ID: "inv-1", Tool: "a", Status: switchboard.StatusDispatched}
+	must(t, s.InvocationCreate(ctx, inv))
+	inv.Status = switchboard.StatusSucceeded
+	if _, err := s.InvocationFinish(ctx, inv, &switchboard.ActivityEntry{Actor: "a", Verb: "v"}, switchboard.InFlight...); err != nil {
+		t.Fatal(err)
+	}
+	must(t, s.Close())
+	var mode string
+	if err := raw(t, path).QueryRow(`PRAGMA journal_mode=DELETE`).Scan(&mode); err != nil || mode != "delete" {
+		t.Fatalf("leaving WAL mode after Close: mode %q, %v; a connection is still open", mode, err)
+	}
+}
+
+// TestCloseDuringWrites: Close while writers are busy ends every later
+// write with UNAVAILABLE, and still releases the file.
+func TestCloseDuringWrites(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "switchboard.db")
+	s, err := sqlite.Open(ctx, path, nil)
+	must(t, err)
+	var (
+		wg      sync.WaitGroup
+		started = make(chan struct{}, 8)
+		errs    = make(chan error, 8)
+	)
+	for range 8 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				err := s.ActivityAppend(ctx, &switchboard.ActivityEntry{Actor: "a", Verb: "v"})
+				if err != nil {
+					errs <- err
+					return
+				}
+				if i == 0 {
+					started <- struct{}{}
+				}
+			}
+		})
+	}
+	<-started
+	must(t, s.Close())
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if switchboard.CodeOf(err) != switchboard.CodeUnavailable {
+			t.Fatalf("write after Close: %v, want UNAVAILABLE", err)
+		}
+	}
+	var mode string
+	if err := raw(t, path).QueryRow(`PRAGMA journal_mode=DELETE`).Scan(&mode); err != nil || mode != "delete" {
+		t.Fatalf("leaving WAL mode after Close: mode %q, %v; a connection is still open", mode, err)
+	}
 }

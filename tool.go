@@ -96,6 +96,10 @@ type Tool struct {
 	MaxConcurrency int      `json:"maxConcurrency,omitempty"`
 	UI             *UIMeta  `json:"ui,omitempty"`
 	Binding        *Binding `json:"binding,omitempty"`
+	// Inverse undoes a call of this tool (see reversal.go); Reversible false
+	// says plainly that nothing can. Both unset: not declared, irreversible.
+	Inverse    *Inverse `json:"inverse,omitempty"`
+	Reversible *bool    `json:"reversible,omitempty"`
 	// Origin and Version are set by the registry, never by the declarer.
 	Origin  *Origin `json:"origin,omitempty"`
 	Version int64   `json:"version,omitempty"`

@@ -164,6 +164,7 @@ func strippedMarker(u string) string {
 // the model has no use for (activity, reasoning) are left out.
 func toModel(conv []agui.Message, ts *toolset, caps model.Caps) []model.Message {
 	out := make([]model.Message, 0, len(conv))
+	called := toolNames(conv)
 	for _, m := range conv {
 		switch m.Role {
 		case agui.RoleSystem, agui.RoleDeveloper:
@@ -195,7 +196,10 @@ func toModel(conv []agui.Message, ts *toolset, caps model.Caps) []model.Message 
 			}
 			out = append(out, mm)
 		case agui.RoleTool:
-			out = append(out, model.Message{Role: model.RoleTool, ToolCallID: m.ToolCallID, Content: m.Content, IsError: m.Error != ""})
+			// Results reach the model as tagged data with their provenance,
+			// never as instructions (trust.go).
+			content := wrapResult(m.Content, ts.derivedFrom(called[m.ToolCallID]))
+			out = append(out, model.Message{Role: model.RoleTool, ToolCallID: m.ToolCallID, Content: content, IsError: m.Error != ""})
 		}
 	}
 	return repairToolPairs(out)

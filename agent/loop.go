@@ -274,8 +274,14 @@ func (rt *Runtime) runCall(ctx context.Context, st *runState, c call) *agui.Mess
 				"toolCallId": c.id, "tool": c.name, "sessionId": st.run.session,
 			}})
 		}
+		// Progress (a job's, an approval wait's) streams on the run's events.
+		pctx := switchboard.WithProgress(switchboard.WithPrincipal(ctx, assistant), func(p switchboard.Progress) {
+			st.em.emit(&agui.Custom{Name: "switchboard.tool.progress", Value: map[string]any{
+				"toolCallId": c.id, "tool": c.name, "progress": p.Progress, "total": p.Total, "message": p.Message,
+			}})
+		})
 		var inv switchboard.Invocation
-		inv, err = rt.call.Call(switchboard.WithPrincipal(ctx, assistant), broker.CallRequest{
+		inv, err = rt.call.Call(pctx, broker.CallRequest{
 			Tool: c.name, Input: json.RawMessage(argsOrEmpty(c.args)), SessionID: st.run.session, RunID: st.run.id,
 		})
 		if inv.ID != "" {

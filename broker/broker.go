@@ -73,6 +73,18 @@ type Options struct {
 	MaxQueue       int
 	MaxInputBytes  int
 	MaxResultBytes int
+	// Jobs runs calls of `job` tools in the background (the call returns
+	// the job id at once); nil runs them like any other call.
+	Jobs Jobs
+	// JobTimeout bounds a job whose tool sets no timeoutMs.
+	JobTimeout time.Duration
+	// RateLimit bounds calls per principal and per tool; nil means none.
+	RateLimit *RateLimit
+	// IdempotencyTTL is how long an idempotency key is remembered.
+	IdempotencyTTL time.Duration
+	// OnActivity hears every ledger entry the broker appended (with its ID
+	// and hash), so the ledger's in-memory ring sees it.
+	OnActivity func(switchboard.ActivityEntry)
 }
 
 // Broker executes tool calls. Safe for concurrent use.
@@ -86,6 +98,9 @@ type Broker struct {
 	http    *httpbind.Client
 	opts    Options
 	limits  *limiter
+	jobs    Jobs
+	rates   *rates
+	idem    IdempotencyStore
 
 	mu    sync.RWMutex
 	funcs map[string]Func
@@ -121,7 +136,17 @@ func New(opts Options) *Broker {
 	if opts.MaxResultBytes <= 0 {
 		opts.MaxResultBytes = DefaultMaxResultBytes
 	}
+	if opts.JobTimeout <= 0 {
+		opts.JobTimeout = DefaultJobTimeout
+	}
+	if opts.IdempotencyTTL <= 0 {
+		opts.IdempotencyTTL = DefaultIdempotencyTTL
+	}
+	idem, _ := opts.Store.(IdempotencyStore)
 	return &Broker{
+		jobs:    opts.Jobs,
+		rates:   newRates(opts.RateLimit, opts.Now),
+		idem:    idem,
 		store:   opts.Store,
 		reg:     opts.Registry,
 		browser: opts.Browser,
@@ -150,6 +175,20 @@ type CallRequest struct {
 	Input     json.RawMessage
 	SessionID string
 	RunID     string
+	// IdempotencyKey, when set, makes a retry of the same call (same tool,
+	// session and input) return the first call's stored outcome instead of
+	// running again; a retry while the first runs is CONFLICT, the key
+	// reused for another call IDEMPOTENCY_CONFLICT. Keys are scoped to the
+	// caller (IdempotencyScope overrides the scope).
+	IdempotencyKey   string
+	IdempotencyScope string
+	// Reversal links the call's ledger entry to the entry it undoes.
+	Reversal json.RawMessage
+	// OnRecord, if set, is called once the invocation is recorded (and,
+	// for a call that needs approval, once its approval request exists):
+	// what an asynchronous transport answers with. Never called for a call
+	// refused before it was recorded.
+	OnRecord func(switchboard.Invocation)
 }
 
 // call is everything resolved about one call before it is recorded.
@@ -160,6 +199,8 @@ type call struct {
 	input     json.RawMessage
 	caller    switchboard.Principal
 	hasCaller bool
+	reversal  json.RawMessage
+	claim     *claim // the idempotency key this call holds, if any
 }
 
 // Call runs one tool call to a terminal state. See the package doc for
@@ -169,35 +210,38 @@ func (b *Broker) Call(ctx context.Context, req CallRequest) (switchboard.Invocat
 	if err != nil {
 		return switchboard.Invocation{}, err
 	}
+	if req.IdempotencyKey != "" {
+		if replay, err := b.claimKey(ctx, c, req); err != nil || replay.ID != "" {
+			return replay, err
+		}
+	}
+	if b.policy != nil && b.policy.NeedsApproval(c.caller, c.tool, c.input) {
+		return b.callWithApproval(ctx, c, req)
+	}
 	timeout := b.timeoutFor(c.tool)
 	cctx, cancel := context.WithTimeoutCause(ctx, timeout, timeoutError(c.tool.Name, timeout))
 	defer cancel()
-
-	// Without an approval step, wait for a slot before recording, so a call
-	// refused for load leaves no record. With one, the human decides first:
-	// a pending approval must not hold a slot others could use.
-	approve := b.policy != nil && b.policy.NeedsApproval(c.caller, c.tool, c.input)
-	var release func()
-	if !approve {
-		if release, err = b.limits.acquire(cctx, c.tool.Name, b.limitFor(c.tool)); err != nil {
-			return switchboard.Invocation{}, b.queueError(cctx, c.tool.Name, err)
-		}
+	// Wait for a slot before recording, so a call refused for load leaves
+	// no record.
+	release, err := b.limits.acquire(cctx, c.tool.Name, b.limitFor(c.tool))
+	if err != nil {
+		b.unclaim(ctx, c)
+		return switchboard.Invocation{}, b.queueError(cctx, c.tool.Name, err)
 	}
-	inv := b.newInvocation(c, req, approve)
+	inv := b.newInvocation(c, req, switchboard.StatusDispatched)
 	if err := b.store.InvocationCreate(ctx, inv); err != nil {
-		if release != nil {
-			release()
-		}
+		release()
+		b.unclaim(ctx, c)
 		return switchboard.Invocation{}, err
 	}
-	if approve {
-		if inv, err = b.approve(cctx, inv, c.tool); err != nil {
-			return b.finish(ctx, cctx, c, inv, nil, err)
-		}
-		if release, err = b.limits.acquire(cctx, c.tool.Name, b.limitFor(c.tool)); err != nil {
-			return b.finish(ctx, cctx, c, inv, nil, b.queueError(cctx, c.tool.Name, err))
-		}
+	if req.OnRecord != nil {
+		req.OnRecord(inv)
 	}
+	return b.dispatch(ctx, cctx, c, inv, release)
+}
+
+// dispatch executes a recorded, dispatched call holding its slot.
+func (b *Broker) dispatch(ctx, cctx context.Context, c *call, inv switchboard.Invocation, release func()) (switchboard.Invocation, error) {
 	if c.target != nil { // browser tool: the session side records the outcome
 		stored, err := b.browser.Await(cctx, inv, *c.target)
 		release()
@@ -208,6 +252,10 @@ func (b *Broker) Call(ctx context.Context, req CallRequest) (switchboard.Invocat
 			err = switchboard.Errorf(switchboard.CodeInternal, "the browser session returned invocation %s without a terminal state", inv.ID)
 		}
 		return b.finish(ctx, cctx, c, inv, nil, err)
+	}
+	if c.tool.Class == switchboard.ClassJob && b.jobs != nil {
+		result, err := b.startJob(ctx, c, inv, release)
+		return b.finish(ctx, cctx, c, inv, result, err)
 	}
 	result, err := b.execute(cctx, c, release)
 	if err == nil {
@@ -235,10 +283,14 @@ func (b *Broker) prepare(ctx context.Context, req CallRequest) (*call, error) {
 		return nil, annotate(err, "input of "+c.tool.Name)
 	}
 	c.input = input
+	c.reversal = req.Reversal
 	if b.policy != nil {
 		if err := b.policy.Admit(ctx, c.caller, c.tool); err != nil {
 			return nil, err
 		}
+	}
+	if err := b.rates.admit(c); err != nil {
+		return nil, err
 	}
 	return c, nil
 }

@@ -27,7 +27,14 @@ func (g *gate) NeedsApproval(_ switchboard.Principal, t switchboard.Tool, _ json
 	return t.Approval == switchboard.ApprovalHITL
 }
 
-func (g *gate) AwaitApproval(_ context.Context, inv switchboard.Invocation, _ switchboard.Tool) error {
+func (g *gate) RequestApproval(_ context.Context, inv switchboard.Invocation, _ switchboard.Tool) (string, error) {
+	return "apr-" + inv.ID, nil
+}
+
+func (g *gate) AwaitApproval(_ context.Context, id string, inv switchboard.Invocation) error {
+	if id != "apr-"+inv.ID {
+		return switchboard.Errorf(switchboard.CodeInternal, "approval %s does not bind to %s", id, inv.ID)
+	}
 	return g.decide(inv)
 }
 
@@ -48,8 +55,8 @@ func TestPolicySeam(t *testing.T) {
 	}
 
 	g.decide = func(inv switchboard.Invocation) error {
-		if inv.Status != switchboard.StatusPending {
-			t.Errorf("approval sees status %s, want pending", inv.Status)
+		if inv.Status != switchboard.StatusAwaitingApproval {
+			t.Errorf("approval sees status %s, want awaiting_approval", inv.Status)
 		}
 		return switchboard.Errorf(switchboard.CodeUserDenied, "the user said no")
 	}

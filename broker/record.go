@@ -25,16 +25,20 @@ func NewID() string {
 // between pending and dispatched then, and one fewer write keeps the call
 // path fast. A crash after this write leaves an in-flight record that the
 // next start fails with a clear code (Store.InvocationFailInFlight).
-func (b *Broker) newInvocation(c *call, req CallRequest, approve bool) switchboard.Invocation {
+func (b *Broker) newInvocation(c *call, req CallRequest, status switchboard.Status) switchboard.Invocation {
 	now := b.now()
+	id := NewID()
+	if c.claim != nil { // the id the idempotency key already names
+		id = c.claim.id
+	}
 	inv := switchboard.Invocation{
-		ID:          NewID(),
+		ID:          id,
 		RunID:       req.RunID,
 		Tool:        c.tool.Name,
 		ToolVersion: c.tool.Version,
 		Surface:     c.tool.Surface,
 		SessionID:   req.SessionID,
-		Status:      switchboard.StatusDispatched,
+		Status:      status,
 		Input:       c.input,
 		InputBytes:  len(c.input),
 		CreatedAt:   now,
@@ -49,23 +53,7 @@ func (b *Broker) newInvocation(c *call, req CallRequest, approve bool) switchboa
 	if c.hasCaller {
 		inv.Caller = c.caller.String()
 	}
-	if approve {
-		inv.Status = switchboard.StatusPending
-	}
 	return inv
-}
-
-// approve hands a pending record to the policy and moves it to dispatched
-// when approved.
-func (b *Broker) approve(ctx context.Context, inv switchboard.Invocation, t switchboard.Tool) (switchboard.Invocation, error) {
-	if err := b.policy.AwaitApproval(ctx, inv, t); err != nil {
-		if ctx.Err() != nil {
-			return inv, ctxError(ctx)
-		}
-		return inv, err
-	}
-	inv.Status, inv.UpdatedAt = switchboard.StatusDispatched, b.now()
-	return b.store.InvocationUpdate(ctx, inv, switchboard.StatusPending, switchboard.StatusAwaitingApproval)
 }
 
 // Finisher is an optional Store extension the broker uses when the store
@@ -106,8 +94,11 @@ func (b *Broker) finish(ctx, cctx context.Context, c *call, inv switchboard.Invo
 		logged bool
 	)
 	if f, ok := b.store.(Finisher); ok {
-		stored, uerr = f.InvocationFinish(fctx, inv, b.entry(c, inv), switchboard.InFlight...)
-		logged = uerr == nil
+		e := b.entry(c, inv)
+		stored, uerr = f.InvocationFinish(fctx, inv, e, switchboard.InFlight...)
+		if logged = uerr == nil; logged {
+			b.observe(e)
+		}
 	} else {
 		stored, uerr = b.store.InvocationUpdate(fctx, inv, switchboard.InFlight...)
 	}
@@ -163,7 +154,22 @@ func (b *Broker) entry(c *call, inv switchboard.Invocation) *switchboard.Activit
 	if ts.IsZero() {
 		ts = b.now()
 	}
-	return &switchboard.ActivityEntry{Ts: ts, Actor: actor, Verb: VerbToolCall, Target: inv.Tool, Details: details}
+	e := &switchboard.ActivityEntry{Ts: ts, Actor: actor, Verb: VerbToolCall, Target: inv.Tool, Details: details, Reversal: c.reversal}
+	if inv.Surface == switchboard.SurfaceBrowser {
+		e.Provenance = provenanceSite
+	}
+	return e
+}
+
+// provenanceSite marks an entry whose result came from a page in the
+// user's tab: data from the site, never instructions.
+var provenanceSite = json.RawMessage(`{"derivedFrom":"site-html"}`)
+
+// observe hands an appended entry to Options.OnActivity.
+func (b *Broker) observe(e *switchboard.ActivityEntry) {
+	if b.opts.OnActivity != nil && e.ID != 0 {
+		b.opts.OnActivity(*e)
+	}
 }
 
 // ledger appends the entry for a terminal record and returns the record
@@ -171,8 +177,11 @@ func (b *Broker) entry(c *call, inv switchboard.Invocation) *switchboard.Activit
 // outcome: the tool has run, and failing the call would invite a retry
 // that runs it twice.
 func (b *Broker) ledger(ctx context.Context, c *call, inv switchboard.Invocation) (switchboard.Invocation, error) {
-	if err := b.store.ActivityAppend(context.WithoutCancel(ctx), b.entry(c, inv)); err != nil {
+	e := b.entry(c, inv)
+	if err := b.store.ActivityAppend(context.WithoutCancel(ctx), e); err != nil {
 		b.log.ErrorContext(ctx, "append ledger entry", "invocation", inv.ID, "tool", inv.Tool, "err", err)
+	} else {
+		b.observe(e)
 	}
 	return inv, invocationError(inv)
 }

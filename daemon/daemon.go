@@ -13,14 +13,18 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/activity"
 	"github.com/switchboardhq/switchboard/agent"
+	"github.com/switchboardhq/switchboard/approval"
 	"github.com/switchboardhq/switchboard/broker"
 	"github.com/switchboardhq/switchboard/bus"
 	"github.com/switchboardhq/switchboard/httpapi"
+	"github.com/switchboardhq/switchboard/job"
 	"github.com/switchboardhq/switchboard/mcpserver"
 	"github.com/switchboardhq/switchboard/model"
 	"github.com/switchboardhq/switchboard/panels"
 	"github.com/switchboardhq/switchboard/registry"
+	"github.com/switchboardhq/switchboard/scope"
 	"github.com/switchboardhq/switchboard/session"
 	"github.com/switchboardhq/switchboard/web"
 )
@@ -53,6 +57,8 @@ type Options struct {
 	Resolver model.Resolver
 	// Agent tunes the assistant; the daemon fills in its dependencies.
 	Agent agent.Options
+	// Governance tunes approvals, rate limits and the ledger.
+	Governance GovernanceOptions
 }
 
 // Daemon is a running switchboard: its subsystems and its HTTP handler.
@@ -67,6 +73,13 @@ type Daemon struct {
 	// Panels runs host and agent panels and their tools (daemon/panels.go).
 	Panels      *panels.Service
 	panelWiring panelWiring
+	// Ledger, Approvals, Jobs and Tokens govern calls (daemon/governance.go);
+	// the last three are nil when the store keeps no governance.
+	Ledger    *activity.Ledger
+	Approvals *approval.Service
+	Jobs      *job.Service
+	Tokens    *scope.Tokens
+	gov       governance
 
 	log *slog.Logger
 	api *httpapi.Server
@@ -85,15 +98,25 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	reg, err := registry.New(ctx, opts.Store, &registry.Options{Logger: log})
+	log = slog.New(activity.RedactingHandler(log.Handler())) // no secret reaches the logs
+	if opts.Bus == nil {
+		opts.Bus = bus.NewLocal() // one bus for tabs and approvals
+	}
+	d := &Daemon{log: log}
+	bo, err := d.startGovernance(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
-	d := &Daemon{Registry: reg, log: log}
+	reg, err := registry.New(ctx, opts.Store, &registry.Options{Logger: log, Audit: d.Ledger.RecordToolChange})
+	if err != nil {
+		return nil, err
+	}
+	d.Registry = reg
 	if err := d.startSessions(ctx, opts); err != nil {
 		return nil, err
 	}
-	d.Broker = broker.New(broker.Options{Store: opts.Store, Registry: reg, Logger: log, Browser: d.Sessions})
+	bo.Store, bo.Registry, bo.Logger, bo.Browser = opts.Store, reg, log, d.Sessions
+	d.Broker = broker.New(bo)
 	if err := d.startPanels(ctx, opts); err != nil {
 		return nil, err
 	}
@@ -116,6 +139,7 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 		Agent:        d.Agent,
 		Panels:       d.Panels,
 		Extra:        extra,
+		Governance:   d.apiGovernance(opts),
 	})
 	if err != nil {
 		return nil, err
@@ -132,6 +156,7 @@ func (d *Daemon) Close() error {
 	d.Agent.Close()   // cancels runs, which ends their streams
 	// Ends panel subscriptions and actions waiting for approval.
 	d.closePanels()
+	d.closeGovernance() // cancels running jobs
 	d.Broker.Close()
 	d.Sessions.Shutdown() // ends every tab stream so graceful shutdown completes
 	return nil

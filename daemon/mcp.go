@@ -8,6 +8,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/mcpserver"
+	"github.com/switchboardhq/switchboard/scope"
 	"github.com/switchboardhq/switchboard/session"
 )
 
@@ -15,7 +16,10 @@ import (
 func (d *Daemon) newMCP(ctx context.Context, opts Options) (*mcpserver.Server, error) {
 	o := opts.MCP
 	o.Logger = d.log
-	o.Authenticate = authenticator(opts.AdminToken)
+	o.Authenticate = authenticator(opts.AdminToken, d.Tokens)
+	if o.Visible == nil {
+		o.Visible = scope.Visible // an agent lists and searches only what it may call
+	}
 	// Live tabs' browser tools are listed beside the catalog, and a tab
 	// advertising or going away sends list_changed.
 	if o.Live == nil {
@@ -25,9 +29,9 @@ func (d *Daemon) newMCP(ctx context.Context, opts Options) (*mcpserver.Server, e
 }
 
 // authenticator turns a request's bearer token into its principal: the
-// one place /mcp learns who calls. Scoped agent tokens (issue 7) extend it
-// here.
-func authenticator(adminToken string) func(*http.Request) (switchboard.Principal, error) {
+// one place /mcp learns who calls. The admin token is the user; an agent
+// token (tokens may be nil) is its agent with its scopes.
+func authenticator(adminToken string, tokens *scope.Tokens) func(*http.Request) (switchboard.Principal, error) {
 	return func(r *http.Request) (switchboard.Principal, error) {
 		h := r.Header.Get("Authorization")
 		const prefix = "Bearer "
@@ -35,7 +39,11 @@ func authenticator(adminToken string) func(*http.Request) (switchboard.Principal
 			return switchboard.Principal{}, switchboard.Errorf(switchboard.CodeUnauthorized,
 				"missing Authorization: Bearer token; the admin token is in <data>/admin.token")
 		}
-		if subtle.ConstantTimeCompare([]byte(strings.TrimSpace(h[len(prefix):])), []byte(adminToken)) != 1 {
+		tok := strings.TrimSpace(h[len(prefix):])
+		if tokens != nil && scope.IsAgentToken(tok) {
+			return tokens.Authenticate(r.Context(), tok)
+		}
+		if subtle.ConstantTimeCompare([]byte(tok), []byte(adminToken)) != 1 {
 			return switchboard.Principal{}, switchboard.Errorf(switchboard.CodeUnauthorized, "the bearer token is not valid for this daemon")
 		}
 		return switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"}, nil

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 
@@ -13,35 +14,81 @@ type callBody struct {
 	Input     json.RawMessage `json:"input"`
 	SessionID string          `json:"sessionId,omitempty"`
 	RunID     string          `json:"runId,omitempty"`
+	// Async answers 202 with the pending invocation as soon as it is
+	// recorded (also ?wait=false); poll GET /invocations/{id}.
+	Async bool `json:"async,omitempty"`
 }
 
 // callRoutes mounts the call path. Without a broker (a daemon wired without
-// one) the routes are left out and answer NOT_FOUND.
+// one) the routes are left out and answer NOT_FOUND. Agent tokens may call
+// (the broker checks their scope) and read their own invocations.
 func (s *Server) callRoutes() {
 	if s.opts.Broker == nil {
 		return
 	}
-	s.mux.HandleFunc("POST /api/v1/tools/{name}/call", s.admin(s.callTool))
-	s.mux.HandleFunc("GET /api/v1/invocations/{id}", s.admin(s.getInvocation))
+	s.mux.HandleFunc("POST /api/v1/tools/{name}/call", s.caller(s.callTool))
+	s.mux.HandleFunc("GET /api/v1/invocations/{id}", s.caller(s.getInvocation))
 }
 
 // callTool translates a request into one broker call. A call refused before
 // it was recorded answers with the plain error envelope; a recorded call
 // that failed answers with the error's status and a body that is both the
 // CallResponse and an error envelope (it carries "error"), so clients can
-// read the invocation id either way.
+// read the invocation id either way. An Idempotency-Key header makes a
+// retry replay the first call's answer (RELIABILITY rows 10-12).
 func (s *Server) callTool(w http.ResponseWriter, r *http.Request) {
 	var body callBody
 	if err := s.decode(w, r, &body, 0); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	inv, err := s.opts.Broker.Call(r.Context(), broker.CallRequest{
-		Tool:      r.PathValue("name"),
-		Input:     body.Input,
-		SessionID: body.SessionID,
-		RunID:     body.RunID,
+	req := broker.CallRequest{
+		Tool:           r.PathValue("name"),
+		Input:          body.Input,
+		SessionID:      body.SessionID,
+		RunID:          body.RunID,
+		IdempotencyKey: r.Header.Get("Idempotency-Key"),
+	}
+	s.answerCall(w, r, wantsAsync(r, body.Async), func(ctx context.Context, onRecord func(switchboard.Invocation)) (switchboard.Invocation, error) {
+		req.OnRecord = onRecord
+		return s.opts.Broker.Call(ctx, req)
 	})
+}
+
+func wantsAsync(r *http.Request, async bool) bool {
+	return async || r.URL.Query().Get("wait") == "false"
+}
+
+// answerCall runs call and answers with its outcome. Async, the call runs
+// on after the request (under the same principal) and the answer is 202
+// with the invocation as soon as it is recorded — for a call waiting for
+// approval, status awaiting_approval.
+func (s *Server) answerCall(w http.ResponseWriter, r *http.Request, async bool, call func(context.Context, func(switchboard.Invocation)) (switchboard.Invocation, error)) {
+	if !async {
+		inv, err := call(r.Context(), nil)
+		s.writeCall(w, r, inv, err)
+		return
+	}
+	type outcome struct {
+		inv switchboard.Invocation
+		err error
+	}
+	recorded, done := make(chan switchboard.Invocation, 1), make(chan outcome, 1)
+	go func() {
+		inv, err := call(context.WithoutCancel(r.Context()), func(inv switchboard.Invocation) { recorded <- inv })
+		done <- outcome{inv, err}
+	}()
+	select {
+	case inv := <-recorded:
+		w.Header().Set("Location", "/api/v1/invocations/"+inv.ID)
+		writeJSON(w, http.StatusAccepted, switchboard.CallResponse{InvocationID: inv.ID, Status: inv.Status})
+	case o := <-done: // refused, or a replay of a finished call
+		s.writeCall(w, r, o.inv, o.err)
+	}
+}
+
+// writeCall renders a call's outcome.
+func (s *Server) writeCall(w http.ResponseWriter, r *http.Request, inv switchboard.Invocation, err error) {
 	if inv.ID == "" {
 		if err == nil {
 			err = switchboard.Errorf(switchboard.CodeInternal, "the broker returned no invocation")
@@ -57,11 +104,18 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request) {
 	if resp.Error == nil {
 		resp.Error = switchboard.AsError(err)
 	}
+	setRetryAfter(w, resp.Error)
 	writeJSON(w, statusOf(resp.Error.Code), resp)
 }
 
+// getInvocation returns one record; an agent sees only its own calls.
 func (s *Server) getInvocation(w http.ResponseWriter, r *http.Request) {
 	inv, err := s.opts.Broker.Get(r.Context(), r.PathValue("id"))
+	if err == nil {
+		if p := principal(r); p.Kind == switchboard.PrincipalAgent && inv.Caller != p.String() {
+			err = switchboard.Errorf(switchboard.CodeNotFound, "no invocation %q", r.PathValue("id"))
+		}
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return

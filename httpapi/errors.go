@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 
 	"github.com/switchboardhq/switchboard"
 )
@@ -53,7 +54,29 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			e = &switchboard.Error{Code: switchboard.CodeInternal, Message: "internal error; see the daemon log"}
 		}
 	}
+	setRetryAfter(w, e)
 	writeJSON(w, statusOf(e.Code), switchboard.ErrorEnvelope{Error: e})
+}
+
+// setRetryAfter adds Retry-After (whole seconds, rounded up) to an answer
+// whose error says how long to wait (details.retryAfterMs).
+func setRetryAfter(w http.ResponseWriter, e *switchboard.Error) {
+	if e == nil || e.Code != switchboard.CodeRateLimited {
+		return
+	}
+	d, _ := e.Details.(map[string]any)
+	var ms float64
+	switch v := d["retryAfterMs"].(type) {
+	case int64:
+		ms = float64(v)
+	case int:
+		ms = float64(v)
+	case float64:
+		ms = v
+	}
+	if ms > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int((ms+999)/1000)))
+	}
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

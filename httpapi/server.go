@@ -23,6 +23,7 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/agent"
 	"github.com/switchboardhq/switchboard/broker"
+	"github.com/switchboardhq/switchboard/panels"
 	"github.com/switchboardhq/switchboard/registry"
 	"github.com/switchboardhq/switchboard/session"
 )
@@ -54,9 +55,16 @@ type Options struct {
 	// Agent serves the assistant's routes (runs, /agui, /agent/*); nil
 	// leaves them out.
 	Agent *agent.Runtime
+	// Panels serves the tab's panel routes (instances, edits, actions); nil
+	// leaves them out.
+	Panels *panels.Service
 	// Extra mounts more handlers (e.g. /mcp) behind the same Host and Origin
 	// checks; the pattern is a net/http ServeMux pattern.
 	Extra map[string]http.Handler
+	// Governance serves agent tokens, approvals, the ledger and jobs, and
+	// lets agent tokens in where an agent may act; nil leaves those routes
+	// out and accepts only the admin token.
+	Governance *Governance
 }
 
 // Server serves the HTTP API. Create it with New.
@@ -99,6 +107,8 @@ func (s *Server) routes() {
 	s.callRoutes()
 	s.sessionRoutes()
 	s.agentRoutes()
+	s.panelRoutes()
+	s.governanceRoutes()
 	s.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, switchboard.Errorf(switchboard.CodeNotFound, "no route %s %s", r.Method, r.URL.Path))
 	})
@@ -183,7 +193,11 @@ func (s *Server) admin(h http.HandlerFunc) http.HandlerFunc {
 			return
 		}
 		if subtle.ConstantTimeCompare([]byte(tok), []byte(s.opts.AdminToken)) != 1 {
-			s.writeError(w, r, switchboard.Errorf(switchboard.CodeUnauthorized, "the bearer token is not valid for this daemon"))
+			err := s.agentRefused(r, tok) // a valid agent token is FORBIDDEN here, not UNAUTHORIZED
+			if err == nil {
+				err = switchboard.Errorf(switchboard.CodeUnauthorized, "the bearer token is not valid for this daemon")
+			}
+			s.writeError(w, r, err)
 			return
 		}
 		ctx := switchboard.WithPrincipal(r.Context(), switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"})

@@ -95,6 +95,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	s.record(r, "session.open", created.SessionID, map[string]any{"principal": body.Principal})
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusCreated, created)
 }
@@ -130,6 +131,7 @@ func (s *Server) closeSession(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	s.record(r, "session.close", id, nil)
 	w.WriteHeader(http.StatusNoContent)
 }
 

@@ -15,10 +15,10 @@ import (
 const MaxRegisterBytes = 32 << 20
 
 func (s *Server) toolRoutes() {
-	s.mux.HandleFunc("GET /api/v1/tools", s.admin(s.listTools))
+	s.mux.HandleFunc("GET /api/v1/tools", s.caller(s.listTools))
 	s.mux.HandleFunc("POST /api/v1/tools", s.admin(s.registerTools))
-	s.mux.HandleFunc("POST /api/v1/tools/search", s.admin(s.searchTools))
-	s.mux.HandleFunc("GET /api/v1/tools/{name}", s.admin(s.getTool))
+	s.mux.HandleFunc("POST /api/v1/tools/search", s.caller(s.searchTools))
+	s.mux.HandleFunc("GET /api/v1/tools/{name}", s.caller(s.getTool))
 	s.mux.HandleFunc("DELETE /api/v1/tools/{name}", s.admin(s.deleteTool))
 }
 
@@ -40,6 +40,7 @@ func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	tools = filterVisible(principal(r), tools) // an agent never sees a tool it cannot call
 	writeJSON(w, http.StatusOK, switchboard.Manifest{ProtocolVersion: switchboard.ProtocolVersion, Tools: redactAll(tools)})
 }
 
@@ -99,6 +100,9 @@ func parseTools(raw json.RawMessage) ([]switchboard.Tool, error) {
 
 func (s *Server) getTool(w http.ResponseWriter, r *http.Request) {
 	t, err := s.reg.Get(r.Context(), r.PathValue("name"))
+	if err == nil && !visible(principal(r), t) {
+		err = switchboard.Errorf(switchboard.CodeToolNotFound, "no tool named %q; search the catalog to find the right name", t.Name)
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -125,7 +129,11 @@ func (s *Server) searchTools(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, switchboard.Errorf(switchboard.CodeInvalidInput, "limit must be within 1..100"))
 		return
 	}
-	res, err := s.reg.Search(r.Context(), q, nil)
+	var allow func(switchboard.Tool) bool
+	if p := principal(r); p.Kind == switchboard.PrincipalAgent {
+		allow = func(t switchboard.Tool) bool { return visible(p, t) }
+	}
+	res, err := s.reg.Search(r.Context(), q, allow)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -42,7 +42,6 @@ func TestBrowserToolOverMCP(t *testing.T) {
 	}})
 	// The tab waits until the client has heard that the call is waiting on
 	// it, so the progress relay is exercised without timing assumptions.
-	var tabID string
 	tab := e.tab(func(ctx context.Context, req switchboard.BrowserActionRequest) (json.RawMessage, error) {
 		if strings.Contains(string(req.Input), "reports") { // the call made with a progress token
 			for range 2 {
@@ -51,9 +50,8 @@ func TestBrowserToolOverMCP(t *testing.T) {
 				}
 			}
 		}
-		return goTo(tabID)(ctx, req)
+		return goTo("the tab")(ctx, req)
 	}, navTool())
-	tabID = tab.ID
 
 	listed, _ := listAll(t, cs)
 	nav := byName(listed)["nav-goto"]
@@ -71,7 +69,7 @@ func TestBrowserToolOverMCP(t *testing.T) {
 	}
 	var out struct{ Page, Tab string }
 	structured(t, res, &out)
-	if out.Page != "reports" || out.Tab != tab.ID {
+	if out.Page != "reports" || out.Tab != "the tab" {
 		t.Fatalf("result %+v", out)
 	}
 	if d := e.ledgered("nav.goto"); d.Status != switchboard.StatusSucceeded || d.SessionID != tab.ID {
@@ -90,10 +88,10 @@ func TestBrowserToolOverMCP(t *testing.T) {
 func TestBrowserToolTargeting(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, Options{})
-	var a, b string
-	tabA := e.tab(func(ctx context.Context, r switchboard.BrowserActionRequest) (json.RawMessage, error) { return goTo(a)(ctx, r) }, navTool())
-	tabB := e.tab(func(ctx context.Context, r switchboard.BrowserActionRequest) (json.RawMessage, error) { return goTo(b)(ctx, r) }, navTool())
-	a, b = tabA.ID, tabB.ID
+	// Each tab answers with its own label; ids are mapped to labels after.
+	tabA, tabB := e.tab(goTo("A"), navTool()), e.tab(goTo("B"), navTool())
+	label := map[string]string{tabA.ID: "A", tabB.ID: "B"}
+	a, b := tabA.ID, tabB.ID
 	cs := e.connect(adminToken, nil)
 
 	res := call(t, cs, "nav-goto", map[string]any{"page": "home"})
@@ -104,17 +102,17 @@ func TestBrowserToolTargeting(t *testing.T) {
 	}
 	var out struct{ Tab string }
 	structured(t, call(t, cs, "nav-goto", map[string]any{"page": "home", "sessionId": b}), &out)
-	if out.Tab != b {
-		t.Fatalf("explicit sessionId ran in %s, want %s", out.Tab, b)
+	if out.Tab != label[b] {
+		t.Fatalf("explicit sessionId ran in %s, want %s", out.Tab, label[b])
 	}
 	structured(t, call(t, cs, "nav-goto", map[string]any{"page": "next"}), &out)
-	if out.Tab != b {
-		t.Fatalf("follow-up call ran in %s, want the bound tab %s", out.Tab, b)
+	if out.Tab != label[b] {
+		t.Fatalf("follow-up call ran in %s, want the bound tab %s", out.Tab, label[b])
 	}
 	// switchboard_call takes sessionId as its own argument.
 	structured(t, call(t, cs, toolCall, map[string]any{"name": "nav.goto", "arguments": map[string]any{"page": "x"}, "sessionId": a}), &out)
-	if out.Tab != a {
-		t.Fatalf("switchboard_call ran in %s, want %s", out.Tab, a)
+	if out.Tab != label[a] {
+		t.Fatalf("switchboard_call ran in %s, want %s", out.Tab, label[a])
 	}
 }
 

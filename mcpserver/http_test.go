@@ -36,6 +36,13 @@ func post(t *testing.T, ctx context.Context, url, body string, hdr ...string) *h
 	return resp
 }
 
+// drain reads a response to its end, as a well-behaved client does (the
+// SDK may end a session whose initialize answer was abandoned).
+func drain(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+}
+
 func errorCode(t *testing.T, resp *http.Response) switchboard.Code {
 	t.Helper()
 	defer resp.Body.Close()
@@ -89,7 +96,7 @@ func TestHTTPGuards(t *testing.T) {
 	}
 	// The daemon's own origin is fine.
 	resp := post(t, t.Context(), url, initializeBody, "Authorization", auth, "Origin", e.srv.URL)
-	resp.Body.Close()
+	drain(resp)
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Mcp-Session-Id") == "" {
 		t.Fatalf("own origin: %s", resp.Status)
 	}
@@ -131,11 +138,11 @@ func TestSessionBoundToPrincipal(t *testing.T) {
 	}})
 	url := e.srv.URL + "/mcp"
 	resp := post(t, t.Context(), url, initializeBody, "Authorization", "Bearer alice")
-	resp.Body.Close()
+	drain(resp)
 	sid := resp.Header.Get("Mcp-Session-Id")
 	resp = post(t, t.Context(), url, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
 		"Authorization", "Bearer bob", "Mcp-Session-Id", sid, "Mcp-Protocol-Version", "2025-11-25")
-	resp.Body.Close()
+	drain(resp)
 	if resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("bob using alice's session: %s", resp.Status)
 	}
@@ -158,11 +165,24 @@ func TestResentCallRunsOnce(t *testing.T) {
 	url := e.srv.URL + "/mcp"
 	auth := "Bearer " + adminToken
 	resp := post(t, t.Context(), url, initializeBody, "Authorization", auth)
-	resp.Body.Close()
+	drain(resp)
 	sid := resp.Header.Get("Mcp-Session-Id")
 	hdr := []string{"Authorization", auth, "Mcp-Session-Id", sid, "Mcp-Protocol-Version", "2025-11-25"}
 	resp = post(t, t.Context(), url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, hdr...)
-	resp.Body.Close()
+	drain(resp)
+	// The SDK handles that notification asynchronously and refuses calls
+	// until it has: a successful tools/list shows the session is ready.
+	for i := 0; ; i++ {
+		resp = post(t, t.Context(), url, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, hdr...)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.Contains(string(b), `"result"`) {
+			break
+		}
+		if i == 100 {
+			t.Fatalf("session never became ready: %s", b)
+		}
+	}
 
 	// First attempt: the stream is cut while the call runs.
 	ctx, drop := context.WithCancel(t.Context())

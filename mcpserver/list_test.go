@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -149,8 +150,37 @@ func TestListPages(t *testing.T) {
 	}
 }
 
-// A scoped caller sees only what Visible allows; the scoped-token half
-// (agent tokens) lands with issue 7, through this same seam.
+// A scoped token sees only its tools. Agent tokens themselves land with
+// issue 7; here Authenticate hands out a principal with scopes, as they
+// will.
+func TestScopedPrincipal(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, Options{Authenticate: func(r *http.Request) (switchboard.Principal, error) {
+		if r.Header.Get("Authorization") == "Bearer agent" {
+			return switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "bot", Allow: []string{"tasks.*"}, Deny: []string{"tasks.delete"}}, nil
+		}
+		return adminOnly(r)
+	}})
+	e.register(tool("tasks.list", "read"), tool("tasks.delete", "mutate"), tool("billing.refund", "mutate"))
+	agent := e.connect("agent", nil)
+	listed, _ := listAll(t, agent)
+	if got := byName(listed); len(got) != 1 || got["tasks-list"] == nil {
+		t.Fatalf("agent sees %v", keys(got))
+	}
+	var found searchResult
+	structured(t, call(t, agent, toolSearch, map[string]any{"query": ""}), &found)
+	if len(found.Items) != 1 || found.Items[0].Name != "tasks-list" {
+		t.Fatalf("agent search: %+v", found)
+	}
+	if res := call(t, agent, toolCall, map[string]any{"name": "billing-refund"}); !res.IsError || !strings.HasPrefix(text(t, res), "TOOL_NOT_FOUND") {
+		t.Fatalf("agent calling out of scope: %s", text(t, res))
+	}
+	if listed, _ := listAll(t, e.connect(adminToken, nil)); len(listed) != 3 {
+		t.Fatalf("admin sees %d tools", len(listed))
+	}
+}
+
+// Options.Visible replaces the default scope check.
 func TestVisibleFilter(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, Options{Visible: func(p switchboard.Principal, t switchboard.Tool) bool {

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -85,7 +86,26 @@ func (s *Server) callerOf(ctx context.Context, extra *mcp.RequestExtra) caller {
 }
 
 func (s *Server) visibleTo(c caller, t switchboard.Tool) bool {
-	return s.opts.Visible == nil || s.opts.Visible(c.p, t)
+	if s.opts.Visible != nil {
+		return s.opts.Visible(c.p, t)
+	}
+	return InScope(c.p, t)
+}
+
+// InScope is the default visibility: a principal's Allow globs (none means
+// every tool) minus its Deny globs, matched against the catalog name with
+// path.Match ("tasks.*" matches "tasks.create"). Options.Visible replaces
+// it when the policy has its own matcher.
+func InScope(p switchboard.Principal, t switchboard.Tool) bool {
+	match := func(globs []string) bool {
+		for _, g := range globs {
+			if ok, _ := path.Match(g, t.Name); ok {
+				return true
+			}
+		}
+		return false
+	}
+	return (len(p.Allow) == 0 || match(p.Allow)) && !match(p.Deny)
 }
 
 // view returns every tool c may see, sorted by name: the catalog, with a
@@ -106,9 +126,7 @@ func (s *Server) view(ctx context.Context, c caller) ([]switchboard.Tool, error)
 		tools = append(tools, live...)
 		slices.SortFunc(tools, func(a, b switchboard.Tool) int { return strings.Compare(a.Name, b.Name) })
 	}
-	if s.opts.Visible != nil {
-		tools = slices.DeleteFunc(tools, func(t switchboard.Tool) bool { return !s.visibleTo(c, t) })
-	}
+	tools = slices.DeleteFunc(tools, func(t switchboard.Tool) bool { return !s.visibleTo(c, t) })
 	return tools, nil
 }
 

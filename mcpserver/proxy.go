@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -38,7 +39,7 @@ type StdioOptions struct {
 // list_changed come back; cancelling a call on stdio cancels it in the
 // daemon. Initialize and ping are answered locally.
 //
-// It fails with UNAVAILABLE at once when no daemon answers, and returns
+// It fails with UNAVAILABLE at once when no daemon answers, and returns nil
 // when the stdio client goes away or ctx ends.
 func ServeStdio(ctx context.Context, r io.Reader, w io.Writer, opts StdioOptions) error {
 	if opts.Logger == nil {
@@ -60,7 +61,17 @@ func ServeStdio(ctx context.Context, r io.Reader, w io.Writer, opts StdioOptions
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})
 	p.srv.AddReceivingMiddleware(p.middleware)
-	return p.srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(r), Writer: nopCloser{w}})
+	err := p.srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(r), Writer: nopCloser{w}})
+	if clientGone(err) || ctx.Err() != nil {
+		return nil // the stdio client went away or we were told to stop
+	}
+	return err
+}
+
+// clientGone reports whether err only says the stdio client hung up.
+func clientGone(err error) bool {
+	return err == nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) ||
+		errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, syscall.EPIPE)
 }
 
 type nopCloser struct{ io.Writer }

@@ -6,6 +6,10 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -33,7 +37,7 @@ func (e *env) stdio(copts *mcp.ClientOptions) *mcp.ClientSession {
 	e.t.Cleanup(func() {
 		cs.Close()
 		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+		if err := <-done; err != nil {
 			e.t.Errorf("ServeStdio: %v", err)
 		}
 	})
@@ -130,5 +134,35 @@ func TestStdioWithoutDaemon(t *testing.T) {
 	err = ServeStdio(t.Context(), r, io.Discard, StdioOptions{URL: url, Token: "x"})
 	if switchboard.CodeOf(err) != switchboard.CodeUnavailable {
 		t.Fatalf("%v, want UNAVAILABLE", err)
+	}
+}
+
+// The relay survives a daemon restart: the next request opens a new
+// session with the new daemon.
+func TestStdioReconnects(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, Options{})
+	e.register(tool("tasks.list", "read"))
+	var target atomic.Pointer[http.Handler]
+	h := e.srv.Config.Handler
+	target.Store(&h)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*target.Load()).ServeHTTP(w, r) }))
+	t.Cleanup(front.Close)
+	relay := *e
+	relay.srv = front
+	cs := relay.stdio(nil)
+	if listed, _ := listAll(t, cs); len(listed) != 1 {
+		t.Fatalf("before: %d tools", len(listed))
+	}
+	// "Restart": a new MCP server over the same catalog, which knows none of
+	// the old sessions.
+	restarted := newEnvSharing(t, e, Options{})
+	h2 := restarted.mcp.Handler()
+	target.Store(&h2)
+	if listed, _ := listAll(t, cs); len(listed) != 1 || listed[0].Name != "tasks-list" {
+		t.Fatalf("after restart: %v", listed)
+	}
+	if res := call(t, cs, "tasks-list", nil); !res.IsError || !strings.HasPrefix(text(t, res), "TOOL_UNAVAILABLE") {
+		t.Fatalf("call after restart: %s", text(t, res)) // no binding: the daemon's answer, relayed
 	}
 }

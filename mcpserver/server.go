@@ -66,9 +66,10 @@ type Options struct {
 	Threshold int
 	// Live lists live browser tools; nil lists none.
 	Live Live
-	// Visible reports whether principal may see (list, search, describe)
-	// tool; nil shows everything. This is the seam for scoped agent tokens:
-	// the broker's policy still decides every call.
+	// Visible reports whether principal may see (list, search, describe,
+	// call by name) tool; nil means InScope (the principal's Allow and Deny
+	// globs). This is the seam for scoped agent tokens (issue 7); the
+	// broker's policy still decides every call.
 	Visible func(switchboard.Principal, switchboard.Tool) bool
 	// Authenticate turns an HTTP request into its caller, or an error with
 	// code UNAUTHORIZED. It runs for every request to the handler.

@@ -30,6 +30,20 @@ type Options struct {
 	Logger          *slog.Logger
 	RefreshInterval time.Duration
 	Now             func() time.Time
+	// Audit, if set, hears every change this registry makes to an effective
+	// descriptor (after the write, outside the registry's lock), so the
+	// ledger can record what changed (rug-pull detection) without the
+	// registry importing it.
+	Audit func(ctx context.Context, a Audit)
+}
+
+// Audit is one change of an effective descriptor: Before is nil for a new
+// tool, After nil for a removed one.
+type Audit struct {
+	Name   string
+	Source switchboard.Source
+	Before *switchboard.Tool
+	After  *switchboard.Tool
 }
 
 // Registry is the merged, searchable catalog. Safe for concurrent use.
@@ -38,6 +52,7 @@ type Registry struct {
 	log     *slog.Logger
 	refresh time.Duration
 	now     func() time.Time
+	audit   func(context.Context, Audit)
 
 	mu      sync.RWMutex
 	rev     int64
@@ -95,6 +110,7 @@ func New(ctx context.Context, store switchboard.Store, opts *Options) (*Registry
 		log:     opts.Logger,
 		refresh: opts.RefreshInterval,
 		now:     opts.Now,
+		audit:   opts.Audit,
 		index:   search.New(nil),
 		subs:    map[chan<- Change]struct{}{},
 	}
@@ -204,6 +220,8 @@ func (r *Registry) Register(ctx context.Context, source switchboard.Source, tool
 	if err := CheckBatch(tools); err != nil {
 		return nil, err
 	}
+	var audits []Audit
+	defer r.report(ctx, &audits) // after the unlock below: defers run last first
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := r.store.ToolPut(ctx, source, tools); err != nil {
@@ -213,6 +231,7 @@ func (r *Registry) Register(ctx context.Context, source switchboard.Source, tool
 	for i, t := range tools {
 		names[i] = t.Name
 	}
+	before := r.effectiveLocked(names)
 	if err := r.applyLocked(ctx, names, func(rev int64) {
 		for _, t := range tools {
 			t.Origin, t.Version = &switchboard.Origin{Source: source}, rev
@@ -228,12 +247,59 @@ func (r *Registry) Register(ctx context.Context, source switchboard.Source, tool
 	for i, n := range names {
 		out[i] = r.tools[n].tool
 	}
+	audits = r.auditsLocked(source, names, before)
 	return out, nil
+}
+
+// effectiveLocked snapshots the effective descriptors of names (for Audit).
+func (r *Registry) effectiveLocked(names []string) map[string]*switchboard.Tool {
+	if r.audit == nil {
+		return nil
+	}
+	out := make(map[string]*switchboard.Tool, len(names))
+	for _, n := range names {
+		if e, ok := r.tools[n]; ok {
+			t := e.tool
+			out[n] = &t
+		}
+	}
+	return out
+}
+
+// auditsLocked lists the changes of names since before.
+func (r *Registry) auditsLocked(source switchboard.Source, names []string, before map[string]*switchboard.Tool) []Audit {
+	if r.audit == nil {
+		return nil
+	}
+	var out []Audit
+	seen := map[string]bool{}
+	for _, n := range names {
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		a := Audit{Name: n, Source: source, Before: before[n]}
+		if e, ok := r.tools[n]; ok {
+			t := e.tool
+			a.After = &t
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// report hands changes to the Audit hook, outside the registry's lock.
+func (r *Registry) report(ctx context.Context, audits *[]Audit) {
+	for _, a := range *audits {
+		r.audit(ctx, a)
+	}
 }
 
 // Unregister removes a declaration. With source "", it removes the effective
 // one, so a lower source's declaration of the same name (if any) shows again.
 func (r *Registry) Unregister(ctx context.Context, source switchboard.Source, name string) error {
+	var audits []Audit
+	defer r.report(ctx, &audits)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if source == "" {
@@ -249,7 +315,12 @@ func (r *Registry) Unregister(ctx context.Context, source switchboard.Source, na
 		}
 		return err
 	}
-	return r.applyLocked(ctx, []string{name}, func(int64) { delete(r.decls[name], source) })
+	before := r.effectiveLocked([]string{name})
+	if err := r.applyLocked(ctx, []string{name}, func(int64) { delete(r.decls[name], source) }); err != nil {
+		return err
+	}
+	audits = r.auditsLocked(source, []string{name}, before)
+	return nil
 }
 
 // applyLocked brings the cache up to date after a write: incrementally when

@@ -32,6 +32,7 @@ func Exercise(t *testing.T, open func(t *testing.T) switchboard.Store) {
 			c.fn(t, open(t))
 		})
 	}
+	t.Run("Governance", func(t *testing.T) { exerciseGovernance(t, open) })
 }
 
 var cases = []struct {
@@ -50,6 +51,7 @@ var cases = []struct {
 	{"InvocationCAS", testInvocationCAS},
 	{"InvocationCASRace", testInvocationCASRace},
 	{"InvocationFailInFlight", testInvocationFailInFlight},
+	{"InvocationFinish", testInvocationFinish},
 	{"Session", testSession},
 	{"ActivityChain", testActivityChain},
 	{"ActivityConcurrentAppend", testActivityConcurrentAppend},

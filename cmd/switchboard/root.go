@@ -83,6 +83,8 @@ and the token from --token, $SWITCHBOARD_TOKEN or <data>/admin.token.`,
 	tools.AddCommand(newToolsCall(g), newToolsImport(g))
 	root.AddCommand(newServe(g), tools, newRun(g))
 	root.AddCommand(newMCP(g))
+	root.AddCommand(newSpec(g))
+	root.AddCommand(newApprovals(g), newActivity(g), newToken(g))
 	return root
 }
 

@@ -1,0 +1,114 @@
+package activity
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/registry"
+)
+
+// Change is one changed field of a tool: its old and new value and, for
+// schemas, an RFC 7386 merge patch from old to new.
+type Change struct {
+	From  any             `json:"from,omitempty"`
+	To    any             `json:"to,omitempty"`
+	Patch json.RawMessage `json:"patch,omitempty"`
+}
+
+// ToolDiff compares what an agent relies on in two descriptors of one
+// tool: description, summary, schemas, class, approval and the declared
+// inverse. A nil side is an absent tool. Bindings are left out: they may
+// hold credentials, and they do not change what the model is told.
+func ToolDiff(before, after *switchboard.Tool) map[string]Change {
+	var b, a switchboard.Tool
+	if before != nil {
+		b = *before
+	}
+	if after != nil {
+		a = *after
+	}
+	out := map[string]Change{}
+	str := func(field, x, y string) {
+		if x != y {
+			out[field] = Change{From: x, To: y}
+		}
+	}
+	str("description", b.Description, a.Description)
+	str("summary", b.Summary, a.Summary)
+	str("class", string(b.Class), string(a.Class))
+	str("approval", string(b.Approval), string(a.Approval))
+	schema := func(field string, x, y json.RawMessage) {
+		if jsonEqual(x, y) {
+			return
+		}
+		c := Change{From: rawOrNil(x), To: rawOrNil(y)}
+		if len(x) > 0 && len(y) > 0 {
+			if p, err := jsonpatch.CreateMergePatch(x, y); err == nil {
+				c.Patch = p
+			}
+		}
+		out[field] = c
+	}
+	schema("inputSchema", b.InputSchema, a.InputSchema)
+	schema("outputSchema", b.OutputSchema, a.OutputSchema)
+	bi, _ := json.Marshal(b.Inverse)
+	ai, _ := json.Marshal(a.Inverse)
+	if !bytes.Equal(bi, ai) || (b.Reversible == nil) != (a.Reversible == nil) || b.Reversible != nil && *b.Reversible != *a.Reversible {
+		out["reversal"] = Change{From: map[string]any{"inverse": b.Inverse, "reversible": b.Reversible}, To: map[string]any{"inverse": a.Inverse, "reversible": a.Reversible}}
+	}
+	return out
+}
+
+func rawOrNil(r json.RawMessage) any {
+	if len(bytes.TrimSpace(r)) == 0 {
+		return nil
+	}
+	return r
+}
+
+func jsonEqual(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return bytes.Equal(bytes.TrimSpace(a), bytes.TrimSpace(b))
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return bytes.Equal(xa, ya)
+}
+
+// RecordToolChange is the registry's audit hook (registry.Options.Audit):
+// a registration or removal that changes what agents were told writes one
+// ledger entry whose details carry the diff (RELIABILITY row 6, rug pull).
+// Re-registering an identical descriptor writes nothing.
+func (l *Ledger) RecordToolChange(ctx context.Context, c registry.Audit) {
+	diff := ToolDiff(c.Before, c.After)
+	if len(diff) == 0 {
+		return
+	}
+	verb := VerbToolRegister
+	if c.After == nil {
+		verb = VerbToolUnregister
+	}
+	details := map[string]any{"source": c.Source, "changes": diff, "new": c.Before == nil}
+	if c.After != nil {
+		details["version"] = c.After.Version
+	}
+	if c.Before != nil {
+		details["previousVersion"] = c.Before.Version
+	}
+	d, err := json.Marshal(details)
+	if err != nil {
+		l.log.ErrorContext(ctx, "encode tool change", "tool", c.Name, "err", err)
+		return
+	}
+	actor := "system"
+	if p, ok := switchboard.PrincipalFrom(ctx); ok {
+		actor = p.String()
+	}
+	if err := l.Append(context.WithoutCancel(ctx), &switchboard.ActivityEntry{Actor: actor, Verb: verb, Target: c.Name, Details: d}); err != nil {
+		l.log.ErrorContext(ctx, "append tool change to the ledger", "tool", c.Name, "err", err)
+	}
+}

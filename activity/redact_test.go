@@ -1,0 +1,61 @@
+package activity_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/switchboardhq/switchboard/activity"
+)
+
+// RELIABILITY row 22: secrets never reach the ledger or the logs.
+func TestRedact(t *testing.T) {
+	t.Parallel()
+	in := json.RawMessage(`{
+		"title": "Ship it",
+		"password": "hunter2",
+		"X-Api-Key": "k-123",
+		"headers": {"Authorization": "Bearer abc.def.ghi", "Cookie": "sid=123"},
+		"note": "use sk-proj-ABCDEFGHIJKLMNOPQRSTUV to call, or Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig",
+		"usage": {"inputTokens": 12, "maxTokens": 100},
+		"list": ["AKIAABCDEFGHIJKLMNOP", "plain"],
+		"url": "https://x.test/cb?token=s3cr3t&page=2",
+		"big": 9007199254740993
+	}`)
+	out := string(activity.Redact(in))
+	for _, secret := range []string{"hunter2", "k-123", "abc.def.ghi", "sid=123", "sk-proj-ABCDEFGHIJKLMNOPQRSTUV", "eyJhbGciOiJIUzI1NiJ9", "AKIAABCDEFGHIJKLMNOP", "s3cr3t"} {
+		if strings.Contains(out, secret) {
+			t.Errorf("%q survived redaction: %s", secret, out)
+		}
+	}
+	for _, kept := range []string{`"Ship it"`, `"inputTokens":12`, `"maxTokens":100`, `"plain"`, `page=2`, `9007199254740993`} {
+		if !strings.Contains(out, kept) {
+			t.Errorf("%s was lost: %s", kept, out)
+		}
+	}
+	if got := activity.Redact(json.RawMessage(`{"a":1}`)); string(got) != `{"a":1}` {
+		t.Errorf("a clean document changed: %s", got)
+	}
+}
+
+func TestRedactingHandler(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	log := slog.New(activity.RedactingHandler(slog.NewTextHandler(&buf, nil)))
+	log.Info("calling with Bearer abcdefghijklmnop", "apiKey", "plain-value", "err", errString("upstream said sk-ant-ABCDEFGHIJKLMNOPQRST"), "count", 3)
+	out := buf.String()
+	for _, secret := range []string{"abcdefghijklmnop", "plain-value", "sk-ant-ABCDEFGHIJKLMNOPQRST"} {
+		if strings.Contains(out, secret) {
+			t.Errorf("%q reached the log: %s", secret, out)
+		}
+	}
+	if !strings.Contains(out, "count=3") {
+		t.Errorf("a harmless attribute was lost: %s", out)
+	}
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }

@@ -1,0 +1,138 @@
+package activity_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/activity"
+	"github.com/switchboardhq/switchboard/approval"
+	"github.com/switchboardhq/switchboard/broker"
+	"github.com/switchboardhq/switchboard/registry"
+)
+
+// A reversal runs the declared inverse as a fresh call, through approval
+// like any agent's mutation, links the two entries, and happens once.
+func TestReversalGoesThroughApproval(t *testing.T) {
+	ctx := context.Background()
+	st, _ := openStore(t)
+	l := newLedger(t, st, nil)
+	reg, err := registry.New(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := make(chan string, 8)
+	svc, err := approval.New(approval.Options{Store: st, Ledger: l, Notify: func(_ context.Context, kind string, data []byte) {
+		if kind == approval.EventRequest {
+			var ev approval.RequestEvent
+			_ = json.Unmarshal(data, &ev)
+			asked <- ev.ApprovalID
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := broker.New(broker.Options{Store: st, Registry: reg, Policy: svc, OnActivity: l.Observe})
+	defer b.Close()
+	no := false
+	for _, tool := range []switchboard.Tool{
+		{Name: "tasks.create", Description: "Create a task.", Class: switchboard.ClassMutate,
+			Inverse: &switchboard.Inverse{Tool: "tasks.delete", Input: map[string]string{"id": "/result/id", "project": "/input/project"}}},
+		{Name: "tasks.delete", Description: "Delete a task.", Class: switchboard.ClassMutate},
+		{Name: "mail.send", Description: "Send an email.", Class: switchboard.ClassMutate, Reversible: &no},
+	} {
+		tool.Binding = &switchboard.Binding{Go: true}
+		if _, err := reg.Register(ctx, switchboard.SourceHost, []switchboard.Tool{tool}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var deleted atomic.Value
+	var deletes atomic.Int32
+	b.Handle("tasks.create", func(context.Context, json.RawMessage) (any, error) { return map[string]string{"id": "t1"}, nil })
+	b.Handle("tasks.delete", func(_ context.Context, in json.RawMessage) (any, error) {
+		deletes.Add(1)
+		deleted.Store(string(in))
+		return map[string]bool{"ok": true}, nil
+	})
+	b.Handle("mail.send", func(context.Context, json.RawMessage) (any, error) { return nil, nil })
+	agent := switchboard.WithPrincipal(ctx, switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "planner"})
+	user := switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"}
+	approve := func() {
+		t.Helper()
+		if _, err := svc.Decide(ctx, <-asked, approval.Decision{By: user, Approve: true, Channel: approval.ChannelCLI}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	call := func(tool, input string) switchboard.Invocation {
+		t.Helper()
+		out := make(chan switchboard.Invocation, 1)
+		go func() {
+			inv, _ := b.Call(agent, broker.CallRequest{Tool: tool, Input: json.RawMessage(input)})
+			out <- inv
+		}()
+		approve()
+		return <-out
+	}
+	created := call("tasks.create", `{"project":"p1","title":"x"}`)
+	sent := call("mail.send", `{}`)
+	entryOf := func(inv switchboard.Invocation) int64 {
+		t.Helper()
+		es, _ := st.ActivityList(ctx, switchboard.ActivityFilter{Verb: activity.VerbToolCall})
+		for _, e := range es {
+			if strings.Contains(string(e.Details), inv.ID) {
+				return e.ID
+			}
+		}
+		t.Fatalf("no entry for %s", inv.ID)
+		return 0
+	}
+	rev := activity.NewReverser(l, st, reg, b)
+
+	// The agent's reversal waits for the user like any of its mutations.
+	out := make(chan switchboard.Invocation, 1)
+	go func() {
+		inv, err := rev.Reverse(agent, entryOf(created), nil)
+		if err != nil {
+			t.Error(err)
+		}
+		out <- inv
+	}()
+	id := <-asked
+	if deletes.Load() != 0 {
+		t.Fatal("the inverse ran before its approval")
+	}
+	if _, err := svc.Decide(ctx, id, approval.Decision{By: user, Approve: true}); err != nil {
+		t.Fatal(err)
+	}
+	undo := <-out
+	if undo.Status != switchboard.StatusSucceeded || undo.Tool != "tasks.delete" || deleted.Load() != `{"id":"t1","project":"p1"}` {
+		t.Fatalf("inverse: %+v input %v", undo, deleted.Load())
+	}
+	es, _ := st.ActivityList(ctx, switchboard.ActivityFilter{AfterID: entryOf(undo) - 1, Limit: 1})
+	var link activity.Reversal
+	if err := json.Unmarshal(es[0].Reversal, &link); err != nil || link.Of != entryOf(created) || link.InvocationID != created.ID {
+		t.Fatalf("the inverse's entry does not link back: %s", es[0].Reversal)
+	}
+	// Reversing again replays the first reversal; nothing runs twice.
+	again, err := rev.Reverse(agent, entryOf(created), nil)
+	if err != nil || again.ID != undo.ID || deletes.Load() != 1 {
+		t.Fatalf("second reversal: %+v %v (deletes %d)", again, err, deletes.Load())
+	}
+	// Irreversible and non-call entries say so.
+	for _, c := range []struct {
+		id   int64
+		want string
+	}{
+		{entryOf(sent), "irreversible"},
+		{entryOf(undo), "declares no inverse"},
+		{es[0].ID - 1, "not a tool call"},
+	} {
+		_, err := rev.Reverse(agent, c.id, nil)
+		if switchboard.CodeOf(err) != switchboard.CodeConflict || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("reverse entry %d: %v, want CONFLICT %q", c.id, err, c.want)
+		}
+	}
+}

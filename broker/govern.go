@@ -1,0 +1,246 @@
+package broker
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"time"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/ratelimit"
+)
+
+// The governed parts of the call path: approval, jobs, rate limits and
+// idempotency keys. None of them costs a store write on a call that needs
+// no approval and carries no key.
+
+// Defaults for the governance options.
+const (
+	// DefaultJobTimeout bounds a job whose tool sets no timeoutMs.
+	DefaultJobTimeout = time.Hour
+	// DefaultIdempotencyTTL is how long an idempotency key is remembered.
+	DefaultIdempotencyTTL = 24 * time.Hour
+	// maxKeyLen bounds an idempotency key.
+	maxKeyLen = 255
+)
+
+// callWithApproval records the call as awaiting_approval, asks the policy
+// for a decision and waits for it — holding no concurrency slot, and before
+// the tool's timeout starts — then runs the call like any other.
+func (b *Broker) callWithApproval(ctx context.Context, c *call, req CallRequest) (switchboard.Invocation, error) {
+	inv := b.newInvocation(c, req, switchboard.StatusAwaitingApproval)
+	if err := b.store.InvocationCreate(ctx, inv); err != nil {
+		b.unclaim(ctx, c)
+		return switchboard.Invocation{}, err
+	}
+	id, err := b.policy.RequestApproval(ctx, inv, c.tool)
+	if err != nil {
+		return b.finish(ctx, ctx, c, inv, nil, err)
+	}
+	if req.OnRecord != nil {
+		req.OnRecord(inv)
+	}
+	if err := b.policy.AwaitApproval(ctx, id, inv); err != nil {
+		if ctx.Err() != nil && switchboard.CodeOf(err) != switchboard.CodeUserDenied {
+			err = ctxError(ctx)
+		}
+		return b.finish(ctx, ctx, c, inv, nil, err)
+	}
+	timeout := b.timeoutFor(c.tool)
+	cctx, cancel := context.WithTimeoutCause(ctx, timeout, timeoutError(c.tool.Name, timeout))
+	defer cancel()
+	release, err := b.limits.acquire(cctx, c.tool.Name, b.limitFor(c.tool))
+	if err != nil {
+		return b.finish(ctx, cctx, c, inv, nil, b.queueError(cctx, c.tool.Name, err))
+	}
+	inv.Status, inv.UpdatedAt = switchboard.StatusDispatched, b.now()
+	stored, err := b.store.InvocationUpdate(ctx, inv, switchboard.StatusAwaitingApproval)
+	if err != nil {
+		release()
+		if stored.Status.Terminal() { // ended meanwhile (a restart sweep): its outcome stands
+			return stored, invocationError(stored)
+		}
+		return b.finish(ctx, cctx, c, inv, nil, err)
+	}
+	return b.dispatch(ctx, cctx, c, stored, release)
+}
+
+// Jobs runs the work of `job` tools in the background; the job package
+// implements it.
+type Jobs interface {
+	// Start records a running job for the invocation inv and runs work in
+	// the background with a context of its own (cancelled by the job's
+	// cancel, carrying ctx's principal and progress reporting). If it
+	// returns an error, work was not started.
+	Start(ctx context.Context, inv switchboard.Invocation, work func(ctx context.Context) (json.RawMessage, error)) (switchboard.Job, error)
+}
+
+// jobHandle is the result of a call of a job tool: the call ends at once.
+type jobHandle struct {
+	JobID  string                `json:"jobId"`
+	Status switchboard.JobStatus `json:"status"`
+}
+
+// startJob hands the call's execution to Jobs. The job keeps the call's
+// concurrency slot until it ends; its own deadline is the tool's timeout,
+// else Options.JobTimeout.
+func (b *Broker) startJob(ctx context.Context, c *call, inv switchboard.Invocation, release func()) (json.RawMessage, error) {
+	timeout := b.opts.JobTimeout
+	if c.tool.TimeoutMs > 0 {
+		timeout = time.Duration(c.tool.TimeoutMs) * time.Millisecond
+	}
+	work := func(jctx context.Context) (json.RawMessage, error) {
+		jctx, cancel := context.WithTimeoutCause(jctx, timeout, timeoutError(c.tool.Name, timeout))
+		defer cancel()
+		result, err := b.execute(jctx, c, release)
+		if err == nil {
+			result, err = b.checkResult(c, result)
+		}
+		return result, err
+	}
+	j, err := b.jobs.Start(ctx, inv, work)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	return json.Marshal(jobHandle{JobID: j.ID, Status: j.Status})
+}
+
+// RateLimit bounds calls per principal and per tool with token buckets.
+// By default only agents are limited: they are what can run away.
+type RateLimit struct {
+	PerPrincipal ratelimit.Rate
+	PerTool      ratelimit.Rate
+	// Users also limits user principals and calls without a principal.
+	Users bool
+}
+
+type rates struct {
+	principal, tool *ratelimit.Limiter
+	opts            RateLimit
+}
+
+func newRates(rl *RateLimit, now func() time.Time) *rates {
+	if rl == nil {
+		return nil
+	}
+	return &rates{principal: ratelimit.New(rl.PerPrincipal, now), tool: ratelimit.New(rl.PerTool, now), opts: *rl}
+}
+
+// admit takes a token from the caller's and the tool's buckets, or refuses
+// with RATE_LIMITED and how long to wait (details.retryAfterMs; the HTTP
+// transport also sets Retry-After).
+func (r *rates) admit(c *call) error {
+	if r == nil {
+		return nil
+	}
+	agent := c.hasCaller && c.caller.Kind == switchboard.PrincipalAgent
+	if !agent && !r.opts.Users {
+		return nil
+	}
+	who := "anonymous"
+	if c.hasCaller {
+		who = c.caller.String()
+	}
+	if ok, wait := r.principal.Allow(who); !ok {
+		return limited(wait, "principal", r.opts.PerPrincipal, "%s is calling tools faster than %g per second; retry in %s", who, r.opts.PerPrincipal.PerSecond, wait.Round(time.Millisecond))
+	}
+	if ok, wait := r.tool.Allow(c.tool.Name); !ok {
+		return limited(wait, "tool", r.opts.PerTool, "%s is being called faster than %g per second; retry in %s", c.tool.Name, r.opts.PerTool.PerSecond, wait.Round(time.Millisecond))
+	}
+	return nil
+}
+
+func limited(wait time.Duration, scope string, rate ratelimit.Rate, format string, args ...any) error {
+	ms := max(wait.Milliseconds(), 1)
+	return switchboard.Errorf(switchboard.CodeRateLimited, format, args...).WithDetails(map[string]any{
+		"retryAfterMs": ms, "limit": scope, "perSecond": rate.PerSecond, "burst": rate.Burst,
+	})
+}
+
+// IdempotencyStore is the part of switchboard.GovernanceStore that
+// idempotency keys need; both bundled drivers have it.
+type IdempotencyStore interface {
+	IdempotencyClaim(ctx context.Context, r switchboard.IdempotencyRecord, notBefore time.Time) (switchboard.IdempotencyRecord, bool, error)
+	IdempotencyRelease(ctx context.Context, scope, key, invocationID string) error
+}
+
+// claim is an idempotency key held by a call: the invocation id it names.
+type claim struct{ scope, key, id string }
+
+// claimKey claims req's idempotency key for a new invocation id. For a key
+// already used it returns the stored outcome (a replay, record and error
+// as the first call ended), CONFLICT while that call is still in flight,
+// or IDEMPOTENCY_CONFLICT when the key was used for a different call.
+func (b *Broker) claimKey(ctx context.Context, c *call, req CallRequest) (switchboard.Invocation, error) {
+	key := req.IdempotencyKey
+	if b.idem == nil {
+		return switchboard.Invocation{}, switchboard.Errorf(switchboard.CodeInvalidInput, "this daemon's store does not keep idempotency keys; send the call without one")
+	}
+	if len(key) > maxKeyLen {
+		return switchboard.Invocation{}, switchboard.Errorf(switchboard.CodeInvalidInput, "idempotency key is %d bytes; the limit is %d", len(key), maxKeyLen)
+	}
+	scope := req.IdempotencyScope
+	if scope == "" {
+		scope = "anonymous"
+		if c.hasCaller {
+			scope = c.caller.String()
+		}
+	}
+	now := b.now()
+	mine := switchboard.IdempotencyRecord{Scope: scope, Key: key, Digest: callDigest(c, req), InvocationID: NewID(), CreatedAt: now}
+	got, fresh, err := b.idem.IdempotencyClaim(ctx, mine, now.Add(-b.opts.IdempotencyTTL))
+	if err != nil {
+		return switchboard.Invocation{}, err
+	}
+	if fresh {
+		c.claim = &claim{scope: scope, key: key, id: mine.InvocationID}
+		return switchboard.Invocation{}, nil
+	}
+	if got.Digest != mine.Digest {
+		return switchboard.Invocation{}, switchboard.Errorf(switchboard.CodeIdempotencyConflict,
+			"idempotency key %q was already used for a different call (another tool, session or input); nothing was run — use a new key for a new call", key).
+			WithDetails(map[string]any{"invocationId": got.InvocationID})
+	}
+	inv, err := b.store.InvocationGet(ctx, got.InvocationID)
+	if err != nil && switchboard.CodeOf(err) != switchboard.CodeNotFound {
+		return switchboard.Invocation{}, err
+	}
+	if err != nil || !inv.Status.Terminal() {
+		status := inv.Status
+		if status == "" {
+			status = switchboard.StatusPending
+		}
+		return switchboard.Invocation{}, switchboard.Errorf(switchboard.CodeConflict,
+			"a call with idempotency key %q is still in flight (invocation %s, %s); retry later to get its outcome", key, got.InvocationID, status).
+			WithDetails(map[string]any{"invocationId": got.InvocationID, "status": status})
+	}
+	return inv, invocationError(inv)
+}
+
+// unclaim gives back the key of a call refused before it was recorded, so
+// a retry runs.
+func (b *Broker) unclaim(ctx context.Context, c *call) {
+	if c.claim == nil {
+		return
+	}
+	if err := b.idem.IdempotencyRelease(context.WithoutCancel(ctx), c.claim.scope, c.claim.key, c.claim.id); err != nil {
+		b.log.WarnContext(ctx, "release idempotency key", "key", c.claim.key, "err", err)
+	}
+}
+
+// callDigest fingerprints what a call does: tool, session and input
+// (compacted, so whitespace does not count).
+func callDigest(c *call, req CallRequest) string {
+	var buf bytes.Buffer
+	if json.Compact(&buf, c.input) != nil {
+		buf.Reset()
+		buf.Write(c.input)
+	}
+	h := sha256.New()
+	h.Write([]byte(c.tool.Name + "\x00" + req.SessionID + "\x00"))
+	h.Write(buf.Bytes())
+	return hex.EncodeToString(h.Sum(nil))
+}

@@ -1,0 +1,230 @@
+package broker_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/broker"
+	"github.com/switchboardhq/switchboard/ratelimit"
+)
+
+var agentA = switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "a"}
+
+// counted wraps echo and counts executions.
+func counted(n *atomic.Int32) broker.Func {
+	return func(ctx context.Context, in json.RawMessage) (any, error) {
+		n.Add(1)
+		return echo(ctx, in)
+	}
+}
+
+// RELIABILITY rows 10 and 11: one execution per key and body; the stored
+// reply is replayed; another body under the same key runs nothing.
+func TestIdempotencyKey(t *testing.T) {
+	e := newEnv(t, nil)
+	var runs atomic.Int32
+	e.goTool(t, echoTool, counted(&runs))
+	ctx := switchboard.WithPrincipal(context.Background(), agentA)
+	req := broker.CallRequest{Tool: "test.echo", Input: json.RawMessage(`{"msg":"hi"}`), IdempotencyKey: "k1"}
+
+	first, err := e.b.Call(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Input = json.RawMessage(`{ "msg" : "hi" }`) // same body, other whitespace
+	again, err := e.b.Call(ctx, req)
+	if err != nil || again.ID != first.ID || string(again.Result) != string(first.Result) {
+		t.Fatalf("replay: %+v %v; want invocation %s", again, err, first.ID)
+	}
+	req.Input = json.RawMessage(`{"msg":"other"}`)
+	_, err = e.b.Call(ctx, req)
+	wantCode(t, err, switchboard.CodeIdempotencyConflict)
+	if n := runs.Load(); n != 1 {
+		t.Fatalf("the tool ran %d times, want 1", n)
+	}
+	// Keys are scoped to the caller: another agent's k1 is its own call.
+	other := switchboard.WithPrincipal(context.Background(), switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "b"})
+	if inv, err := e.b.Call(other, req); err != nil || inv.ID == first.ID {
+		t.Fatalf("another caller's key: %+v %v", inv, err)
+	}
+	if got := len(e.ledger(t)); got != 2 {
+		t.Fatalf("%d ledger entries, want 2 (replays write none)", got)
+	}
+}
+
+// A failed call is replayed as the same failure, not run again.
+func TestIdempotencyReplaysFailure(t *testing.T) {
+	e := newEnv(t, nil)
+	var runs atomic.Int32
+	e.goTool(t, echoTool, func(context.Context, json.RawMessage) (any, error) {
+		runs.Add(1)
+		return nil, switchboard.Errorf(switchboard.CodeNotFound, "no such thing")
+	})
+	req := broker.CallRequest{Tool: "test.echo", Input: json.RawMessage(`{"msg":"x"}`), IdempotencyKey: "k"}
+	first, err := e.b.Call(context.Background(), req)
+	wantCode(t, err, switchboard.CodeNotFound)
+	again, err := e.b.Call(context.Background(), req)
+	wantCode(t, err, switchboard.CodeNotFound)
+	if again.ID != first.ID || runs.Load() != 1 {
+		t.Fatalf("failure replay ran %d times; ids %s %s", runs.Load(), first.ID, again.ID)
+	}
+}
+
+// RELIABILITY row 10, second half: 50 duplicates at once while the first
+// runs get CONFLICT; after it ends they all get its outcome; one execution.
+func TestIdempotencyConcurrentDuplicates(t *testing.T) {
+	e := newEnv(t, nil)
+	bl := newBlocker()
+	var runs atomic.Int32
+	e.goTool(t, slowTool("test.slow", 10_000, 64, ""), func(ctx context.Context, in json.RawMessage) (any, error) {
+		runs.Add(1)
+		return bl.fn(ctx, in)
+	})
+	req := broker.CallRequest{Tool: "test.slow", IdempotencyKey: "dup"}
+	done := make(chan switchboard.Invocation, 1)
+	go func() {
+		inv, _ := e.b.Call(context.Background(), req)
+		done <- inv
+	}()
+	<-bl.started
+	var wg sync.WaitGroup
+	var conflicts atomic.Int32
+	for range 50 {
+		wg.Go(func() {
+			_, err := e.b.Call(context.Background(), req)
+			if switchboard.CodeOf(err) == switchboard.CodeConflict {
+				conflicts.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	close(bl.release)
+	first := <-done
+	if conflicts.Load() != 50 || runs.Load() != 1 {
+		t.Fatalf("%d of 50 in-flight duplicates got CONFLICT; the tool ran %d times", conflicts.Load(), runs.Load())
+	}
+	for range 50 {
+		wg.Go(func() {
+			inv, err := e.b.Call(context.Background(), req)
+			if err != nil || inv.ID != first.ID {
+				t.Errorf("late duplicate: %+v %v", inv, err)
+			}
+		})
+	}
+	wg.Wait()
+	if runs.Load() != 1 {
+		t.Fatalf("the tool ran %d times", runs.Load())
+	}
+}
+
+// A call refused for load before it was recorded gives its key back.
+func TestIdempotencyKeyReleasedOnRefusal(t *testing.T) {
+	e := newEnv(t, func(o *broker.Options) { o.MaxQueue = 1 })
+	bl := newBlocker()
+	e.goTool(t, slowTool("test.slow", 10_000, 1, ""), bl.fn)
+	queued := make(chan string, 4)
+	broker.SetQueuedHook(e.b, func(tool string) { queued <- tool })
+	done := make(chan struct{}, 2)
+	background := func() {
+		e.b.Call(context.Background(), broker.CallRequest{Tool: "test.slow"})
+		done <- struct{}{}
+	}
+	go background()
+	<-bl.started
+	go background()
+	<-queued
+	_, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.slow", IdempotencyKey: "k"})
+	wantCode(t, err, switchboard.CodeRateLimited)
+	close(bl.release)
+	<-done
+	<-done
+	if inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.slow", IdempotencyKey: "k"}); err != nil || inv.Status != switchboard.StatusSucceeded {
+		t.Fatalf("retry after a refusal: %+v %v", inv, err)
+	}
+}
+
+// RELIABILITY row 22: a runaway agent gets RATE_LIMITED with a retry-after,
+// per principal and per tool; users are not limited by default.
+func TestRateLimit(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	e := newEnv(t, func(o *broker.Options) {
+		o.Now = func() time.Time { return now }
+		o.RateLimit = &broker.RateLimit{
+			PerPrincipal: ratelimit.Rate{PerSecond: 1, Burst: 3},
+			PerTool:      ratelimit.Rate{PerSecond: 1, Burst: 5},
+		}
+	})
+	var runs atomic.Int32
+	e.goTool(t, echoTool, counted(&runs))
+	in := json.RawMessage(`{"msg":"x"}`)
+	call := func(p switchboard.Principal) error {
+		_, err := e.b.Call(switchboard.WithPrincipal(context.Background(), p), broker.CallRequest{Tool: "test.echo", Input: in})
+		return err
+	}
+	for i := range 3 {
+		if err := call(agentA); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	err := call(agentA)
+	le := wantCode(t, err, switchboard.CodeRateLimited)
+	d, _ := le.Details.(map[string]any)
+	if ms, _ := d["retryAfterMs"].(int64); ms <= 0 || ms > 1000 || d["limit"] != "principal" {
+		t.Fatalf("details %+v: want retryAfterMs within 1s and limit principal", le.Details)
+	}
+	// Another agent has its own bucket, until the tool's runs dry.
+	b := switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "b"}
+	if err := call(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := call(b); err != nil {
+		t.Fatal(err)
+	}
+	le = wantCode(t, call(b), switchboard.CodeRateLimited)
+	if d, _ := le.Details.(map[string]any); d["limit"] != "tool" {
+		t.Fatalf("details %+v: want the tool's limit", le.Details)
+	}
+	for range 20 {
+		if err := call(switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"}); err != nil {
+			t.Fatalf("a user was limited: %v", err)
+		}
+	}
+	now = now.Add(time.Second)
+	if err := call(agentA); err != nil {
+		t.Fatalf("after the retry-after: %v", err)
+	}
+	if n := runs.Load(); n != 3+2+20+1 {
+		t.Fatalf("the tool ran %d times; refused calls must not run", n)
+	}
+}
+
+// The ledger hook hears every entry with its ID.
+func TestOnActivity(t *testing.T) {
+	var (
+		mu   sync.Mutex
+		seen []switchboard.ActivityEntry
+	)
+	e := newEnv(t, func(o *broker.Options) {
+		o.OnActivity = func(en switchboard.ActivityEntry) {
+			mu.Lock()
+			seen = append(seen, en)
+			mu.Unlock()
+		}
+	})
+	e.goTool(t, echoTool, echo)
+	for range 3 {
+		if _, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: json.RawMessage(`{"msg":"x"}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 3 || seen[0].ID == 0 || seen[2].Hash == "" {
+		t.Fatalf("observed %+v", seen)
+	}
+}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+)
+
+func newToken(g *globals) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "token",
+		Short: "Mint, list and revoke agents' scoped tokens",
+		Long: `An agent token lets an agent (an MCP client, a script) call tools as
+agent:NAME, within its scope: --allow globs (default: every tool) minus --deny
+globs over tool names, where * matches any run of characters. Scopes apply to
+calls and to listings and search: an agent never sees a tool it cannot call.
+The secret is printed once and stored only as a hash.`,
+	}
+	c.AddCommand(newTokenCreate(g), newTokenList(g), newTokenRevoke(g))
+	return c
+}
+
+func newTokenCreate(g *globals) *cobra.Command {
+	var agent string
+	var allow, deny []string
+	c := &cobra.Command{
+		Use:   "create",
+		Short: "Mint a token for an agent (the secret is shown once)",
+		Example: `  switchboard token create --agent planner --allow 'tasks.*' --deny '*.delete'
+  SWITCHBOARD_TOKEN=$(switchboard token create --agent ci --allow 'deploy.*' --json | jq -r .token)`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if agent == "" {
+				return usageError{fmt.Errorf("--agent NAME is required"), c.CommandPath()}
+			}
+			cl, err := g.client()
+			if err != nil {
+				return err
+			}
+			t, err := cl.CreateToken(c.Context(), agent, allow, deny)
+			if err != nil {
+				return err
+			}
+			if g.json {
+				return g.printJSON(t)
+			}
+			fmt.Fprintf(g.stdout, "%s\n", t.Token)
+			fmt.Fprintf(g.stderr, "token %s for agent:%s (allow %s, deny %s); the secret above is shown only now\n",
+				t.ID, t.Agent, globs(t.Allow, "*"), globs(t.Deny, "nothing"))
+			return nil
+		},
+	}
+	c.Flags().StringVar(&agent, "agent", "", "the agent's name (its principal is agent:NAME)")
+	c.Flags().StringArrayVar(&allow, "allow", nil, "tool-name glob the agent may use (repeatable; default all)")
+	c.Flags().StringArrayVar(&deny, "deny", nil, "tool-name glob the agent may not use (repeatable; wins over --allow)")
+	return c
+}
+
+func globs(g []string, none string) string {
+	if len(g) == 0 {
+		return none
+	}
+	return strings.Join(g, ",")
+}
+
+func newTokenList(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List agent tokens (never their secrets)",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			cl, err := g.client()
+			if err != nil {
+				return err
+			}
+			ts, err := cl.Tokens(c.Context())
+			if err != nil {
+				return err
+			}
+			if g.json {
+				return g.printJSON(ts)
+			}
+			tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tAGENT\tALLOW\tDENY\tCREATED\tREVOKED")
+			for _, t := range ts {
+				revoked := "-"
+				if !t.RevokedAt.IsZero() {
+					revoked = t.RevokedAt.Local().Format("2006-01-02 15:04")
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Agent, globs(t.Allow, "*"), globs(t.Deny, "-"),
+					t.CreatedAt.Local().Format("2006-01-02 15:04"), revoked)
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func newTokenRevoke(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "revoke ID",
+		Short: "Revoke a token: its next request is refused (401)",
+		Args:  exactArgs(1, "one token ID (see 'switchboard token list')"),
+		RunE: func(c *cobra.Command, args []string) error {
+			cl, err := g.client()
+			if err != nil {
+				return err
+			}
+			t, err := cl.RevokeToken(c.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if g.json {
+				return g.printJSON(t)
+			}
+			fmt.Fprintf(g.stdout, "revoked %s (agent:%s)\n", t.ID, t.Agent)
+			return nil
+		},
+	}
+}

@@ -1,0 +1,156 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/activity"
+	"github.com/switchboardhq/switchboard/approval"
+	"github.com/switchboardhq/switchboard/broker"
+	"github.com/switchboardhq/switchboard/httpapi"
+	"github.com/switchboardhq/switchboard/job"
+	"github.com/switchboardhq/switchboard/ratelimit"
+	"github.com/switchboardhq/switchboard/scope"
+)
+
+// GovernanceOptions tune approvals, rate limits and the ledger. The zero
+// value means the defaults.
+type GovernanceOptions struct {
+	// ApprovalTTL is how long a call waits for the user's decision before
+	// it is denied as expired (default approval.DefaultTTL).
+	ApprovalTTL time.Duration
+	// ApprovalFloor is the least approval an agent's call of each class
+	// gets (nil: mutate and job need the user; see approval.Options.Floor).
+	ApprovalFloor map[switchboard.Class]switchboard.Approval
+	// MaxPendingPerAgent bounds one agent's queue of calls awaiting approval.
+	MaxPendingPerAgent int
+	// RateLimit bounds agents' calls per agent and per tool; nil means
+	// DefaultRateLimit, a zero RateLimit means unlimited.
+	RateLimit *broker.RateLimit
+}
+
+// DefaultRateLimit is generous: an agent gets 20 calls a second (bursts of
+// 60) and a tool 50 agent calls a second (bursts of 100); only a runaway
+// loop meets it.
+var DefaultRateLimit = broker.RateLimit{
+	PerPrincipal: ratelimit.Rate{PerSecond: 20, Burst: 60},
+	PerTool:      ratelimit.Rate{PerSecond: 50, Burst: 100},
+}
+
+// topicNotice carries approval events to every replica's tabs.
+const topicNotice = "approval.notice"
+
+// governance is what startGovernance wires, for the broker and transports.
+type governance struct {
+	ledger    *activity.Ledger
+	approvals *approval.Service
+	jobs      *job.Service
+	tokens    *scope.Tokens
+	unsub     func()
+}
+
+// startGovernance builds the ledger, approvals, jobs and agent tokens over
+// a store that keeps them (both bundled drivers do), resolves what a
+// previous run left pending or running, and returns the broker options
+// that put them on the call path. Without a GovernanceStore only the
+// ledger is kept and every call is admitted, as before.
+func (d *Daemon) startGovernance(ctx context.Context, opts Options) (broker.Options, error) {
+	var bo broker.Options
+	ledger, err := activity.New(ctx, opts.Store, &activity.Options{Logger: d.log})
+	if err != nil {
+		return bo, fmt.Errorf("open the ledger: %w", err)
+	}
+	d.gov.ledger = ledger
+	d.Ledger = ledger
+	bo.OnActivity = ledger.Observe
+	gs, ok := opts.Store.(switchboard.GovernanceStore)
+	if !ok {
+		d.log.Warn("the store keeps no approvals, jobs or agent tokens; calls run without governance")
+		return bo, nil
+	}
+	g := opts.Governance
+	d.gov.approvals, err = approval.New(approval.Options{
+		Store: gs, Ledger: ledger, Bus: opts.Bus, Logger: d.log, TTL: g.ApprovalTTL,
+		Floor: g.ApprovalFloor, MaxPendingPerAgent: g.MaxPendingPerAgent, Notify: d.notifyTabs(opts),
+	})
+	if err != nil {
+		return bo, err
+	}
+	if d.gov.jobs, err = job.New(job.Options{Store: gs, Ledger: ledger, Logger: d.log}); err != nil {
+		return bo, err
+	}
+	d.gov.tokens = scope.NewTokens(gs, nil)
+	if n, err := d.gov.approvals.Recover(ctx); err != nil {
+		return bo, fmt.Errorf("cancel approvals left pending: %w", err)
+	} else if n > 0 {
+		d.log.Warn("cancelled approvals left pending by the previous run", "count", n)
+	}
+	if n, err := d.gov.jobs.Recover(ctx); err != nil {
+		return bo, fmt.Errorf("fail jobs left running: %w", err)
+	} else if n > 0 {
+		d.log.Warn("failed jobs left running by the previous run", "count", n)
+	}
+	rl := g.RateLimit
+	if rl == nil {
+		rl = &DefaultRateLimit
+	}
+	d.Approvals, d.Jobs, d.Tokens = d.gov.approvals, d.gov.jobs, d.gov.tokens
+	bo.Policy, bo.Jobs, bo.RateLimit = d.gov.approvals, d.gov.jobs, rl
+	return bo, nil
+}
+
+// notifyTabs sends approval events to the user's open tabs on every
+// replica: through the bus, whose subscriber on each replica broadcasts
+// to the tabs it holds.
+func (d *Daemon) notifyTabs(opts Options) approval.Notifier {
+	broadcast := func(ctx context.Context, kind string, data []byte) {
+		if d.Sessions != nil {
+			d.Sessions.Broadcast(ctx, kind, data)
+		}
+	}
+	if opts.Bus == nil {
+		return broadcast
+	}
+	unsub, err := opts.Bus.Subscribe(topicNotice, func(p []byte) {
+		kind, data, ok := bytes.Cut(p, []byte("\n"))
+		if ok {
+			broadcast(context.Background(), string(kind), bytes.Clone(data))
+		}
+	})
+	if err != nil {
+		d.log.Warn("approval events reach only this replica's tabs", "err", err)
+		return broadcast
+	}
+	d.gov.unsub = unsub
+	return func(ctx context.Context, kind string, data []byte) {
+		msg := append([]byte(kind+"\n"), data...)
+		if err := opts.Bus.Publish(ctx, topicNotice, msg); err != nil {
+			broadcast(ctx, kind, data) // too large for the bus: this replica's tabs at least
+		}
+	}
+}
+
+// apiGovernance is the transports' view of governance.
+func (d *Daemon) apiGovernance(opts Options) *httpapi.Governance {
+	return &httpapi.Governance{
+		Tokens: d.gov.tokens, Approvals: d.gov.approvals, Ledger: d.gov.ledger, Jobs: d.gov.jobs,
+		Reverser: activity.NewReverser(d.gov.ledger, opts.Store, d.Registry, d.Broker),
+		SessionUser: func(ctx context.Context, id string) (string, error) {
+			s, err := opts.Store.SessionGet(ctx, id)
+			return s.Principal, err
+		},
+	}
+}
+
+// closeGovernance stops jobs and the event relay.
+func (d *Daemon) closeGovernance() {
+	if d.gov.jobs != nil {
+		d.gov.jobs.Close()
+	}
+	if d.gov.unsub != nil {
+		d.gov.unsub()
+	}
+}

@@ -1,0 +1,147 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/approval"
+)
+
+func (s *Server) approvalRoutes() {
+	s.mux.HandleFunc("GET /api/v1/approvals", s.decider(s.listApprovals))
+	s.mux.HandleFunc("GET /api/v1/approvals/{id}", s.decider(s.getApproval))
+	s.mux.HandleFunc("POST /api/v1/approvals/{id}", s.decider(s.decideApproval))
+}
+
+// decider accepts the admin token, an agent token (to list its own
+// requests; deciding is FORBIDDEN) and a browser session token: the tab is
+// the signed-in user's own (its token reaches only the page the app's
+// backend served to that user, never an agent), so a decision from it is
+// the user's, recorded with channel "sdk".
+func (s *Server) decider(h http.HandlerFunc) http.HandlerFunc {
+	viaCaller := s.caller(h)
+	return func(w http.ResponseWriter, r *http.Request) {
+		tok, _ := bearer(r)
+		if !strings.HasPrefix(tok, "ses_") || s.opts.Sessions == nil {
+			viaCaller(w, r)
+			return
+		}
+		sid, err := s.opts.Sessions.Authenticate(r.Context(), tok)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		user := ""
+		if f := s.opts.Governance.SessionUser; f != nil {
+			if user, err = f(r.Context(), sid); err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+		}
+		if user == "" {
+			user = "admin" // a session opened without naming a user is the daemon's user
+		}
+		ctx := switchboard.WithPrincipal(r.Context(), switchboard.Principal{Kind: switchboard.PrincipalUser, ID: user})
+		h(w, r.WithContext(withChannel(ctx, approval.ChannelSDK)))
+	}
+}
+
+// listApprovals: pending by default (?status=pending|approved|denied|
+// expired|cancelled|all), ?agent=, ?invocation=, ?limit=. An agent sees
+// only its own.
+func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := switchboard.ApprovalFilter{Status: switchboard.ApprovalPending, Agent: q.Get("agent"), InvocationID: q.Get("invocation")}
+	switch st := q.Get("status"); st {
+	case "":
+	case "all":
+		f.Status = ""
+	case "pending", "approved", "denied", "expired", "cancelled":
+		f.Status = switchboard.ApprovalStatus(st)
+	default:
+		s.writeError(w, r, switchboard.Errorf(switchboard.CodeInvalidInput, "status must be pending, approved, denied, expired, cancelled or all, not %q", st))
+		return
+	}
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > 1000 {
+			s.writeError(w, r, switchboard.Errorf(switchboard.CodeInvalidInput, "limit must be within 1..1000"))
+			return
+		}
+		f.Limit = n
+	}
+	if p := principal(r); p.Kind == switchboard.PrincipalAgent {
+		f.Agent = p.String()
+	}
+	items, err := s.opts.Governance.Approvals.List(r.Context(), f)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"items": items})
+}
+
+func (s *Server) getApproval(w http.ResponseWriter, r *http.Request) {
+	a, err := s.opts.Governance.Approvals.Get(r.Context(), r.PathValue("id"))
+	if err == nil {
+		if p := principal(r); p.Kind == switchboard.PrincipalAgent && a.Agent != p.String() {
+			err = switchboard.Errorf(switchboard.CodeNotFound, "no approval %q", r.PathValue("id"))
+		}
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, a)
+}
+
+type decisionBody struct {
+	Decision string `json:"decision"`
+	Reason   string `json:"reason,omitempty"`
+	// Channel lets the user's own clients say how the decision was made
+	// (http or cli); a tab's decision is always sdk.
+	Channel string `json:"channel,omitempty"`
+}
+
+// decideApproval settles a request: {decision: approve|deny, reason?}.
+func (s *Server) decideApproval(w http.ResponseWriter, r *http.Request) {
+	var body decisionBody
+	if err := s.decode(w, r, &body, 16<<10); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	d := approval.Decision{By: principal(r), Reason: body.Reason, Channel: approval.ChannelHTTP}
+	switch body.Decision {
+	case "approve":
+		d.Approve = true
+	case "deny":
+	default:
+		s.writeError(w, r, switchboard.Errorf(switchboard.CodeInvalidInput, `decision must be "approve" or "deny", not %q`, body.Decision))
+		return
+	}
+	if ch := channelOf(r); ch != "" {
+		d.Channel = ch
+	} else if body.Channel == approval.ChannelCLI {
+		d.Channel = approval.ChannelCLI
+	}
+	a, err := s.opts.Governance.Approvals.Decide(r.Context(), r.PathValue("id"), d)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, a)
+}
+
+type channelKey struct{}
+
+func withChannel(ctx context.Context, ch string) context.Context {
+	return context.WithValue(ctx, channelKey{}, ch)
+}
+
+func channelOf(r *http.Request) string {
+	ch, _ := r.Context().Value(channelKey{}).(string)
+	return ch
+}

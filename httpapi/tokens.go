@@ -1,0 +1,188 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/subtle"
+	"net/http"
+	"strings"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/activity"
+	"github.com/switchboardhq/switchboard/approval"
+	"github.com/switchboardhq/switchboard/job"
+	"github.com/switchboardhq/switchboard/scope"
+)
+
+// Governance is what the governance routes serve: agent tokens, approvals,
+// the activity ledger, reversal and jobs. With it, agent tokens are
+// accepted on the routes an agent may use (tool listing, search, describe
+// and call, its own invocations and jobs, approvals to list — never to
+// decide); every other route stays the user's.
+type Governance struct {
+	Tokens    *scope.Tokens
+	Approvals *approval.Service
+	Ledger    *activity.Ledger
+	Reverser  *activity.Reverser
+	Jobs      *job.Service
+	// SessionUser names the signed-in user a browser session was opened
+	// for, so a tab's approval decision is recorded as that user's.
+	SessionUser func(ctx context.Context, sessionID string) (string, error)
+}
+
+// governanceRoutes mounts tokens, approvals, activity and jobs.
+func (s *Server) governanceRoutes() {
+	g := s.opts.Governance
+	if g == nil {
+		return
+	}
+	if g.Tokens != nil {
+		s.mux.HandleFunc("POST /api/v1/tokens", s.admin(s.createToken))
+		s.mux.HandleFunc("GET /api/v1/tokens", s.admin(s.listTokens))
+		s.mux.HandleFunc("DELETE /api/v1/tokens/{id}", s.admin(s.revokeToken))
+	}
+	if g.Approvals != nil {
+		s.approvalRoutes()
+	}
+	if g.Ledger != nil {
+		s.activityRoutes()
+	}
+	if g.Jobs != nil {
+		s.mux.HandleFunc("GET /api/v1/jobs/{id}", s.caller(s.getJob))
+		s.mux.HandleFunc("POST /api/v1/jobs/{id}/cancel", s.caller(s.cancelJob))
+	}
+}
+
+// agentPrincipal authenticates tok as an agent token; ok is false when tok
+// is not one (or agent tokens are not enabled).
+func (s *Server) agentPrincipal(r *http.Request, tok string) (switchboard.Principal, bool, error) {
+	g := s.opts.Governance
+	if g == nil || g.Tokens == nil || !scope.IsAgentToken(tok) {
+		return switchboard.Principal{}, false, nil
+	}
+	p, err := g.Tokens.Authenticate(r.Context(), tok)
+	return p, true, err
+}
+
+// caller wraps h so it runs for the admin (user) token or a valid agent
+// token, with the principal in the request's context. Each handler decides
+// what an agent may see.
+func (s *Server) caller(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		tok, ok := bearer(r)
+		if !ok {
+			s.writeError(w, r, switchboard.Errorf(switchboard.CodeUnauthorized, "missing Authorization: Bearer token; the admin token is in <data>/admin.token, agents use their own token"))
+			return
+		}
+		var p switchboard.Principal
+		if subtle.ConstantTimeCompare([]byte(tok), []byte(s.opts.AdminToken)) == 1 {
+			p = switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"}
+		} else if ap, isAgent, err := s.agentPrincipal(r, tok); isAgent && err == nil {
+			p = ap
+		} else {
+			if err == nil {
+				err = switchboard.Errorf(switchboard.CodeUnauthorized, "the bearer token is not valid for this daemon")
+			}
+			s.writeError(w, r, err)
+			return
+		}
+		h(w, r.WithContext(switchboard.WithPrincipal(r.Context(), p)))
+	}
+}
+
+// agentRefused is what a valid agent token gets on a user-only route.
+func (s *Server) agentRefused(r *http.Request, tok string) error {
+	if p, isAgent, err := s.agentPrincipal(r, tok); isAgent && err == nil {
+		return switchboard.Errorf(switchboard.CodeForbidden, "%s %s is for the user; %s's agent token cannot use it", r.Method, r.URL.Path, p)
+	}
+	return nil
+}
+
+// principal is the caller put in ctx by admin, caller or sessionAuth.
+func principal(r *http.Request) switchboard.Principal {
+	p, _ := switchboard.PrincipalFrom(r.Context())
+	return p
+}
+
+// visible is the one listing predicate: an agent sees only tools its scope
+// allows and no user-only tool; users see everything.
+func visible(p switchboard.Principal, t switchboard.Tool) bool { return scope.Visible(p, t) }
+
+func filterVisible(p switchboard.Principal, ts []switchboard.Tool) []switchboard.Tool {
+	if p.Kind != switchboard.PrincipalAgent {
+		return ts
+	}
+	out := ts[:0:0]
+	for _, t := range ts {
+		if visible(p, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+type tokenBody struct {
+	Agent string   `json:"agent"`
+	Allow []string `json:"allow,omitempty"`
+	Deny  []string `json:"deny,omitempty"`
+}
+
+// createToken mints an agent token; the secret is in this answer only.
+func (s *Server) createToken(w http.ResponseWriter, r *http.Request) {
+	var body tokenBody
+	if err := s.decode(w, r, &body, 64<<10); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	created, err := s.opts.Governance.Tokens.Create(r.Context(), strings.TrimSpace(body.Agent), body.Allow, body.Deny)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.record(r, "token.create", created.Agent, map[string]any{"tokenId": created.ID, "allow": created.Allow, "deny": created.Deny})
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusCreated, created)
+}
+
+func (s *Server) listTokens(w http.ResponseWriter, r *http.Request) {
+	ts, err := s.opts.Governance.Tokens.List(r.Context())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"items": ts})
+}
+
+// revokeToken ends a token at once: its next request is 401.
+func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) {
+	t, err := s.opts.Governance.Tokens.Revoke(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.record(r, "token.revoke", t.Agent, map[string]any{"tokenId": t.ID})
+	writeJSON(w, http.StatusOK, t)
+}
+
+// record appends a ledger entry for something done through the API (token
+// and session changes). A failed append is logged: the action happened.
+func (s *Server) record(r *http.Request, verb, target string, details map[string]any) {
+	g := s.opts.Governance
+	if g == nil || g.Ledger == nil {
+		return
+	}
+	e := &switchboard.ActivityEntry{Actor: "anonymous", Verb: verb, Target: target, Details: mustJSON(details)}
+	if p, ok := switchboard.PrincipalFrom(r.Context()); ok {
+		e.Actor = p.String()
+	} else if tok, ok := bearer(r); ok {
+		// Routes with their own authentication (closing a session: the
+		// app's backend or the tab itself).
+		if subtle.ConstantTimeCompare([]byte(tok), []byte(s.opts.AdminToken)) == 1 {
+			e.Actor = "user:admin"
+		} else if sid, _, ok := strings.Cut(tok, "."); ok && strings.HasPrefix(sid, "ses_") {
+			e.Actor = "session:" + sid
+		}
+	}
+	if err := g.Ledger.Append(context.WithoutCancel(r.Context()), e); err != nil {
+		s.log.ErrorContext(r.Context(), "append to the ledger", "verb", verb, "err", err)
+	}
+}

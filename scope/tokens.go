@@ -1,0 +1,126 @@
+package scope
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/switchboardhq/switchboard"
+)
+
+// TokenPrefix starts every agent token, so a bearer can be told from the
+// admin token and session tokens without a lookup.
+const TokenPrefix = "sbt_"
+
+// TokenStore is the part of switchboard.GovernanceStore tokens need.
+type TokenStore interface {
+	TokenCreate(ctx context.Context, t switchboard.AgentToken) error
+	TokenGet(ctx context.Context, id string) (switchboard.AgentToken, error)
+	TokenList(ctx context.Context) ([]switchboard.AgentToken, error)
+	TokenRevoke(ctx context.Context, id string, at time.Time) (switchboard.AgentToken, error)
+}
+
+// Tokens mints and checks agent tokens. A token is "sbt_<id>.<secret>":
+// the id finds the row, the secret (256 random bits) is compared by its
+// SHA-256, which is all the store keeps. Every check reads the store, so a
+// revoke takes effect at once on every replica.
+type Tokens struct {
+	store TokenStore
+	now   func() time.Time
+}
+
+// NewTokens returns a Tokens over store; now may be nil (time.Now).
+func NewTokens(store TokenStore, now func() time.Time) *Tokens {
+	if now == nil {
+		now = time.Now
+	}
+	return &Tokens{store: store, now: now}
+}
+
+// Created is the answer to minting a token: the secret appears only here.
+type Created struct {
+	switchboard.AgentToken
+	Token string `json:"token"`
+}
+
+var agentName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+
+// Create mints a token for agent with the given scopes.
+func (t *Tokens) Create(ctx context.Context, agent string, allow, deny []string) (Created, error) {
+	if !agentName.MatchString(agent) {
+		return Created{}, switchboard.Errorf(switchboard.CodeInvalidInput,
+			"agent name %q must be 1-64 characters of a-z, 0-9, '.', '_' and '-', starting with a letter or digit", agent)
+	}
+	for _, g := range append(append([]string(nil), allow...), deny...) {
+		if err := CheckGlob(g); err != nil {
+			return Created{}, err
+		}
+	}
+	id := randomHex(12)
+	secret := make([]byte, 32)
+	_, _ = rand.Read(secret) // never fails on supported platforms
+	token := TokenPrefix + id + "." + base64.RawURLEncoding.EncodeToString(secret)
+	rec := switchboard.AgentToken{ID: id, Agent: agent, Allow: allow, Deny: deny, Hash: hashToken(token), CreatedAt: t.now().UTC().Truncate(time.Microsecond)}
+	if err := t.store.TokenCreate(ctx, rec); err != nil {
+		return Created{}, err
+	}
+	return Created{AgentToken: rec, Token: token}, nil
+}
+
+// List returns every token (never a secret).
+func (t *Tokens) List(ctx context.Context) ([]switchboard.AgentToken, error) {
+	return t.store.TokenList(ctx)
+}
+
+// Revoke ends a token at once; NOT_FOUND for an unknown id.
+func (t *Tokens) Revoke(ctx context.Context, id string) (switchboard.AgentToken, error) {
+	return t.store.TokenRevoke(ctx, id, t.now())
+}
+
+// Authenticate returns the principal of an agent token, or UNAUTHORIZED
+// (unknown, wrong or revoked token; the message does not say which).
+func (t *Tokens) Authenticate(ctx context.Context, token string) (switchboard.Principal, error) {
+	bad := switchboard.Errorf(switchboard.CodeUnauthorized, "the bearer token is not valid for this daemon")
+	rest, ok := strings.CutPrefix(token, TokenPrefix)
+	if !ok {
+		return switchboard.Principal{}, bad
+	}
+	id, _, ok := strings.Cut(rest, ".")
+	if !ok || id == "" {
+		return switchboard.Principal{}, bad
+	}
+	rec, err := t.store.TokenGet(ctx, id)
+	if err != nil {
+		if switchboard.CodeOf(err) == switchboard.CodeNotFound {
+			return switchboard.Principal{}, bad
+		}
+		return switchboard.Principal{}, err
+	}
+	if subtle.ConstantTimeCompare([]byte(rec.Hash), []byte(hashToken(token))) != 1 {
+		return switchboard.Principal{}, bad
+	}
+	if !rec.RevokedAt.IsZero() {
+		return switchboard.Principal{}, switchboard.Errorf(switchboard.CodeUnauthorized, "this agent token was revoked; ask the user for a new one")
+	}
+	return rec.Principal(), nil
+}
+
+// IsAgentToken reports whether a bearer looks like an agent token.
+func IsAgentToken(token string) bool { return strings.HasPrefix(token, TokenPrefix) }
+
+func hashToken(token string) string {
+	h := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(h[:])
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

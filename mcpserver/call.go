@@ -126,7 +126,9 @@ func (s *Server) result(t switchboard.Tool, inv switchboard.Invocation, err erro
 	} else {
 		res.Content = []mcp.Content{&mcp.TextContent{Text: resultText(inv.Result)}}
 	}
-	if len(t.OutputSchema) > 0 {
+	// A job's call answers {jobId, status}, not the tool's declared output,
+	// so it carries no structured content that a client would check.
+	if len(t.OutputSchema) > 0 && t.Class != switchboard.ClassJob {
 		res.StructuredContent = json.RawMessage(inv.Result)
 	}
 	return res

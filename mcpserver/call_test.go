@@ -231,3 +231,28 @@ func TestListChangedOnRegistration(t *testing.T) {
 }
 
 func asRPC(err error, target **jsonrpc.Error) bool { return errors.As(err, target) }
+
+// A job tool's call answers {jobId, status}, so neither its listing nor its
+// result carries the tool's output schema: a client validating
+// structuredContent against it would reject a correct answer.
+func TestJobToolHasNoStructuredOutput(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, Options{})
+	jt := tool("exports.build", "job")
+	jt.OutputSchema = json.RawMessage(`{"type":"object","properties":{"url":{"type":"string"}},"required":["url"]}`)
+	e.goTool(jt, func(ctx context.Context, _ json.RawMessage) (any, error) {
+		return map[string]string{"url": "https://example.test/x.zip"}, nil
+	})
+	cs := e.connect(adminToken, nil)
+	listed, _ := listAll(t, cs)
+	if lt := byName(listed)["exports-build"]; lt == nil || lt.OutputSchema != nil {
+		t.Fatalf("job listed with an output schema: %+v", lt)
+	}
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "exports-build"})
+	if err != nil || res.IsError {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if res.StructuredContent != nil {
+		t.Errorf("job result carries structured content: %v", res.StructuredContent)
+	}
+}

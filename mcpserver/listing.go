@@ -216,7 +216,7 @@ func (s *Server) mcpTool(t switchboard.Tool) *mcp.Tool {
 	if t.Surface == switchboard.SurfaceBrowser {
 		mt.InputSchema = withSessionID(t.InputSchema)
 	}
-	if len(t.OutputSchema) > 0 {
+	if len(t.OutputSchema) > 0 && t.Class != switchboard.ClassJob { // jobs answer {jobId, status}
 		mt.OutputSchema = json.RawMessage(t.OutputSchema)
 	}
 	if t.Pinned {

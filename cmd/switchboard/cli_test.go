@@ -168,3 +168,24 @@ func TestServeFindsTokenAndShutsDown(t *testing.T) {
 		t.Errorf("no shutdown log: %s", serr.String())
 	}
 }
+
+// TestServeConfigIsChecked: a config file with a misspelt key or a bad
+// value stops serve before it listens, naming the problem.
+func TestServeConfigIsChecked(t *testing.T) {
+	dir := t.TempDir()
+	for name, tc := range map[string]struct{ yaml, want string }{
+		"unknown key":    {"governance:\n  approvalTTl: 5m\n", "approvalTTl"},
+		"bad floor":      {"governance:\n  approvalFloor: {mutate: maybe}\n", "not none, hitl or user-only"},
+		"bad mcp mode":   {"mcp:\n  mode: lazy\n", "use auto, full or deferred"},
+		"bad rate limit": {"governance:\n  rateLimit: {perAgent: {perSecond: fast}}\n", "INVALID_INPUT"},
+	} {
+		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "_")+".yaml")
+		if err := os.WriteFile(path, []byte(tc.yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errs := run(t, "serve", "--config", path, "--data", dir, "--addr", "127.0.0.1:1")
+		if code != 1 || !strings.Contains(errs, tc.want) {
+			t.Errorf("%s: exit %d, stderr %q (want it to mention %q)", name, code, errs, tc.want)
+		}
+	}
+}

@@ -14,9 +14,13 @@ import (
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
 
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/broker"
 	"github.com/switchboardhq/switchboard/daemon"
 	"github.com/switchboardhq/switchboard/manifest"
+	"github.com/switchboardhq/switchboard/mcpserver"
 	"github.com/switchboardhq/switchboard/model"
+	"github.com/switchboardhq/switchboard/ratelimit"
 )
 
 // shutdownGrace bounds how long in-flight requests may finish after SIGTERM.
@@ -30,6 +34,26 @@ type serveConfig struct {
 	AllowOrigins []string                `yaml:"allowOrigins"`
 	LogLevel     string                  `yaml:"logLevel"`
 	Models       map[string]model.Config `yaml:"models"`
+	Governance   *governanceConfig       `yaml:"governance"`
+	MCP          *mcpConfig              `yaml:"mcp"`
+}
+
+// governanceConfig is the config file's `governance:` section.
+type governanceConfig struct {
+	ApprovalTTL        time.Duration     `yaml:"approvalTTL"`
+	MaxPendingPerAgent int               `yaml:"maxPendingPerAgent"`
+	ApprovalFloor      map[string]string `yaml:"approvalFloor"` // class → approval; {} turns the floor off
+	RateLimit          *struct {
+		PerAgent ratelimit.Rate `yaml:"perAgent"`
+		PerTool  ratelimit.Rate `yaml:"perTool"`
+		Users    bool           `yaml:"users"`
+	} `yaml:"rateLimit"`
+}
+
+// mcpConfig is the config file's `mcp:` section.
+type mcpConfig struct {
+	Mode      string `yaml:"mode"` // auto, full or deferred
+	Threshold int    `yaml:"threshold"`
 }
 
 type serveFlags struct {
@@ -41,6 +65,8 @@ type serveFlags struct {
 	logFormat    string
 	manifest     string
 	models       map[string]model.Config // from the config file only
+	governance   daemon.GovernanceOptions
+	mcp          mcpserver.Options
 }
 
 func newServe(g *globals) *cobra.Command {
@@ -70,7 +96,7 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 	ctx := c.Context()
 	if f.config != "" {
 		if err := applyConfig(c, g, f); err != nil {
-			return err
+			return switchboard.Errorf(switchboard.CodeInvalidInput, "%v", err)
 		}
 	}
 	log, err := newLogger(g.stderr, f.logLevel, f.logFormat)
@@ -97,7 +123,8 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", g.addr, err)
 	}
-	opts := daemon.Options{Store: store, AdminToken: token, AllowOrigins: f.allowOrigins, Logger: log, Demo: f.demo, Models: f.models}
+	opts := daemon.Options{Store: store, AdminToken: token, AllowOrigins: f.allowOrigins, Logger: log, Demo: f.demo, Models: f.models,
+		Governance: f.governance, MCP: f.mcp}
 	if loopback(ln.Addr()) {
 		opts.AllowHosts = []string{"localhost", "127.0.0.1", "::1"}
 	} else {
@@ -171,6 +198,19 @@ func applyConfig(c *cobra.Command, g *globals, f *serveFlags) error {
 		f.allowOrigins = cfg.AllowOrigins
 	}
 	f.models = cfg.Models
+	if err := applyGovernance(cfg.Governance, &f.governance); err != nil {
+		return fmt.Errorf("config %s: %w", f.config, err)
+	}
+	if m := cfg.MCP; m != nil {
+		switch m.Mode {
+		case "", "auto":
+		case string(mcpserver.ModeFull), string(mcpserver.ModeDeferred):
+			f.mcp.Mode = mcpserver.Mode(m.Mode)
+		default:
+			return fmt.Errorf("config %s: mcp.mode %q: use auto, full or deferred", f.config, m.Mode)
+		}
+		f.mcp.Threshold = m.Threshold
+	}
 	if cfg.LogLevel != "" && !set("log-level") {
 		f.logLevel = cfg.LogLevel
 	}
@@ -195,4 +235,27 @@ func newLogger(w interface{ Write([]byte) (int, error) }, level, format string) 
 func loopback(a net.Addr) bool {
 	ta, ok := a.(*net.TCPAddr)
 	return ok && ta.IP.IsLoopback()
+}
+
+// applyGovernance copies the config file's governance section into o.
+func applyGovernance(c *governanceConfig, o *daemon.GovernanceOptions) error {
+	if c == nil {
+		return nil
+	}
+	o.ApprovalTTL, o.MaxPendingPerAgent = c.ApprovalTTL, c.MaxPendingPerAgent
+	if c.ApprovalFloor != nil {
+		o.ApprovalFloor = map[switchboard.Class]switchboard.Approval{}
+		for class, a := range c.ApprovalFloor {
+			switch switchboard.Approval(a) {
+			case switchboard.ApprovalNone, switchboard.ApprovalHITL, switchboard.ApprovalUserOnly:
+			default:
+				return fmt.Errorf("governance.approvalFloor.%s: %q is not none, hitl or user-only", class, a)
+			}
+			o.ApprovalFloor[switchboard.Class(class)] = switchboard.Approval(a)
+		}
+	}
+	if r := c.RateLimit; r != nil {
+		o.RateLimit = &broker.RateLimit{PerPrincipal: r.PerAgent, PerTool: r.PerTool, Users: r.Users}
+	}
+	return nil
 }

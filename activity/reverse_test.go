@@ -121,14 +121,22 @@ func TestReversalGoesThroughApproval(t *testing.T) {
 	if err != nil || again.ID != undo.ID || deletes.Load() != 1 {
 		t.Fatalf("second reversal: %+v %v (deletes %d)", again, err, deletes.Load())
 	}
-	// Irreversible and non-call entries say so.
+	// Irreversible and non-call entries say so. The decision's entry and the
+	// call's may land in either order, so find a non-call entry by verb.
+	var decision int64
+	all, _ := st.ActivityList(ctx, switchboard.ActivityFilter{})
+	for _, e := range all {
+		if e.Verb != activity.VerbToolCall {
+			decision = e.ID
+		}
+	}
 	for _, c := range []struct {
 		id   int64
 		want string
 	}{
 		{entryOf(sent), "irreversible"},
 		{entryOf(undo), "declares no inverse"},
-		{es[0].ID - 1, "not a tool call"},
+		{decision, "not a tool call"},
 	} {
 		_, err := rev.Reverse(agent, c.id, nil)
 		if switchboard.CodeOf(err) != switchboard.CodeConflict || !strings.Contains(err.Error(), c.want) {

@@ -104,6 +104,11 @@ type Options struct {
 	// declared"). nil means mutate and job need a human (hitl); an empty
 	// map leaves every tool to its declared approval.
 	Floor map[switchboard.Class]switchboard.Approval
+	// Delegates names tools that only forward to another tool through the
+	// broker (panel.run_action), so the forwarded call carries the approval:
+	// the floor does not apply to them, or an agent's one act would ask the
+	// user twice. Their declared approval still does.
+	Delegates map[string]bool
 }
 
 // Service requests, awaits and decides approvals, and is the broker's
@@ -167,6 +172,9 @@ func (s *Service) Recover(ctx context.Context) (int, error) {
 // declared approval and the floor of its class (none < hitl < user-only).
 func (s *Service) Effective(t switchboard.Tool) switchboard.Approval {
 	a, f := t.Approval, s.opts.Floor[t.Class]
+	if s.opts.Delegates[t.Name] {
+		f = ""
+	}
 	if rank(f) > rank(a) {
 		a = f
 	}

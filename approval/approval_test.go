@@ -442,3 +442,34 @@ func TestStoreFaultOnDecide(t *testing.T) {
 		t.Fatalf("the call after the retry: %v", o.err)
 	}
 }
+
+// A delegating tool (one that forwards to another tool through the broker)
+// is exempt from the class floor, so one act asks the user once; its own
+// declared approval still holds, and other tools keep the floor.
+func TestDelegatesSkipTheFloor(t *testing.T) {
+	t.Parallel()
+	st, err := sqlite.Open(context.Background(), sqlite.Memory, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	svc, err := approval.New(approval.Options{Store: st, Delegates: map[string]bool{"panel.run_action": true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mutate := func(name string, a switchboard.Approval) switchboard.Tool {
+		return switchboard.Tool{Name: name, Class: switchboard.ClassMutate, Approval: a}
+	}
+	for _, tc := range []struct {
+		tool switchboard.Tool
+		want switchboard.Approval
+	}{
+		{mutate("panel.run_action", switchboard.ApprovalNone), switchboard.ApprovalNone},
+		{mutate("panel.run_action", switchboard.ApprovalHITL), switchboard.ApprovalHITL},
+		{mutate("tasks.create", switchboard.ApprovalNone), switchboard.ApprovalHITL},
+	} {
+		if got := svc.Effective(tc.tool); got != tc.want {
+			t.Errorf("%s (declared %s): %s, want %s", tc.tool.Name, tc.tool.Approval, got, tc.want)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/switchboardhq/switchboard/broker"
 	"github.com/switchboardhq/switchboard/httpapi"
 	"github.com/switchboardhq/switchboard/job"
+	"github.com/switchboardhq/switchboard/panels"
 	"github.com/switchboardhq/switchboard/ratelimit"
 	"github.com/switchboardhq/switchboard/scope"
 )
@@ -75,6 +76,8 @@ func (d *Daemon) startGovernance(ctx context.Context, opts Options) (broker.Opti
 	d.gov.approvals, err = approval.New(approval.Options{
 		Store: gs, Ledger: ledger, Bus: opts.Bus, Logger: d.log, TTL: g.ApprovalTTL,
 		Floor: g.ApprovalFloor, MaxPendingPerAgent: g.MaxPendingPerAgent, Notify: d.notifyTabs(opts),
+		// panel.run_action forwards to the action's tool, whose call asks.
+		Delegates: map[string]bool{panels.ToolRunAction: true},
 	})
 	if err != nil {
 		return bo, err

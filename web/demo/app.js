@@ -2,6 +2,8 @@
 // settings) that mounts browser tools with the SDK, so an assistant — or
 // curl — can drive it. Plain ES modules, no build step.
 import { connect, SwitchboardError } from "/sdk/switchboard.js";
+import { attachPanels } from "/sdk/panels.js";
+import "/sdk/chat.js"; // defines <switchboard-chat>
 
 // ---- data -----------------------------------------------------------------
 
@@ -75,7 +77,15 @@ function renderProjects() {
     projects.map((p) =>
       h("article", { class: "card", id: `project-${p.id}`, "data-target": `project-${p.id}`, "data-label": p.name },
         h("h3", {}, p.name),
-        h("ul", { class: "tasks" }, p.tasks.map((t) => h("li", {}, t))))));
+        h("ul", { class: "tasks" }, p.tasks.map((t) => h("li", {}, t))),
+        h("button", { type: "button", class: "link", "data-open-settings": p.id, onclick: () => openSettings(p.id) }, "Project settings"))));
+}
+
+// The project settings panel is registered by the daemon (--demo) over the
+// demo's own database; the page opens it when the user asks, and the
+// assistant can open, fill and save it too (saving asks for approval).
+function openSettings(projectId) {
+  return panels?.open("project.settings", { projectId }).catch((err) => console.warn("switchboard:", err.code ?? "", err.message));
 }
 
 function renderMedia() {
@@ -244,6 +254,7 @@ function mountTools(sb) {
 // The media page mounts one more tool while it is shown, and withdraws it
 // when the user leaves: tools follow what is on screen.
 let sb = null;
+let panels = null;
 function mountMedia() {
   return sb?.registerTool({
     name: "media.filter",
@@ -265,7 +276,10 @@ async function start() {
   sb.on("action", logAction);
   sb.on("error", (err) => console.warn("switchboard:", err.code ?? "", err.message));
   mountTools(sb);
+  panels = attachPanels(sb, { container: document.getElementById("panels") });
+  document.querySelector("switchboard-chat").connection = sb;
   window.switchboard = sb; // for the console and the end-to-end tests
+  window.switchboardPanels = panels;
   show(location.pathname);
   explain(sb);
   document.body.dataset.session = sb.sessionId;

@@ -95,6 +95,24 @@ export interface ActionEvent {
   result?: BrowserActionResult;
 }
 
+/** An application event from the tab's stream. */
+export interface AppEvent {
+  kind: string;
+  data: any;
+  /** The SSE id (resumable events only). */
+  id: string;
+}
+
+/** Options of Connection.request. */
+export interface RequestInit_ {
+  method?: "GET" | "POST" | "PUT" | "DELETE";
+  /** Sent as JSON. */
+  body?: Json | object;
+  signal?: AbortSignal;
+  keepalive?: boolean;
+  headers?: Record<string, string>;
+}
+
 export declare class Connection {
   readonly sessionId: string;
   readonly status: Status;
@@ -105,6 +123,16 @@ export declare class Connection {
   on(event: "status", fn: (status: Status) => void): () => void;
   on(event: "error", fn: (err: Error) => void): () => void;
   on(event: "action", fn: (e: ActionEvent) => void): () => void;
+  /** Every other event on the tab's stream: panel.open/update/close, approval.request/resolved, ... */
+  on(event: "event", fn: (e: AppEvent) => void): () => void;
+  /**
+   * Call a daemon route as this tab (its session token never leaves the SDK).
+   * Resolves to the JSON answer (null when empty, the text when not JSON);
+   * rejects with a SwitchboardError carrying the daemon's code.
+   */
+  request<T = any>(path: `/api/${string}`, init?: RequestInit_): Promise<T>;
+  /** Open a streaming GET (an SSE route) as this tab; the caller reads the body. */
+  stream(path: `/api/${string}`, init?: { signal?: AbortSignal; headers?: Record<string, string> }): Promise<Response>;
   /** End the session for good (calls waiting on it fail with SESSION_GONE). */
   close(): Promise<void>;
   /** Stop the stream but keep the session open. */

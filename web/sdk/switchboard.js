@@ -69,7 +69,7 @@ export class Connection {
   #tools = new Map(); // name → definition
   #running = new Map(); // invocationId → {abort, cancelled}
   #answered = new Map(); // invocationId → posted body (bounded), for redelivery
-  #listeners = { status: new Set(), error: new Set(), action: new Set() };
+  #listeners = { status: new Set(), error: new Set(), action: new Set(), event: new Set() };
   #lastEventId = "";
   #status = "connecting";
   #stopped = false;
@@ -128,8 +128,10 @@ export class Connection {
 
   /**
    * Listen for "status" (new status string), "error" (an Error; the SDK
-   * keeps going) or "action" ({phase, request, result?}). Returns an
-   * unsubscribe function.
+   * keeps going), "action" ({phase, request, result?}) or "event" ({kind,
+   * data, id}: every other event on the tab's stream, such as panel.open,
+   * panel.update, panel.close, approval.request and approval.resolved).
+   * Returns an unsubscribe function.
    */
   on(event, fn) {
     const set = this.#listeners[event];
@@ -341,8 +343,49 @@ export class Connection {
         }
         break;
       }
-      default: // kinds this SDK version does not know are ignored
+      default: // application events: panels, approvals, ...
+        this.#emit("event", { kind, data: msg, id: this.#lastEventId });
     }
+  }
+
+  /**
+   * Call a daemon route as this tab, with its session token (which never
+   * leaves the SDK). path starts with /api/v1; body is sent as JSON.
+   * Resolves to the parsed JSON answer (null for an empty one, the text
+   * for an answer that is not JSON); rejects
+   * with a SwitchboardError carrying the daemon's code.
+   */
+  async request(path, { method = "GET", body, signal, keepalive, headers } = {}) {
+    if (typeof path !== "string" || !path.startsWith("/api/")) {
+      throw new TypeError("switchboard: request paths start with /api/");
+    }
+    const init = { method, signal, keepalive, cache: "no-store",
+      headers: { Authorization: `Bearer ${this.#token}`, ...headers } };
+    if (body !== undefined) {
+      init.headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(body);
+    }
+    const res = await this.#fetch(this.#api(path), init);
+    if (!res.ok) throw await errorOf(res);
+    const text = await res.text();
+    if (!text) return null;
+    return /json/i.test(res.headers.get("Content-Type") ?? "") ? JSON.parse(text) : text;
+  }
+
+  /**
+   * Open a streaming GET (an SSE route such as /api/v1/runs/{id}/events)
+   * as this tab and return the Response; the caller reads its body.
+   */
+  async stream(path, { signal, headers } = {}) {
+    if (typeof path !== "string" || !path.startsWith("/api/")) {
+      throw new TypeError("switchboard: request paths start with /api/");
+    }
+    const res = await this.#fetch(this.#api(path), {
+      signal, cache: "no-store",
+      headers: { Authorization: `Bearer ${this.#token}`, Accept: "text/event-stream", ...headers },
+    });
+    if (!res.ok) throw await errorOf(res);
+    return res;
   }
 
   // ---- running handlers ---------------------------------------------------

@@ -1,0 +1,143 @@
+package session
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	"github.com/switchboardhq/switchboard"
+)
+
+// maxRetainedEvents bounds the application events (Send) kept in one
+// session's log for resume; older ones are dropped first. Requests are never
+// dropped and cancels have their own bound.
+const maxRetainedEvents = 128
+
+// maxEventBytes bounds one application event's data.
+const maxEventBytes = 4 << 20
+
+// Send queues an application event on session id's stream: an SSE frame
+// whose event name is kind and whose data is the JSON data (panel.open,
+// approval.request, ...). The event gets a resumable id, so a stream that
+// reconnects with Last-Event-ID within the grace window gets it once; the
+// newest 128 are retained. It is best effort toward a tab that is not there:
+// a session this process does not hold live (never connected here, gone or
+// closed) is SESSION_GONE and nothing is queued. Kinds of the dispatch
+// protocol itself (browser.action.*, session.*) are refused.
+//
+// Send delivers only to tabs attached to this process; with several
+// replicas the caller must run where the tab's stream is (see
+// docs/browser.md, "The bus, and more than one replica").
+func (m *Manager) Send(ctx context.Context, id, kind string, data []byte) error {
+	if err := checkEventKind(kind); err != nil {
+		return err
+	}
+	if len(data) == 0 {
+		data = []byte("{}")
+	}
+	if len(data) > maxEventBytes {
+		return switchboard.Errorf(switchboard.CodePayloadTooLarge, "event %s is %d bytes; the limit is %d", kind, len(data), maxEventBytes)
+	}
+	if err := ctx.Err(); err != nil {
+		return switchboard.Errorf(switchboard.CodeCancelled, "send %s: %v", kind, err)
+	}
+	m.mu.Lock()
+	st := m.sessions[id]
+	live := st != nil && st.live() && !m.closed
+	m.mu.Unlock()
+	if !live {
+		return switchboard.Errorf(switchboard.CodeSessionGone, "session %s has no tab connected to this daemon", id)
+	}
+	st.mu.Lock()
+	if st.ended {
+		st.mu.Unlock()
+		return switchboard.Errorf(switchboard.CodeSessionGone, "session %s ended", id)
+	}
+	st.seq++
+	ev := &event{seq: st.seq, kind: kind, data: append([]byte(nil), data...)}
+	st.log = append(st.log, ev)
+	st.trimEventsLocked()
+	slow := st.enqueueLocked(ev)
+	st.mu.Unlock()
+	if slow != nil {
+		slow.end(switchboard.Errorf(switchboard.CodeUnavailable,
+			"the tab fell more than %d events behind its stream; reconnect to resume", m.opts.MaxQueued))
+	}
+	return nil
+}
+
+// trimEventsLocked drops the oldest application events past the retention
+// bound. Caller holds st.mu.
+func (st *state) trimEventsLocked() {
+	n := 0
+	for _, ev := range st.log {
+		if isAppEvent(ev.kind) {
+			n++
+		}
+	}
+	if n <= maxRetainedEvents {
+		return
+	}
+	drop := n - maxRetainedEvents
+	out := st.log[:0]
+	for _, ev := range st.log {
+		if drop > 0 && isAppEvent(ev.kind) {
+			drop--
+			continue
+		}
+		out = append(out, ev)
+	}
+	for i := len(out); i < len(st.log); i++ {
+		st.log[i] = nil
+	}
+	st.log = out
+}
+
+func isAppEvent(kind string) bool { return kind != KindRequest && kind != KindCancel }
+
+// checkEventKind accepts a dot-separated lowercase name outside the
+// dispatch protocol's own namespaces; it becomes an SSE event line, so no
+// whitespace or control character may slip in.
+func checkEventKind(kind string) error {
+	if kind == "" || len(kind) > 64 {
+		return switchboard.Errorf(switchboard.CodeInvalidInput, "event kind must be 1-64 characters")
+	}
+	for _, r := range kind {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return switchboard.Errorf(switchboard.CodeInvalidInput, "event kind %q: only a-z, 0-9, '.', '_' and '-'", kind)
+		}
+	}
+	if strings.HasPrefix(kind, "browser.action.") || strings.HasPrefix(kind, "session.") {
+		return switchboard.Errorf(switchboard.CodeInvalidInput, "event kind %q belongs to the dispatch protocol", kind)
+	}
+	return nil
+}
+
+// Connected reports whether session id has a tab attached to this process
+// (a connected stream, or within its grace window).
+func (m *Manager) Connected(id string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st := m.sessions[id]
+	return st != nil && st.live() && !m.closed
+}
+
+// WatchGone calls fn (once, on the bus's delivery goroutine; it must not
+// block) when session id's tab is gone or the session is closed, until
+// cancel is called. Delivery is at most once, like everything on the bus:
+// a watcher that must not keep state for a dead session also checks
+// Connected now and then.
+func (m *Manager) WatchGone(id string, fn func()) (cancel func(), err error) {
+	var once sync.Once
+	return m.bus.Subscribe(topicState(id), func([]byte) { once.Do(fn) })
+}
+
+// User returns the principal the app's backend opened session id for (the
+// signed-in user; may be empty).
+func (m *Manager) User(ctx context.Context, id string) (string, error) {
+	s, err := m.store.SessionGet(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	return s.Principal, nil
+}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/input"
@@ -248,8 +249,17 @@ func TestChatInChromium(t *testing.T) {
 		}
 		hold := make(chan struct{})
 		llm.Push(modeltest.Turn{Text: "busy now", Hold: hold})
+		asked := len(llm.Requests())
 		say(t, ctx, "Do a thing")
 		poll(t, ctx, chat+`.busy`)
+		// The element is busy before the model server has the request; count
+		// from when it does, or the held request itself looks like a send.
+		for deadline := time.Now().Add(stepTimeout); len(llm.Requests()) == asked; {
+			if time.Now().After(deadline) {
+				t.Fatal("the model never received the busy turn")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
 		if !eval[bool](t, ctx, `document.querySelector("switchboard-chat .sbc-send").disabled`) {
 			t.Fatal("send is enabled while busy")
 		}

@@ -63,43 +63,14 @@ func newEnv(t *testing.T, origins ...string) *env {
 	srv := httptest.NewServer(d.Handler())
 	e := &env{t: t, d: d, srv: srv, admin: client.New(srv.URL, adminToken, nil)}
 
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromium),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("disable-background-timer-throttling", true),
-		chromedp.Flag("disable-renderer-backgrounding", true),
-		chromedp.UserDataDir(t.TempDir()),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	bctx, cancelBrowser := chromedp.NewContext(actx)
-	if err := chromedp.Do(bctx); err != nil { // start the browser
-		cancelBrowser()
-		cancelAlloc()
-		t.Fatalf("start chromium: %v", err)
-	}
-	e.browser = bctx
 	t.Cleanup(func() {
-		cancelBrowser()
-		cancelAlloc()
 		srv.CloseClientConnections()
 		d.Close()
 		srv.Close()
 		st.Close()
-		if t.Failed() {
-			e.mu.Lock()
-			t.Logf("browser console:\n%s", strings.Join(e.console, "\n"))
-			e.mu.Unlock()
-		}
 	})
+	// Registered after the daemon's cleanup, so the browser stops first.
+	e.browser = startChromium(t, e)
 	return e
 }
 
@@ -475,3 +446,42 @@ sb.registerTool({ name: "app.highlight", description: "Highlight text on the pag
   inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
   handler: ({ text }) => { document.getElementById("out").textContent = text; return { highlighted: text }; } });
 </script>`
+
+// startChromium starts headless Chromium with the flags newEnv uses and
+// logs the page console when the test fails.
+func startChromium(t *testing.T, e *env) context.Context {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromium),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("disable-background-timer-throttling", true),
+		chromedp.Flag("disable-renderer-backgrounding", true),
+		chromedp.UserDataDir(t.TempDir()),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	if err := chromedp.Do(bctx); err != nil {
+		cancelBrowser()
+		cancelAlloc()
+		t.Fatalf("start chromium: %v", err)
+	}
+	t.Cleanup(func() {
+		cancelBrowser()
+		cancelAlloc()
+		if t.Failed() {
+			e.mu.Lock()
+			t.Logf("browser console:\n%s", strings.Join(e.console, "\n"))
+			e.mu.Unlock()
+		}
+	})
+	return bctx
+}

@@ -96,7 +96,9 @@ func TestGoldenRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tc.value, back, cmp.Comparer(sameJSON),
-				cmp.Comparer(func(a, b *switchboard.Error) bool { return (a == nil) == (b == nil) && (a == nil || a.Error() == b.Error()) })); diff != "" {
+				cmp.Comparer(func(a, b *switchboard.Error) bool {
+					return (a == nil) == (b == nil) && (a == nil || a.Error() == b.Error())
+				})); diff != "" {
 				t.Errorf("round trip differs (-want +got):\n%s", diff)
 			}
 		})

@@ -17,6 +17,7 @@ import (
 func newToolsCall(g *globals) *cobra.Command {
 	var input string
 	var o client.CallOptions
+	var x client.CallExtra
 	c := &cobra.Command{
 		Use:   "call NAME",
 		Short: "Call a tool through the daemon's broker and print its result",
@@ -27,16 +28,20 @@ code is 1; --json prints the whole response, with its invocation id.`,
 		Example: `  switchboard tools call tasks.create --input '{"projectId":"p1","title":"Ship it"}'
   switchboard tools call tasks.create --input @task.json
   echo '{"projectId":"p1"}' | switchboard tools call tasks.list --input -
-  switchboard tools call view.scroll --session 3f2a... --input '{"to":"top"}'`,
+  switchboard tools call view.scroll --session 3f2a... --input '{"to":"top"}'
+  switchboard tools call tasks.delete --input '{"taskId":"t1"}' --async   # returns while it awaits approval
+  switchboard tools call tasks.create --input @task.json --idempotency-key 7d1c   # a retry replays, never re-runs`,
 		Args: exactArgs(1, "one tool NAME"),
 		RunE: func(c *cobra.Command, args []string) error {
 			in, err := readInput(g, input)
 			if err != nil {
 				return usageError{err, c.CommandPath()}
 			}
-			return callAndPrint(c, g, args[0], in, o)
+			return callAndPrint(c, g, args[0], in, o, x)
 		},
 	}
+	c.Flags().BoolVar(&x.Async, "async", false, "return as soon as the call is recorded (e.g. awaiting approval); follow it with 'switchboard invocation ID'")
+	c.Flags().StringVar(&x.IdempotencyKey, "idempotency-key", "", "a key that makes a retry of the same call replay its first answer")
 	c.Flags().StringVar(&input, "input", "{}", "the input object: JSON, @FILE to read a file, or - to read stdin")
 	c.Flags().StringVar(&o.SessionID, "session", "", "the browser session that runs a browser tool")
 	c.Flags().StringVar(&o.RunID, "run", "", "the run this call belongs to")
@@ -75,12 +80,12 @@ func readInput(g *globals, spec string) (json.RawMessage, error) {
 // callAndPrint calls a tool and prints the outcome: the result as indented
 // JSON (or the whole response with --json). A failure prints its details to
 // stderr and returns the error, which Run prints with its code.
-func callAndPrint(c *cobra.Command, g *globals, name string, input json.RawMessage, o client.CallOptions) error {
+func callAndPrint(c *cobra.Command, g *globals, name string, input json.RawMessage, o client.CallOptions, x client.CallExtra) error {
 	cl, err := g.client()
 	if err != nil {
 		return err
 	}
-	resp, err := cl.CallTool(c.Context(), name, input, o)
+	resp, err := cl.CallToolWith(c.Context(), name, input, o, x)
 	if g.json && resp.InvocationID != "" {
 		if perr := g.printJSON(resp); perr != nil {
 			return perr
@@ -101,6 +106,10 @@ func callAndPrint(c *cobra.Command, g *globals, name string, input json.RawMessa
 	}
 	if g.json {
 		return nil
+	}
+	if !resp.Status.Terminal() {
+		fmt.Fprintf(g.stderr, "invocation %s is %s; follow it with: switchboard invocation %s\n", resp.InvocationID, resp.Status, resp.InvocationID)
+		return g.printJSON(resp)
 	}
 	// Indent the raw result: decoding into any would round large integers.
 	var buf bytes.Buffer

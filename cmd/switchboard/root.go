@@ -85,6 +85,7 @@ and the token from --token, $SWITCHBOARD_TOKEN or <data>/admin.token.`,
 	root.AddCommand(newMCP(g))
 	root.AddCommand(newSpec(g))
 	root.AddCommand(newApprovals(g), newActivity(g), newToken(g))
+	root.AddCommand(newInvocation(g), newJobs(g))
 	return root
 }
 

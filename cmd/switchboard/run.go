@@ -252,7 +252,7 @@ func runTool(c *cobra.Command, g *globals, cl *client.Client, t switchboard.Tool
 	if err != nil {
 		return err
 	}
-	return callAndPrint(c, g, t.Name, b, client.CallOptions{})
+	return callAndPrint(c, g, t.Name, b, client.CallOptions{}, client.CallExtra{})
 }
 
 // printToolHelp shows what a generated command does and its flags.

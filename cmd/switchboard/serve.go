@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -156,6 +157,11 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 		storeName = "postgres"
 	}
 	log.Info("switchboard listening", "addr", "http://"+ln.Addr().String(), "store", storeName, "data", dir)
+	tokenFrom := "--token / SWITCHBOARD_TOKEN"
+	if g.token == "" {
+		tokenFrom = filepath.Join(dir, daemon.TokenFile)
+	}
+	log.Info("console at http://"+ln.Addr().String()+"/ ; the CLI and API use the admin token", "token", tokenFrom)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

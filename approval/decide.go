@@ -252,6 +252,8 @@ type RequestEvent struct {
 	Class        switchboard.Class `json:"class"`
 	Agent        string            `json:"agent"`
 	ExpiresAt    time.Time         `json:"expiresAt"`
+	// SessionID is the tab the call was made in: the only tab told.
+	SessionID string `json:"sessionId,omitempty"`
 }
 
 // ResolvedEvent is the data of an approval.resolved event.
@@ -262,6 +264,8 @@ type ResolvedEvent struct {
 	DecidedBy    string                     `json:"decidedBy,omitempty"`
 	Channel      string                     `json:"channel,omitempty"`
 	Reason       string                     `json:"reason,omitempty"`
+	Agent        string                     `json:"agent"`
+	SessionID    string                     `json:"sessionId,omitempty"`
 }
 
 func requestEvent(a switchboard.ApprovalRequest) []byte {
@@ -273,12 +277,34 @@ func requestEvent(a switchboard.ApprovalRequest) []byte {
 		input = json.RawMessage(`{}`)
 	}
 	b, _ := json.Marshal(RequestEvent{ApprovalID: a.ID, InvocationID: a.InvocationID, Tool: a.Tool, Input: input,
-		Summary: a.Summary, Class: a.Class, Agent: a.Agent, ExpiresAt: a.ExpiresAt})
+		Summary: a.Summary, Class: a.Class, Agent: a.Agent, ExpiresAt: a.ExpiresAt, SessionID: a.SessionID})
 	return b
 }
 
 func resolvedEvent(a switchboard.ApprovalRequest) []byte {
 	b, _ := json.Marshal(ResolvedEvent{ApprovalID: a.ID, InvocationID: a.InvocationID, Status: a.Status,
-		DecidedBy: a.DecidedBy, Channel: a.Channel, Reason: a.Reason})
+		DecidedBy: a.DecidedBy, Channel: a.Channel, Reason: a.Reason, Agent: a.Agent, SessionID: a.SessionID})
 	return b
+}
+
+// TabAgent is the principal of the built-in assistant. Its calls in a tab
+// are the only ones that tab hears about and may decide: an external agent
+// can mint or steal a session (with --demo any local process can), and must
+// not approve its own calls through it.
+const TabAgent = "agent:assistant"
+
+// TabNotifier returns a Notifier that delivers an approval event to the one
+// tab that may decide it (TabAgent's call in that tab) through send, and to
+// no tab otherwise: external agents' calls are decided with the user's token.
+func TabNotifier(send func(ctx context.Context, sessionID, kind string, data []byte) error) Notifier {
+	return func(ctx context.Context, kind string, data []byte) {
+		var to struct {
+			SessionID string `json:"sessionId"`
+			Agent     string `json:"agent"`
+		}
+		if json.Unmarshal(data, &to) != nil || to.SessionID == "" || to.Agent != TabAgent {
+			return
+		}
+		_ = send(ctx, to.SessionID, kind, data) // the tab is gone or on another replica: nothing to tell here
+	}
 }

@@ -105,13 +105,15 @@ func (d *Daemon) startGovernance(ctx context.Context, opts Options) (broker.Opti
 	return bo, nil
 }
 
-// notifyTabs sends approval events to the user's open tabs on every
-// replica: through the bus, whose subscriber on each replica broadcasts
-// to the tabs it holds.
+// notifyTabs sends an approval event to the one tab that may decide it —
+// the tab whose own assistant made the call (approval.TabNotifier) —
+// on whichever replica holds it: through the bus, whose subscriber on each
+// replica delivers to the tabs it holds. Other approvals (external agents')
+// reach no tab: the user decides them in the console or the CLI.
 func (d *Daemon) notifyTabs(opts Options) approval.Notifier {
 	broadcast := func(ctx context.Context, kind string, data []byte) {
 		if d.Sessions != nil {
-			d.Sessions.Broadcast(ctx, kind, data)
+			approval.TabNotifier(d.Sessions.Send)(ctx, kind, data)
 		}
 	}
 	if opts.Bus == nil {

@@ -17,10 +17,12 @@ func (s *Server) approvalRoutes() {
 }
 
 // decider accepts the admin token, an agent token (to list its own
-// requests; deciding is FORBIDDEN) and a browser session token: the tab is
-// the signed-in user's own (its token reaches only the page the app's
-// backend served to that user, never an agent), so a decision from it is
-// the user's, recorded with channel "sdk".
+// requests; deciding is FORBIDDEN) and a browser session token. A tab is the
+// signed-in user's own, so its decision is the user's (channel "sdk") — but
+// only for the calls its own assistant makes in that tab (tabApproval). An
+// external agent may mint or steal a session (with --demo any local process
+// can), and would otherwise approve its own calls; those are decided with
+// the user's token (console, CLI).
 func (s *Server) decider(h http.HandlerFunc) http.HandlerFunc {
 	viaCaller := s.caller(h)
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -45,6 +47,7 @@ func (s *Server) decider(h http.HandlerFunc) http.HandlerFunc {
 			user = "admin" // a session opened without naming a user is the daemon's user
 		}
 		ctx := switchboard.WithPrincipal(r.Context(), switchboard.Principal{Kind: switchboard.PrincipalUser, ID: user})
+		ctx = context.WithValue(ctx, tabKey{}, sid)
 		h(w, r.WithContext(withChannel(ctx, approval.ChannelSDK)))
 	}
 }
@@ -77,6 +80,15 @@ func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
 		f.Agent = p.String()
 	}
 	items, err := s.opts.Governance.Approvals.List(r.Context(), f)
+	if sid, ok := tabOf(r); ok && err == nil {
+		mine := items[:0]
+		for _, a := range items {
+			if tabApproval(a, sid) {
+				mine = append(mine, a)
+			}
+		}
+		items = mine
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -89,6 +101,9 @@ func (s *Server) getApproval(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		if p := principal(r); p.Kind == switchboard.PrincipalAgent && a.Agent != p.String() {
 			err = switchboard.Errorf(switchboard.CodeNotFound, "no approval %q", r.PathValue("id"))
+		}
+		if sid, ok := tabOf(r); ok && !tabApproval(a, sid) {
+			err = switchboard.Errorf(switchboard.CodeNotFound, "no approval %q for this tab", r.PathValue("id"))
 		}
 	}
 	if err != nil {
@@ -127,12 +142,37 @@ func (s *Server) decideApproval(w http.ResponseWriter, r *http.Request) {
 	} else if body.Channel == approval.ChannelCLI {
 		d.Channel = approval.ChannelCLI
 	}
+	if sid, ok := tabOf(r); ok {
+		a, err := s.opts.Governance.Approvals.Get(r.Context(), r.PathValue("id"))
+		if err == nil && !tabApproval(a, sid) {
+			err = switchboard.Errorf(switchboard.CodeForbidden,
+				"a tab decides only its own assistant's calls in that tab; decide this one with the user's token (console or `switchboard approvals`)")
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+	}
 	a, err := s.opts.Governance.Approvals.Decide(r.Context(), r.PathValue("id"), d)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, a)
+}
+
+// tabApproval reports whether the tab of session sid may see and decide a:
+// a call its own assistant made in that very tab.
+func tabApproval(a switchboard.ApprovalRequest, sid string) bool {
+	return a.SessionID == sid && a.Agent == approval.TabAgent
+}
+
+type tabKey struct{}
+
+// tabOf returns the session id when the request came with a session token.
+func tabOf(r *http.Request) (string, bool) {
+	sid, ok := r.Context().Value(tabKey{}).(string)
+	return sid, ok
 }
 
 type channelKey struct{}

@@ -36,6 +36,7 @@ type gov struct {
 	entries chan switchboard.ActivityEntry // every tool.call entry, as written
 	release chan struct{}                  // lets tasks.slow and deck.export finish
 	started chan struct{}
+	broker  *broker.Broker
 }
 
 func newGov(t *testing.T) *gov {
@@ -58,7 +59,7 @@ func newGov(t *testing.T) *gov {
 		t.Fatal(err)
 	}
 	approvals, err := approval.New(approval.Options{Store: st, Ledger: g.ledger,
-		Floor: map[switchboard.Class]switchboard.Approval{switchboard.ClassMutate: switchboard.ApprovalHITL}, Notify: func(ctx context.Context, kind string, data []byte) { sm.Broadcast(ctx, kind, data) }})
+		Floor: map[switchboard.Class]switchboard.Approval{switchboard.ClassMutate: switchboard.ApprovalHITL}, Notify: approval.TabNotifier(sm.Send)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,6 +73,7 @@ func newGov(t *testing.T) *gov {
 			g.ledger.Observe(e)
 			g.entries <- e
 		}})
+	g.broker = b
 	no := false
 	for _, tool := range []switchboard.Tool{
 		{Name: "tasks.create", Description: "Create a task.", Class: switchboard.ClassMutate,
@@ -232,14 +234,20 @@ func (g *gov) toolCalls(t *testing.T) []switchboard.ActivityEntry {
 	return es
 }
 
-// Rule 1 over HTTP and the SDK: an agent's async call answers 202
-// awaiting_approval; the user's tab gets approval.request, decides with its
-// session token, and gets approval.resolved; the agent cannot decide.
+// Rule 1 over HTTP and the SDK. An external agent's async call answers 202
+// awaiting_approval and reaches no tab: a tab may not decide it (an agent
+// can mint or steal a session), the user's token does. The built-in
+// assistant's call in a tab is announced to that tab only, which decides it
+// with its session token; another user's tab can neither see nor decide it.
 func TestApprovalThroughTheTab(t *testing.T) {
 	g := newGov(t)
 	ctx := context.Background()
 	ag, tok := g.agent(t, "planner", nil, nil)
 	cred, err := g.admin.CreateSession(ctx, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob, err := g.admin.CreateSession(ctx, "bob")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,33 +261,33 @@ func TestApprovalThroughTheTab(t *testing.T) {
 		t.Fatalf("first frame %+v %v", ev, err)
 	}
 
-	resp, err := ag.CallToolWith(ctx, "tasks.create", json.RawMessage(`{"title":"Ship","approved":true}`), client.CallOptions{}, client.CallExtra{Async: true})
+	// An external agent's call, even one naming alice's tab.
+	resp, err := ag.CallToolWith(ctx, "tasks.create", json.RawMessage(`{"title":"Ship","approved":true}`),
+		client.CallOptions{SessionID: cred.SessionID}, client.CallExtra{Async: true})
 	if err != nil || resp.Status != switchboard.StatusAwaitingApproval || resp.InvocationID == "" {
 		t.Fatalf("async call: %+v %v", resp, err)
-	}
-	ev, err := stream.Next()
-	if err != nil || ev.Kind != approval.EventRequest || ev.ID == "" {
-		t.Fatalf("tab event %+v %v", ev, err)
-	}
-	var req approval.RequestEvent
-	if err := json.Unmarshal(ev.Data, &req); err != nil || req.InvocationID != resp.InvocationID || req.Tool != "tasks.create" ||
-		req.Agent != "agent:planner" || req.Class != switchboard.ClassMutate || req.ExpiresAt.IsZero() || req.Summary == "" || !strings.Contains(string(req.Input), "Ship") {
-		t.Fatalf("approval.request %s", ev.Data)
 	}
 	inv, err := ag.GetInvocation(ctx, resp.InvocationID)
 	if err != nil || inv.Status != switchboard.StatusAwaitingApproval {
 		t.Fatalf("poll: %+v %v", inv, err)
 	}
 	mine, err := ag.Approvals(ctx, client.ApprovalQuery{})
-	if err != nil || len(mine) != 1 || mine[0].ID != req.ApprovalID {
+	if err != nil || len(mine) != 1 || mine[0].InvocationID != resp.InvocationID {
 		t.Fatalf("the agent's own approvals: %+v %v", mine, err)
 	}
-	if st, _, body := g.raw(t, tok.Token, "POST", "/api/v1/approvals/"+req.ApprovalID, `{"decision":"approve"}`, nil); st != 403 || code(body) != "FORBIDDEN" {
+	agentApproval := mine[0].ID
+	if st, _, body := g.raw(t, tok.Token, "POST", "/api/v1/approvals/"+agentApproval, `{"decision":"approve"}`, nil); st != 403 || code(body) != "FORBIDDEN" {
 		t.Fatalf("the agent approving its own call: %d %v", st, body)
 	}
-	st, _, body := g.raw(t, cred.SessionToken, "POST", "/api/v1/approvals/"+req.ApprovalID, `{"decision":"approve","reason":"looks right"}`, nil)
-	if st != 200 || body["status"] != "approved" || body["decidedBy"] != "user:alice" || body["channel"] != "sdk" {
-		t.Fatalf("the tab's decision: %d %v", st, body)
+	if st, _, body := g.raw(t, cred.SessionToken, "POST", "/api/v1/approvals/"+agentApproval, `{"decision":"approve"}`, nil); st != 403 || code(body) != "FORBIDDEN" {
+		t.Fatalf("a tab approving an external agent's call: %d %v", st, body)
+	}
+	if st, _, body := g.raw(t, cred.SessionToken, "GET", "/api/v1/approvals", "", nil); st != 200 || len(body["items"].([]any)) != 0 {
+		t.Fatalf("the tab lists an external agent's approval: %d %v", st, body)
+	}
+	a, err := g.admin.Decide(ctx, agentApproval, client.Decision{Approve: true})
+	if err != nil || a.Status != switchboard.ApprovalApproved || a.DecidedBy != "user:admin" {
+		t.Fatalf("the user's decision: %+v %v", a, err)
 	}
 	if e := <-g.entries; e.Target != "tasks.create" || e.Actor != "agent:planner" {
 		t.Fatalf("entry %+v", e)
@@ -288,6 +296,39 @@ func TestApprovalThroughTheTab(t *testing.T) {
 	if inv.Status != switchboard.StatusSucceeded {
 		t.Fatalf("after approval: %+v", inv)
 	}
+
+	// The tab's own assistant calls in that tab.
+	asst := switchboard.WithPrincipal(ctx, switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "assistant"})
+	done := make(chan switchboard.Invocation, 1)
+	go func() {
+		inv, _ := g.broker.Call(asst, broker.CallRequest{Tool: "tasks.create", Input: json.RawMessage(`{"title":"Ship it"}`), SessionID: cred.SessionID})
+		done <- inv
+	}()
+	// The first event after ready is the assistant's: the external agent's
+	// request above never reached the tab.
+	ev, err := stream.Next()
+	if err != nil || ev.Kind != approval.EventRequest || ev.ID == "" {
+		t.Fatalf("tab event %+v %v", ev, err)
+	}
+	var req approval.RequestEvent
+	if err := json.Unmarshal(ev.Data, &req); err != nil || req.Tool != "tasks.create" || req.Agent != approval.TabAgent ||
+		req.SessionID != cred.SessionID || req.Class != switchboard.ClassMutate || req.ExpiresAt.IsZero() || req.Summary == "" || !strings.Contains(string(req.Input), "Ship it") {
+		t.Fatalf("approval.request %s", ev.Data)
+	}
+	if st, _, body := g.raw(t, bob.SessionToken, "POST", "/api/v1/approvals/"+req.ApprovalID, `{"decision":"deny"}`, nil); st != 403 || code(body) != "FORBIDDEN" {
+		t.Fatalf("another user's tab deciding: %d %v", st, body)
+	}
+	if st, _, _ := g.raw(t, bob.SessionToken, "GET", "/api/v1/approvals/"+req.ApprovalID, "", nil); st != 404 {
+		t.Fatalf("another user's tab reading it: %d", st)
+	}
+	st, _, body := g.raw(t, cred.SessionToken, "POST", "/api/v1/approvals/"+req.ApprovalID, `{"decision":"approve","reason":"looks right"}`, nil)
+	if st != 200 || body["status"] != "approved" || body["decidedBy"] != "user:alice" || body["channel"] != "sdk" {
+		t.Fatalf("the tab's decision: %d %v", st, body)
+	}
+	if inv := <-done; inv.Status != switchboard.StatusSucceeded {
+		t.Fatalf("the assistant's call after approval: %+v", inv)
+	}
+	<-g.entries
 	ev, err = stream.Next()
 	if err != nil || ev.Kind != approval.EventResolved || !bytes.Contains(ev.Data, []byte(`"status":"approved"`)) {
 		t.Fatalf("resolved event %+v %v", ev, err)
@@ -299,7 +340,7 @@ func TestApprovalThroughTheTab(t *testing.T) {
 	}
 	// Decided approvals are listed by status; deciding again conflicts.
 	all, _ := g.admin.Approvals(ctx, client.ApprovalQuery{Status: "approved"})
-	if len(all) != 1 {
+	if len(all) != 2 {
 		t.Fatalf("approved list %+v", all)
 	}
 	if _, err := g.admin.Decide(ctx, req.ApprovalID, client.Decision{Approve: false}); switchboard.CodeOf(err) != switchboard.CodeConflict {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/broker"
+	"github.com/switchboardhq/switchboard/scope"
 	"github.com/switchboardhq/switchboard/panel"
 )
 
@@ -81,6 +82,12 @@ func (s *Service) loadOne(ctx context.Context, src panel.Source, state any, para
 		a, err := s.adapter(src.Adapter)
 		if err != nil {
 			return nil, err
+		}
+		// An adapter read skips the broker, so the owner's scope is checked
+		// here: an agent denied data.<adapter>.query must not read it
+		// through a panel either.
+		if name := AdapterToolName(src.Adapter, "query"); !scope.Allows(owner, name) {
+			return nil, switchboard.Errorf(switchboard.CodeForbidden, "%s may not read %s (outside its scope)", owner, name)
 		}
 		q, err := substitute(src.Query, params)
 		if err != nil {

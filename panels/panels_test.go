@@ -323,3 +323,20 @@ func mustJSON(v any) []byte {
 	b, _ := json.Marshal(v)
 	return b
 }
+
+// An agent whose scope denies an adapter's data tool cannot read that data
+// through a panel either (adapter reads do not pass the broker).
+func TestAdapterSourceHonoursScope(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	e.tab(t)
+	scoped := switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "ui-only", Allow: []string{"panel.*"}, Deny: []string{"data.*"}}
+	inv, err := e.call(t, scoped, panels.ToolOpen, map[string]any{"panel": "project.settings", "params": map[string]any{"projectId": "borealis"}})
+	if err == nil && strings.Contains(string(inv.Result), "Borealis") {
+		t.Fatalf("the panel leaked data the agent may not read: %s", inv.Result)
+	}
+	v := do[view](t, e, agentP, panels.ToolOpen, map[string]any{"panel": "project.settings", "params": map[string]any{"projectId": "apollo"}})
+	if v.Values["project"] == nil {
+		t.Fatal("an unscoped agent no longer reads the panel's data")
+	}
+}

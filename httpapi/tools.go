@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/registry"
 )
 
 // MaxRegisterBytes bounds a registration body: large catalogs arrive in one
@@ -144,11 +145,12 @@ func (s *Server) searchTools(w http.ResponseWriter, r *http.Request) {
 // redact hides literal header values of HTTP bindings: they may be secrets
 // someone wrote inline. Environment references show their variable name.
 func redact(t switchboard.Tool) switchboard.Tool {
-	if t.Binding == nil || t.Binding.HTTP == nil || len(t.Binding.HTTP.Headers) == 0 {
+	if t.Binding == nil || t.Binding.HTTP == nil {
 		return t
 	}
 	b := *t.Binding
 	h := *b.HTTP
+	h.URL = redactURL(h.URL)
 	h.Headers = make(map[string]switchboard.HeaderValue, len(t.Binding.HTTP.Headers))
 	for k, v := range t.Binding.HTTP.Headers {
 		if v.Env == "" {
@@ -202,4 +204,32 @@ func (s *Server) withSessionTools(r *http.Request, id string, surface switchboar
 	}
 	slices.SortFunc(kept, func(a, b switchboard.Tool) int { return strings.Compare(a.Name, b.Name) })
 	return kept, nil
+}
+
+// redactURL hides credentials written into a binding URL: a user:password
+// part, and the values of query parameters named like secrets (api_key,
+// token, ...). Placeholders ({field}) are kept: they are not secrets.
+func redactURL(raw string) string {
+	out := raw
+	if scheme, rest, ok := strings.Cut(out, "://"); ok {
+		host := rest
+		if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+			host = rest[:i]
+		}
+		if at := strings.LastIndexByte(host, '@'); at >= 0 {
+			out = scheme + "://[redacted]@" + rest[at+1:]
+		}
+	}
+	base, query, ok := strings.Cut(out, "?")
+	if !ok {
+		return out
+	}
+	pairs := strings.Split(query, "&")
+	for i, p := range pairs {
+		k, v, has := strings.Cut(p, "=")
+		if has && registry.SensitiveHeader(k) && !(strings.HasPrefix(v, "{") && strings.HasSuffix(v, "}")) {
+			pairs[i] = k + "=[redacted]"
+		}
+	}
+	return base + "?" + strings.Join(pairs, "&")
 }

@@ -98,6 +98,8 @@ func TestRequestMappingErrors(t *testing.T) {
 		want  string
 	}{
 		{"missing path field", switchboard.HTTPBinding{Method: "GET", URL: srv.URL + "/t/{id}"}, `{}`, switchboard.CodeInvalidInput, `"id"`},
+		{"dot-dot in path", switchboard.HTTPBinding{Method: "GET", URL: srv.URL + "/p/{id}/tasks"}, `{"id":".."}`, switchboard.CodeInvalidInput, "path segment"},
+		{"dot in path", switchboard.HTTPBinding{Method: "GET", URL: srv.URL + "/p/{id}/tasks"}, `{"id":"."}`, switchboard.CodeInvalidInput, "path segment"},
 		{"object in path", switchboard.HTTPBinding{Method: "GET", URL: srv.URL + "/t/{id}"}, `{"id":{"a":1}}`, switchboard.CodeInvalidInput, "string, number or boolean"},
 		{"host placeholder", switchboard.HTTPBinding{Method: "GET", URL: "http://{host}/x"}, `{"host":"169.254.169.254"}`, switchboard.CodeToolUnavailable, "scheme or host"},
 		{"unset env header", switchboard.HTTPBinding{Method: "GET", URL: srv.URL + "/t", Headers: map[string]switchboard.HeaderValue{"X-Api-Key": {Env: "NOPE_KEY"}}}, `{}`, switchboard.CodeToolUnavailable, "NOPE_KEY"},

@@ -115,6 +115,13 @@ func fillURL(tmpl string, fields map[string]json.RawMessage) (string, error) {
 		if err != nil {
 			return "", err
 		}
+		// PathEscape keeps "." and "..", which a backend would resolve as
+		// path steps: /projects/../tasks reaches another route.
+		if s == "." || s == ".." || s == "" {
+			return "", switchboard.Errorf(switchboard.CodeInvalidInput,
+				"input field %q fills a path segment and cannot be %q", name, s).
+				WithDetails(map[string]any{"pointer": "/" + pointerEscape(name)})
+		}
 		b.WriteString(url.PathEscape(s))
 		delete(fields, name)
 		rest = rest[i+j+1:]

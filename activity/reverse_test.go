@@ -144,3 +144,71 @@ func TestReversalGoesThroughApproval(t *testing.T) {
 		}
 	}
 }
+
+// An agent's reversal that the user denied does not block the user's own
+// undo of the same entry: a shared reversal key replays only a success.
+func TestDeniedReversalDoesNotBlockTheUser(t *testing.T) {
+	ctx := context.Background()
+	st, _ := openStore(t)
+	l := newLedger(t, st, nil)
+	reg, err := registry.New(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := make(chan string, 8)
+	svc, err := approval.New(approval.Options{Store: st, Ledger: l, Notify: func(_ context.Context, kind string, data []byte) {
+		if kind == approval.EventRequest {
+			var ev approval.RequestEvent
+			_ = json.Unmarshal(data, &ev)
+			asked <- ev.ApprovalID
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := broker.New(broker.Options{Store: st, Registry: reg, Policy: svc, OnActivity: l.Observe})
+	defer b.Close()
+	for _, tool := range []switchboard.Tool{
+		{Name: "notes.create", Description: "Create a note.", Class: switchboard.ClassMutate,
+			Inverse: &switchboard.Inverse{Tool: "notes.delete", Input: map[string]string{"id": "/result/id"}}},
+		{Name: "notes.delete", Description: "Delete a note.", Class: switchboard.ClassMutate},
+	} {
+		tool.Binding = &switchboard.Binding{Go: true}
+		if _, err := reg.Register(ctx, switchboard.SourceHost, []switchboard.Tool{tool}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var deletes atomic.Int32
+	b.Handle("notes.create", func(context.Context, json.RawMessage) (any, error) { return map[string]string{"id": "n1"}, nil })
+	b.Handle("notes.delete", func(context.Context, json.RawMessage) (any, error) { deletes.Add(1); return map[string]bool{"ok": true}, nil })
+	user := switchboard.WithPrincipal(ctx, switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"})
+	agent := switchboard.WithPrincipal(ctx, switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "notebot"})
+	created, err := b.Call(user, broker.CallRequest{Tool: "notes.create", Input: json.RawMessage(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	es, _ := st.ActivityList(ctx, switchboard.ActivityFilter{Verb: activity.VerbToolCall})
+	var entry int64
+	for _, e := range es {
+		if strings.Contains(string(e.Details), created.ID) {
+			entry = e.ID
+		}
+	}
+	rev := activity.NewReverser(l, st, reg, b)
+	done := make(chan error, 1)
+	go func() { _, err := rev.Reverse(agent, entry, nil); done <- err }()
+	if _, err := svc.Decide(ctx, <-asked, approval.Decision{By: switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; switchboard.CodeOf(err) != switchboard.CodeUserDenied {
+		t.Fatalf("the agent's reversal: %v, want USER_DENIED", err)
+	}
+	undo, err := rev.Reverse(user, entry, nil)
+	if err != nil || undo.Status != switchboard.StatusSucceeded || deletes.Load() != 1 {
+		t.Fatalf("the user's own undo: %+v %v (deletes %d)", undo, err, deletes.Load())
+	}
+	again, err := rev.Reverse(user, entry, nil)
+	if err != nil || again.ID != undo.ID || deletes.Load() != 1 {
+		t.Fatalf("a second undo: %+v %v (deletes %d)", again, err, deletes.Load())
+	}
+}

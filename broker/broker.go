@@ -182,6 +182,7 @@ type CallRequest struct {
 	// caller (IdempotencyScope overrides the scope).
 	IdempotencyKey   string
 	IdempotencyScope string
+	retried          bool // claimKey released a shared key's failed attempt once
 	// Reversal links the call's ledger entry to the entry it undoes.
 	Reversal json.RawMessage
 	// OnRecord, if set, is called once the invocation is recorded (and,

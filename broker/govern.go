@@ -208,6 +208,17 @@ func (b *Broker) claimKey(ctx context.Context, c *call, req CallRequest) (switch
 	if err != nil && switchboard.CodeOf(err) != switchboard.CodeNotFound {
 		return switchboard.Invocation{}, err
 	}
+	// A key shared across callers (IdempotencyScope: one reversal per
+	// entry, whoever asks) replays only a success: one caller's denied or
+	// failed attempt must not block another's — the user's own undo after
+	// denying an agent's.
+	if err == nil && req.IdempotencyScope != "" && inv.Status.Terminal() && inv.Status != switchboard.StatusSucceeded && !req.retried {
+		if rerr := b.idem.IdempotencyRelease(ctx, scope, key, got.InvocationID); rerr != nil {
+			return switchboard.Invocation{}, rerr
+		}
+		req.retried = true
+		return b.claimKey(ctx, c, req)
+	}
 	if err != nil || !inv.Status.Terminal() {
 		status := inv.Status
 		if status == "" {

@@ -17,6 +17,8 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 
 	"github.com/switchboardhq/switchboard"
 )
@@ -106,7 +108,7 @@ func leaves(ve *jsonschema.ValidationError) []Violation {
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
 		if len(e.Causes) == 0 {
-			out = append(out, Violation{Pointer: pointer(e.InstanceLocation), Message: fmt.Sprint(e.ErrorKind)})
+			out = append(out, Violation{Pointer: pointer(e.InstanceLocation), Message: e.ErrorKind.LocalizedString(english)})
 			return
 		}
 		for _, c := range e.Causes {
@@ -119,6 +121,10 @@ func leaves(ve *jsonschema.ValidationError) []Violation {
 	})
 	return out
 }
+
+// english renders the validator's messages ("missing property 'title'",
+// "got string, want integer"); printing the kinds themselves shows Go structs.
+var english = message.NewPrinter(language.English)
 
 // pointer renders an instance location as an RFC 6901 JSON pointer.
 func pointer(loc []string) string {

@@ -3,6 +3,7 @@ package schema
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/switchboardhq/switchboard"
@@ -42,8 +43,11 @@ func TestValidatePointsAtField(t *testing.T) {
 	if got := e.Details.(map[string]any)["pointer"]; got != "/project/id" {
 		t.Errorf("pointer = %v, want /project/id", got)
 	}
+	if !strings.Contains(e.Message, "want integer") || strings.Contains(e.Message, "&{") {
+		t.Errorf("message %q is not for people", e.Message)
+	}
 	err = s.Validate(json.RawMessage(`{}`))
-	if switchboard.CodeOf(err) != switchboard.CodeSchemaViolation {
+	if switchboard.CodeOf(err) != switchboard.CodeSchemaViolation || !strings.Contains(err.Error(), "title") {
 		t.Errorf("missing required: got %v", err)
 	}
 	if err := s.Validate(json.RawMessage(`{`)); switchboard.CodeOf(err) != switchboard.CodeInvalidInput {

@@ -189,3 +189,17 @@ func TestServeConfigIsChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestTyposAreUsageErrors: an unknown command or subcommand exits 2 with a
+// usage error instead of printing help and exiting 0 (or 1 as INTERNAL).
+func TestTyposAreUsageErrors(t *testing.T) {
+	for _, args := range [][]string{{"lst"}, {"tools", "lst"}, {"approvals", "aprove", "x"}, {"tools", "list", "--bogus"}} {
+		code, _, errs := run(t, args...)
+		if code != 2 || !strings.Contains(errs, "unknown") || strings.Contains(errs, "INTERNAL") {
+			t.Errorf("%v: exit %d, %q", args, code, errs)
+		}
+	}
+	if code, out, _ := run(t, "tools"); code != 0 || !strings.Contains(out, "Available Commands") {
+		t.Errorf("a bare group prints its help: %d %q", code, out)
+	}
+}

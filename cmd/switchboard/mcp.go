@@ -39,9 +39,12 @@ Nothing but protocol messages is written to stdout; errors go to stderr.`,
 				return err
 			}
 			url := client.New(g.addr, tok, nil).BaseURL() + "/mcp"
+			if mode == "auto" {
+				mode = "" // the daemon's default: deferred past its threshold
+			}
 			if mode != "" {
 				if mode != string(mcpserver.ModeFull) && mode != string(mcpserver.ModeDeferred) {
-					return usageError{fmt.Errorf("--mode %q: use full or deferred", mode), c.CommandPath()}
+					return usageError{fmt.Errorf("--mode %q: use auto, full or deferred", mode), c.CommandPath()}
 				}
 				url += "?mode=" + mode
 			}

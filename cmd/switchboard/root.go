@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -37,7 +38,10 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 0
 	}
 	var usage usageError
-	if errors.As(err, &usage) {
+	if strings.HasPrefix(err.Error(), "unknown command ") || strings.HasPrefix(err.Error(), "unknown flag") {
+		usage = usageError{err, "switchboard"}
+	}
+	if usage.error != nil || errors.As(err, &usage) {
 		fmt.Fprintf(stderr, "error: %v\nRun '%s --help' for usage.\n", usage.error, usage.cmd)
 		return 2
 	}
@@ -86,6 +90,7 @@ and the token from --token, $SWITCHBOARD_TOKEN or <data>/admin.token.`,
 	root.AddCommand(newSpec(g))
 	root.AddCommand(newApprovals(g), newActivity(g), newToken(g))
 	root.AddCommand(newInvocation(g), newJobs(g))
+	rejectUnknownSubcommands(root)
 	return root
 }
 
@@ -128,5 +133,24 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 			return usageError{fmt.Errorf("%s expects %s", c.CommandPath(), what), c.CommandPath()}
 		}
 		return nil
+	}
+}
+
+// rejectUnknownSubcommands makes a group command (tools, approvals, ...)
+// given an unknown subcommand fail as a usage error; cobra would print the
+// group's help and exit 0, so a typo would look like success.
+func rejectUnknownSubcommands(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		rejectUnknownSubcommands(sub)
+	}
+	if c.Parent() == nil || !c.HasSubCommands() || c.Runnable() {
+		return
+	}
+	c.Args = cobra.ArbitraryArgs
+	c.RunE = func(c *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return usageError{fmt.Errorf("unknown command %q for %q", args[0], c.CommandPath()), c.CommandPath()}
+		}
+		return c.Help()
 	}
 }

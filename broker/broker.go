@@ -318,7 +318,9 @@ func (b *Broker) resolve(ctx context.Context, req CallRequest, c *call) error {
 	target, rerr := b.browser.Resolve(ctx, req.Tool, req.SessionID, req.RunID)
 	if rerr != nil {
 		if err != nil && switchboard.CodeOf(rerr) == switchboard.CodeToolUnavailable {
-			return err // neither the catalog nor any tab knows the name
+			// Neither the catalog nor any tab knows the name.
+			return switchboard.Errorf(switchboard.CodeToolNotFound,
+				"no tool named %q: not in the catalog, and no connected tab advertises it (browser tools exist only while their tab is open); search the catalog for the right name", req.Tool)
 		}
 		return rerr
 	}

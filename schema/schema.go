@@ -73,6 +73,9 @@ type Violation struct {
 // SCHEMA_VIOLATION whose message names the first failing field and whose
 // details list every leaf violation.
 func (s *Schema) Validate(v json.RawMessage) error {
+	if err := CheckKeys(v); err != nil {
+		return err
+	}
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(v))
 	if err != nil {
 		return switchboard.Errorf(switchboard.CodeInvalidInput, "value is not valid JSON: %v", err)

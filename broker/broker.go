@@ -273,6 +273,13 @@ func (b *Broker) prepare(ctx context.Context, req CallRequest) (*call, error) {
 	if err := b.resolve(ctx, req, c); err != nil {
 		return nil, err
 	}
+	// Scope first: a caller outside it learns nothing of the tool's schema
+	// from a validation error.
+	if b.policy != nil {
+		if err := b.policy.Admit(ctx, c.caller, c.tool); err != nil {
+			return nil, err
+		}
+	}
 	input := bytes.TrimSpace(req.Input)
 	if len(input) == 0 || bytes.Equal(input, []byte("null")) {
 		input = json.RawMessage(`{}`)
@@ -285,11 +292,6 @@ func (b *Broker) prepare(ctx context.Context, req CallRequest) (*call, error) {
 	}
 	c.input = input
 	c.reversal = req.Reversal
-	if b.policy != nil {
-		if err := b.policy.Admit(ctx, c.caller, c.tool); err != nil {
-			return nil, err
-		}
-	}
 	if err := b.rates.admit(c); err != nil {
 		return nil, err
 	}

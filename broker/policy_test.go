@@ -53,6 +53,10 @@ func TestPolicySeam(t *testing.T) {
 	if inv.ID != "" {
 		t.Fatal("a forbidden call was recorded")
 	}
+	// Scope comes before validation: bad input to a forbidden tool is still
+	// FORBIDDEN, so the error does not describe the tool's schema.
+	_, err = e.b.Call(context.Background(), broker.CallRequest{Tool: "test.secret", Input: json.RawMessage(`{"msg":7}`)})
+	wantCode(t, err, switchboard.CodeForbidden)
 
 	g.decide = func(inv switchboard.Invocation) error {
 		if inv.Status != switchboard.StatusAwaitingApproval {

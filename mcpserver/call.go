@@ -81,7 +81,7 @@ func (s *Server) invoke(ctx context.Context, c caller, req *mcp.CallToolRequest,
 
 	var p *progress
 	if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
-		p = &progress{ss: req.Session, token: token}
+		p = &progress{ss: req.Session, token: token, reqCtx: context.WithoutCancel(ctx)}
 		ctx = switchboard.WithProgress(ctx, p.report)
 		if t.Surface == switchboard.SurfaceBrowser {
 			p.note(ctx, fmt.Sprintf("sending %s to the user's browser tab", t.Name))
@@ -257,6 +257,11 @@ func rpcError(err error) error {
 type progress struct {
 	ss    *mcp.ServerSession
 	token any
+	// reqCtx is the request's context (without its cancellation): the SDK
+	// finds the request's own response stream through it. A notification
+	// sent with an unrelated context goes to the standalone stream, which a
+	// client need not have open, so the tool's reports were sometimes lost.
+	reqCtx context.Context
 
 	mu       sync.Mutex
 	last     float64
@@ -269,7 +274,7 @@ func (p *progress) report(r switchboard.Progress) {
 	p.mu.Lock()
 	p.reported = true
 	p.mu.Unlock()
-	p.send(context.Background(), r)
+	p.send(p.reqCtx, r)
 }
 
 // note sends a message without claiming any progress.

@@ -180,7 +180,10 @@ func TestDeniedReversalDoesNotBlockTheUser(t *testing.T) {
 	}
 	var deletes atomic.Int32
 	b.Handle("notes.create", func(context.Context, json.RawMessage) (any, error) { return map[string]string{"id": "n1"}, nil })
-	b.Handle("notes.delete", func(context.Context, json.RawMessage) (any, error) { deletes.Add(1); return map[string]bool{"ok": true}, nil })
+	b.Handle("notes.delete", func(context.Context, json.RawMessage) (any, error) {
+		deletes.Add(1)
+		return map[string]bool{"ok": true}, nil
+	})
 	user := switchboard.WithPrincipal(ctx, switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"})
 	agent := switchboard.WithPrincipal(ctx, switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "notebot"})
 	created, err := b.Call(user, broker.CallRequest{Tool: "notes.create", Input: json.RawMessage(`{}`)})

@@ -10,8 +10,8 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/broker"
-	"github.com/switchboardhq/switchboard/scope"
 	"github.com/switchboardhq/switchboard/panel"
+	"github.com/switchboardhq/switchboard/scope"
 )
 
 // loaded is the outcome of loading some of a spec's sources.

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboardhq/switchboard/panel"
+	"github.com/switchboardhq/switchboard/panelspec"
 )
 
 // Panel Spec validation throughput: a typical 40-node composed panel and a
@@ -183,7 +183,7 @@ func panelWorst() []byte {
 }
 
 func benchValidate(b *testing.B, raw []byte, wantNodes int) {
-	spec, issues := panel.Validate(raw, nil)
+	spec, issues := panelspec.Validate(raw, nil)
 	if spec == nil || len(issues) > 0 {
 		b.Fatalf("benchmark spec does not validate cleanly: %+v", issues)
 	}
@@ -194,7 +194,7 @@ func benchValidate(b *testing.B, raw []byte, wantNodes int) {
 	b.ReportAllocs()
 	cpu0 := processCPU()
 	for b.Loop() {
-		if s, _ := panel.Validate(raw, nil); s == nil {
+		if s, _ := panelspec.Validate(raw, nil); s == nil {
 			b.Fatal("rejected")
 		}
 	}
@@ -245,7 +245,7 @@ func BenchmarkPanelBaselineUnmarshal(b *testing.B) {
 // BenchmarkPanelPatch measures one small agent edit: a patch replacing a
 // heading's text, applied to the typical spec and re-validated.
 func BenchmarkPanelPatch(b *testing.B) {
-	spec, issues := panel.Validate(panelTypical(), nil)
+	spec, issues := panelspec.Validate(panelTypical(), nil)
 	if spec == nil {
 		b.Fatalf("typical spec: %+v", issues)
 	}
@@ -253,7 +253,7 @@ func BenchmarkPanelPatch(b *testing.B) {
 	b.ReportAllocs()
 	cpu0 := processCPU()
 	for b.Loop() {
-		if _, issues := panel.Patch(spec, patch, nil); panel.HasErrors(issues) {
+		if _, issues := panelspec.Patch(spec, patch, nil); panelspec.HasErrors(issues) {
 			b.Fatalf("patch: %+v", issues)
 		}
 	}

@@ -22,7 +22,7 @@ import (
 	"github.com/switchboardhq/switchboard/job"
 	"github.com/switchboardhq/switchboard/mcpserver"
 	"github.com/switchboardhq/switchboard/model"
-	"github.com/switchboardhq/switchboard/panels"
+	"github.com/switchboardhq/switchboard/panel"
 	"github.com/switchboardhq/switchboard/registry"
 	"github.com/switchboardhq/switchboard/scope"
 	"github.com/switchboardhq/switchboard/session"
@@ -71,7 +71,7 @@ type Daemon struct {
 	// Agent is the built-in assistant (runs, AG-UI, AI SDK chat).
 	Agent *agent.Runtime
 	// Panels runs host and agent panels and their tools (daemon/panels.go).
-	Panels      *panels.Service
+	Panels      *panel.Service
 	panelWiring panelWiring
 	// Ledger, Approvals, Jobs and Tokens govern calls (daemon/governance.go);
 	// the last three are nil when the store keeps no governance.

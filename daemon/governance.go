@@ -12,7 +12,7 @@ import (
 	"github.com/switchboardhq/switchboard/broker"
 	"github.com/switchboardhq/switchboard/httpapi"
 	"github.com/switchboardhq/switchboard/job"
-	"github.com/switchboardhq/switchboard/panels"
+	"github.com/switchboardhq/switchboard/panel"
 	"github.com/switchboardhq/switchboard/ratelimit"
 	"github.com/switchboardhq/switchboard/scope"
 )
@@ -77,7 +77,7 @@ func (d *Daemon) startGovernance(ctx context.Context, opts Options) (broker.Opti
 		Store: gs, Ledger: ledger, Bus: opts.Bus, Logger: d.log, TTL: g.ApprovalTTL,
 		Floor: g.ApprovalFloor, MaxPendingPerAgent: g.MaxPendingPerAgent, Notify: d.notifyTabs(opts),
 		// panel.run_action forwards to the action's tool, whose call asks.
-		Delegates: map[string]bool{panels.ToolRunAction: true},
+		Delegates: map[string]bool{panel.ToolRunAction: true},
 	})
 	if err != nil {
 		return bo, err

@@ -9,8 +9,8 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/panel"
-	"github.com/switchboardhq/switchboard/panels"
-	"github.com/switchboardhq/switchboard/panels/sqladapter"
+	"github.com/switchboardhq/switchboard/panel/sqladapter"
+	"github.com/switchboardhq/switchboard/panelspec"
 )
 
 // panelWiring remembers whether the panel tools are in the catalog.
@@ -26,7 +26,7 @@ type panelWiring struct {
 // RegisterPanel, RegisterAdapter, or --demo), so a daemon without panels
 // shows none to its agents.
 func (d *Daemon) startPanels(ctx context.Context, opts Options) error {
-	d.Panels = panels.New(panels.Options{Caller: d.Broker, Tabs: d.Sessions, Tools: d.Registry, Logger: d.log})
+	d.Panels = panel.New(panel.Options{Caller: d.Broker, Tabs: d.Sessions, Tools: d.Registry, Logger: d.log})
 	if opts.Demo {
 		return d.registerDemoPanels(ctx)
 	}
@@ -51,17 +51,17 @@ func (d *Daemon) EnablePanels(ctx context.Context) error {
 }
 
 // RegisterPanel adds a host panel agents can list, open and fill, made with
-// the panel builder (panel.NewBuilder(panel.OriginHost)):
+// the panel builder (panelspec.NewBuilder(panelspec.OriginHost)):
 //
-//	b := panel.NewBuilder(panel.OriginHost)
-//	b.BodyWith(panel.BodyProps{Title: "Project settings"},
-//		b.FormSubmit("project", "save", panel.TextField("name", "Name").Required()))
-//	b.Source("project", panel.AdapterSource("projects", json.RawMessage(`{"where": {"id": {"$param": "projectId"}}}`)))
-//	b.Action("save", panel.Mutate("project", panel.OpUpdate))
+//	b := panelspec.NewBuilder(panelspec.OriginHost)
+//	b.BodyWith(panelspec.BodyProps{Title: "Project settings"},
+//		b.FormSubmit("project", "save", panelspec.TextField("name", "Name").Required()))
+//	b.Source("project", panelspec.AdapterSource("projects", json.RawMessage(`{"where": {"id": {"$param": "projectId"}}}`)))
+//	b.Action("save", panelspec.Mutate("project", panelspec.OpUpdate))
 //	spec, _ := b.Build()
-//	d.RegisterPanel(ctx, panels.Def{ID: "project.settings", Title: "Project settings",
+//	d.RegisterPanel(ctx, panel.Def{ID: "project.settings", Title: "Project settings",
 //		Description: "Edit one project's name, owner, status and budget.", Spec: spec})
-func (d *Daemon) RegisterPanel(ctx context.Context, def panels.Def) error {
+func (d *Daemon) RegisterPanel(ctx context.Context, def panel.Def) error {
 	if err := d.Panels.Register(def); err != nil {
 		return err
 	}
@@ -72,7 +72,7 @@ func (d *Daemon) RegisterPanel(ctx context.Context, def panels.Def) error {
 // name and adds its data tools (data.<name>.query and data.<name>.<op>)
 // to the catalog; panel mutate actions on its sources call those tools
 // through the broker.
-func (d *Daemon) RegisterAdapter(ctx context.Context, name string, a panels.DataAdapter, opts panels.AdapterOptions) error {
+func (d *Daemon) RegisterAdapter(ctx context.Context, name string, a panel.DataAdapter, opts panel.AdapterOptions) error {
 	tools, err := d.Panels.RegisterAdapter(name, a, opts)
 	if err != nil {
 		return err
@@ -93,7 +93,7 @@ func (d *Daemon) closePanels() {
 
 // registerCore declares tools in the catalog (source core) as Go-function
 // tools served by their functions in this process, all or nothing.
-func (d *Daemon) registerCore(ctx context.Context, tools []panels.ToolFunc) error {
+func (d *Daemon) registerCore(ctx context.Context, tools []panel.ToolFunc) error {
 	decls := make([]switchboard.Tool, len(tools))
 	for i, tf := range tools {
 		decls[i] = tf.Tool
@@ -149,33 +149,33 @@ func (d *Daemon) registerDemoPanels(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := d.RegisterAdapter(ctx, "projects", a, panels.AdapterOptions{
+	if err := d.RegisterAdapter(ctx, "projects", a, panel.AdapterOptions{
 		Description:  "the projects of the Acme Studio demo (id, name, owner, status, due, budget, public)",
-		Ops:          []string{panels.OpUpdate},
-		Approval:     map[string]switchboard.Approval{panels.OpUpdate: switchboard.ApprovalHITL},
+		Ops:          []string{panel.OpUpdate},
+		Approval:     map[string]switchboard.Approval{panel.OpUpdate: switchboard.ApprovalHITL},
 		QuerySchema:  a.QuerySchema(),
 		RecordSchema: a.RecordSchema(),
 	}); err != nil {
 		return err
 	}
-	b := panel.NewBuilder(panel.OriginHost)
-	b.BodyWith(panel.BodyProps{Title: "Project settings", Description: "Changes are saved only when you press Save."},
+	b := panelspec.NewBuilder(panelspec.OriginHost)
+	b.BodyWith(panelspec.BodyProps{Title: "Project settings", Description: "Changes are saved only when you press Save."},
 		b.FormSubmit("project", "save",
-			panel.TextField("name", "Name").Required().Length(1, 80),
-			panel.TextField("owner", "Owner").Length(0, 80),
-			panel.SelectField("status", "Status", panel.Opt("active", "Active"), panel.Opt("paused", "Paused"), panel.Opt("done", "Done")).Required(),
-			panel.DateField("due", "Due date"),
-			panel.NumberField("budget", "Budget (USD)").Range(0, 1e7).Step(100),
-			panel.CheckboxField("public", "Visible to clients"),
+			panelspec.TextField("name", "Name").Required().Length(1, 80),
+			panelspec.TextField("owner", "Owner").Length(0, 80),
+			panelspec.SelectField("status", "Status", panelspec.Opt("active", "Active"), panelspec.Opt("paused", "Paused"), panelspec.Opt("done", "Done")).Required(),
+			panelspec.DateField("due", "Due date"),
+			panelspec.NumberField("budget", "Budget (USD)").Range(0, 1e7).Step(100),
+			panelspec.CheckboxField("public", "Visible to clients"),
 		))
-	b.Source("project", panel.Source{Kind: panel.SourceAdapter, Adapter: "projects", Key: "id",
+	b.Source("project", panelspec.Source{Kind: panelspec.SourceAdapter, Adapter: "projects", Key: "id",
 		Query: json.RawMessage(`{"where": {"id": {"$param": "projectId"}}}`)})
-	b.Action("save", panel.Mutate("project", panel.OpUpdate))
+	b.Action("save", panelspec.Mutate("project", panelspec.OpUpdate))
 	spec, err := b.Build()
 	if err != nil {
 		return fmt.Errorf("demo panel: %w", err)
 	}
-	return d.RegisterPanel(ctx, panels.Def{
+	return d.RegisterPanel(ctx, panel.Def{
 		ID: "project.settings", Title: "Project settings", Scope: "one project (params.projectId: apollo, borealis, cascade, delta, ember or fjord)",
 		Description: "Edit one project's name, owner, status, due date, budget and client visibility. Saving asks the user to approve.",
 		Spec:        spec,

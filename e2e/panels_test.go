@@ -10,7 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/panels"
+	"github.com/switchboardhq/switchboard/panel"
 )
 
 // composedSpec is the assistant's own panel: the demo's projects from the
@@ -71,7 +71,7 @@ func TestPanelsInChromium(t *testing.T) {
 
 	var composed string
 	t.Run("a composed panel renders, with its provenance badge", func(t *testing.T) {
-		v := panelCall[struct{ InstanceID string }](t, e, panels.ToolCompose, map[string]any{"spec": json.RawMessage(composedSpec)})
+		v := panelCall[struct{ InstanceID string }](t, e, panel.ToolCompose, map[string]any{"spec": json.RawMessage(composedSpec)})
 		composed = v.InstanceID
 		sel := `[data-sb-instance="` + composed + `"]`
 		poll(t, ctx, `document.querySelectorAll('`+sel+` tbody tr').length === 6`)
@@ -97,7 +97,7 @@ func TestPanelsInChromium(t *testing.T) {
 		// The user types into the name field.
 		do(t, ctx, chromedp.SendKeys(chromedp.CSS(f("name")), " (v2)"))
 		waitDaemon(t, "the edit to reach the daemon", func() bool {
-			list := panelCall[panels.ListResult](t, e, panels.ToolList, map[string]any{})
+			list := panelCall[panel.ListResult](t, e, panel.ToolList, map[string]any{})
 			for _, in := range list.Instances {
 				if in.InstanceID == form && len(in.Dirty["project"]) == 1 {
 					return true
@@ -105,7 +105,7 @@ func TestPanelsInChromium(t *testing.T) {
 			}
 			return false
 		})
-		res := panelCall[panels.FillResult](t, e, panels.ToolFill, map[string]any{"instanceId": form, "values": map[string]any{
+		res := panelCall[panel.FillResult](t, e, panel.ToolFill, map[string]any{"instanceId": form, "values": map[string]any{
 			"name": "Apollo by the agent", "owner": "Kim Park", "budget": 15000, "status": "paused",
 		}})
 		if strings.Join(res.Applied, ",") != "budget,owner,status" || len(res.Skipped) != 1 || res.Skipped[0].Path != "name" || len(res.Errors) != 0 {
@@ -145,7 +145,7 @@ func TestPanelsInChromium(t *testing.T) {
 		hostile := `{"v": 1, "root": "b", "nodes": {"b": {"type": "panel-body", "children": ["l", "i"]},
 			"l": {"type": "link", "props": {"href": "java\tscript:alert(1)", "label": "click"}},
 			"i": {"type": "image", "props": {"src": "data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==", "alt": "x"}}}}`
-		_, err := e.call(panels.ToolCompose, "", `{"spec": `+hostile+`}`)
+		_, err := e.call(panel.ToolCompose, "", `{"spec": `+hostile+`}`)
 		if ce := switchboard.AsError(err); ce == nil || ce.Code != switchboard.CodeSpecUnsafe {
 			t.Fatalf("compose of a hostile spec: %v", err)
 		}
@@ -175,7 +175,7 @@ func TestPanelsInChromium(t *testing.T) {
 	t.Run("closing from the page", func(t *testing.T) {
 		click(t, ctx, `[data-sb-instance="`+composed+`"] .sb-close`)
 		waitDaemon(t, "the close to reach the daemon", func() bool {
-			list := panelCall[panels.ListResult](t, e, panels.ToolList, map[string]any{})
+			list := panelCall[panel.ListResult](t, e, panel.ToolList, map[string]any{})
 			for _, in := range list.Instances {
 				if in.InstanceID == composed {
 					return false
@@ -184,7 +184,7 @@ func TestPanelsInChromium(t *testing.T) {
 			return true
 		})
 		// And from the agent.
-		panelCall[map[string]any](t, e, panels.ToolClose, map[string]any{"instanceId": form})
+		panelCall[map[string]any](t, e, panel.ToolClose, map[string]any{"instanceId": form})
 		poll(t, ctx, `document.querySelectorAll('[data-sb-instance]').length === 0`)
 	})
 }

@@ -5,7 +5,7 @@ import (
 	"net/http"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/panels"
+	"github.com/switchboardhq/switchboard/panel"
 )
 
 // Panel routes: the renderer in a tab uses its session token to list the
@@ -40,7 +40,7 @@ func (s *Server) openPanel(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	sn, err := s.opts.Panels.Open(r.Context(), panels.OpenRequest{Panel: body.Panel, Params: body.Params})
+	sn, err := s.opts.Panels.Open(r.Context(), panel.OpenRequest{Panel: body.Panel, Params: body.Params})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -71,7 +71,7 @@ func (s *Server) closePanel(w http.ResponseWriter, r *http.Request) {
 // editPanel records the user's edits (path → value), which panel.fill then
 // leaves alone.
 func (s *Server) editPanel(w http.ResponseWriter, r *http.Request) {
-	var body panels.EditRequest
+	var body panel.EditRequest
 	if err := s.decode(w, r, &body, maxPanelBodyBytes); err != nil {
 		s.writeError(w, r, err)
 		return
@@ -85,8 +85,8 @@ func (s *Server) editPanel(w http.ResponseWriter, r *http.Request) {
 }
 
 // panelAction runs the action the user clicked, through the broker (see
-// panels.Service.UserAction for whose principal it runs as). It waits up to
-// panels.DefaultActionWait; an action still waiting for approval then
+// panel.Service.UserAction for whose principal it runs as). It waits up to
+// panel.DefaultActionWait; an action still waiting for approval then
 // answers 202 with status pending_approval and its outcome reaches the tab
 // as a panel.update.
 func (s *Server) panelAction(w http.ResponseWriter, r *http.Request) {
@@ -97,7 +97,7 @@ func (s *Server) panelAction(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), panels.DefaultActionWait)
+	ctx, cancel := context.WithTimeout(r.Context(), panel.DefaultActionWait)
 	defer cancel()
 	res, err := s.opts.Panels.UserAction(ctx, r.PathValue("instanceId"), r.PathValue("actionId"))
 	if err != nil {
@@ -105,7 +105,7 @@ func (s *Server) panelAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	status := http.StatusOK
-	if res.Status == panels.StatusPendingApproval {
+	if res.Status == panel.StatusPendingApproval {
 		status = http.StatusAccepted
 	}
 	writeJSON(w, status, res)

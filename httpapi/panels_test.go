@@ -12,26 +12,26 @@ import (
 	"github.com/switchboardhq/switchboard/broker"
 	"github.com/switchboardhq/switchboard/httpapi"
 	"github.com/switchboardhq/switchboard/panel"
-	"github.com/switchboardhq/switchboard/panels"
+	"github.com/switchboardhq/switchboard/panelspec"
 	"github.com/switchboardhq/switchboard/registry"
 	"github.com/switchboardhq/switchboard/session"
 	"github.com/switchboardhq/switchboard/sqlite"
 )
 
 // notePanel is a host panel over its own state: no adapter needed.
-func notePanel(t *testing.T) panels.Def {
+func notePanel(t *testing.T) panel.Def {
 	t.Helper()
-	b := panel.NewBuilder(panel.OriginHost)
-	b.BodyWith(panel.BodyProps{Title: "Note"}, b.FormSubmit("note", "keep",
-		panel.TextField("title", "Title").Required(), panel.NumberField("stars", "Stars").Range(0, 5)))
-	b.Source("note", panel.StateSource("/note"))
+	b := panelspec.NewBuilder(panelspec.OriginHost)
+	b.BodyWith(panelspec.BodyProps{Title: "Note"}, b.FormSubmit("note", "keep",
+		panelspec.TextField("title", "Title").Required(), panelspec.NumberField("stars", "Stars").Range(0, 5)))
+	b.Source("note", panelspec.StateSource("/note"))
 	b.State("note", map[string]any{"title": "Draft", "stars": 1})
-	b.Action("keep", panel.Mutate("note", panel.OpUpdate))
+	b.Action("keep", panelspec.Mutate("note", panelspec.OpUpdate))
 	spec, err := b.Build()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return panels.Def{ID: "note", Title: "Note", Description: "A note kept in the panel.", Spec: spec}
+	return panel.Def{ID: "note", Title: "Note", Description: "A note kept in the panel.", Spec: spec}
 }
 
 func TestPanelRoutes(t *testing.T) {
@@ -52,7 +52,7 @@ func TestPanelRoutes(t *testing.T) {
 	}
 	t.Cleanup(sm.Shutdown)
 	b := broker.New(broker.Options{Store: st, Registry: reg, Browser: sm})
-	svc := panels.New(panels.Options{Caller: b, Tabs: sm, Tools: reg})
+	svc := panel.New(panel.Options{Caller: b, Tabs: sm, Tools: reg})
 	t.Cleanup(svc.Close)
 	if err := svc.Register(notePanel(t)); err != nil {
 		t.Fatal(err)
@@ -124,7 +124,7 @@ func TestPanelRoutes(t *testing.T) {
 		t.Fatalf("an instance under the wrong session: %d", code)
 	}
 	code, res = req("POST", inst+"/actions/keep", tab.SessionToken, "")
-	if code != 200 || res["status"] != panels.StatusOK {
+	if code != 200 || res["status"] != panel.StatusOK {
 		t.Fatalf("action: %d %v", code, res)
 	}
 	code, snap = req("GET", inst, tab.SessionToken, "")

@@ -23,7 +23,7 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/agent"
 	"github.com/switchboardhq/switchboard/broker"
-	"github.com/switchboardhq/switchboard/panels"
+	"github.com/switchboardhq/switchboard/panel"
 	"github.com/switchboardhq/switchboard/registry"
 	"github.com/switchboardhq/switchboard/session"
 )
@@ -57,7 +57,7 @@ type Options struct {
 	Agent *agent.Runtime
 	// Panels serves the tab's panel routes (instances, edits, actions); nil
 	// leaves them out.
-	Panels *panels.Service
+	Panels *panel.Service
 	// Extra mounts more handlers (e.g. /mcp) behind the same Host and Origin
 	// checks; the pattern is a net/http ServeMux pattern.
 	Extra map[string]http.Handler

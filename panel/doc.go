@@ -1,25 +1,31 @@
-// Package panel provides the Panel Spec IR: the one JSON format in which
-// hosts and agents describe UI surfaces, the catalog of node types with
-// the JSON Schema of each type's props, the validation pipeline every spec
-// passes before anything renders it, RFC 6902 patching of specs, and a
-// typed Go builder that compiles to the IR.
+// Package panel runs panels: it holds the panels a host registers, the
+// panel instances open in each browser tab, the data adapters their sources
+// read, and the panel tools through which agents list, open, fill, compose,
+// patch and act on them. It builds on the pure Panel Spec IR in package
+// panelspec (every spec passes panelspec.Validate before a tab sees it).
 //
-// A spec is a flat map of nodes under a root, plus the data sources the
-// nodes bind to and the actions they may run:
+// Where it sits. The tools (panel.list, panel.describe, panel.open,
+// panel.fill, panel.compose, panel.patch, panel.run_action, panel.close)
+// are ordinary Go-function api tools served through the broker, so the
+// agent loop, MCP, the HTTP API and the CLI reach them alike and every call
+// is validated, recorded and written to the ledger. The daemon wires them
+// (daemon/panels.go); the browser's side is a handful of session-token
+// routes (httpapi/panels.go) and the renderer in the browser SDK
+// (web/sdk/panels.js).
 //
-//	{"v": 1, "origin": "agent", "root": "body",
-//	 "sources": {"task": {"kind": "state", "path": "/task"}},
-//	 "state":   {"task": {"title": ""}},
-//	 "nodes":   {"body":  {"type": "panel-body", "props": {"title": "New task"}, "children": ["form"]},
-//	             "form":  {"type": "field-form", "props": {"bind": "task", "submit": "save",
-//	                        "fields": [{"path": "title", "label": "Title", "kind": "text"}]}}},
-//	 "actions": {"save": {"kind": "mutate", "source": "task", "op": "create"}}}
+// State. Instances live in this process's memory, per browser session:
+// the spec, the resolved data of each source, the current form values, the
+// set of fields the user has edited (dirty) and the outcome of each action.
+// They are not persisted: a panel is view state, and a tab that reloads
+// opens a new session and its page reopens what it shows. Every change is
+// pushed to the tab on its session stream as panel.open, panel.update (a
+// full snapshot with an increasing version) or panel.close. When the tab is
+// gone its instances are dropped. With several replicas, the instances of
+// a tab live on the replica that holds its stream.
 //
-// Validate runs the stages in a fixed order (parse and migrate, catalog
-// membership, props, action resolution, budgets, sanitization) and returns
-// every issue at once, each with a frozen SPEC_* code, the node id, a JSON
-// pointer and the nearest valid alternative. Agents get one repair round
-// (RepairHint), then a FallbackCard. The panel tools, data adapters and the
-// browser renderer build on this package; it has no I/O of its own.
-// docs/panels.md explains the design decisions.
+// Mutations. panel.run_action is the only path by which a panel changes
+// anything outside itself: a mutate action on an adapter source calls the
+// adapter's data.<name>.<op> tool and a tool action calls its tool, both
+// through the broker, so approvals and the ledger apply. panel.fill only
+// moves unsaved form values and never touches a field the user edited.
 package panel

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/panel"
+	"github.com/switchboardhq/switchboard/panelspec"
 )
 
 func newSpec(g *globals) *cobra.Command {
@@ -21,8 +21,8 @@ func newSpec(g *globals) *cobra.Command {
 
 // specResult is what `spec validate --json` prints.
 type specResult struct {
-	Valid  bool          `json:"valid"`
-	Issues []panel.Issue `json:"issues"`
+	Valid  bool              `json:"valid"`
+	Issues []panelspec.Issue `json:"issues"`
 }
 
 func newSpecValidate(g *globals) *cobra.Command {
@@ -44,18 +44,18 @@ alone exit 0). With --json, prints {"valid", "issues"} instead.`,
 			if err != nil {
 				return err
 			}
-			_, issues := panel.Validate(raw, nil)
+			_, issues := panelspec.Validate(raw, nil)
 			if g.json {
 				if issues == nil {
-					issues = []panel.Issue{}
+					issues = []panelspec.Issue{}
 				}
-				if err := g.printJSON(specResult{Valid: !panel.HasErrors(issues), Issues: issues}); err != nil {
+				if err := g.printJSON(specResult{Valid: !panelspec.HasErrors(issues), Issues: issues}); err != nil {
 					return err
 				}
-			} else if err := panel.FormatIssues(g.stdout, issues); err != nil {
+			} else if err := panelspec.FormatIssues(g.stdout, issues); err != nil {
 				return err
 			}
-			if e := panel.IssuesError(issues); e != nil {
+			if e := panelspec.IssuesError(issues); e != nil {
 				// The issues are on stdout already; the error line only
 				// carries the code for scripts, not the whole list again.
 				return &switchboard.Error{Code: e.Code, Message: e.Message}
@@ -79,7 +79,7 @@ func readSpec(g *globals, name string) ([]byte, error) {
 		defer f.Close()
 		r = f
 	}
-	raw, err := io.ReadAll(io.LimitReader(r, panel.DefaultMaxBytes+1))
+	raw, err := io.ReadAll(io.LimitReader(r, panelspec.DefaultMaxBytes+1))
 	if err != nil {
 		return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "read spec %s: %w", name, err)
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchboardhq/switchboard/panel"
+	"github.com/switchboardhq/switchboard/panelspec"
 )
 
 func writeSpec(t *testing.T, body string) string {
@@ -29,7 +29,7 @@ const brokenSpec = `{"v": 1, "origin": "agent", "root": "body",
 
 func TestSpecValidate(t *testing.T) {
 	t.Parallel()
-	valid := panel.Examples()[0].Spec
+	valid := panelspec.Examples()[0].Spec
 
 	t.Run("a valid spec exits 0", func(t *testing.T) {
 		code, out, errOut := run(t, "spec", "validate", writeSpec(t, string(valid)))
@@ -64,8 +64,8 @@ func TestSpecValidate(t *testing.T) {
 			t.Fatalf("exit %d", code)
 		}
 		var res struct {
-			Valid  bool          `json:"valid"`
-			Issues []panel.Issue `json:"issues"`
+			Valid  bool              `json:"valid"`
+			Issues []panelspec.Issue `json:"issues"`
 		}
 		if err := json.Unmarshal([]byte(out), &res); err != nil {
 			t.Fatalf("%v\n%s", err, out)

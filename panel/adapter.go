@@ -1,0 +1,231 @@
+package panel
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/switchboardhq/switchboard"
+)
+
+// Record is one row or document an adapter returns.
+type Record = map[string]any
+
+// Scope says on whose behalf an adapter call runs: the principal of the
+// caller (the user who opened a panel, the agent that composed it, the
+// caller of a data tool) and the tab, when there is one. An adapter may
+// narrow what it returns or accepts by it (a tenant column, say).
+type Scope struct {
+	Principal switchboard.Principal
+	SessionID string
+}
+
+// Mutation ops, as in panel actions.
+const (
+	OpCreate = "create"
+	OpUpdate = "update"
+	OpDelete = "delete"
+)
+
+// Mutation is one change an adapter applies. Key identifies the record for
+// update and delete; Values are the fields to write for create and update.
+type Mutation struct {
+	Op     string `json:"op"`
+	Key    any    `json:"key,omitempty"`
+	Values Record `json:"values,omitempty"`
+}
+
+// DataAdapter is the port between panel sources of kind "adapter" and the
+// data they show. Every method is scoped (Scope) and cancellable (ctx).
+//
+// Query answers a source's query (the adapter defines its shape; the SQL
+// adapter takes {where, orderBy, desc, limit}). Mutate applies one change
+// and returns the record as stored (nil for a delete). Subscribe calls fn —
+// which must not block — whenever the records a query may return could
+// have changed, until ctx ends: at least after every successful Mutate
+// through this adapter, so panels showing the data refresh when another
+// panel (or an agent, or the CLI) saves. An invalid query is INVALID_INPUT.
+type DataAdapter interface {
+	Query(ctx context.Context, scope Scope, query json.RawMessage) ([]Record, error)
+	Mutate(ctx context.Context, scope Scope, m Mutation) (Record, error)
+	Subscribe(ctx context.Context, scope Scope, query json.RawMessage, fn func()) error
+}
+
+// AdapterOptions says how an adapter is exposed as tools.
+type AdapterOptions struct {
+	// Description says what the data is ("the projects of the studio").
+	Description string
+	// Ops are the mutations offered as tools (default create, update,
+	// delete). A mutate action on an op not offered fails.
+	Ops []string
+	// Approval per op (default: none for create and update, hitl for
+	// delete). The broker's policy decides what the value means.
+	Approval map[string]switchboard.Approval
+	// QuerySchema and RecordSchema, when set, are the JSON Schemas of the
+	// adapter's query and of a record's values; they make the data tools'
+	// input schemas precise (default: any object).
+	QuerySchema  json.RawMessage
+	RecordSchema json.RawMessage
+}
+
+type adapterEntry struct {
+	name string
+	a    DataAdapter
+	opts AdapterOptions
+}
+
+// ToolFunc is one tool the service serves: its declaration and its Go
+// function. The daemon registers both (declaration in the registry,
+// function with broker.Handle).
+type ToolFunc struct {
+	Tool switchboard.Tool
+	Func func(ctx context.Context, input json.RawMessage) (any, error)
+}
+
+// AdapterToolName is the tool that applies op (or "query") to adapter name.
+func AdapterToolName(name, op string) string { return "data." + name + "." + op }
+
+// RegisterAdapter makes a under name available to panel sources of kind
+// adapter and returns its data tools: data.<name>.query (read) and
+// data.<name>.<op> for each offered op (mutate). Panel mutate actions call
+// those tools through the broker; so may agents, MCP clients and the CLI.
+func (s *Service) RegisterAdapter(name string, a DataAdapter, opts AdapterOptions) ([]ToolFunc, error) {
+	if a == nil || len(name) > 48 || !panelID.MatchString(name) {
+		return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "adapter name %q must be dot-separated lowercase words", name)
+	}
+	if opts.Ops == nil {
+		opts.Ops = []string{OpCreate, OpUpdate, OpDelete}
+	}
+	for _, op := range opts.Ops {
+		if op != OpCreate && op != OpUpdate && op != OpDelete {
+			return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "adapter %s: op %q is not create, update or delete", name, op)
+		}
+	}
+	if opts.Description == "" {
+		opts.Description = "the " + name + " records"
+	}
+	s.mu.Lock()
+	if _, dup := s.adapters[name]; dup {
+		s.mu.Unlock()
+		return nil, switchboard.Errorf(switchboard.CodeConflict, "adapter %s is already registered", name)
+	}
+	e := &adapterEntry{name: name, a: a, opts: opts}
+	s.adapters[name] = e
+	s.mu.Unlock()
+	return e.tools(), nil
+}
+
+func (s *Service) adapter(name string) (DataAdapter, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.adapters[name]
+	if e == nil {
+		names := make([]string, 0, len(s.adapters))
+		for n := range s.adapters {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return nil, switchboard.Errorf(switchboard.CodeNotFound, "no data adapter %q; registered: %s", name, orNone(names))
+	}
+	return e.a, nil
+}
+
+// offersLocked reports whether adapter name exposes op as a tool. Caller
+// holds s.mu.
+func (s *Service) offersLocked(name, op string) bool {
+	e := s.adapters[name]
+	if e == nil {
+		return false
+	}
+	for _, o := range e.opts.Ops {
+		if o == op {
+			return true
+		}
+	}
+	return false
+}
+
+func orNone(l []string) string {
+	if len(l) == 0 {
+		return "none"
+	}
+	return strings.Join(l, ", ")
+}
+
+func schemaOr(s json.RawMessage) string {
+	if len(s) == 0 {
+		return `{"type":"object"}`
+	}
+	return string(s)
+}
+
+// tools declares the adapter's data tools.
+func (e *adapterEntry) tools() []ToolFunc {
+	scope := func(ctx context.Context) Scope {
+		p, _ := switchboard.PrincipalFrom(ctx)
+		return Scope{Principal: p}
+	}
+	out := []ToolFunc{{
+		Tool: switchboard.Tool{
+			Name:        AdapterToolName(e.name, "query"),
+			Description: fmt.Sprintf("Query %s (data adapter %s). Panels show the same records through sources of kind adapter.", e.opts.Description, e.name),
+			InputSchema: json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{"query":%s},"additionalProperties":false}`, schemaOr(e.opts.QuerySchema))),
+			Surface:     switchboard.SurfaceAPI, Class: switchboard.ClassRead,
+		},
+		Func: func(ctx context.Context, input json.RawMessage) (any, error) {
+			var in struct {
+				Query json.RawMessage `json:"query"`
+			}
+			if err := json.Unmarshal(input, &in); err != nil {
+				return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "decode input: %v", err)
+			}
+			recs, err := e.a.Query(ctx, scope(ctx), in.Query)
+			if recs == nil && err == nil {
+				recs = []Record{}
+			}
+			return map[string]any{"records": recs}, err
+		},
+	}}
+	for _, op := range e.opts.Ops {
+		approval := e.opts.Approval[op]
+		if approval == "" {
+			approval = switchboard.ApprovalNone
+			if op == OpDelete {
+				approval = switchboard.ApprovalHITL
+			}
+		}
+		var props, required, what string
+		switch op {
+		case OpCreate:
+			props, required, what = `"values":`+schemaOr(e.opts.RecordSchema), `["values"]`, "Create a record in"
+		case OpUpdate:
+			props, required, what = `"key":{"description":"the record's key"},"values":`+schemaOr(e.opts.RecordSchema), `["key","values"]`, "Update the given fields of one record of"
+		case OpDelete:
+			props, required, what = `"key":{"description":"the record's key"}`, `["key"]`, "Delete one record of"
+		}
+		op := op
+		out = append(out, ToolFunc{
+			Tool: switchboard.Tool{
+				Name:        AdapterToolName(e.name, op),
+				Description: fmt.Sprintf("%s %s (data adapter %s). Open panels showing these records refresh.", what, e.opts.Description, e.name),
+				InputSchema: json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{%s},"required":%s,"additionalProperties":false}`, props, required)),
+				Surface:     switchboard.SurfaceAPI, Class: switchboard.ClassMutate, Approval: approval,
+			},
+			Func: func(ctx context.Context, input json.RawMessage) (any, error) {
+				var m Mutation
+				if err := json.Unmarshal(input, &m); err != nil {
+					return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "decode input: %v", err)
+				}
+				m.Op = op
+				rec, err := e.a.Mutate(ctx, scope(ctx), m)
+				if err != nil {
+					return nil, err
+				}
+				return map[string]any{"record": rec}, nil
+			},
+		})
+	}
+	return out
+}

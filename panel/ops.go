@@ -1,0 +1,445 @@
+package panel
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/panelspec"
+)
+
+// resolveSession picks the tab a call acts in: the one named; a tab acting
+// for itself; else the only connected tab that shows panels. Several are
+// INVALID_INPUT naming them (details.candidates), none TOOL_UNAVAILABLE.
+func (s *Service) resolveSession(ctx context.Context, named string) (string, error) {
+	if p, ok := switchboard.PrincipalFrom(ctx); ok && p.Kind == switchboard.PrincipalSession {
+		if named != "" && named != p.ID {
+			return "", switchboard.Errorf(switchboard.CodeForbidden, "a tab can open panels only in itself")
+		}
+		named = p.ID
+	}
+	if named != "" {
+		if !s.tabs.Connected(named) {
+			return "", switchboard.Errorf(switchboard.CodeSessionGone, "no tab of session %s is connected", named)
+		}
+		return named, nil
+	}
+	s.mu.Lock()
+	var cands []string
+	for id, t := range s.sessions {
+		if t.host && s.tabs.Connected(id) {
+			cands = append(cands, id)
+		}
+	}
+	s.mu.Unlock()
+	sort.Strings(cands)
+	switch len(cands) {
+	case 0:
+		return "", switchboard.Errorf(switchboard.CodeToolUnavailable, "no browser tab showing panels is connected; open the app in a browser (or pass sessionId)")
+	case 1:
+		return cands[0], nil
+	}
+	return "", switchboard.Errorf(switchboard.CodeInvalidInput, "%d tabs show panels; pass sessionId to choose one", len(cands)).
+		WithDetails(map[string]any{"candidates": cands})
+}
+
+// tabLocked returns the state of session id, creating it (and watching for
+// the tab going away) on first use. Caller holds s.mu.
+func (s *Service) tabLocked(id string) *tabState {
+	t := s.sessions[id]
+	if t != nil {
+		return t
+	}
+	t = &tabState{id: id, instances: map[string]*instance{}, composeFailures: map[string]int{}}
+	s.sessions[id] = t
+	if cancel, err := s.tabs.WatchGone(id, func() { s.dropTab(id) }); err == nil {
+		t.unwatch = cancel
+	}
+	return t
+}
+
+// dropTab forgets a tab that is gone, with its instances.
+func (s *Service) dropTab(id string) {
+	s.mu.Lock()
+	t := s.sessions[id]
+	if t == nil {
+		s.mu.Unlock()
+		return
+	}
+	delete(s.sessions, id)
+	for iid := range t.instances {
+		delete(s.byID, iid)
+	}
+	done := t.closeLocked()
+	s.mu.Unlock()
+	done()
+}
+
+// instance finds an open instance the caller may act on: a tab only its
+// own. Unknown and foreign ids are the same NOT_FOUND.
+func (s *Service) instance(ctx context.Context, id string) (*instance, error) {
+	s.mu.Lock()
+	in := s.byID[id]
+	s.mu.Unlock()
+	if in == nil {
+		return nil, switchboard.Errorf(switchboard.CodeNotFound, "no open panel instance %q (panel.list shows the open ones)", id)
+	}
+	if p, ok := switchboard.PrincipalFrom(ctx); ok && p.Kind == switchboard.PrincipalSession && p.ID != in.session {
+		return nil, switchboard.Errorf(switchboard.CodeNotFound, "no open panel instance %q", id)
+	}
+	return in, nil
+}
+
+// OpenRequest opens a registered panel.
+type OpenRequest struct {
+	Panel     string         `json:"panel"`
+	SessionID string         `json:"sessionId,omitempty"`
+	Params    map[string]any `json:"params,omitempty"`
+}
+
+// Open shows a registered panel in a tab and returns its snapshot. The
+// same panel with the same params already open there is shown again.
+func (s *Service) Open(ctx context.Context, req OpenRequest) (Snapshot, error) {
+	s.mu.Lock()
+	d := s.defs[req.Panel]
+	var ids []string
+	for id := range s.defs {
+		ids = append(ids, id)
+	}
+	s.mu.Unlock()
+	if d == nil {
+		sort.Strings(ids)
+		return Snapshot{}, switchboard.Errorf(switchboard.CodeNotFound, "no panel %q; %s", req.Panel, suggestPath(req.Panel, ids))
+	}
+	for _, p := range d.params {
+		if _, ok := req.Params[p]; !ok {
+			return Snapshot{}, switchboard.Errorf(switchboard.CodeInvalidInput, "panel %s needs params.%s", d.ID, p)
+		}
+	}
+	for k := range req.Params {
+		if !contains(d.params, k) {
+			return Snapshot{}, switchboard.Errorf(switchboard.CodeInvalidInput, "panel %s takes no param %q (it takes: %s)", d.ID, k, orNone(d.params))
+		}
+	}
+	session, err := s.resolveSession(ctx, req.SessionID)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	key, _ := json.Marshal(req.Params) // map keys sorted: a stable identity
+	s.mu.Lock()
+	if t := s.sessions[session]; t != nil {
+		for _, in := range t.instances {
+			if in.panelID == d.ID {
+				if k, _ := json.Marshal(in.params); string(k) == string(key) {
+					sn := in.snapshot()
+					s.mu.Unlock()
+					s.push(EventOpen, sn) // shown again (the tab brings it into view)
+					return sn, nil
+				}
+			}
+		}
+	}
+	s.mu.Unlock()
+	owner, _ := switchboard.PrincipalFrom(ctx)
+	return s.start(ctx, newInstance(session, d.ID, d.Title, d.Spec, req.Params, owner))
+}
+
+// start loads a new instance's sources, subscribes to its adapters, adds it
+// to its tab and pushes panel.open.
+func (s *Service) start(ctx context.Context, in *instance) (Snapshot, error) {
+	s.mu.Lock()
+	if t := s.sessions[in.session]; t != nil && len(t.instances) >= s.opts.MaxInstances {
+		s.mu.Unlock()
+		return Snapshot{}, switchboard.Errorf(switchboard.CodeConflict, "%d panels are open in this tab, the limit; close one first (panel.close)", s.opts.MaxInstances)
+	}
+	s.mu.Unlock()
+	l := s.load(ctx, in.spec, in.params, in.owner, in.session, nil)
+	in.apply(l) // in is not shared yet
+	in.syncValues()
+	in.cancelSubs = s.subscribe(in, in.spec, in.params, in.owner)
+	s.mu.Lock()
+	t := s.tabLocked(in.session)
+	if len(t.instances) >= s.opts.MaxInstances { // lost a race with another open
+		in.release()
+		s.mu.Unlock()
+		return Snapshot{}, switchboard.Errorf(switchboard.CodeConflict, "%d panels are open in this tab, the limit; close one first (panel.close)", s.opts.MaxInstances)
+	}
+	t.instances[in.id] = in
+	t.order = append(t.order, in.id)
+	s.byID[in.id] = in
+	sn := in.snapshot()
+	s.mu.Unlock()
+	s.push(EventOpen, sn)
+	return sn, nil
+}
+
+// ComposeRequest shows an agent's own panel.
+type ComposeRequest struct {
+	Spec      json.RawMessage `json:"spec"`
+	SessionID string          `json:"sessionId,omitempty"`
+	Title     string          `json:"title,omitempty"`
+}
+
+// ComposeResult is a composed panel that opened, with the validator's
+// warnings.
+type ComposeResult struct {
+	Snapshot
+	Warnings []panelspec.Issue `json:"warnings,omitempty"`
+}
+
+// Compose validates an agent's spec (origin forced to agent) and opens it.
+// A refused spec is a SPEC_* error whose message is the repair hint; the
+// second refusal in a row from the same composer opens the fallback card
+// instead (details.fallbackInstanceId): one repair round, then the user
+// sees what went wrong rather than a broken panel.
+func (s *Service) Compose(ctx context.Context, req ComposeRequest) (ComposeResult, error) {
+	session, err := s.resolveSession(ctx, req.SessionID)
+	if err != nil {
+		return ComposeResult{}, err
+	}
+	owner, _ := switchboard.PrincipalFrom(ctx)
+	spec, issues := panelspec.Validate(req.Spec, s.validateOpts(panelspec.OriginAgent))
+	s.mu.Lock()
+	t := s.tabLocked(session)
+	if !panelspec.HasErrors(issues) {
+		delete(t.composeFailures, owner.String())
+		s.mu.Unlock()
+		sn, err := s.start(ctx, newInstance(session, "", req.Title, spec, nil, owner))
+		return ComposeResult{Snapshot: sn, Warnings: issues}, err
+	}
+	t.composeFailures[owner.String()]++
+	second := t.composeFailures[owner.String()] >= 2
+	if second {
+		delete(t.composeFailures, owner.String())
+	}
+	s.mu.Unlock()
+	e := panelspec.IssuesError(issues)
+	if !second {
+		return ComposeResult{}, &switchboard.Error{Code: e.Code, Message: panelspec.RepairHint(issues), Details: map[string]any{"issues": issues}}
+	}
+	card := panelspec.FallbackCard(req.Title, issues)
+	sn, err := s.start(ctx, newInstance(session, "", req.Title, card, nil, owner))
+	details := map[string]any{"issues": issues}
+	if err == nil {
+		details["fallbackInstanceId"] = sn.InstanceID
+	}
+	return ComposeResult{}, &switchboard.Error{Code: e.Code, Details: details,
+		Message: "the panel spec was refused again after its repair round, so the user sees a card saying the panel could not be shown. " + panelspec.RepairHint(issues)}
+}
+
+// FillRequest fills form fields of an open instance.
+type FillRequest struct {
+	InstanceID string                     `json:"instanceId"`
+	Form       string                     `json:"form,omitempty"`
+	Values     map[string]json.RawMessage `json:"values"`
+}
+
+// Skip is a value panel.fill left alone on purpose.
+type Skip struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+// FillResult reports each value: applied, skipped (the user edited that
+// field) or an error. Nothing is saved.
+type FillResult struct {
+	InstanceID string       `json:"instanceId"`
+	Applied    []string     `json:"applied"`
+	Skipped    []Skip       `json:"skipped"`
+	Errors     []FieldError `json:"errors"`
+	Version    int          `json:"version"`
+}
+
+// Fill sets unsaved form values of an instance from an agent. Only declared
+// fields are filled; fields the user has edited are skipped; read-only
+// fields and values that do not fit their field are errors. It never saves:
+// running the form's submit action is a separate, approved step.
+func (s *Service) Fill(ctx context.Context, req FillRequest) (FillResult, error) {
+	in, err := s.instance(ctx, req.InstanceID)
+	if err != nil {
+		return FillResult{}, err
+	}
+	if len(req.Values) == 0 {
+		return FillResult{}, switchboard.Errorf(switchboard.CodeInvalidInput, "values is empty; give {path: value} for the fields to fill")
+	}
+	paths := make([]string, 0, len(req.Values))
+	for p := range req.Values {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	res := FillResult{InstanceID: in.id, Applied: []string{}, Skipped: []Skip{}, Errors: []FieldError{}}
+	s.mu.Lock()
+	if in.closed {
+		s.mu.Unlock()
+		return FillResult{}, switchboard.Errorf(switchboard.CodeNotFound, "panel instance %s was closed", in.id)
+	}
+	if req.Form != "" && !in.hasForm(req.Form) {
+		s.mu.Unlock()
+		return FillResult{}, switchboard.Errorf(switchboard.CodeInvalidInput, "panel instance %s has no form %q", in.id, req.Form)
+	}
+	for _, p := range paths {
+		ref, fe := in.field(p, req.Form)
+		if fe != nil {
+			res.Errors = append(res.Errors, *fe)
+			continue
+		}
+		var v any
+		if err := json.Unmarshal(req.Values[p], &v); err != nil {
+			res.Errors = append(res.Errors, FieldError{Path: p, Code: switchboard.CodeInvalidInput, Message: "value is not JSON"})
+			continue
+		}
+		switch {
+		case ref.field.ReadOnly:
+			res.Errors = append(res.Errors, FieldError{Path: p, Code: switchboard.CodeForbidden, Message: "the field is read-only"})
+		case in.dirty[ref.form.bind][p]:
+			res.Skipped = append(res.Skipped, Skip{Path: p, Reason: "edited by the user; ask before changing it"})
+		default:
+			if fe := checkValue(ref.field, v, false); fe != nil {
+				res.Errors = append(res.Errors, *fe)
+				continue
+			}
+			if in.values[ref.form.bind] == nil {
+				in.values[ref.form.bind] = map[string]any{}
+			}
+			in.values[ref.form.bind][p] = v
+			mark(in.filled, ref.form.bind, p)
+			res.Applied = append(res.Applied, p)
+		}
+	}
+	var sn Snapshot
+	if len(res.Applied) > 0 {
+		in.version++
+		sn = in.snapshot()
+	}
+	res.Version = in.version
+	s.mu.Unlock()
+	if len(res.Applied) > 0 {
+		s.push(EventUpdate, sn)
+	}
+	return res, nil
+}
+
+func (in *instance) hasForm(id string) bool {
+	for _, f := range in.forms {
+		if f.node == id {
+			return true
+		}
+	}
+	return false
+}
+
+// PatchRequest edits a composed panel.
+type PatchRequest struct {
+	InstanceID string          `json:"instanceId"`
+	Patch      json.RawMessage `json:"patch"`
+}
+
+// Patch applies an RFC 6902 patch to an agent-composed instance, atomically
+// (panelspec.Patch): a patch that leaves any error changes nothing and is a
+// SPEC_* error carrying the repair hint. Values the user or an agent
+// entered stay where their form and field still exist.
+func (s *Service) Patch(ctx context.Context, req PatchRequest) (ComposeResult, error) {
+	in, err := s.instance(ctx, req.InstanceID)
+	if err != nil {
+		return ComposeResult{}, err
+	}
+	s.mu.Lock()
+	spec, origin := in.spec, in.spec.Origin
+	s.mu.Unlock()
+	if origin != panelspec.OriginAgent {
+		return ComposeResult{}, switchboard.Errorf(switchboard.CodeForbidden, "panel instance %s is the host's; only composed panels can be patched (compose a new one instead)", in.id)
+	}
+	patched, issues := panelspec.Patch(spec, req.Patch, s.validateOpts(panelspec.OriginAgent))
+	if e := panelspec.IssuesError(issues); e != nil {
+		return ComposeResult{}, &switchboard.Error{Code: e.Code, Message: "the patch was not applied; the panel is unchanged. " + panelspec.RepairHint(issues), Details: map[string]any{"issues": issues}}
+	}
+	l := s.load(ctx, patched, in.params, in.owner, in.session, nil)
+	cancel := s.subscribe(in, patched, in.params, in.owner)
+	s.mu.Lock()
+	if in.closed || in.spec != spec { // closed, or patched by someone else meanwhile
+		s.mu.Unlock()
+		cancel()
+		return ComposeResult{}, switchboard.Errorf(switchboard.CodeConflict, "panel instance %s changed while the patch applied; read it again and retry", in.id)
+	}
+	old := in.cancelSubs
+	in.spec, in.forms, in.cancelSubs = patched, formsOf(patched), cancel
+	in.data, in.errs = map[string]json.RawMessage{}, map[string]*switchboard.Error{}
+	in.apply(l)
+	in.prune()
+	in.syncValues()
+	in.specVersion++
+	in.version++
+	sn := in.snapshot()
+	s.mu.Unlock()
+	if old != nil {
+		old()
+	}
+	s.push(EventUpdate, sn)
+	return ComposeResult{Snapshot: sn, Warnings: issues}, nil
+}
+
+// prune drops values and marks of fields the spec no longer declares.
+// Caller holds s.mu.
+func (in *instance) prune() {
+	declared := map[string]map[string]bool{}
+	for _, f := range in.forms {
+		for _, fld := range f.fields {
+			mark(declared, f.bind, fld.Path)
+		}
+	}
+	for _, m := range []map[string]map[string]bool{in.dirty, in.filled} {
+		for src, set := range m {
+			for p := range set {
+				if !declared[src][p] {
+					delete(set, p)
+				}
+			}
+		}
+	}
+	for src, vals := range in.values {
+		for p := range vals {
+			if !declared[src][p] {
+				delete(vals, p)
+			}
+		}
+	}
+	for id := range in.actions {
+		if _, ok := in.spec.Actions[id]; !ok {
+			delete(in.actions, id)
+		}
+	}
+}
+
+// CloseInstance closes an open instance and tells its tab.
+func (s *Service) CloseInstance(ctx context.Context, id string) error {
+	in, err := s.instance(ctx, id)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if t := s.sessions[in.session]; t != nil {
+		delete(t.instances, in.id)
+		for i, x := range t.order {
+			if x == in.id {
+				t.order = append(t.order[:i], t.order[i+1:]...)
+				break
+			}
+		}
+	}
+	delete(s.byID, in.id)
+	in.release()
+	s.mu.Unlock()
+	b, _ := json.Marshal(map[string]string{"instanceId": in.id})
+	s.send(in.session, EventClose, b)
+	return nil
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

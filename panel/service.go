@@ -1,0 +1,217 @@
+package panel
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"regexp"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/broker"
+	"github.com/switchboardhq/switchboard/panelspec"
+)
+
+// Defaults for Options.
+const (
+	// DefaultMaxInstances bounds the panels open in one tab.
+	DefaultMaxInstances = 32
+	// DefaultActionWait is how long a tab's action request waits for the
+	// action's call before answering pending_approval; the call goes on.
+	DefaultActionWait = 25 * time.Second
+	// maxActionTime bounds an action's call after its caller stopped
+	// waiting (an approval nobody answers).
+	maxActionTime = 15 * time.Minute
+	// resolveTimeout bounds loading one source (a read tool, a query).
+	resolveTimeout = 15 * time.Second
+)
+
+// Caller runs tool calls; *broker.Broker is the implementation. Tool
+// sources are read and actions run through it, so approvals, scopes and the
+// ledger apply to panels exactly as to any other caller.
+type Caller interface {
+	Call(ctx context.Context, req broker.CallRequest) (switchboard.Invocation, error)
+}
+
+// Tabs reaches browser tabs; *session.Manager is the implementation.
+type Tabs interface {
+	// Send queues an event on the tab's stream (SESSION_GONE when no tab of
+	// that session is connected here).
+	Send(ctx context.Context, sessionID, kind string, data []byte) error
+	// Connected reports whether the session's tab is attached here.
+	Connected(sessionID string) bool
+	// WatchGone calls fn when the session's tab is gone or closed.
+	WatchGone(sessionID string, fn func()) (cancel func(), err error)
+	// User returns the principal the session was opened for.
+	User(ctx context.Context, sessionID string) (string, error)
+}
+
+// ToolLookup finds catalog tools; *registry.Registry is the implementation.
+type ToolLookup interface {
+	Get(ctx context.Context, name string) (switchboard.Tool, error)
+}
+
+// Options configures a Service. Caller and Tabs are required.
+type Options struct {
+	Caller Caller
+	Tabs   Tabs
+	// Tools, when set, is asked whether tools named by specs exist, and
+	// whether a tool source names a read tool (anything else is refused:
+	// rendering a panel must never run a mutation).
+	Tools ToolLookup
+	// Catalog holds the node types; nil means the built-in ones.
+	Catalog *panelspec.Catalog
+	Logger  *slog.Logger
+	// MaxInstances bounds the panels open in one tab.
+	MaxInstances int
+	// ActionWait bounds how long RunAction waits when its ctx has no
+	// deadline of its own.
+	ActionWait time.Duration
+}
+
+// Def is a panel a host registers: a builder-made spec plus what an agent
+// needs to choose it.
+type Def struct {
+	// ID names the panel (dot-separated lowercase words, like a tool name):
+	// "project.settings".
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	// Description tells an agent when to open the panel and what it edits.
+	Description string `json:"description"`
+	// Scope says what the panel applies to: a page ("settings") or a kind
+	// of record ("one project; open with params.projectId").
+	Scope string `json:"scope,omitempty"`
+	// Spec is the panel, origin host. Values {"$param": "name"} in its
+	// sources' query and input are filled from panel.open's params.
+	Spec *panelspec.Spec `json:"-"`
+}
+
+// Service runs panels. Safe for concurrent use.
+type Service struct {
+	caller Caller
+	tabs   Tabs
+	tools  ToolLookup
+	cat    *panelspec.Catalog
+	log    *slog.Logger
+	opts   Options
+	base   context.Context // cancelled by Close: ends background work
+	stop   context.CancelFunc
+
+	mu       sync.Mutex
+	defs     map[string]*def
+	adapters map[string]*adapterEntry
+	sessions map[string]*tabState
+	byID     map[string]*instance // instance id → instance
+}
+
+// def is a registered panel with what is derived from its spec.
+type def struct {
+	Def
+	params []string // $param names its sources use
+}
+
+// New returns a Service. It panics without Caller or Tabs, a wiring bug in
+// the composition root.
+func New(opts Options) *Service {
+	if opts.Caller == nil || opts.Tabs == nil {
+		panic("panels: Options.Caller and Options.Tabs are required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Catalog == nil {
+		opts.Catalog = panelspec.NewCatalog()
+	}
+	if opts.MaxInstances <= 0 {
+		opts.MaxInstances = DefaultMaxInstances
+	}
+	if opts.ActionWait <= 0 {
+		opts.ActionWait = DefaultActionWait
+	}
+	base, stop := context.WithCancel(context.Background())
+	return &Service{
+		caller: opts.Caller, tabs: opts.Tabs, tools: opts.Tools, cat: opts.Catalog,
+		log: opts.Logger, opts: opts, base: base, stop: stop,
+		defs: map[string]*def{}, adapters: map[string]*adapterEntry{},
+		sessions: map[string]*tabState{}, byID: map[string]*instance{},
+	}
+}
+
+// Catalog is the node-type catalog specs are validated against; hosts add
+// their own types to it.
+func (s *Service) Catalog() *panelspec.Catalog { return s.cat }
+
+// Close drops every instance and ends background work (subscriptions,
+// actions still waiting for approval).
+func (s *Service) Close() {
+	s.stop()
+	s.mu.Lock()
+	var done []func()
+	for _, t := range s.sessions {
+		done = append(done, t.closeLocked())
+	}
+	s.sessions, s.byID = map[string]*tabState{}, map[string]*instance{}
+	s.mu.Unlock()
+	for _, d := range done {
+		d()
+	}
+}
+
+var panelID = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*$`)
+
+// Register adds a host panel or replaces one with the same ID (open
+// instances keep the spec they were opened with). The spec is validated
+// again with the service's catalog and its origin forced to host.
+func (s *Service) Register(d Def) error {
+	if len(d.ID) > 64 || !panelID.MatchString(d.ID) {
+		return switchboard.Errorf(switchboard.CodeInvalidInput, "panel id %q must be dot-separated lowercase words (like project.settings)", d.ID)
+	}
+	if d.Spec == nil {
+		return switchboard.Errorf(switchboard.CodeInvalidInput, "panel %s has no spec", d.ID)
+	}
+	if d.Title == "" || d.Description == "" {
+		return switchboard.Errorf(switchboard.CodeInvalidInput, "panel %s needs a title and a description (agents choose panels by them)", d.ID)
+	}
+	raw, err := json.Marshal(d.Spec)
+	if err != nil {
+		return switchboard.Errorf(switchboard.CodeInvalidInput, "panel %s: encode spec: %w", d.ID, err)
+	}
+	spec, issues := panelspec.Validate(raw, s.validateOpts(panelspec.OriginHost))
+	if e := panelspec.IssuesError(issues); e != nil {
+		return e
+	}
+	d.Spec = spec
+	entry := &def{Def: d, params: specParams(spec)}
+	s.mu.Lock()
+	s.defs[d.ID] = entry
+	s.mu.Unlock()
+	return nil
+}
+
+// Panels lists the registered panels, sorted by id.
+func (s *Service) Panels() []Def {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Def, 0, len(s.defs))
+	for _, d := range s.defs {
+		out = append(out, d.Def)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// validateOpts are the options every spec of this service is checked with.
+func (s *Service) validateOpts(origin string) *panelspec.Options {
+	o := &panelspec.Options{Catalog: s.cat, ForceOrigin: origin}
+	if s.tools != nil {
+		o.ToolExists = func(name string) bool {
+			ctx, cancel := context.WithTimeout(s.base, resolveTimeout)
+			defer cancel()
+			_, err := s.tools.Get(ctx, name)
+			return err == nil
+		}
+	}
+	return o
+}

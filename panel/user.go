@@ -1,0 +1,140 @@
+package panel
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"strings"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/panelspec"
+)
+
+// The tab's side. A renderer in the tab attaches (and gets every open
+// instance), reports the user's edits and runs the actions the user
+// clicks, all with its session token; httpapi/panels.go serves these.
+
+// Attach marks session as a tab that shows panels (calls that name no
+// session may then pick it) and returns the snapshots of its open
+// instances, oldest first, so a renderer that (re)mounts shows them all.
+func (s *Service) Attach(ctx context.Context, session string) []Snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.tabLocked(session)
+	t.host = true
+	out := make([]Snapshot, 0, len(t.order))
+	for _, id := range t.order {
+		out = append(out, t.instances[id].snapshot())
+	}
+	return out
+}
+
+// Snapshot returns one open instance as the caller may see it.
+func (s *Service) Snapshot(ctx context.Context, id string) (Snapshot, error) {
+	in, err := s.instance(ctx, id)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return in.snapshot(), nil
+}
+
+// EditRequest carries the user's edits of form fields: path → value.
+type EditRequest struct {
+	Form   string                     `json:"form,omitempty"`
+	Values map[string]json.RawMessage `json:"values"`
+}
+
+// EditResult says which edits were kept.
+type EditResult struct {
+	Version int          `json:"version"`
+	Applied []string     `json:"applied"`
+	Errors  []FieldError `json:"errors"`
+}
+
+// Edit records the user's edits: the values are kept and the fields marked
+// dirty, so panel.fill leaves them alone until the form is saved. A value
+// may be incomplete (an empty required field); a value of the wrong type
+// for its field, a read-only field or an undeclared path is refused.
+func (s *Service) Edit(ctx context.Context, id string, req EditRequest) (EditResult, error) {
+	in, err := s.instance(ctx, id)
+	if err != nil {
+		return EditResult{}, err
+	}
+	paths := make([]string, 0, len(req.Values))
+	for p := range req.Values {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	res := EditResult{Applied: []string{}, Errors: []FieldError{}}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range paths {
+		ref, fe := in.field(p, req.Form)
+		if fe != nil {
+			res.Errors = append(res.Errors, *fe)
+			continue
+		}
+		var v any
+		if err := json.Unmarshal(req.Values[p], &v); err != nil {
+			res.Errors = append(res.Errors, FieldError{Path: p, Code: switchboard.CodeInvalidInput, Message: "value is not JSON"})
+			continue
+		}
+		if ref.field.ReadOnly {
+			res.Errors = append(res.Errors, FieldError{Path: p, Code: switchboard.CodeForbidden, Message: "the field is read-only"})
+			continue
+		}
+		if fe := checkValue(ref.field, v, true); fe != nil {
+			res.Errors = append(res.Errors, *fe)
+			continue
+		}
+		if in.values[ref.form.bind] == nil {
+			in.values[ref.form.bind] = map[string]any{}
+		}
+		in.values[ref.form.bind][p] = v
+		mark(in.dirty, ref.form.bind, p)
+		res.Applied = append(res.Applied, p)
+	}
+	if len(res.Applied) > 0 {
+		in.version++
+	}
+	res.Version = in.version
+	return res, nil
+}
+
+// UserAction runs an action the user started in the tab (ctx carries the
+// tab's session principal). Who it runs as follows who wrote the action:
+// the actions of a host panel run as the user the session was opened for,
+// because the host declared them and the user chose to run one; those of
+// an agent-composed panel run as the agent that composed it, so the agent
+// cannot turn a click into a call the policy would not let it make itself,
+// and approvals apply exactly as to its own calls.
+func (s *Service) UserAction(ctx context.Context, id, action string) (ActionResult, error) {
+	in, err := s.instance(ctx, id)
+	if err != nil {
+		return ActionResult{}, err
+	}
+	s.mu.Lock()
+	origin, owner := in.spec.Origin, in.owner
+	s.mu.Unlock()
+	as := owner
+	if origin != panelspec.OriginAgent {
+		user, err := s.tabs.User(ctx, in.session)
+		if err != nil {
+			return ActionResult{}, err
+		}
+		as = userPrincipal(user, in.session)
+	}
+	return s.RunAction(switchboard.WithPrincipal(ctx, as), ActionRequest{InstanceID: id, Action: action})
+}
+
+// userPrincipal is the user a session was opened for ("user:42" or "42"),
+// or the session itself when the app named nobody.
+func userPrincipal(user, session string) switchboard.Principal {
+	user = strings.TrimPrefix(user, string(switchboard.PrincipalUser)+":")
+	if user == "" {
+		user = "session:" + session
+	}
+	return switchboard.Principal{Kind: switchboard.PrincipalUser, ID: user}
+}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/openapi"
-	"github.com/switchboardhq/switchboard/schema"
+	"github.com/switchboardhq/switchboard/internal/schema"
 )
 
 func importFile(t *testing.T, file string, opts openapi.Options) *openapi.Result {

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v4"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/broker"
@@ -21,7 +21,7 @@ import (
 	"github.com/switchboardhq/switchboard/manifest"
 	"github.com/switchboardhq/switchboard/mcpserver"
 	"github.com/switchboardhq/switchboard/model"
-	"github.com/switchboardhq/switchboard/ratelimit"
+	"github.com/switchboardhq/switchboard/internal/ratelimit"
 )
 
 // shutdownGrace bounds how long in-flight requests may finish after SIGTERM.

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/redact"
 )
 
 // Defaults for Options.
@@ -104,8 +105,8 @@ func New(ctx context.Context, store Store, opts *Options) (*Ledger, error) {
 // Append redacts e's details, provenance and reversal, appends it (the
 // store assigns ID and hashes, written back into e) and adds it to the ring.
 func (l *Ledger) Append(ctx context.Context, e *switchboard.ActivityEntry) error {
-	e.Details, e.Provenance, e.Reversal = Redact(e.Details), Redact(e.Provenance), Redact(e.Reversal)
-	e.Target = RedactString(e.Target)
+	e.Details, e.Provenance, e.Reversal = redact.JSON(e.Details), redact.JSON(e.Provenance), redact.JSON(e.Reversal)
+	e.Target = redact.String(e.Target)
 	if err := l.store.ActivityAppend(ctx, e); err != nil {
 		return err
 	}

@@ -29,8 +29,8 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/activity"
-	"github.com/switchboardhq/switchboard/bus"
+	"github.com/switchboardhq/switchboard/internal/bus"
+	"github.com/switchboardhq/switchboard/internal/redact"
 	"github.com/switchboardhq/switchboard/scope"
 	"github.com/switchboardhq/switchboard/search"
 )
@@ -250,7 +250,7 @@ func (s *Service) RequestApproval(ctx context.Context, inv switchboard.Invocatio
 	}
 	a := switchboard.ApprovalRequest{
 		ID: "apr_" + randomHex(16), InvocationID: inv.ID, RunID: inv.RunID, SessionID: inv.SessionID,
-		Tool: t.Name, ToolVersion: inv.ToolVersion, ArgsHash: ArgsHash(inv.Input), Input: activity.Redact(inv.Input),
+		Tool: t.Name, ToolVersion: inv.ToolVersion, ArgsHash: ArgsHash(inv.Input), Input: redact.JSON(inv.Input),
 		Summary: fmt.Sprintf("%s wants to call %s: %s", agent, t.Name, search.SummaryOf(t)),
 		Class:   t.Class, Agent: agent, Status: switchboard.ApprovalPending, CreatedAt: now, ExpiresAt: now.Add(s.opts.TTL),
 	}

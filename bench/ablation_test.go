@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/switchboardhq/switchboard/internal/benchkit"
 	"github.com/switchboardhq/switchboard/search"
 )
 
@@ -62,7 +63,7 @@ func TestRetrievalAblation(t *testing.T) {
 		for _, set := range sets {
 			x := search.New(&a.opts)
 			x.Replace(set.Tools)
-			s, err := EvaluateRetrieval(set.Queries, IndexSearcher(x))
+			s, err := benchkit.EvaluateRetrieval(set.Queries, benchkit.IndexSearcher(x))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/benchkit"
 	"github.com/switchboardhq/switchboard/search"
 )
 
@@ -29,11 +30,11 @@ func TestSearchLatency(t *testing.T) {
 	if !strings.Contains(testRunFlag(), "TestSearchLatency") {
 		t.Skip("run with -run TestSearchLatency")
 	}
-	queries := SyntheticQueries(2000, 2)
+	queries := benchkit.SyntheticQueries(2000, 2)
 	var b strings.Builder
 	b.WriteString("\n| tools | build | heap | search p50 | p90 | p99 | max | mean hits | upsert p50 | upsert p99 |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, n := range catalogSizes {
-		tools := SyntheticCatalog(n, 1)
+		tools := benchkit.SyntheticCatalog(n, 1)
 		before := heapInUse()
 		x := search.New(nil)
 		start := time.Now()
@@ -93,11 +94,11 @@ func heapInUse() uint64 {
 // BenchmarkSearch measures one search of a synthetic query, cycling through
 // 2000 queries from terse keywords to long requests.
 func BenchmarkSearch(b *testing.B) {
-	queries := SyntheticQueries(2000, 2)
+	queries := benchkit.SyntheticQueries(2000, 2)
 	for _, n := range catalogSizes {
 		b.Run(sizeName(n), func(b *testing.B) {
 			x := search.New(nil)
-			x.Replace(SyntheticCatalog(n, 1))
+			x.Replace(benchkit.SyntheticCatalog(n, 1))
 			i := 0
 			for b.Loop() {
 				search1(b, x, queries[i%len(queries)])
@@ -111,7 +112,7 @@ func BenchmarkSearch(b *testing.B) {
 func BenchmarkReplace(b *testing.B) {
 	for _, n := range catalogSizes {
 		b.Run(sizeName(n), func(b *testing.B) {
-			tools := SyntheticCatalog(n, 1)
+			tools := benchkit.SyntheticCatalog(n, 1)
 			x := search.New(nil)
 			for b.Loop() {
 				x.Replace(tools)
@@ -122,7 +123,7 @@ func BenchmarkReplace(b *testing.B) {
 
 // BenchmarkUpsert measures replacing one tool's content in a 10k catalog.
 func BenchmarkUpsert(b *testing.B) {
-	tools := SyntheticCatalog(10_000, 1)
+	tools := benchkit.SyntheticCatalog(10_000, 1)
 	x := search.New(nil)
 	x.Replace(tools)
 	i := 0

@@ -10,6 +10,7 @@ import (
 	"github.com/tiktoken-go/tokenizer"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/benchkit"
 	"github.com/switchboardhq/switchboard/search"
 )
 
@@ -35,10 +36,10 @@ func TestManifestSize(t *testing.T) {
 	sources := []struct {
 		name  string
 		tools []switchboard.Tool
-	}{{"synthetic", SyntheticCatalog(1000, 1)}}
-	if dir, ok := BenchdataDir(); ok {
+	}{{"synthetic", benchkit.SyntheticCatalog(1000, 1)}}
+	if dir, ok := benchkit.BenchdataDir(); ok {
 		for _, name := range retrievalSets {
-			set, err := LoadRetrievalSet(filepath.Join(dir, "toolret", name))
+			set, err := benchkit.LoadRetrievalSet(filepath.Join(dir, "toolret", name))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/daemon"
+	"github.com/switchboardhq/switchboard/internal/benchkit"
 	"github.com/switchboardhq/switchboard/mcpserver"
 	"github.com/switchboardhq/switchboard/registry"
 	"github.com/switchboardhq/switchboard/sqlite"
@@ -213,7 +214,7 @@ func TestMCPListSize(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := reg.Register(ctx, switchboard.SourceHost, SyntheticCatalog(n, 1)); err != nil {
+		if _, err := reg.Register(ctx, switchboard.SourceHost, benchkit.SyntheticCatalog(n, 1)); err != nil {
 			t.Fatal(err)
 		}
 		d, err := daemon.New(ctx, daemon.Options{Store: st, AdminToken: mcpBenchToken})

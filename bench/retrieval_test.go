@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/switchboardhq/switchboard/internal/benchkit"
 	"github.com/switchboardhq/switchboard/search"
 )
 
@@ -27,20 +28,20 @@ var baselines = map[string][]struct {
 
 var retrievalSets = []string{"toolbench", "sealtools"}
 
-func loadSets(t testing.TB) []*RetrievalSet {
+func loadSets(t testing.TB) []*benchkit.RetrievalSet {
 	t.Helper()
-	dir, ok := BenchdataDir()
+	dir, ok := benchkit.BenchdataDir()
 	if !ok {
 		t.Skipf("benchdata not found at %s: set SWITCHBOARD_BENCHDATA to the shared/benchdata directory", dir)
 	}
-	var sets []*RetrievalSet
+	var sets []*benchkit.RetrievalSet
 	for _, name := range retrievalSets {
-		set, err := LoadRetrievalSet(filepath.Join(dir, "toolret", name))
+		set, err := benchkit.LoadRetrievalSet(filepath.Join(dir, "toolret", name))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, tool := range set.Tools {
-			if !NameGrammar.MatchString(tool.Name) {
+			if !benchkit.NameGrammar.MatchString(tool.Name) {
 				t.Fatalf("%s: mapped name %q is outside the name grammar", name, tool.Name)
 			}
 		}
@@ -49,7 +50,7 @@ func loadSets(t testing.TB) []*RetrievalSet {
 	return sets
 }
 
-func row(setup string, s RetrievalScores) string {
+func row(setup string, s benchkit.RetrievalScores) string {
 	return fmt.Sprintf("| %s | %.1f | %.1f | %.1f | %.1f |", setup, 100*s.R1, 100*s.R5, 100*s.R10, 100*s.MRR)
 }
 
@@ -59,7 +60,7 @@ func TestRetrieval(t *testing.T) {
 	for _, set := range loadSets(t) {
 		x := search.New(nil)
 		x.Replace(set.Tools)
-		s, err := EvaluateRetrieval(set.Queries, IndexSearcher(x))
+		s, err := benchkit.EvaluateRetrieval(set.Queries, benchkit.IndexSearcher(x))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/client"
 	"github.com/switchboardhq/switchboard/httpapi"
+	"github.com/switchboardhq/switchboard/internal/benchkit"
 	"github.com/switchboardhq/switchboard/postgres"
 	"github.com/switchboardhq/switchboard/registry"
 	"github.com/switchboardhq/switchboard/sqlite"
@@ -78,13 +79,13 @@ func TestStoreSearchLatency(t *testing.T) {
 		t.Skip("run with -run TestStoreSearchLatency")
 	}
 	ctx := context.Background()
-	queries := SyntheticQueries(1000, 3)
+	queries := benchkit.SyntheticQueries(1000, 3)
 	var b strings.Builder
 	b.WriteString("\n| store | tools | register | cold load + index | HTTP search p50 | p99 | registry search p50 | p99 |\n|---|---|---|---|---|---|---|---|\n")
 	for _, sc := range benchStores(t) {
 		for _, n := range catalogSizes {
 			st := sc.open(t)
-			tools := SyntheticCatalog(n, 1)
+			tools := benchkit.SyntheticCatalog(n, 1)
 			reg, err := registry.New(ctx, st, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -147,13 +148,13 @@ func quantile(d []time.Duration, q float64) time.Duration {
 // search API: registered over HTTP into SQLite, queried over HTTP.
 // go test ./bench -run TestRetrievalHTTP -v
 func TestRetrievalHTTP(t *testing.T) {
-	dir, ok := BenchdataDir()
+	dir, ok := benchkit.BenchdataDir()
 	if !ok {
 		t.Skip("shared/benchdata not found: set SWITCHBOARD_BENCHDATA")
 	}
 	ctx := context.Background()
 	for _, name := range []string{"toolbench", "sealtools"} {
-		set, err := LoadRetrievalSet(filepath.Join(dir, "toolret", name))
+		set, err := benchkit.LoadRetrievalSet(filepath.Join(dir, "toolret", name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -195,7 +196,7 @@ func TestRetrievalHTTP(t *testing.T) {
 		if _, err := cl.RegisterTools(ctx, switchboard.SourceHost, tools); err != nil {
 			t.Fatal(err)
 		}
-		scores, err := EvaluateRetrieval(set.Queries, func(q string, k int) ([]string, error) {
+		scores, err := benchkit.EvaluateRetrieval(set.Queries, func(q string, k int) ([]string, error) {
 			res, err := cl.SearchTools(ctx, switchboard.SearchQuery{Query: q, Limit: k})
 			if err != nil {
 				return nil, err

@@ -25,9 +25,9 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/httpbind"
+	"github.com/switchboardhq/switchboard/internal/httpbind"
 	"github.com/switchboardhq/switchboard/registry"
-	"github.com/switchboardhq/switchboard/schema"
+	"github.com/switchboardhq/switchboard/internal/schema"
 )
 
 // Defaults for Options.

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/schema"
+	"github.com/switchboardhq/switchboard/internal/schema"
 )
 
 // Target is the live tab chosen for a browser tool call, with the tool as

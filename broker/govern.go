@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/ratelimit"
+	"github.com/switchboardhq/switchboard/internal/ratelimit"
 )
 
 // The governed parts of the call path: approval, jobs, rate limits and
@@ -108,11 +108,15 @@ func (b *Broker) startJob(ctx context.Context, c *call, inv switchboard.Invocati
 	return json.Marshal(jobHandle{JobID: j.ID, Status: j.Status})
 }
 
+// Rate is a token bucket's refill rate and burst (the limiter itself is
+// internal; embedders tune it through RateLimit).
+type Rate = ratelimit.Rate
+
 // RateLimit bounds calls per principal and per tool with token buckets.
 // By default only agents are limited: they are what can run away.
 type RateLimit struct {
-	PerPrincipal ratelimit.Rate
-	PerTool      ratelimit.Rate
+	PerPrincipal Rate
+	PerTool      Rate
 	// Users also limits user principals and calls without a principal.
 	Users bool
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/broker"
-	"github.com/switchboardhq/switchboard/ratelimit"
+	"github.com/switchboardhq/switchboard/internal/ratelimit"
 )
 
 var agentA = switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "a"}

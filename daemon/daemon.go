@@ -17,8 +17,9 @@ import (
 	"github.com/switchboardhq/switchboard/agent"
 	"github.com/switchboardhq/switchboard/approval"
 	"github.com/switchboardhq/switchboard/broker"
-	"github.com/switchboardhq/switchboard/bus"
 	"github.com/switchboardhq/switchboard/httpapi"
+	"github.com/switchboardhq/switchboard/internal/bus"
+	"github.com/switchboardhq/switchboard/internal/redact"
 	"github.com/switchboardhq/switchboard/job"
 	"github.com/switchboardhq/switchboard/mcpserver"
 	"github.com/switchboardhq/switchboard/model"
@@ -98,7 +99,7 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	log = slog.New(activity.RedactingHandler(log.Handler())) // no secret reaches the logs
+	log = slog.New(redact.Handler(log.Handler())) // no secret reaches the logs
 	if opts.Bus == nil {
 		opts.Bus = bus.NewLocal() // one bus for tabs and approvals
 	}

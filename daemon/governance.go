@@ -13,7 +13,6 @@ import (
 	"github.com/switchboardhq/switchboard/httpapi"
 	"github.com/switchboardhq/switchboard/job"
 	"github.com/switchboardhq/switchboard/panel"
-	"github.com/switchboardhq/switchboard/ratelimit"
 	"github.com/switchboardhq/switchboard/scope"
 )
 
@@ -37,8 +36,8 @@ type GovernanceOptions struct {
 // 60) and a tool 50 agent calls a second (bursts of 100); only a runaway
 // loop meets it.
 var DefaultRateLimit = broker.RateLimit{
-	PerPrincipal: ratelimit.Rate{PerSecond: 20, Burst: 60},
-	PerTool:      ratelimit.Rate{PerSecond: 50, Burst: 100},
+	PerPrincipal: broker.Rate{PerSecond: 20, Burst: 60},
+	PerTool:      broker.Rate{PerSecond: 50, Burst: 100},
 }
 
 // topicNotice carries approval events to every replica's tabs.

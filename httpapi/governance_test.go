@@ -19,7 +19,7 @@ import (
 	"github.com/switchboardhq/switchboard/client"
 	"github.com/switchboardhq/switchboard/httpapi"
 	"github.com/switchboardhq/switchboard/job"
-	"github.com/switchboardhq/switchboard/ratelimit"
+	"github.com/switchboardhq/switchboard/internal/ratelimit"
 	"github.com/switchboardhq/switchboard/registry"
 	"github.com/switchboardhq/switchboard/scope"
 	"github.com/switchboardhq/switchboard/session"

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/schema"
+	"github.com/switchboardhq/switchboard/internal/schema"
 	"github.com/switchboardhq/switchboard/search"
 )
 

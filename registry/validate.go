@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/schema"
+	"github.com/switchboardhq/switchboard/internal/schema"
 	"github.com/switchboardhq/switchboard/search"
 )
 

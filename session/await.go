@@ -9,7 +9,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/broker"
-	"github.com/switchboardhq/switchboard/schema"
+	"github.com/switchboardhq/switchboard/internal/schema"
 )
 
 // waiter is a call blocked in Await on this process; the return path uses

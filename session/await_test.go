@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/bus"
+	"github.com/switchboardhq/switchboard/internal/bus"
 )
 
 func TestRoundTrip(t *testing.T) {

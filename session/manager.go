@@ -15,7 +15,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/broker"
-	"github.com/switchboardhq/switchboard/bus"
+	"github.com/switchboardhq/switchboard/internal/bus"
 )
 
 // Defaults for Options.

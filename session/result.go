@@ -11,8 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/bus"
-	"github.com/switchboardhq/switchboard/schema"
+	"github.com/switchboardhq/switchboard/internal/bus"
+	"github.com/switchboardhq/switchboard/internal/schema"
 )
 
 // maxBrowserMessage bounds the error message a tab may report.

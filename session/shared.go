@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/schema"
+	"github.com/switchboardhq/switchboard/internal/schema"
 )
 
 // Every tab of one app advertises the same tools, so advertised tools are

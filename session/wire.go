@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/bus"
+	"github.com/switchboardhq/switchboard/internal/bus"
 )
 
 // Bus topics. Dispatch messages go to whoever holds the session's stream;

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/bus"
+	"github.com/switchboardhq/switchboard/internal/bus"
 )
 
 func TestLocalDeliversToCurrentSubscribers(t *testing.T) {

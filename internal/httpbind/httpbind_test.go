@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/httpbind"
+	"github.com/switchboardhq/switchboard/internal/httpbind"
 )
 
 // seen is what the backend received.

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboardhq/switchboard/ratelimit"
+	"github.com/switchboardhq/switchboard/internal/ratelimit"
 )
 
 func TestBucket(t *testing.T) {

@@ -1,4 +1,6 @@
-package activity
+// Package redact masks secrets: object members whose key names a secret,
+// token-looking strings anywhere, and the same in log records.
+package redact
 
 import (
 	"bytes"
@@ -36,8 +38,8 @@ var secretValues = regexp.MustCompile(strings.Join([]string{
 	`(?i)\b(?:password|passwd|secret|token|api[_-]?key|session|sid)=[^\s&;,"']+`, // key=value
 }, "|"))
 
-// RedactString masks token-looking substrings of s.
-func RedactString(s string) string {
+// String masks token-looking substrings of s.
+func String(s string) string {
 	if !secretValues.MatchString(s) {
 		return s
 	}
@@ -50,10 +52,10 @@ func RedactString(s string) string {
 	})
 }
 
-// Redact returns doc with secrets masked: string values under secret-named
+// JSON returns doc with secrets masked: string values under secret-named
 // keys and token-looking strings anywhere. Invalid JSON is returned masked
 // as a string would be. The result keeps no formatting of doc.
-func Redact(doc json.RawMessage) json.RawMessage {
+func JSON(doc json.RawMessage) json.RawMessage {
 	if len(bytes.TrimSpace(doc)) == 0 {
 		return doc
 	}
@@ -61,7 +63,7 @@ func Redact(doc json.RawMessage) json.RawMessage {
 	dec.UseNumber() // keep large numbers exact
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return json.RawMessage(RedactString(string(doc)))
+		return json.RawMessage(String(string(doc)))
 	}
 	v, changed := redactValue(v, false)
 	if !changed {
@@ -83,7 +85,7 @@ func redactValue(v any, secret bool) (any, bool) {
 		if secret && x != "" {
 			return Redacted, true
 		}
-		r := RedactString(x)
+		r := String(x)
 		return r, r != x
 	case map[string]any:
 		changed := false
@@ -118,17 +120,17 @@ func IsSecretKey(k string) bool {
 	return false
 }
 
-// RedactingHandler wraps h so log records never carry secrets: the
+// Handler wraps h so log records never carry secrets: the
 // message, string attributes and attributes under secret-named keys are
 // masked. The daemon wraps its logger with it.
-func RedactingHandler(h slog.Handler) slog.Handler { return redactingHandler{h} }
+func Handler(h slog.Handler) slog.Handler { return redactingHandler{h} }
 
 type redactingHandler struct{ h slog.Handler }
 
 func (r redactingHandler) Enabled(ctx context.Context, l slog.Level) bool { return r.h.Enabled(ctx, l) }
 
 func (r redactingHandler) Handle(ctx context.Context, rec slog.Record) error {
-	out := slog.NewRecord(rec.Time, rec.Level, RedactString(rec.Message), rec.PC)
+	out := slog.NewRecord(rec.Time, rec.Level, String(rec.Message), rec.PC)
 	rec.Attrs(func(a slog.Attr) bool {
 		out.AddAttrs(redactAttr(a))
 		return true
@@ -155,7 +157,7 @@ func redactAttr(a slog.Attr) slog.Attr {
 		if IsSecretKey(a.Key) && v.String() != "" {
 			return slog.String(a.Key, Redacted)
 		}
-		return slog.String(a.Key, RedactString(v.String()))
+		return slog.String(a.Key, String(v.String()))
 	case slog.KindGroup:
 		g := v.Group()
 		out := make([]any, len(g))
@@ -166,13 +168,13 @@ func redactAttr(a slog.Attr) slog.Attr {
 	case slog.KindAny:
 		switch x := v.Any().(type) {
 		case error:
-			return slog.String(a.Key, RedactString(x.Error()))
+			return slog.String(a.Key, String(x.Error()))
 		case json.RawMessage:
-			return slog.String(a.Key, string(Redact(x)))
+			return slog.String(a.Key, string(JSON(x)))
 		case []byte:
-			return slog.String(a.Key, RedactString(string(x)))
+			return slog.String(a.Key, String(string(x)))
 		case interface{ String() string }:
-			return slog.String(a.Key, RedactString(x.String()))
+			return slog.String(a.Key, String(x.String()))
 		}
 	}
 	return slog.Attr{Key: a.Key, Value: v}

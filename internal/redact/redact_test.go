@@ -1,4 +1,4 @@
-package activity_test
+package redact_test
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchboardhq/switchboard/activity"
+	"github.com/switchboardhq/switchboard/internal/redact"
 )
 
 // RELIABILITY row 22: secrets never reach the ledger or the logs.
@@ -24,7 +24,7 @@ func TestRedact(t *testing.T) {
 		"url": "https://x.test/cb?token=s3cr3t&page=2",
 		"big": 9007199254740993
 	}`)
-	out := string(activity.Redact(in))
+	out := string(redact.JSON(in))
 	for _, secret := range []string{"hunter2", "k-123", "abc.def.ghi", "sid=123", "sk-proj-ABCDEFGHIJKLMNOPQRSTUV", "eyJhbGciOiJIUzI1NiJ9", "AKIAABCDEFGHIJKLMNOP", "s3cr3t"} {
 		if strings.Contains(out, secret) {
 			t.Errorf("%q survived redaction: %s", secret, out)
@@ -35,7 +35,7 @@ func TestRedact(t *testing.T) {
 			t.Errorf("%s was lost: %s", kept, out)
 		}
 	}
-	if got := activity.Redact(json.RawMessage(`{"a":1}`)); string(got) != `{"a":1}` {
+	if got := redact.JSON(json.RawMessage(`{"a":1}`)); string(got) != `{"a":1}` {
 		t.Errorf("a clean document changed: %s", got)
 	}
 }
@@ -43,7 +43,7 @@ func TestRedact(t *testing.T) {
 func TestRedactingHandler(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
-	log := slog.New(activity.RedactingHandler(slog.NewTextHandler(&buf, nil)))
+	log := slog.New(redact.Handler(slog.NewTextHandler(&buf, nil)))
 	log.Info("calling with Bearer abcdefghijklmnop", "apiKey", "plain-value", "err", errString("upstream said sk-ant-ABCDEFGHIJKLMNOPQRST"), "count", 3)
 	out := buf.String()
 	for _, secret := range []string{"abcdefghijklmnop", "plain-value", "sk-ant-ABCDEFGHIJKLMNOPQRST"} {

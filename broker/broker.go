@@ -26,8 +26,8 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/httpbind"
-	"github.com/switchboardhq/switchboard/registry"
 	"github.com/switchboardhq/switchboard/internal/schema"
+	"github.com/switchboardhq/switchboard/registry"
 )
 
 // Defaults for Options.

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/openapi"
 	"github.com/switchboardhq/switchboard/internal/schema"
+	"github.com/switchboardhq/switchboard/openapi"
 )
 
 func importFile(t *testing.T, file string, opts openapi.Options) *openapi.Result {

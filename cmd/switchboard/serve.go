@@ -18,10 +18,10 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/broker"
 	"github.com/switchboardhq/switchboard/daemon"
+	"github.com/switchboardhq/switchboard/internal/ratelimit"
 	"github.com/switchboardhq/switchboard/manifest"
 	"github.com/switchboardhq/switchboard/mcpserver"
 	"github.com/switchboardhq/switchboard/model"
-	"github.com/switchboardhq/switchboard/internal/ratelimit"
 )
 
 // shutdownGrace bounds how long in-flight requests may finish after SIGTERM.

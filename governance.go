@@ -1,7 +1,6 @@
 package switchboard
 
 import (
-	"context"
 	"encoding/json"
 	"time"
 )
@@ -112,63 +111,4 @@ type IdempotencyRecord struct {
 	Digest       string    `json:"digest"`
 	InvocationID string    `json:"invocationId"`
 	CreatedAt    time.Time `json:"createdAt"`
-}
-
-// GovernanceStore is the persistence of issue 7's governance: agent
-// tokens, approvals, jobs and idempotency keys. Both bundled drivers
-// implement it beside Store and pass storetest's governance suite; errors
-// follow the Store conventions (NOT_FOUND, CONFLICT with the current
-// record for a failed compare-and-swap, UNAVAILABLE for busy storage).
-type GovernanceStore interface {
-	// TokenCreate inserts a token (CONFLICT if the ID exists).
-	TokenCreate(ctx context.Context, t AgentToken) error
-	// TokenGet returns one token, revoked or not, or NOT_FOUND.
-	TokenGet(ctx context.Context, id string) (AgentToken, error)
-	// TokenList returns every token, oldest first.
-	TokenList(ctx context.Context) ([]AgentToken, error)
-	// TokenRevoke stamps RevokedAt (a second revoke keeps the first time)
-	// and returns the token, or NOT_FOUND.
-	TokenRevoke(ctx context.Context, id string, at time.Time) (AgentToken, error)
-
-	// ApprovalCreate inserts a request (CONFLICT if its ID or invocation
-	// already has one).
-	ApprovalCreate(ctx context.Context, a ApprovalRequest) error
-	// ApprovalGet returns one request or NOT_FOUND.
-	ApprovalGet(ctx context.Context, id string) (ApprovalRequest, error)
-	// ApprovalList returns requests matching f, oldest first.
-	ApprovalList(ctx context.Context, f ApprovalFilter) ([]ApprovalRequest, error)
-	// ApprovalDecide is a compare-and-swap from pending: it stores a's
-	// Status, Reason, DecidedBy, Channel and DecidedAt only if the stored
-	// request is still pending and returns the stored request; otherwise it
-	// changes nothing and returns the current request with CONFLICT.
-	ApprovalDecide(ctx context.Context, a ApprovalRequest) (ApprovalRequest, error)
-	// ApprovalConsume marks an approved request used, once: CONFLICT with
-	// the current request if it is not approved or already consumed.
-	ApprovalConsume(ctx context.Context, id string, at time.Time) (ApprovalRequest, error)
-	// ApprovalCancelPending moves every pending request to cancelled with
-	// reason (at start: nobody waits for them any more).
-	ApprovalCancelPending(ctx context.Context, at time.Time, reason string) (int, error)
-
-	// JobCreate inserts a job (CONFLICT if the ID exists).
-	JobCreate(ctx context.Context, j Job) error
-	// JobGet returns one job or NOT_FOUND.
-	JobGet(ctx context.Context, id string) (Job, error)
-	// JobUpdate is a compare-and-swap like InvocationUpdate: it stores j's
-	// status, progress, message, result, error and times only if the
-	// stored status is one of from.
-	JobUpdate(ctx context.Context, j Job, from ...JobStatus) (Job, error)
-	// JobFailRunning moves every running job to failed with cause (at
-	// start: a job the daemon lost is never left running).
-	JobFailRunning(ctx context.Context, at time.Time, cause *Error) (int, error)
-
-	// IdempotencyClaim stores r unless a record for (r.Scope, r.Key)
-	// created at or after notBefore exists; it returns the record now
-	// stored and whether it is r. An older record is replaced.
-	IdempotencyClaim(ctx context.Context, r IdempotencyRecord, notBefore time.Time) (IdempotencyRecord, bool, error)
-	// IdempotencyRelease deletes the claim of (scope, key) if it still
-	// names invocationID (a call refused before it was recorded).
-	IdempotencyRelease(ctx context.Context, scope, key, invocationID string) error
-
-	// ActivityHead returns the ID of the last ledger entry (0 when empty).
-	ActivityHead(ctx context.Context) (int64, error)
 }

@@ -5,11 +5,21 @@ import (
 	"time"
 )
 
-// Store is the persistence port. Drivers (sqlite, postgres) implement it and
-// pass the storetest conformance suite; nothing above a driver knows which
-// database it talks to. Drivers translate their own errors into *Error
-// values: ErrNotFound for missing rows, ErrConflict for unique violations and
-// failed compare-and-swaps, CodeUnavailable for busy or failing storage.
+// Store is the persistence port: every operation the daemon needs of its
+// database, each one required. Drivers (sqlite, postgres) implement all of
+// it, guard that with `var _ switchboard.Store = (*Store)(nil)`, and pass
+// the storetest conformance suite; nothing above a driver knows which
+// database it talks to, and nothing discovers a method by type assertion.
+// Consumers that need a few methods declare that subset where they use it
+// (approval.Store, job.Store, scope.TokenStore, ...).
+//
+// Drivers translate their own errors into *Error values: ErrNotFound
+// (NOT_FOUND) for missing rows, ErrConflict (CONFLICT) for unique
+// violations and failed compare-and-swaps (with the current record),
+// CodeUnavailable for busy, closed or failing storage.
+//
+// The interface grows with the daemon; it is meant to be implemented only
+// by the drivers in this module.
 type Store interface {
 	// ToolPut upserts a batch of tools of one source atomically: all or
 	// nothing. Each stored tool gets Origin.Source = source and Version = the
@@ -38,11 +48,20 @@ type Store interface {
 	// the given error; called at start so nothing stays pending across a
 	// restart. It returns how many it moved.
 	InvocationFailInFlight(ctx context.Context, at time.Time, cause *Error) (int, error)
+	// InvocationFinish is InvocationUpdate's compare-and-swap and, only when
+	// the swap succeeds, ActivityAppend of e, in one transaction: a call's
+	// outcome and its ledger entry are written together or not at all. On a
+	// failed compare it appends nothing, leaves e as it was, and returns the
+	// current record with ErrConflict, exactly like InvocationUpdate.
+	InvocationFinish(ctx context.Context, inv Invocation, e *ActivityEntry, from ...Status) (Invocation, error)
 
-	// SessionCreate, SessionGet and SessionClose keep browser sessions so a
-	// tab's token can be checked on any replica.
+	// SessionCreate stores a new browser session (ErrConflict if the ID
+	// exists), so a tab's token can be checked on any replica.
 	SessionCreate(ctx context.Context, s Session) error
+	// SessionGet returns one session, closed or not, or ErrNotFound.
 	SessionGet(ctx context.Context, id string) (Session, error)
+	// SessionClose stamps ClosedAt (a second close keeps the first time),
+	// or returns ErrNotFound.
 	SessionClose(ctx context.Context, id string, at time.Time) error
 
 	// ActivityAppend appends e, assigning ID, PrevHash and Hash inside one
@@ -50,6 +69,69 @@ type Store interface {
 	ActivityAppend(ctx context.Context, e *ActivityEntry) error
 	// ActivityList pages the ledger oldest first (see ActivityFilter).
 	ActivityList(ctx context.Context, f ActivityFilter) ([]ActivityEntry, error)
+	// ActivityHead returns the ID of the last ledger entry (0 when empty),
+	// so a ledger can notice entries other replicas wrote.
+	ActivityHead(ctx context.Context) (int64, error)
 
+	// ChatGet returns the history of a chat session, or ErrNotFound.
+	ChatGet(ctx context.Context, sessionID string) (ChatHistory, error)
+	// ChatPut stores h.Messages as the history of h.SessionID, creating the
+	// row (with h.Owner) or replacing the messages of an existing one (its
+	// owner is kept), and returns the stored record with its new revision.
+	ChatPut(ctx context.Context, h ChatHistory) (ChatHistory, error)
+
+	// TokenCreate inserts an agent token (ErrConflict if the ID exists).
+	TokenCreate(ctx context.Context, t AgentToken) error
+	// TokenGet returns one token, revoked or not, or ErrNotFound.
+	TokenGet(ctx context.Context, id string) (AgentToken, error)
+	// TokenList returns every token, oldest first.
+	TokenList(ctx context.Context) ([]AgentToken, error)
+	// TokenRevoke stamps RevokedAt (a second revoke keeps the first time)
+	// and returns the token, or ErrNotFound.
+	TokenRevoke(ctx context.Context, id string, at time.Time) (AgentToken, error)
+
+	// ApprovalCreate inserts a request (ErrConflict if its ID or invocation
+	// already has one).
+	ApprovalCreate(ctx context.Context, a ApprovalRequest) error
+	// ApprovalGet returns one request or ErrNotFound.
+	ApprovalGet(ctx context.Context, id string) (ApprovalRequest, error)
+	// ApprovalList returns requests matching f, oldest first.
+	ApprovalList(ctx context.Context, f ApprovalFilter) ([]ApprovalRequest, error)
+	// ApprovalDecide is a compare-and-swap from pending: it stores a's
+	// Status, Reason, DecidedBy, Channel and DecidedAt only if the stored
+	// request is still pending and returns the stored request; otherwise it
+	// changes nothing and returns the current request with ErrConflict.
+	ApprovalDecide(ctx context.Context, a ApprovalRequest) (ApprovalRequest, error)
+	// ApprovalConsume marks an approved request used, once: ErrConflict
+	// with the current request if it is not approved or already consumed.
+	ApprovalConsume(ctx context.Context, id string, at time.Time) (ApprovalRequest, error)
+	// ApprovalCancelPending moves every pending request to cancelled with
+	// reason (at start: nobody waits for them any more) and returns how
+	// many it moved.
+	ApprovalCancelPending(ctx context.Context, at time.Time, reason string) (int, error)
+
+	// JobCreate inserts a job (ErrConflict if the ID exists).
+	JobCreate(ctx context.Context, j Job) error
+	// JobGet returns one job or ErrNotFound.
+	JobGet(ctx context.Context, id string) (Job, error)
+	// JobUpdate is a compare-and-swap like InvocationUpdate: it stores j's
+	// status, progress, message, result, error and times only if the
+	// stored status is one of from.
+	JobUpdate(ctx context.Context, j Job, from ...JobStatus) (Job, error)
+	// JobFailRunning moves every running job to failed with cause (at
+	// start: a job the daemon lost is never left running) and returns how
+	// many it moved.
+	JobFailRunning(ctx context.Context, at time.Time, cause *Error) (int, error)
+
+	// IdempotencyClaim stores r unless a record for (r.Scope, r.Key)
+	// created at or after notBefore exists; it returns the record now
+	// stored and whether it is r. An older record is replaced.
+	IdempotencyClaim(ctx context.Context, r IdempotencyRecord, notBefore time.Time) (IdempotencyRecord, bool, error)
+	// IdempotencyRelease deletes the claim of (scope, key) if it still
+	// names invocationID (a call refused before it was recorded).
+	IdempotencyRelease(ctx context.Context, scope, key, invocationID string) error
+
+	// Close releases the database; every later call fails with
+	// CodeUnavailable. It is safe to call more than once.
 	Close() error
 }

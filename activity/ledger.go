@@ -42,15 +42,11 @@ const (
 	VerbJobFinish      = "job.finish"
 )
 
-// Store is what the ledger needs of the store. A store that also has
-// ActivityHead (switchboard.GovernanceStore) lets the ring notice entries
-// written by other replicas.
+// Store is the part of switchboard.Store the ledger needs; ActivityHead
+// lets the ring notice entries written by other replicas.
 type Store interface {
 	ActivityAppend(ctx context.Context, e *switchboard.ActivityEntry) error
 	ActivityList(ctx context.Context, f switchboard.ActivityFilter) ([]switchboard.ActivityEntry, error)
-}
-
-type headStore interface {
 	ActivityHead(ctx context.Context) (int64, error)
 }
 
@@ -68,7 +64,6 @@ type Options struct {
 // concurrent use.
 type Ledger struct {
 	store Store
-	head  headStore
 	log   *slog.Logger
 	size  int
 	poll  time.Duration
@@ -95,7 +90,6 @@ func New(ctx context.Context, store Store, opts *Options) (*Ledger, error) {
 		o.PollInterval = DefaultPollInterval
 	}
 	l := &Ledger{store: store, log: o.Logger, size: o.RingSize, poll: o.PollInterval, wake: make(chan struct{})}
-	l.head, _ = store.(headStore)
 	if err := l.sync(ctx); err != nil {
 		return nil, err
 	}
@@ -154,10 +148,7 @@ func (l *Ledger) insertLocked(e switchboard.ActivityEntry) {
 // sync brings the ring up to the store's head: entries other replicas (or
 // an unobserved writer) appended.
 func (l *Ledger) sync(ctx context.Context) error {
-	if l.head == nil {
-		return nil
-	}
-	head, err := l.head.ActivityHead(ctx)
+	head, err := l.store.ActivityHead(ctx)
 	if err != nil {
 		return err
 	}

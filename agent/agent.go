@@ -72,8 +72,8 @@ type BrowserTools interface {
 	BindRun(runID, sessionID string)
 }
 
-// HistoryStore persists chat history; the sqlite and postgres stores
-// implement it.
+// HistoryStore is the part of switchboard.Store that persists chat
+// history.
 type HistoryStore interface {
 	ChatGet(ctx context.Context, sessionID string) (switchboard.ChatHistory, error)
 	ChatPut(ctx context.Context, h switchboard.ChatHistory) (switchboard.ChatHistory, error)

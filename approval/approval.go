@@ -61,7 +61,7 @@ const (
 	EventResolved = "approval.resolved"
 )
 
-// Store is the part of switchboard.GovernanceStore approvals need.
+// Store is the part of switchboard.Store approvals need.
 type Store interface {
 	ApprovalCreate(ctx context.Context, a switchboard.ApprovalRequest) error
 	ApprovalGet(ctx context.Context, id string) (switchboard.ApprovalRequest, error)

@@ -100,7 +100,6 @@ type Broker struct {
 	limits  *limiter
 	jobs    Jobs
 	rates   *rates
-	idem    IdempotencyStore
 
 	mu    sync.RWMutex
 	funcs map[string]Func
@@ -142,11 +141,9 @@ func New(opts Options) *Broker {
 	if opts.IdempotencyTTL <= 0 {
 		opts.IdempotencyTTL = DefaultIdempotencyTTL
 	}
-	idem, _ := opts.Store.(IdempotencyStore)
 	return &Broker{
 		jobs:    opts.Jobs,
 		rates:   newRates(opts.RateLimit, opts.Now),
-		idem:    idem,
 		store:   opts.Store,
 		reg:     opts.Registry,
 		browser: opts.Browser,

@@ -164,13 +164,6 @@ func limited(wait time.Duration, scope string, rate ratelimit.Rate, format strin
 	})
 }
 
-// IdempotencyStore is the part of switchboard.GovernanceStore that
-// idempotency keys need; both bundled drivers have it.
-type IdempotencyStore interface {
-	IdempotencyClaim(ctx context.Context, r switchboard.IdempotencyRecord, notBefore time.Time) (switchboard.IdempotencyRecord, bool, error)
-	IdempotencyRelease(ctx context.Context, scope, key, invocationID string) error
-}
-
 // claim is an idempotency key held by a call: the invocation id it names.
 type claim struct{ scope, key, id string }
 
@@ -180,9 +173,6 @@ type claim struct{ scope, key, id string }
 // or IDEMPOTENCY_CONFLICT when the key was used for a different call.
 func (b *Broker) claimKey(ctx context.Context, c *call, req CallRequest) (switchboard.Invocation, error) {
 	key := req.IdempotencyKey
-	if b.idem == nil {
-		return switchboard.Invocation{}, switchboard.Errorf(switchboard.CodeInvalidInput, "this daemon's store does not keep idempotency keys; send the call without one")
-	}
 	if len(key) > maxKeyLen {
 		return switchboard.Invocation{}, switchboard.Errorf(switchboard.CodeInvalidInput, "idempotency key is %d bytes; the limit is %d", len(key), maxKeyLen)
 	}
@@ -195,7 +185,7 @@ func (b *Broker) claimKey(ctx context.Context, c *call, req CallRequest) (switch
 	}
 	now := b.now()
 	mine := switchboard.IdempotencyRecord{Scope: scope, Key: key, Digest: callDigest(c, req), InvocationID: NewID(), CreatedAt: now}
-	got, fresh, err := b.idem.IdempotencyClaim(ctx, mine, now.Add(-b.opts.IdempotencyTTL))
+	got, fresh, err := b.store.IdempotencyClaim(ctx, mine, now.Add(-b.opts.IdempotencyTTL))
 	if err != nil {
 		return switchboard.Invocation{}, err
 	}
@@ -217,7 +207,7 @@ func (b *Broker) claimKey(ctx context.Context, c *call, req CallRequest) (switch
 	// failed attempt must not block another's — the user's own undo after
 	// denying an agent's.
 	if err == nil && req.IdempotencyScope != "" && inv.Status.Terminal() && inv.Status != switchboard.StatusSucceeded && !req.retried {
-		if rerr := b.idem.IdempotencyRelease(ctx, scope, key, got.InvocationID); rerr != nil {
+		if rerr := b.store.IdempotencyRelease(ctx, scope, key, got.InvocationID); rerr != nil {
 			return switchboard.Invocation{}, rerr
 		}
 		req.retried = true
@@ -241,7 +231,7 @@ func (b *Broker) unclaim(ctx context.Context, c *call) {
 	if c.claim == nil {
 		return
 	}
-	if err := b.idem.IdempotencyRelease(context.WithoutCancel(ctx), c.claim.scope, c.claim.key, c.claim.id); err != nil {
+	if err := b.store.IdempotencyRelease(context.WithoutCancel(ctx), c.claim.scope, c.claim.key, c.claim.id); err != nil {
 		b.log.WarnContext(ctx, "release idempotency key", "key", c.claim.key, "err", err)
 	}
 }

@@ -56,17 +56,6 @@ func (b *Broker) newInvocation(c *call, req CallRequest, status switchboard.Stat
 	return inv
 }
 
-// Finisher is an optional Store extension the broker uses when the store
-// has it: InvocationFinish is InvocationUpdate's compare-and-swap and, only
-// when the swap succeeds, ActivityAppend of e, in one transaction. It saves
-// a write transaction on every call and closes the window in which a crash
-// could leave a terminal record without its ledger entry. On a failed
-// compare it appends nothing and returns the current record with CONFLICT,
-// exactly like InvocationUpdate.
-type Finisher interface {
-	InvocationFinish(ctx context.Context, inv switchboard.Invocation, e *switchboard.ActivityEntry, from ...switchboard.Status) (switchboard.Invocation, error)
-}
-
 // finish records the terminal state with a compare-and-swap from any
 // in-flight state and writes the ledger entry. If another writer got there
 // first (a late browser result, an approval timeout), its record wins and
@@ -88,22 +77,14 @@ func (b *Broker) finish(ctx, cctx context.Context, c *call, inv switchboard.Invo
 	}
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
 	defer cancel()
-	var (
-		stored switchboard.Invocation
-		uerr   error
-		logged bool
-	)
-	if f, ok := b.store.(Finisher); ok {
-		e := b.entry(c, inv)
-		stored, uerr = f.InvocationFinish(fctx, inv, e, switchboard.InFlight...)
-		if logged = uerr == nil; logged {
-			b.observe(e)
-		}
-	} else {
-		stored, uerr = b.store.InvocationUpdate(fctx, inv, switchboard.InFlight...)
-	}
+	// One transaction writes the outcome and its ledger entry, so a crash
+	// cannot leave a terminal record without its entry.
+	e := b.entry(c, inv)
+	stored, uerr := b.store.InvocationFinish(fctx, inv, e, switchboard.InFlight...)
 	switch {
 	case uerr == nil:
+		b.observe(e)
+		return stored, invocationError(stored)
 	case switchboard.CodeOf(uerr) == switchboard.CodeConflict && stored.Status.Terminal():
 		// The broker still writes the one tool.call entry of the call it
 		// started, describing the outcome that won.
@@ -113,9 +94,6 @@ func (b *Broker) finish(ctx, cctx context.Context, c *call, inv switchboard.Invo
 		// code. Tell the caller the outcome could not be recorded.
 		b.log.ErrorContext(ctx, "record invocation outcome", "invocation", inv.ID, "tool", inv.Tool, "status", inv.Status, "err", uerr)
 		return inv, switchboard.Errorf(switchboard.CodeOf(uerr), "the call of %s ended %s but its record could not be written: %s", inv.Tool, inv.Status, switchboard.AsError(uerr).Message)
-	}
-	if logged {
-		return stored, invocationError(stored)
 	}
 	return b.ledger(fctx, c, stored)
 }

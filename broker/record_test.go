@@ -12,26 +12,28 @@ import (
 	"github.com/switchboardhq/switchboard/sqlite"
 )
 
-// finishing adds InvocationFinish to a real store. It is not atomic (the
-// drivers' version is one transaction); it proves the broker uses the
-// extension and writes no second entry.
+// finishing counts the store's InvocationFinish and InvocationUpdate calls.
 type finishing struct {
 	*sqlite.Store
-	calls atomic.Int32
+	finishes, updates atomic.Int32
 }
 
 func (f *finishing) InvocationFinish(ctx context.Context, inv switchboard.Invocation, e *switchboard.ActivityEntry, from ...switchboard.Status) (switchboard.Invocation, error) {
-	f.calls.Add(1)
-	stored, err := f.InvocationUpdate(ctx, inv, from...)
-	if err != nil {
-		return stored, err
-	}
-	return stored, f.ActivityAppend(ctx, e)
+	f.finishes.Add(1)
+	return f.Store.InvocationFinish(ctx, inv, e, from...)
 }
 
-var _ broker.Finisher = (*finishing)(nil)
+func (f *finishing) InvocationUpdate(ctx context.Context, inv switchboard.Invocation, from ...switchboard.Status) (switchboard.Invocation, error) {
+	if inv.Status.Terminal() {
+		f.updates.Add(1)
+	}
+	return f.Store.InvocationUpdate(ctx, inv, from...)
+}
 
-func TestFinisherExtensionIsUsed(t *testing.T) {
+// TestFinishIsOneWrite: a call's outcome and its ledger entry are written
+// by one InvocationFinish, never by a terminal InvocationUpdate and a
+// separate append.
+func TestFinishIsOneWrite(t *testing.T) {
 	var fs *finishing
 	e := newEnv(t, func(o *broker.Options) {
 		fs = &finishing{Store: o.Store.(*sqlite.Store)}
@@ -41,8 +43,9 @@ func TestFinisherExtensionIsUsed(t *testing.T) {
 	if _, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: json.RawMessage(`{"msg":"x"}`)}); err != nil {
 		t.Fatal(err)
 	}
-	if fs.calls.Load() != 1 || len(e.ledger(t)) != 1 {
-		t.Fatalf("InvocationFinish calls %d, ledger entries %d; want 1, 1", fs.calls.Load(), len(e.ledger(t)))
+	if fs.finishes.Load() != 1 || fs.updates.Load() != 0 || len(e.ledger(t)) != 1 {
+		t.Fatalf("InvocationFinish calls %d, terminal InvocationUpdate calls %d, ledger entries %d; want 1, 0, 1",
+			fs.finishes.Load(), fs.updates.Load(), len(e.ledger(t)))
 	}
 }
 

@@ -7,7 +7,7 @@ import (
 
 // newAgent builds the assistant: model aliases from the config file (or the
 // host's resolver), the one call path, live tabs, and chat history in the
-// store when the driver keeps it (both bundled drivers do).
+// store unless the host brings its own.
 func (d *Daemon) newAgent(opts Options) (*agent.Runtime, error) {
 	ao := opts.Agent
 	ao.Broker, ao.Registry, ao.Browser, ao.Logger = d.Broker, d.Registry, d.Sessions, d.log
@@ -24,8 +24,8 @@ func (d *Daemon) newAgent(opts Options) (*agent.Runtime, error) {
 		}
 		ao.Models = r
 	}
-	if h, ok := opts.Store.(agent.HistoryStore); ok && ao.History == nil {
-		ao.History = h
+	if ao.History == nil {
+		ao.History = opts.Store
 	}
 	return agent.New(ao)
 }

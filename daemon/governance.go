@@ -53,10 +53,9 @@ type governance struct {
 }
 
 // startGovernance builds the ledger, approvals, jobs and agent tokens over
-// a store that keeps them (both bundled drivers do), resolves what a
-// previous run left pending or running, and returns the broker options
-// that put them on the call path. Without a GovernanceStore only the
-// ledger is kept and every call is admitted, as before.
+// the store, resolves what a previous run left pending or running, and
+// returns the broker options that put them on the call path. Governance is
+// always on: every switchboard.Store keeps what it needs.
 func (d *Daemon) startGovernance(ctx context.Context, opts Options) (broker.Options, error) {
 	var bo broker.Options
 	ledger, err := activity.New(ctx, opts.Store, &activity.Options{Logger: d.log})
@@ -66,14 +65,9 @@ func (d *Daemon) startGovernance(ctx context.Context, opts Options) (broker.Opti
 	d.gov.ledger = ledger
 	d.Ledger = ledger
 	bo.OnActivity = ledger.Observe
-	gs, ok := opts.Store.(switchboard.GovernanceStore)
-	if !ok {
-		d.log.Warn("the store keeps no approvals, jobs or agent tokens; calls run without governance")
-		return bo, nil
-	}
 	g := opts.Governance
 	d.gov.approvals, err = approval.New(approval.Options{
-		Store: gs, Ledger: ledger, Bus: opts.Bus, Logger: d.log, TTL: g.ApprovalTTL,
+		Store: opts.Store, Ledger: ledger, Bus: opts.Bus, Logger: d.log, TTL: g.ApprovalTTL,
 		Floor: g.ApprovalFloor, MaxPendingPerAgent: g.MaxPendingPerAgent, Notify: d.notifyTabs(opts),
 		// panel.run_action forwards to the action's tool, whose call asks.
 		Delegates: map[string]bool{panel.ToolRunAction: true},
@@ -81,10 +75,10 @@ func (d *Daemon) startGovernance(ctx context.Context, opts Options) (broker.Opti
 	if err != nil {
 		return bo, err
 	}
-	if d.gov.jobs, err = job.New(job.Options{Store: gs, Ledger: ledger, Logger: d.log}); err != nil {
+	if d.gov.jobs, err = job.New(job.Options{Store: opts.Store, Ledger: ledger, Logger: d.log}); err != nil {
 		return bo, err
 	}
-	d.gov.tokens = scope.NewTokens(gs, nil)
+	d.gov.tokens = scope.NewTokens(opts.Store, nil)
 	if n, err := d.gov.approvals.Recover(ctx); err != nil {
 		return bo, fmt.Errorf("cancel approvals left pending: %w", err)
 	} else if n > 0 {

@@ -33,7 +33,7 @@ const (
 	finishTimeout    = 10 * time.Second
 )
 
-// Store is the part of switchboard.GovernanceStore jobs need.
+// Store is the part of switchboard.Store jobs need.
 type Store interface {
 	JobCreate(ctx context.Context, j switchboard.Job) error
 	JobGet(ctx context.Context, id string) (switchboard.Job, error)

@@ -204,12 +204,25 @@ type ledgerStore struct {
 func (s *ledgerStore) ActivityAppend(ctx context.Context, a *switchboard.ActivityEntry) error {
 	err := s.Store.ActivityAppend(ctx, a)
 	if err == nil {
-		select {
-		case s.entries <- *a:
-		default:
-		}
+		s.hand(a)
 	}
 	return err
+}
+
+// InvocationFinish is how the broker appends a call's entry.
+func (s *ledgerStore) InvocationFinish(ctx context.Context, inv switchboard.Invocation, a *switchboard.ActivityEntry, from ...switchboard.Status) (switchboard.Invocation, error) {
+	stored, err := s.Store.InvocationFinish(ctx, inv, a, from...)
+	if err == nil {
+		s.hand(a)
+	}
+	return stored, err
+}
+
+func (s *ledgerStore) hand(a *switchboard.ActivityEntry) {
+	select {
+	case s.entries <- *a:
+	default:
+	}
 }
 
 // ledgered waits for the next tool.call entry of tool and returns its

@@ -12,12 +12,9 @@ import (
 	"github.com/switchboardhq/switchboard"
 )
 
-// The governance part of the store (switchboard.GovernanceStore): agent
-// tokens, approvals, jobs and idempotency keys, in tables created by
-// migration 0007. Compare-and-swaps are single statements, so replicas
+// The governance part of the store: agent tokens, approvals, jobs and
+// idempotency keys, in tables created by migration 0007. Compare-and-swaps are single statements, so replicas
 // agree on one winner.
-
-var _ switchboard.GovernanceStore = (*Store)(nil)
 
 // --- agent tokens ---
 

@@ -106,7 +106,7 @@ func (s *Store) InvocationUpdate(ctx context.Context, inv switchboard.Invocation
 }
 
 // InvocationFinish is InvocationUpdate and, only when its compare-and-swap
-// succeeds, ActivityAppend of e, in one transaction (broker.Finisher). The
+// succeeds, ActivityAppend of e, in one transaction. The
 // invocation row is locked before the chain head, as no other transaction
 // takes them the other way round. On a failed compare nothing is written, e
 // is left as it was, and the current record comes back with CONFLICT.

@@ -18,7 +18,7 @@ import (
 // admin token and session tokens without a lookup.
 const TokenPrefix = "sbt_"
 
-// TokenStore is the part of switchboard.GovernanceStore tokens need.
+// TokenStore is the part of switchboard.Store tokens need.
 type TokenStore interface {
 	TokenCreate(ctx context.Context, t switchboard.AgentToken) error
 	TokenGet(ctx context.Context, id string) (switchboard.AgentToken, error)

@@ -11,11 +11,8 @@ import (
 	"github.com/switchboardhq/switchboard"
 )
 
-// The governance part of the store (switchboard.GovernanceStore): agent
-// tokens, approvals, jobs and idempotency keys, in tables created by
-// migration 0007.
-
-var _ switchboard.GovernanceStore = (*Store)(nil)
+// The governance part of the store: agent tokens, approvals, jobs and
+// idempotency keys, in tables created by migration 0007.
 
 // --- agent tokens ---
 

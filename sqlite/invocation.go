@@ -102,7 +102,7 @@ func (s *Store) InvocationUpdate(ctx context.Context, inv switchboard.Invocation
 }
 
 // InvocationFinish is InvocationUpdate and, only when its compare-and-swap
-// succeeds, ActivityAppend of e, in one transaction (broker.Finisher). On a
+// succeeds, ActivityAppend of e, in one transaction. On a
 // failed compare nothing is written, e is left as it was, and the current
 // record comes back with CONFLICT.
 func (s *Store) InvocationFinish(ctx context.Context, inv switchboard.Invocation, e *switchboard.ActivityEntry, from ...switchboard.Status) (switchboard.Invocation, error) {

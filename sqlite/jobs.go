@@ -10,8 +10,8 @@ import (
 	"github.com/switchboardhq/switchboard"
 )
 
-// Jobs, idempotency keys and the ledger head: the rest of
-// switchboard.GovernanceStore (see governance.go).
+// Jobs, idempotency keys and the ledger head: the rest of the governance
+// part of the store (see governance.go).
 
 const jobCols = `id, invocation_id, run_id, tool, caller, status, progress, message, result, error,
 	created_at, updated_at, finished_at`

@@ -24,12 +24,6 @@ func open(t *testing.T, path string, opts *sqlite.Options) *sqlite.Store {
 	return s
 }
 
-// The store implements broker.Finisher (restated here so the driver's tests
-// do not depend on the broker).
-var _ interface {
-	InvocationFinish(context.Context, switchboard.Invocation, *switchboard.ActivityEntry, ...switchboard.Status) (switchboard.Invocation, error)
-} = (*sqlite.Store)(nil)
-
 func TestConformanceFile(t *testing.T) {
 	storetest.Exercise(t, func(t *testing.T) switchboard.Store {
 		return open(t, filepath.Join(t.TempDir(), "switchboard.db"), nil)

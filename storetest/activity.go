@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -304,14 +305,83 @@ func testCancelled(t *testing.T, s switchboard.Store) {
 	}
 }
 
-// testClosed: Close is idempotent and a closed store answers UNAVAILABLE.
+// testClosed: Close is idempotent and a closed store answers every method
+// with UNAVAILABLE (valid arguments, so no method may fail on them first).
 func testClosed(t *testing.T, s switchboard.Store) {
 	ctx := context.Background()
 	must(t, s.Close())
 	must(t, s.Close())
-	_, err := s.ToolList(ctx)
-	wantCode(t, err, switchboard.CodeUnavailable)
-	wantCode(t, s.ActivityAppend(ctx, entry(0)), switchboard.CodeUnavailable)
-	_, err = s.InvocationGet(ctx, "x")
-	wantCode(t, err, switchboard.CodeUnavailable)
+	inv := invocation("x", switchboard.StatusPending)
+	cause := switchboard.Errorf(switchboard.CodeUnavailable, "restart")
+	tool := switchboard.Tool{Name: "a", InputSchema: json.RawMessage(`{}`)}
+	job := switchboard.Job{ID: "j", Status: switchboard.JobRunning, CreatedAt: base}
+	approval := switchboard.ApprovalRequest{ID: "a", InvocationID: "x", Status: switchboard.ApprovalPending, CreatedAt: base, ExpiresAt: base}
+	calls := map[string]func() error{
+		"ToolPut":          func() error { return s.ToolPut(ctx, switchboard.SourceCore, []switchboard.Tool{tool}) },
+		"ToolDelete":       func() error { return s.ToolDelete(ctx, switchboard.SourceCore, "a") },
+		"ToolList":         func() error { _, err := s.ToolList(ctx); return err },
+		"CatalogRevision":  func() error { _, err := s.CatalogRevision(ctx); return err },
+		"InvocationCreate": func() error { return s.InvocationCreate(ctx, inv) },
+		"InvocationGet":    func() error { _, err := s.InvocationGet(ctx, "x"); return err },
+		"InvocationUpdate": func() error { _, err := s.InvocationUpdate(ctx, inv, switchboard.InFlight...); return err },
+		"InvocationFailInFlight": func() error {
+			_, err := s.InvocationFailInFlight(ctx, base, cause)
+			return err
+		},
+		"InvocationFinish": func() error {
+			_, err := s.InvocationFinish(ctx, inv, entry(0), switchboard.InFlight...)
+			return err
+		},
+		"SessionCreate":  func() error { return s.SessionCreate(ctx, switchboard.Session{ID: "s"}) },
+		"SessionGet":     func() error { _, err := s.SessionGet(ctx, "s"); return err },
+		"SessionClose":   func() error { return s.SessionClose(ctx, "s", base) },
+		"ActivityAppend": func() error { return s.ActivityAppend(ctx, entry(0)) },
+		"ActivityList":   func() error { _, err := s.ActivityList(ctx, switchboard.ActivityFilter{}); return err },
+		"ActivityHead":   func() error { _, err := s.ActivityHead(ctx); return err },
+		"ChatGet":        func() error { _, err := s.ChatGet(ctx, "c"); return err },
+		"ChatPut": func() error {
+			_, err := s.ChatPut(ctx, switchboard.ChatHistory{SessionID: "c", Messages: json.RawMessage(`[]`)})
+			return err
+		},
+		"TokenCreate": func() error {
+			return s.TokenCreate(ctx, switchboard.AgentToken{ID: "t", Agent: "a", Hash: "h", CreatedAt: base})
+		},
+		"TokenGet":        func() error { _, err := s.TokenGet(ctx, "t"); return err },
+		"TokenList":       func() error { _, err := s.TokenList(ctx); return err },
+		"TokenRevoke":     func() error { _, err := s.TokenRevoke(ctx, "t", base); return err },
+		"ApprovalCreate":  func() error { return s.ApprovalCreate(ctx, approval) },
+		"ApprovalGet":     func() error { _, err := s.ApprovalGet(ctx, "a"); return err },
+		"ApprovalList":    func() error { _, err := s.ApprovalList(ctx, switchboard.ApprovalFilter{}); return err },
+		"ApprovalConsume": func() error { _, err := s.ApprovalConsume(ctx, "a", base); return err },
+		"ApprovalDecide": func() error {
+			d := approval
+			d.Status = switchboard.ApprovalApproved
+			_, err := s.ApprovalDecide(ctx, d)
+			return err
+		},
+		"ApprovalCancelPending": func() error {
+			_, err := s.ApprovalCancelPending(ctx, base, "restart")
+			return err
+		},
+		"JobCreate":      func() error { return s.JobCreate(ctx, job) },
+		"JobGet":         func() error { _, err := s.JobGet(ctx, "j"); return err },
+		"JobUpdate":      func() error { _, err := s.JobUpdate(ctx, job, switchboard.JobRunning); return err },
+		"JobFailRunning": func() error { _, err := s.JobFailRunning(ctx, base, cause); return err },
+		"IdempotencyClaim": func() error {
+			r := switchboard.IdempotencyRecord{Scope: "s", Key: "k", Digest: "d", InvocationID: "x", CreatedAt: base}
+			_, _, err := s.IdempotencyClaim(ctx, r, base)
+			return err
+		},
+		"IdempotencyRelease": func() error { return s.IdempotencyRelease(ctx, "s", "k", "x") },
+	}
+	// A method added to the port must be added here too.
+	port := reflect.TypeFor[switchboard.Store]()
+	for i := range port.NumMethod() {
+		if m := port.Method(i).Name; m != "Close" && calls[m] == nil {
+			t.Errorf("testClosed does not call Store.%s", m)
+		}
+	}
+	for name, call := range calls {
+		t.Run(name, func(t *testing.T) { wantCode(t, call(), switchboard.CodeUnavailable) })
+	}
 }

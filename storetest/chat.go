@@ -9,21 +9,12 @@ import (
 	"github.com/switchboardhq/switchboard"
 )
 
-// ChatStore is the chat-history part of a driver (the agent package's
-// HistoryStore): drivers implement it beside switchboard.Store.
-type ChatStore interface {
-	ChatGet(ctx context.Context, sessionID string) (switchboard.ChatHistory, error)
-	ChatPut(ctx context.Context, h switchboard.ChatHistory) (switchboard.ChatHistory, error)
-}
-
-// ExerciseChat checks a driver's chat history: NOT_FOUND before the first
+// testChat checks chat history: NOT_FOUND before the first
 // write, creation at revision 1 with its owner, replacement that keeps the
 // owner and bumps the revision, JSON kept byte for byte, times at
 // microsecond precision, and refusal of bad input.
-func ExerciseChat(t *testing.T, open func(t *testing.T) ChatStore) {
-	t.Helper()
+func testChat(t *testing.T, s switchboard.Store) {
 	ctx := context.Background()
-	s := open(t)
 	if _, err := s.ChatGet(ctx, "chat-1"); switchboard.CodeOf(err) != switchboard.CodeNotFound {
 		t.Fatalf("get before put: %v", err)
 	}

@@ -144,3 +144,143 @@ func (f *Faulty) ActivityList(ctx context.Context, fl switchboard.ActivityFilter
 	}
 	return f.Store.ActivityList(ctx, fl)
 }
+
+func (f *Faulty) InvocationFinish(ctx context.Context, inv switchboard.Invocation, e *switchboard.ActivityEntry, from ...switchboard.Status) (switchboard.Invocation, error) {
+	if err := f.fail("InvocationFinish"); err != nil {
+		return switchboard.Invocation{}, err
+	}
+	return f.Store.InvocationFinish(ctx, inv, e, from...)
+}
+
+func (f *Faulty) ActivityHead(ctx context.Context) (int64, error) {
+	if err := f.fail("ActivityHead"); err != nil {
+		return 0, err
+	}
+	return f.Store.ActivityHead(ctx)
+}
+
+func (f *Faulty) ChatGet(ctx context.Context, sessionID string) (switchboard.ChatHistory, error) {
+	if err := f.fail("ChatGet"); err != nil {
+		return switchboard.ChatHistory{}, err
+	}
+	return f.Store.ChatGet(ctx, sessionID)
+}
+
+func (f *Faulty) ChatPut(ctx context.Context, h switchboard.ChatHistory) (switchboard.ChatHistory, error) {
+	if err := f.fail("ChatPut"); err != nil {
+		return switchboard.ChatHistory{}, err
+	}
+	return f.Store.ChatPut(ctx, h)
+}
+
+func (f *Faulty) TokenCreate(ctx context.Context, t switchboard.AgentToken) error {
+	if err := f.fail("TokenCreate"); err != nil {
+		return err
+	}
+	return f.Store.TokenCreate(ctx, t)
+}
+
+func (f *Faulty) TokenGet(ctx context.Context, id string) (switchboard.AgentToken, error) {
+	if err := f.fail("TokenGet"); err != nil {
+		return switchboard.AgentToken{}, err
+	}
+	return f.Store.TokenGet(ctx, id)
+}
+
+func (f *Faulty) TokenList(ctx context.Context) ([]switchboard.AgentToken, error) {
+	if err := f.fail("TokenList"); err != nil {
+		return nil, err
+	}
+	return f.Store.TokenList(ctx)
+}
+
+func (f *Faulty) TokenRevoke(ctx context.Context, id string, at time.Time) (switchboard.AgentToken, error) {
+	if err := f.fail("TokenRevoke"); err != nil {
+		return switchboard.AgentToken{}, err
+	}
+	return f.Store.TokenRevoke(ctx, id, at)
+}
+
+func (f *Faulty) ApprovalCreate(ctx context.Context, a switchboard.ApprovalRequest) error {
+	if err := f.fail("ApprovalCreate"); err != nil {
+		return err
+	}
+	return f.Store.ApprovalCreate(ctx, a)
+}
+
+func (f *Faulty) ApprovalGet(ctx context.Context, id string) (switchboard.ApprovalRequest, error) {
+	if err := f.fail("ApprovalGet"); err != nil {
+		return switchboard.ApprovalRequest{}, err
+	}
+	return f.Store.ApprovalGet(ctx, id)
+}
+
+func (f *Faulty) ApprovalList(ctx context.Context, fl switchboard.ApprovalFilter) ([]switchboard.ApprovalRequest, error) {
+	if err := f.fail("ApprovalList"); err != nil {
+		return nil, err
+	}
+	return f.Store.ApprovalList(ctx, fl)
+}
+
+func (f *Faulty) ApprovalDecide(ctx context.Context, a switchboard.ApprovalRequest) (switchboard.ApprovalRequest, error) {
+	if err := f.fail("ApprovalDecide"); err != nil {
+		return switchboard.ApprovalRequest{}, err
+	}
+	return f.Store.ApprovalDecide(ctx, a)
+}
+
+func (f *Faulty) ApprovalConsume(ctx context.Context, id string, at time.Time) (switchboard.ApprovalRequest, error) {
+	if err := f.fail("ApprovalConsume"); err != nil {
+		return switchboard.ApprovalRequest{}, err
+	}
+	return f.Store.ApprovalConsume(ctx, id, at)
+}
+
+func (f *Faulty) ApprovalCancelPending(ctx context.Context, at time.Time, reason string) (int, error) {
+	if err := f.fail("ApprovalCancelPending"); err != nil {
+		return 0, err
+	}
+	return f.Store.ApprovalCancelPending(ctx, at, reason)
+}
+
+func (f *Faulty) JobCreate(ctx context.Context, j switchboard.Job) error {
+	if err := f.fail("JobCreate"); err != nil {
+		return err
+	}
+	return f.Store.JobCreate(ctx, j)
+}
+
+func (f *Faulty) JobGet(ctx context.Context, id string) (switchboard.Job, error) {
+	if err := f.fail("JobGet"); err != nil {
+		return switchboard.Job{}, err
+	}
+	return f.Store.JobGet(ctx, id)
+}
+
+func (f *Faulty) JobUpdate(ctx context.Context, j switchboard.Job, from ...switchboard.JobStatus) (switchboard.Job, error) {
+	if err := f.fail("JobUpdate"); err != nil {
+		return switchboard.Job{}, err
+	}
+	return f.Store.JobUpdate(ctx, j, from...)
+}
+
+func (f *Faulty) JobFailRunning(ctx context.Context, at time.Time, cause *switchboard.Error) (int, error) {
+	if err := f.fail("JobFailRunning"); err != nil {
+		return 0, err
+	}
+	return f.Store.JobFailRunning(ctx, at, cause)
+}
+
+func (f *Faulty) IdempotencyClaim(ctx context.Context, r switchboard.IdempotencyRecord, notBefore time.Time) (switchboard.IdempotencyRecord, bool, error) {
+	if err := f.fail("IdempotencyClaim"); err != nil {
+		return switchboard.IdempotencyRecord{}, false, err
+	}
+	return f.Store.IdempotencyClaim(ctx, r, notBefore)
+}
+
+func (f *Faulty) IdempotencyRelease(ctx context.Context, scope, key, invocationID string) error {
+	if err := f.fail("IdempotencyRelease"); err != nil {
+		return err
+	}
+	return f.Store.IdempotencyRelease(ctx, scope, key, invocationID)
+}

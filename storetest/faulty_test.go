@@ -3,6 +3,7 @@ package storetest_test
 import (
 	"context"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/switchboardhq/switchboard"
@@ -50,5 +51,38 @@ func TestFaulty(t *testing.T) {
 	f.FailNext = nil
 	if _, err := f.CatalogRevision(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestFaultyInterceptsEveryMethod: every Store method but Close asks
+// FailNext first, under its own name; none is passed through unseen.
+func TestFaultyInterceptsEveryMethod(t *testing.T) {
+	var asked string
+	f := &storetest.Faulty{FailNext: func(op string) error {
+		asked = op
+		return storetest.Busy(op)
+	}} // no store behind it: a call that reaches it panics
+	port := reflect.TypeFor[switchboard.Store]()
+	v := reflect.ValueOf(switchboard.Store(f))
+	for i := range port.NumMethod() {
+		m := port.Method(i)
+		if m.Name == "Close" {
+			continue
+		}
+		asked = ""
+		args := []reflect.Value{}
+		n := m.Type.NumIn()
+		if m.Type.IsVariadic() {
+			n--
+		}
+		for j := range n {
+			args = append(args, reflect.Zero(m.Type.In(j)))
+		}
+		args[0] = reflect.ValueOf(context.Background())
+		out := v.MethodByName(m.Name).Call(args)
+		err, _ := out[len(out)-1].Interface().(error)
+		if asked != m.Name || switchboard.CodeOf(err) != switchboard.CodeUnavailable {
+			t.Errorf("%s: FailNext asked for %q, error %v", m.Name, asked, err)
+		}
 	}
 }

@@ -12,32 +12,20 @@ import (
 	"github.com/switchboardhq/switchboard"
 )
 
-// finisher is broker.Finisher, restated so the suite does not import the
-// broker: the compare-and-swap of InvocationUpdate and, only when it
-// succeeds, ActivityAppend of e, in one transaction.
-type finisher interface {
-	InvocationFinish(ctx context.Context, inv switchboard.Invocation, e *switchboard.ActivityEntry, from ...switchboard.Status) (switchboard.Invocation, error)
-}
-
-// testInvocationFinish checks the optional InvocationFinish of stores that
-// have it: the swap and the entry land together, a failed swap appends
-// nothing, and concurrent finishes keep one winner per record and one
-// unforked chain.
+// testInvocationFinish checks InvocationFinish: the swap and the entry land
+// together, a failed swap appends nothing, and concurrent finishes keep one
+// winner per record and one unforked chain.
 func testInvocationFinish(t *testing.T, s switchboard.Store) {
-	f, ok := s.(finisher)
-	if !ok {
-		t.Skipf("%T does not implement InvocationFinish (optional)", s)
-	}
 	for _, c := range []struct {
 		name string
-		fn   func(*testing.T, switchboard.Store, finisher)
+		fn   func(*testing.T, switchboard.Store)
 	}{
 		{"Swap", testFinishSwap},
 		{"ConflictAppendsNothing", testFinishConflict},
 		{"Rejects", testFinishRejects},
 		{"Race", testFinishRace},
 	} {
-		t.Run(c.name, func(t *testing.T) { c.fn(t, s, f) })
+		t.Run(c.name, func(t *testing.T) { c.fn(t, s) })
 	}
 }
 
@@ -60,7 +48,7 @@ func callEntry(inv switchboard.Invocation) *switchboard.ActivityEntry {
 	}
 }
 
-func testFinishSwap(t *testing.T, s switchboard.Store, f finisher) {
+func testFinishSwap(t *testing.T, s switchboard.Store) {
 	ctx := context.Background()
 	must(t, s.ActivityAppend(ctx, entry(0))) // the finish continues an existing chain
 	before := listAll(t, s)
@@ -69,7 +57,7 @@ func testFinishSwap(t *testing.T, s switchboard.Store, f finisher) {
 	done := finished(inv, 1500*time.Microsecond, `{"ok": true}`)
 	e := callEntry(done)
 	want := *e
-	got, err := f.InvocationFinish(ctx, done, e, switchboard.InFlight...)
+	got, err := s.InvocationFinish(ctx, done, e, switchboard.InFlight...)
 	must(t, err)
 	wantInvocation(t, done, got)
 	if got, err = s.InvocationGet(ctx, inv.ID); err != nil {
@@ -97,12 +85,12 @@ func testFinishSwap(t *testing.T, s switchboard.Store, f finisher) {
 // testFinishConflict: a failed compare returns the current record with
 // CONFLICT, appends nothing, leaves e untouched, and the chain continues
 // from its real head afterwards.
-func testFinishConflict(t *testing.T, s switchboard.Store, f finisher) {
+func testFinishConflict(t *testing.T, s switchboard.Store) {
 	ctx := context.Background()
 	inv := invocation("fin-conflict", switchboard.StatusDispatched)
 	must(t, s.InvocationCreate(ctx, inv))
 	first := finished(inv, time.Millisecond, `{"first": true}`)
-	if _, err := f.InvocationFinish(ctx, first, callEntry(first), switchboard.InFlight...); err != nil {
+	if _, err := s.InvocationFinish(ctx, first, callEntry(first), switchboard.InFlight...); err != nil {
 		t.Fatal(err)
 	}
 	before := listAll(t, s)
@@ -113,7 +101,7 @@ func testFinishConflict(t *testing.T, s switchboard.Store, f finisher) {
 	late.UpdatedAt, late.FinishedAt = micro(base.Add(time.Second)), micro(base.Add(time.Second))
 	e := callEntry(late)
 	untouched := *e
-	got, err := f.InvocationFinish(ctx, late, e, switchboard.InFlight...)
+	got, err := s.InvocationFinish(ctx, late, e, switchboard.InFlight...)
 	wantCode(t, err, switchboard.CodeConflict)
 	wantInvocation(t, first, got)
 	if diff := cmp.Diff(untouched, *e); diff != "" {
@@ -123,7 +111,7 @@ func testFinishConflict(t *testing.T, s switchboard.Store, f finisher) {
 		t.Fatalf("a failed finish appended: %d entries, then %d", len(before), len(after))
 	}
 
-	_, err = f.InvocationFinish(ctx, finished(invocation("fin-nope", switchboard.StatusDispatched), 0, `1`),
+	_, err = s.InvocationFinish(ctx, finished(invocation("fin-nope", switchboard.StatusDispatched), 0, `1`),
 		callEntry(inv), switchboard.InFlight...)
 	wantCode(t, err, switchboard.CodeNotFound)
 
@@ -141,7 +129,7 @@ func testFinishConflict(t *testing.T, s switchboard.Store, f finisher) {
 
 // testFinishRejects: bad input is refused before anything is written, the
 // record included.
-func testFinishRejects(t *testing.T, s switchboard.Store, f finisher) {
+func testFinishRejects(t *testing.T, s switchboard.Store) {
 	ctx := context.Background()
 	inv := invocation("fin-rejects", switchboard.StatusDispatched)
 	must(t, s.InvocationCreate(ctx, inv))
@@ -149,15 +137,15 @@ func testFinishRejects(t *testing.T, s switchboard.Store, f finisher) {
 	done := finished(inv, time.Millisecond, `{}`)
 	bad := callEntry(done)
 	bad.Details = json.RawMessage(`{"broken":`)
-	_, err := f.InvocationFinish(ctx, done, bad, switchboard.InFlight...)
+	_, err := s.InvocationFinish(ctx, done, bad, switchboard.InFlight...)
 	wantCode(t, err, switchboard.CodeInvalidInput)
-	_, err = f.InvocationFinish(ctx, done, nil, switchboard.InFlight...)
+	_, err = s.InvocationFinish(ctx, done, nil, switchboard.InFlight...)
 	wantCode(t, err, switchboard.CodeInvalidInput)
-	_, err = f.InvocationFinish(ctx, done, callEntry(done))
+	_, err = s.InvocationFinish(ctx, done, callEntry(done))
 	wantCode(t, err, switchboard.CodeInvalidInput)
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	_, err = f.InvocationFinish(cctx, done, callEntry(done), switchboard.InFlight...)
+	_, err = s.InvocationFinish(cctx, done, callEntry(done), switchboard.InFlight...)
 	wantCode(t, err, switchboard.CodeCancelled)
 
 	got, err := s.InvocationGet(ctx, inv.ID)
@@ -172,7 +160,7 @@ func testFinishRejects(t *testing.T, s switchboard.Store, f finisher) {
 // append plain entries. Each record has exactly one winner, whose entry is
 // the only one for it; losers get the winner's record; the chain does not
 // fork.
-func testFinishRace(t *testing.T, s switchboard.Store, f finisher) {
+func testFinishRace(t *testing.T, s switchboard.Store) {
 	ctx := context.Background()
 	const records, racers, appenders = 4, 6, 2
 	before := len(listAll(t, s))
@@ -194,7 +182,7 @@ func testFinishRace(t *testing.T, s switchboard.Store, f finisher) {
 					time.Duration(i+1)*time.Millisecond, fmt.Sprintf(`{"winner":%d}`, i))
 				ents[r][i] = callEntry(inv)
 				<-start
-				recs[r][i], errs[r][i] = f.InvocationFinish(ctx, inv, ents[r][i], switchboard.InFlight...)
+				recs[r][i], errs[r][i] = s.InvocationFinish(ctx, inv, ents[r][i], switchboard.InFlight...)
 			})
 		}
 	}

@@ -5,8 +5,10 @@
 // The suite checks the behaviour promised by the Store doc comments against
 // a real database: batch atomicity, catalog revisions and versions, list
 // order, compare-and-swap under contention, the activity hash chain under
-// concurrent appends, filters and paging, JSON and time round trips. The
-// sqlite and postgres driver tests each call Exercise.
+// concurrent appends, filters and paging, JSON and time round trips, chat
+// history, and the governance records (tokens, approvals, jobs, idempotency
+// keys). Every method of switchboard.Store is exercised; the sqlite and
+// postgres driver tests each call Exercise.
 package storetest
 
 import (
@@ -32,7 +34,6 @@ func Exercise(t *testing.T, open func(t *testing.T) switchboard.Store) {
 			c.fn(t, open(t))
 		})
 	}
-	t.Run("Governance", func(t *testing.T) { exerciseGovernance(t, open) })
 }
 
 var cases = []struct {
@@ -60,6 +61,14 @@ var cases = []struct {
 	{"ActivityJSONRoundTrip", testActivityJSONRoundTrip},
 	{"ActivityTimePrecision", testActivityTimePrecision},
 	{"ActivityRejects", testActivityRejects},
+	{"ActivityHead", testActivityHead},
+	{"Chat", testChat},
+	{"Tokens", testTokens},
+	{"ApprovalLifecycle", testApprovalLifecycle},
+	{"ApprovalDecideRace", testApprovalDecideRace},
+	{"Jobs", testJobs},
+	{"IdempotencyClaim", testIdempotencyClaim},
+	{"IdempotencyClaimRace", testIdempotencyClaimRace},
 	{"Cancelled", testCancelled},
 	{"Closed", testClosed},
 }

@@ -5,11 +5,13 @@
 // Every write goes through one connection, so writes serialize inside the
 // process and transactions start with BEGIN IMMEDIATE (no lock upgrades, no
 // deadlocks); reads use a separate pool of read-only connections and run
-// concurrently with the writer. The writes of the tool-call path (invocation
-// records, the ledger) take a fast path with statements prepared once
-// (writer.go). The schema is created by versioned migrations embedded in the
-// binary and applied by Open. The driver passes the storetest conformance
-// suite, like the postgres driver.
+// concurrently with the writer. Writes take a fast path with statements
+// prepared once (writer.go). The SQL itself is shared with the postgres
+// driver (internal/sqlstore); this package holds the connections, the
+// transactions, the ledger's chain-head cache and SQLite's error codes. The
+// schema is created by versioned migrations embedded in the binary and
+// applied by Open. The driver passes the storetest conformance suite, like
+// the postgres driver.
 //
 // One process per database file: the SQLite store is meant to be opened by
 // one daemon per data root. Several processes on one file stay correct
@@ -30,6 +32,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/sqlstore"
 	"modernc.org/sqlite" // also registers the "sqlite" database/sql driver
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -57,13 +60,35 @@ type Options struct {
 	Now func() time.Time
 }
 
+// Activity paging limits (ActivityFilter.Limit).
+const (
+	DefaultActivityLimit = sqlstore.DefaultActivityLimit
+	MaxActivityLimit     = sqlstore.MaxActivityLimit
+)
+
+// core is the shared SQL of both drivers; Store's methods are its.
+type core = sqlstore.Store
+
 // Store is a switchboard.Store backed by one SQLite database.
 type Store struct {
+	*core
 	w      *sql.DB // exactly one connection: every write, serialized
 	r      *sql.DB // read-only connections; the same pool as w in memory
-	now    func() time.Time
 	closed atomic.Bool
 	hot    hot // the writer fast path (writer.go)
+}
+
+// dialect is SQLite's: ? placeholders, times as microseconds since the
+// epoch (what Postgres keeps, so both drivers round-trip alike).
+var dialect = sqlstore.Dialect{
+	Time:        func(t time.Time) any { return t.UnixMicro() },
+	MillisSince: `(? - created_at) / 1000.0`,
+	MigrationsTable: `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version    INTEGER PRIMARY KEY,
+		name       TEXT    NOT NULL,
+		applied_at INTEGER NOT NULL
+	)`,
+	Translate: translate,
 }
 
 var _ switchboard.Store = (*Store)(nil)
@@ -99,7 +124,8 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
-	s := &Store{w: w, r: w, now: o.Now}
+	s := &Store{w: w, r: w}
+	s.core = sqlstore.New(seam{s}, dialect, o.Now)
 	if err := connect(ctx, w, o.BusyTimeout); err != nil {
 		w.Close()
 		return nil, translate(ctx, "open sqlite", err)
@@ -187,32 +213,62 @@ func (s *Store) Close() error {
 // database/sql's uncoded "database is closed".
 func (s *Store) check(op string) error {
 	if s.closed.Load() {
-		return switchboard.Errorf(switchboard.CodeUnavailable, "%s: store is closed", op)
+		return sqlstore.Closed(op)
 	}
 	return nil
 }
 
-// write runs fn in one write transaction and translates its error. fn may
-// append to the activity ledger (appendTx); the fast path's cached chain
-// head is dropped so the next append reads it.
-func (s *Store) write(ctx context.Context, op string, fn func(*sql.Tx) error) error {
-	if err := s.check(op); err != nil {
-		return err
+// seam is the Store as sqlstore sees it: reads on the reader pool, every
+// write on the writer fast path (writer.go).
+type seam struct{ s *Store }
+
+func (m seam) Read(op string) (sqlstore.Reader, error) {
+	if err := m.s.check(op); err != nil {
+		return nil, err
 	}
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		if cerr := s.check(op); cerr != nil {
-			return cerr // closed while this call waited
-		}
-		return translate(ctx, op, err)
-	}
-	defer s.hot.forgetHead()
-	if err := fn(tx); err != nil {
-		tx.Rollback()
-		return translate(ctx, op, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return translate(ctx, op, err)
-	}
-	return nil
+	return pool{m.s.r}, nil
 }
+
+func (m seam) Write(ctx context.Context, op string, fn func(sqlstore.Querier) error) error {
+	return m.s.fast(ctx, op, false, func(w *wconn) error { return fn(w) })
+}
+
+func (m seam) Tx(ctx context.Context, op string, fn func(sqlstore.Tx) error) error {
+	return m.s.fast(ctx, op, true, func(w *wconn) error { return fn(w) })
+}
+
+// pool runs statements through database/sql: the reader pool, or the
+// migration's transaction.
+type pool struct {
+	db interface {
+		ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+		QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+		QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	}
+}
+
+func (p pool) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	res, err := p.db.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func (p pool) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
+	return p.db.QueryRowContext(ctx, query, args...)
+}
+
+func (p pool) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
+	rows, err := p.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return sqlRows{rows}, nil
+}
+
+// sqlRows is *sql.Rows with the Close of sqlstore.Rows (the error of Close
+// is Err's).
+type sqlRows struct{ *sql.Rows }
+
+func (r sqlRows) Close() { r.Rows.Close() }

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/switchboardhq/switchboard/internal/sqlstore"
 )
 
 // The writer fast path. Every tool call writes twice (the invocation record,
@@ -23,7 +25,8 @@ import (
 //     first statement; a running statement takes microseconds, and a wait
 //     for another process's lock is bounded by the busy timeout.
 //
-// The store's other writes keep using database/sql (Store.write).
+// Every write of the store takes this path (sqlstore runs its statements
+// on a wconn); reads and migrations use database/sql.
 
 // maxHotStmts bounds the statement cache; a query text past it is prepared
 // and finalized per call (only unusual from-status lists get there).
@@ -59,18 +62,29 @@ type chainHead struct {
 	ok   bool
 }
 
-// forgetHead drops the cached chain head; the next append reads it.
-func (h *hot) forgetHead() {
-	h.mu.Lock()
-	h.head = chainHead{}
-	h.mu.Unlock()
-}
-
-// wconn is the writer connection during one fast-path call.
+// wconn is the writer connection during one fast-path call; it is the
+// sqlstore.Querier (and, in a transaction, sqlstore.Tx) of the write.
+// Statements ignore the caller's context (see bg).
 type wconn struct {
 	h    *hot
 	c    driver.Conn
 	head chainHead // set by an append; becomes h.head when the write commits
+}
+
+var _ sqlstore.Tx = (*wconn)(nil)
+
+// Exec runs a statement and returns how many rows it changed.
+func (w *wconn) Exec(_ context.Context, query string, args ...any) (int64, error) {
+	res, err := w.exec(query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// QueryRow runs a statement and returns its first row.
+func (w *wconn) QueryRow(_ context.Context, query string, args ...any) sqlstore.Row {
+	return w.queryRow(query, args...)
 }
 
 // bg is the context statements run with: it never ends, so no watcher

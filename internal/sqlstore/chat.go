@@ -1,10 +1,9 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
 	"database/sql"
 	"errors"
-	"time"
 
 	"github.com/switchboardhq/switchboard"
 )
@@ -13,24 +12,15 @@ import (
 func (s *Store) ChatGet(ctx context.Context, sessionID string) (switchboard.ChatHistory, error) {
 	const op = "chat get"
 	h := switchboard.ChatHistory{SessionID: sessionID}
-	if err := s.check(op); err != nil {
-		return h, err
-	}
-	var (
-		msgs    string
-		updated int64
-	)
-	err := s.r.QueryRowContext(ctx, `SELECT owner, messages, revision, updated_at FROM chat_history WHERE session_id = ?`, sessionID).
-		Scan(&h.Owner, &msgs, &h.Revision, &updated)
-	if errors.Is(err, sql.ErrNoRows) {
-		return h, switchboard.Errorf(switchboard.CodeNotFound, "%s: no history for chat session %q", op, sessionID)
-	}
-	if err != nil {
-		return h, translate(ctx, op, err)
-	}
-	h.Messages = []byte(msgs)
-	h.UpdatedAt = time.UnixMicro(updated).UTC()
-	return h, nil
+	err := s.read(ctx, op, func(q Reader) error {
+		err := q.QueryRow(ctx, s.sql(`SELECT owner, messages, revision, updated_at FROM chat_history WHERE session_id = ?`), sessionID).
+			Scan(&h.Owner, scanJSON(&h.Messages), &h.Revision, scanTime(&h.UpdatedAt))
+		if errors.Is(err, sql.ErrNoRows) {
+			return switchboard.Errorf(switchboard.CodeNotFound, "%s: no history for chat session %q", op, sessionID)
+		}
+		return err
+	})
+	return h, err
 }
 
 // ChatPut stores h.Messages as the history of h.SessionID, creating the row
@@ -48,17 +38,14 @@ func (s *Store) ChatPut(ctx context.Context, h switchboard.ChatHistory) (switchb
 	if msgs == nil {
 		msgs = "[]"
 	}
-	if h.UpdatedAt.IsZero() {
-		h.UpdatedAt = s.now()
-	}
-	h.UpdatedAt = normTime(h.UpdatedAt)
-	err = s.write(ctx, op, func(tx *sql.Tx) error {
-		return tx.QueryRowContext(ctx, `INSERT INTO chat_history (session_id, owner, messages, revision, updated_at)
+	h.UpdatedAt = normTime(s.stamp(h.UpdatedAt))
+	err = s.db.Write(ctx, op, func(q Querier) error {
+		return q.QueryRow(ctx, s.sql(`INSERT INTO chat_history (session_id, owner, messages, revision, updated_at)
 			VALUES (?, ?, ?, 1, ?)
 			ON CONFLICT (session_id) DO UPDATE SET messages = excluded.messages,
 				revision = chat_history.revision + 1, updated_at = excluded.updated_at
-			RETURNING owner, revision`,
-			h.SessionID, h.Owner, msgs, h.UpdatedAt.UnixMicro()).Scan(&h.Owner, &h.Revision)
+			RETURNING owner, revision`),
+			h.SessionID, h.Owner, msgs, s.time(h.UpdatedAt)).Scan(&h.Owner, &h.Revision)
 	})
 	if err != nil {
 		return h, err

@@ -1,0 +1,132 @@
+package sqlstore
+
+import (
+	"context"
+	"strings"
+
+	"github.com/switchboardhq/switchboard"
+)
+
+// ActivityInsert inserts one ledger entry; its arguments are Entry.Args.
+// Drivers run it from Tx.Append, after Entry.Link.
+const ActivityInsert = `INSERT INTO activity (` + activityCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+const activityCols = `id, ts, actor, verb, target, provenance, reversal, details, prev_hash, hash`
+
+// Entry is an activity entry checked and ready to append: N with its time
+// normalized, and its columns as bound.
+type Entry struct {
+	N              switchboard.ActivityEntry
+	ts             any
+	prov, rev, det any
+}
+
+// newEntry validates e (nil, JSON) and stamps a zero Ts, without changing e.
+func (s *Store) newEntry(op string, e *switchboard.ActivityEntry) (*Entry, error) {
+	if e == nil {
+		return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "%s: nil entry", op)
+	}
+	p := &Entry{N: *e}
+	p.N.Ts = normTime(s.stamp(p.N.Ts))
+	p.ts = s.time(p.N.Ts)
+	var err error
+	if p.prov, err = rawJSON("provenance", p.N.Provenance); err != nil {
+		return nil, err
+	}
+	if p.rev, err = rawJSON("reversal", p.N.Reversal); err != nil {
+		return nil, err
+	}
+	if p.det, err = rawJSON("details", p.N.Details); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Link puts the entry after the chain head (headID, headHash): its ID,
+// PrevHash and Hash.
+func (p *Entry) Link(headID int64, headHash string) {
+	n := &p.N
+	n.ID = headID + 1 // ComputeHash covers the ID, so set it first
+	n.PrevHash = headHash
+	n.Hash = n.ComputeHash(headHash)
+}
+
+// Args are ActivityInsert's arguments for the linked entry.
+func (p *Entry) Args() []any {
+	n := &p.N
+	return []any{n.ID, p.ts, n.Actor, n.Verb, n.Target, p.prov, p.rev, p.det, n.PrevHash, n.Hash}
+}
+
+// ActivityAppend assigns e the next ID, the previous entry's hash and its
+// own hash in one transaction (Tx.Append keeps the chain from forking). A
+// zero Ts is stamped with the store's clock; Ts is kept (and hashed) at
+// microsecond precision in UTC. e is changed only when the append commits.
+func (s *Store) ActivityAppend(ctx context.Context, e *switchboard.ActivityEntry) error {
+	const op = "activity append"
+	p, err := s.newEntry(op, e)
+	if err != nil {
+		return err
+	}
+	if err := s.db.Tx(ctx, op, func(tx Tx) error { return tx.Append(ctx, p) }); err != nil {
+		return err
+	}
+	*e = p.N
+	return nil
+}
+
+// ActivityList pages the ledger oldest first.
+func (s *Store) ActivityList(ctx context.Context, f switchboard.ActivityFilter) ([]switchboard.ActivityEntry, error) {
+	const op = "activity list"
+	where := []string{"id > ?"}
+	args := []any{f.AfterID}
+	if f.Actor != "" {
+		where, args = append(where, "actor = ?"), append(args, f.Actor)
+	}
+	if f.Verb != "" {
+		where, args = append(where, "verb = ?"), append(args, f.Verb)
+	}
+	if !f.Since.IsZero() {
+		where, args = append(where, "ts >= ?"), append(args, s.d.Time(ceilMicro(f.Since)))
+	}
+	args = append(args, limit(f.Limit))
+	out := []switchboard.ActivityEntry{}
+	err := s.read(ctx, op, func(q Reader) error {
+		rows, err := q.Query(ctx, s.sql(`SELECT `+activityCols+` FROM activity WHERE `+
+			strings.Join(where, " AND ")+` ORDER BY id LIMIT ?`), args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var e switchboard.ActivityEntry
+			if err := rows.Scan(&e.ID, scanTime(&e.Ts), &e.Actor, &e.Verb, &e.Target, scanJSON(&e.Provenance),
+				scanJSON(&e.Reversal), scanJSON(&e.Details), &e.PrevHash, &e.Hash); err != nil {
+				return err
+			}
+			out = append(out, e)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// limit is a page size: DefaultActivityLimit for none, at most
+// MaxActivityLimit.
+func limit(n int) int {
+	if n <= 0 {
+		n = DefaultActivityLimit
+	}
+	return min(n, MaxActivityLimit)
+}
+
+// ActivityHead returns the last entry's ID.
+func (s *Store) ActivityHead(ctx context.Context) (int64, error) {
+	var id int64
+	err := s.read(ctx, "activity head", func(q Reader) error {
+		return q.QueryRow(ctx, `SELECT coalesce(max(id), 0) FROM activity`).Scan(&id)
+	})
+	return id, err
+}

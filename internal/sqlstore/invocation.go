@@ -1,0 +1,247 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/switchboardhq/switchboard"
+)
+
+const invocationCols = `id, run_id, tool, tool_version, surface, session_id, caller, status,
+	input, result, error, input_bytes, result_bytes, created_at, updated_at, finished_at, duration_ms`
+
+// Statements of the call path, constant so statement caches hit them.
+const (
+	sqlInsertInvocation = `INSERT INTO invocations (` + invocationCols + `)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	sqlSelectInvocation = `SELECT ` + invocationCols + ` FROM invocations WHERE id = ?`
+)
+
+// scanInvocation reads one row selected with invocationCols.
+func scanInvocation(row Row) (switchboard.Invocation, error) {
+	var (
+		inv             switchboard.Invocation
+		surface, status string
+		errJSON         json.RawMessage
+	)
+	if err := row.Scan(&inv.ID, &inv.RunID, &inv.Tool, &inv.ToolVersion, &surface, &inv.SessionID,
+		&inv.Caller, &status, scanJSON(&inv.Input), scanJSON(&inv.Result), scanJSON(&errJSON),
+		&inv.InputBytes, &inv.ResultBytes, scanTime(&inv.CreatedAt), scanTime(&inv.UpdatedAt),
+		scanTime(&inv.FinishedAt), &inv.DurationMs); err != nil {
+		return inv, err
+	}
+	inv.Surface = switchboard.Surface(surface)
+	inv.Status = switchboard.Status(status)
+	var err error
+	inv.Error, err = decodeError(errJSON)
+	return inv, err
+}
+
+// InvocationCreate inserts a new record; an existing ID is a CONFLICT.
+func (s *Store) InvocationCreate(ctx context.Context, inv switchboard.Invocation) error {
+	const op = "invocation create"
+	if err := s.check(op); err != nil {
+		return err
+	}
+	if inv.ID == "" || inv.Status == "" {
+		return switchboard.Errorf(switchboard.CodeInvalidInput, "%s: id and status are required", op)
+	}
+	input, err := rawJSON("input", inv.Input)
+	if err != nil {
+		return err
+	}
+	result, err := rawJSON("result", inv.Result)
+	if err != nil {
+		return err
+	}
+	errJSON, err := encodeError(inv.Error)
+	if err != nil {
+		return err
+	}
+	err = s.db.Write(ctx, op, func(q Querier) error {
+		_, err := q.Exec(ctx, s.sql(sqlInsertInvocation),
+			inv.ID, inv.RunID, inv.Tool, inv.ToolVersion, string(inv.Surface), inv.SessionID, inv.Caller,
+			string(inv.Status), input, result, errJSON, inv.InputBytes, inv.ResultBytes,
+			s.time(inv.CreatedAt), s.time(inv.UpdatedAt), s.time(inv.FinishedAt), inv.DurationMs)
+		return err
+	})
+	if switchboard.CodeOf(err) == switchboard.CodeConflict {
+		return switchboard.Errorf(switchboard.CodeConflict, "%s: invocation %q already exists", op, inv.ID)
+	}
+	return err
+}
+
+// InvocationGet returns one record or NOT_FOUND.
+func (s *Store) InvocationGet(ctx context.Context, id string) (switchboard.Invocation, error) {
+	const op = "invocation get"
+	var inv switchboard.Invocation
+	err := s.read(ctx, op, func(q Reader) error {
+		var err error
+		inv, err = scanInvocation(q.QueryRow(ctx, s.sql(sqlSelectInvocation), id))
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFound(op, "invocation", id)
+		}
+		return err
+	})
+	return inv, err
+}
+
+// InvocationUpdate is one UPDATE ... WHERE status IN (from) RETURNING; when
+// it matches nothing, the current row is read and comes back with
+// CONFLICT. A concurrent winner makes the loser match nothing (SQLite has
+// one writer; under Postgres's READ COMMITTED the loser waits for the
+// winner's row lock and re-checks the status).
+func (s *Store) InvocationUpdate(ctx context.Context, inv switchboard.Invocation, from ...switchboard.Status) (switchboard.Invocation, error) {
+	const op = "invocation update"
+	c, err := s.newCAS(op, inv, from)
+	if err != nil {
+		return switchboard.Invocation{}, err
+	}
+	if err := s.db.Write(ctx, op, func(q Querier) error { return c.run(ctx, q) }); err != nil {
+		return switchboard.Invocation{}, err
+	}
+	return c.outcome()
+}
+
+// InvocationFinish is InvocationUpdate and, only when its compare-and-swap
+// succeeds, ActivityAppend of e, in one transaction. The invocation row is
+// locked before the chain head, as no other transaction takes them the
+// other way round. On a failed compare nothing is written, e is left as it
+// was, and the current record comes back with CONFLICT.
+func (s *Store) InvocationFinish(ctx context.Context, inv switchboard.Invocation, e *switchboard.ActivityEntry, from ...switchboard.Status) (switchboard.Invocation, error) {
+	const op = "invocation finish"
+	c, err := s.newCAS(op, inv, from)
+	if err != nil {
+		return switchboard.Invocation{}, err
+	}
+	p, err := s.newEntry(op, e)
+	if err != nil {
+		return switchboard.Invocation{}, err
+	}
+	err = s.db.Tx(ctx, op, func(tx Tx) error {
+		if err := c.run(ctx, tx); err != nil || c.conflict {
+			return err
+		}
+		return tx.Append(ctx, p)
+	})
+	if err != nil {
+		return switchboard.Invocation{}, err
+	}
+	if !c.conflict {
+		*e = p.N
+	}
+	return c.outcome()
+}
+
+// casSQLs holds the compare-and-swap UPDATE for 1 to 8 from-statuses, so
+// statement caches see the same text every call.
+var casSQLs = func() (q [9]string) {
+	for n := 1; n < len(q); n++ {
+		q[n] = buildCASSQL(n)
+	}
+	return q
+}()
+
+func casSQL(n int) string {
+	if n < len(casSQLs) {
+		return casSQLs[n]
+	}
+	return buildCASSQL(n)
+}
+
+func buildCASSQL(n int) string {
+	return `UPDATE invocations SET
+		status = ?, session_id = ?, result = ?, error = ?, input_bytes = ?, result_bytes = ?,
+		updated_at = ?, finished_at = ?, duration_ms = ?
+		WHERE id = ? AND status ` + in(n) + `
+		RETURNING ` + invocationCols
+}
+
+// cas is one compare-and-swap of an invocation record.
+type cas struct {
+	s        *Store
+	op       string
+	id       string
+	from     []switchboard.Status
+	args     []any
+	stored   switchboard.Invocation
+	conflict bool
+}
+
+// newCAS checks and encodes the update before anything is sent.
+func (s *Store) newCAS(op string, inv switchboard.Invocation, from []switchboard.Status) (*cas, error) {
+	if len(from) == 0 || inv.Status == "" {
+		return nil, switchboard.Errorf(switchboard.CodeInvalidInput,
+			"%s: a status and at least one from-status are required", op)
+	}
+	result, err := rawJSON("result", inv.Result)
+	if err != nil {
+		return nil, err
+	}
+	errJSON, err := encodeError(inv.Error)
+	if err != nil {
+		return nil, err
+	}
+	args := make([]any, 0, 10+len(from))
+	args = append(args, string(inv.Status), inv.SessionID, result, errJSON, inv.InputBytes, inv.ResultBytes,
+		s.time(inv.UpdatedAt), s.time(inv.FinishedAt), inv.DurationMs, inv.ID)
+	for _, st := range from {
+		args = append(args, string(st))
+	}
+	return &cas{s: s, op: op, id: inv.ID, from: from, args: args}, nil
+}
+
+// run makes the swap on q. When it matches nothing it reads the current
+// row, which is what the compare failed against.
+func (c *cas) run(ctx context.Context, q Querier) error {
+	var err error
+	c.stored, err = scanInvocation(q.QueryRow(ctx, c.s.sql(casSQL(len(c.from))), c.args...))
+	if !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	c.stored, err = scanInvocation(q.QueryRow(ctx, c.s.sql(sqlSelectInvocation), c.id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return notFound(c.op, "invocation", c.id)
+	}
+	c.conflict = err == nil
+	return err
+}
+
+// outcome is the stored record, with CONFLICT when the compare failed.
+func (c *cas) outcome() (switchboard.Invocation, error) {
+	if c.conflict {
+		return c.stored, switchboard.Errorf(switchboard.CodeConflict,
+			"%s: invocation %q is %s, not %v", c.op, c.id, c.stored.Status, c.from)
+	}
+	return c.stored, nil
+}
+
+// InvocationFailInFlight fails every non-terminal record with cause at at.
+func (s *Store) InvocationFailInFlight(ctx context.Context, at time.Time, cause *switchboard.Error) (int, error) {
+	const op = "invocation fail in flight"
+	if cause == nil {
+		return 0, switchboard.Errorf(switchboard.CodeInvalidInput, "%s: a cause is required", op)
+	}
+	errJSON, err := encodeError(cause)
+	if err != nil {
+		return 0, err
+	}
+	t := s.time(s.stamp(at))
+	args := []any{string(switchboard.StatusFailed), errJSON, t, t, t}
+	for _, st := range switchboard.InFlight {
+		args = append(args, string(st))
+	}
+	var n int64
+	err = s.db.Write(ctx, op, func(q Querier) error {
+		var err error
+		n, err = q.Exec(ctx, s.sql(`UPDATE invocations SET
+			status = ?, error = ?, updated_at = ?, finished_at = ?,
+			duration_ms = CASE WHEN created_at IS NULL THEN 0 ELSE `+s.d.MillisSince+` END
+			WHERE status `+in(len(switchboard.InFlight))), args...)
+		return err
+	})
+	return int(n), err
+}

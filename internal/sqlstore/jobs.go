@@ -1,0 +1,179 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/switchboardhq/switchboard"
+)
+
+// Jobs and idempotency keys: the rest of the governance part of the store
+// (see governance.go).
+
+const jobCols = `id, invocation_id, run_id, tool, caller, status, progress, message, result, error,
+	created_at, updated_at, finished_at`
+
+func scanJob(row Row) (switchboard.Job, error) {
+	var (
+		j       switchboard.Job
+		status  string
+		errJSON json.RawMessage
+	)
+	if err := row.Scan(&j.ID, &j.InvocationID, &j.RunID, &j.Tool, &j.Caller, &status, &j.Progress, &j.Message,
+		scanJSON(&j.Result), scanJSON(&errJSON), scanTime(&j.CreatedAt), scanTime(&j.UpdatedAt), scanTime(&j.FinishedAt)); err != nil {
+		return j, err
+	}
+	j.Status = switchboard.JobStatus(status)
+	var err error
+	j.Error, err = decodeError(errJSON)
+	return j, err
+}
+
+// JobCreate inserts a job; an existing ID is a CONFLICT.
+func (s *Store) JobCreate(ctx context.Context, j switchboard.Job) error {
+	const op = "job create"
+	if j.ID == "" || j.Status == "" || j.CreatedAt.IsZero() {
+		return switchboard.Errorf(switchboard.CodeInvalidInput, "%s: id, status and createdAt are required", op)
+	}
+	result, err := rawJSON("result", j.Result)
+	if err != nil {
+		return err
+	}
+	errJSON, err := encodeError(j.Error)
+	if err != nil {
+		return err
+	}
+	if j.UpdatedAt.IsZero() {
+		j.UpdatedAt = j.CreatedAt
+	}
+	return s.db.Write(ctx, op, func(q Querier) error {
+		_, err := q.Exec(ctx, s.sql(`INSERT INTO jobs (`+jobCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+			j.ID, j.InvocationID, j.RunID, j.Tool, j.Caller, string(j.Status), j.Progress, j.Message, result, errJSON,
+			s.time(j.CreatedAt), s.time(j.UpdatedAt), s.time(j.FinishedAt))
+		return err
+	})
+}
+
+// JobGet returns one job.
+func (s *Store) JobGet(ctx context.Context, id string) (switchboard.Job, error) {
+	const op = "job get"
+	var j switchboard.Job
+	err := s.read(ctx, op, func(q Reader) error {
+		var err error
+		j, err = scanJob(q.QueryRow(ctx, s.sql(`SELECT `+jobCols+` FROM jobs WHERE id = ?`), id))
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFound(op, "job", id)
+		}
+		return err
+	})
+	return j, err
+}
+
+// JobUpdate is a compare-and-swap on the job's status.
+func (s *Store) JobUpdate(ctx context.Context, j switchboard.Job, from ...switchboard.JobStatus) (switchboard.Job, error) {
+	const op = "job update"
+	if len(from) == 0 || j.Status == "" {
+		return switchboard.Job{}, switchboard.Errorf(switchboard.CodeInvalidInput, "%s: a status and at least one from-status are required", op)
+	}
+	result, err := rawJSON("result", j.Result)
+	if err != nil {
+		return switchboard.Job{}, err
+	}
+	errJSON, err := encodeError(j.Error)
+	if err != nil {
+		return switchboard.Job{}, err
+	}
+	args := []any{string(j.Status), j.Progress, j.Message, result, errJSON, s.time(s.stamp(j.UpdatedAt)), s.time(j.FinishedAt), j.ID}
+	for _, st := range from {
+		args = append(args, string(st))
+	}
+	var (
+		stored   switchboard.Job
+		conflict bool
+	)
+	err = s.db.Write(ctx, op, func(q Querier) error {
+		var err error
+		stored, err = scanJob(q.QueryRow(ctx, s.sql(`UPDATE jobs SET status = ?, progress = ?, message = ?, result = ?,
+			error = ?, updated_at = ?, finished_at = ? WHERE id = ? AND status `+in(len(from))+`
+			RETURNING `+jobCols), args...))
+		if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		stored, err = scanJob(q.QueryRow(ctx, s.sql(`SELECT `+jobCols+` FROM jobs WHERE id = ?`), j.ID))
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFound(op, "job", j.ID)
+		}
+		conflict = err == nil
+		return err
+	})
+	if err != nil {
+		return switchboard.Job{}, err
+	}
+	if conflict {
+		return stored, switchboard.Errorf(switchboard.CodeConflict, "%s: job %q is %s, not %v", op, j.ID, stored.Status, from)
+	}
+	return stored, nil
+}
+
+// JobFailRunning fails every running job with cause.
+func (s *Store) JobFailRunning(ctx context.Context, at time.Time, cause *switchboard.Error) (int, error) {
+	const op = "job fail running"
+	if cause == nil {
+		return 0, switchboard.Errorf(switchboard.CodeInvalidInput, "%s: a cause is required", op)
+	}
+	errJSON, err := encodeError(cause)
+	if err != nil {
+		return 0, err
+	}
+	t := s.time(s.stamp(at))
+	var n int64
+	err = s.db.Write(ctx, op, func(q Querier) error {
+		var err error
+		n, err = q.Exec(ctx, s.sql(`UPDATE jobs SET status = 'failed', error = ?, updated_at = ?, finished_at = ?
+			WHERE status = 'running'`), errJSON, t, t)
+		return err
+	})
+	return int(n), err
+}
+
+// IdempotencyClaim is one upsert that replaces only an expired record, so
+// of two concurrent claims exactly one stores its record; the loser reads
+// the record that won.
+func (s *Store) IdempotencyClaim(ctx context.Context, r switchboard.IdempotencyRecord, notBefore time.Time) (switchboard.IdempotencyRecord, bool, error) {
+	const op = "idempotency claim"
+	if r.Scope == "" || r.Key == "" || r.InvocationID == "" {
+		return r, false, switchboard.Errorf(switchboard.CodeInvalidInput, "%s: scope, key and invocation are required", op)
+	}
+	r.CreatedAt = normTime(s.stamp(r.CreatedAt))
+	stored, claimed := r, false
+	err := s.db.Write(ctx, op, func(q Querier) error {
+		var got string
+		err := q.QueryRow(ctx, s.sql(`INSERT INTO idempotency_keys (scope, key, digest, invocation_id, created_at)
+			VALUES (?, ?, ?, ?, ?) ON CONFLICT (scope, key) DO UPDATE SET digest = excluded.digest,
+			invocation_id = excluded.invocation_id, created_at = excluded.created_at
+			WHERE idempotency_keys.created_at < ? RETURNING invocation_id`),
+			r.Scope, r.Key, r.Digest, r.InvocationID, s.time(r.CreatedAt), s.d.Time(normTime(notBefore))).Scan(&got)
+		if claimed = err == nil; claimed || !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		stored = switchboard.IdempotencyRecord{Scope: r.Scope, Key: r.Key}
+		return q.QueryRow(ctx, s.sql(`SELECT digest, invocation_id, created_at FROM idempotency_keys WHERE scope = ? AND key = ?`),
+			r.Scope, r.Key).Scan(&stored.Digest, &stored.InvocationID, scanTime(&stored.CreatedAt))
+	})
+	if err != nil {
+		return r, false, err
+	}
+	return stored, claimed, nil
+}
+
+// IdempotencyRelease deletes a claim that still names invocationID.
+func (s *Store) IdempotencyRelease(ctx context.Context, scope, key, invocationID string) error {
+	return s.db.Write(ctx, "idempotency release", func(q Querier) error {
+		_, err := q.Exec(ctx, s.sql(`DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND invocation_id = ?`),
+			scope, key, invocationID)
+		return err
+	})
+}

@@ -8,7 +8,10 @@
 // schema (created if missing), which is also how tests isolate themselves.
 // Concurrency between replicas is handled in the database: compare-and-swap
 // updates are single statements and activity appends lock the chain head.
-// The driver passes the storetest conformance suite, like the sqlite driver.
+// The SQL itself is shared with the sqlite driver (internal/sqlstore); this
+// package holds the pool, the transactions, the chain-head lock and
+// Postgres's error codes. The driver passes the storetest conformance
+// suite, like the sqlite driver.
 package postgres
 
 import (
@@ -17,8 +20,10 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/sqlstore"
 )
 
 // Options tune a Store. A nil *Options means defaults.
@@ -35,11 +40,33 @@ type Options struct {
 	Now func() time.Time
 }
 
+// Activity paging limits (ActivityFilter.Limit).
+const (
+	DefaultActivityLimit = sqlstore.DefaultActivityLimit
+	MaxActivityLimit     = sqlstore.MaxActivityLimit
+)
+
+// core is the shared SQL of both drivers; Store's methods are its.
+type core = sqlstore.Store
+
 // Store is a switchboard.Store backed by a Postgres database.
 type Store struct {
+	*core
 	pool   *pgxpool.Pool
-	now    func() time.Time
 	closed atomic.Bool
+}
+
+// dialect is Postgres's: $n placeholders, timestamptz times.
+var dialect = sqlstore.Dialect{
+	Numbered:    true,
+	Time:        func(t time.Time) any { return t },
+	MillisSince: `(EXTRACT(EPOCH FROM (CAST(? AS timestamptz) - created_at)) * 1000)::double precision`,
+	MigrationsTable: `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version    int         PRIMARY KEY,
+		name       text        NOT NULL,
+		applied_at timestamptz NOT NULL DEFAULT now()
+	)`,
+	Translate: translate,
 }
 
 var _ switchboard.Store = (*Store)(nil)
@@ -78,11 +105,13 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 		pool.Close()
 		return nil, translate(ctx, op, err)
 	}
-	if err := migrate(ctx, pool, o.Schema); err != nil {
+	if err := migrate(ctx, pool, o.Schema, o.Now()); err != nil {
 		pool.Close()
 		return nil, err
 	}
-	return &Store{pool: pool, now: o.Now}, nil
+	s := &Store{pool: pool}
+	s.core = sqlstore.New(seam{s}, dialect, o.Now)
+	return s, nil
 }
 
 // Close closes the pool. It is safe to call more than once; every later
@@ -97,15 +126,59 @@ func (s *Store) Close() error {
 // check refuses calls on a closed Store with a coded error.
 func (s *Store) check(op string) error {
 	if s.closed.Load() {
-		return switchboard.Errorf(switchboard.CodeUnavailable, "%s: store is closed", op)
+		return sqlstore.Closed(op)
 	}
 	return nil
 }
 
-// write runs fn in one transaction and translates its error.
-func (s *Store) write(ctx context.Context, op string, fn func(pgx.Tx) error) error {
-	if err := s.check(op); err != nil {
+// seam is the Store as sqlstore sees it: single statements on the pool
+// (each commits by itself), transactions with pgx.BeginFunc.
+type seam struct{ s *Store }
+
+func (m seam) Read(op string) (sqlstore.Reader, error) {
+	if err := m.s.check(op); err != nil {
+		return nil, err
+	}
+	return conn{m.s.pool}, nil
+}
+
+func (m seam) Write(ctx context.Context, op string, fn func(sqlstore.Querier) error) error {
+	if err := m.s.check(op); err != nil {
 		return err
 	}
-	return translate(ctx, op, pgx.BeginFunc(ctx, s.pool, fn))
+	return translate(ctx, op, fn(conn{m.s.pool}))
 }
+
+func (m seam) Tx(ctx context.Context, op string, fn func(sqlstore.Tx) error) error {
+	if err := m.s.check(op); err != nil {
+		return err
+	}
+	return translate(ctx, op, pgx.BeginFunc(ctx, m.s.pool, func(t pgx.Tx) error { return fn(tx{conn{t}}) }))
+}
+
+// conn runs statements on the pool or in a transaction.
+type conn struct {
+	q interface {
+		Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+		QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+		Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	}
+}
+
+func (c conn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	tag, err := c.q.Exec(ctx, query, args...)
+	return tag.RowsAffected(), err
+}
+
+func (c conn) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
+	return c.q.QueryRow(ctx, query, args...)
+}
+
+func (c conn) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
+	return c.q.Query(ctx, query, args...)
+}
+
+// tx is a transaction; it appends to the ledger (activity.go).
+type tx struct{ conn }
+
+var _ sqlstore.Tx = tx{}

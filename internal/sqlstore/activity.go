@@ -13,8 +13,9 @@ const ActivityInsert = `INSERT INTO activity (` + activityCols + `) VALUES (?, ?
 
 const activityCols = `id, ts, actor, verb, target, provenance, reversal, details, prev_hash, hash`
 
-// Entry is an activity entry checked and ready to append: N with its time
-// normalized, and its columns as bound.
+// Entry is an activity entry checked and ready to append: N is the entry
+// with its time normalized (and, after Link, its ID and hashes); the
+// columns are kept as bound.
 type Entry struct {
 	N              switchboard.ActivityEntry
 	ts             any

@@ -8,9 +8,10 @@
 //
 // The drivers (sqlite, postgres) keep their connection handling, their
 // transactions and SQLite's single-writer fast path; they embed a *Store
-// and add Close. Queries are written once with ? placeholders and rewritten
-// to $n for Postgres when the Store is built, so the statement texts of the
-// call path are constants that prepared-statement caches hit.
+// and add Close. Queries are written once with ? placeholders; for Postgres
+// each text is rewritten to $n on first use and the rewrite is kept, so the
+// statement texts of the call path stay constants that prepared-statement
+// caches hit.
 package sqlstore
 
 import (

@@ -53,17 +53,7 @@ func (s *Store) TokenCreate(ctx context.Context, t switchboard.AgentToken) error
 
 // TokenGet returns one token, revoked or not.
 func (s *Store) TokenGet(ctx context.Context, id string) (switchboard.AgentToken, error) {
-	const op = "token get"
-	var t switchboard.AgentToken
-	err := s.read(ctx, op, func(q Reader) error {
-		var err error
-		t, err = scanToken(q.QueryRow(ctx, s.sql(`SELECT `+tokenCols+` FROM agent_tokens WHERE id = ?`), id))
-		if errors.Is(err, sql.ErrNoRows) {
-			return notFound(op, "token", id)
-		}
-		return err
-	})
-	return t, err
+	return get(ctx, s, "token get", "token", id, scanToken, `SELECT `+tokenCols+` FROM agent_tokens WHERE id = ?`)
 }
 
 // TokenList returns every token, oldest first.
@@ -147,18 +137,10 @@ func (s *Store) ApprovalCreate(ctx context.Context, a switchboard.ApprovalReques
 
 // ApprovalGet returns one request.
 func (s *Store) ApprovalGet(ctx context.Context, id string) (switchboard.ApprovalRequest, error) {
-	const op = "approval get"
-	var a switchboard.ApprovalRequest
-	err := s.read(ctx, op, func(q Reader) error {
-		var err error
-		a, err = scanApproval(q.QueryRow(ctx, s.sql(`SELECT `+approvalCols+` FROM approvals WHERE id = ?`), id))
-		if errors.Is(err, sql.ErrNoRows) {
-			return notFound(op, "approval", id)
-		}
-		return err
-	})
-	return a, err
+	return get(ctx, s, "approval get", "approval", id, scanApproval, sqlSelectApproval)
 }
+
+const sqlSelectApproval = `SELECT ` + approvalCols + ` FROM approvals WHERE id = ?`
 
 // ApprovalList returns matching requests, oldest first.
 func (s *Store) ApprovalList(ctx context.Context, f switchboard.ApprovalFilter) ([]switchboard.ApprovalRequest, error) {
@@ -223,16 +205,8 @@ func (s *Store) approvalCAS(ctx context.Context, op, id, set, cond string, args 
 	)
 	err := s.db.Write(ctx, op, func(q Querier) error {
 		var err error
-		stored, err = scanApproval(q.QueryRow(ctx, s.sql(`UPDATE approvals SET `+set+` WHERE id = ? AND `+cond+
-			` RETURNING `+approvalCols), append(args, id)...))
-		if !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		stored, err = scanApproval(q.QueryRow(ctx, s.sql(`SELECT `+approvalCols+` FROM approvals WHERE id = ?`), id))
-		if errors.Is(err, sql.ErrNoRows) {
-			return notFound(op, "approval", id)
-		}
-		conflict = err == nil
+		stored, conflict, err = swap(ctx, s, q, op, "approval", id, scanApproval,
+			`UPDATE approvals SET `+set+` WHERE id = ? AND `+cond+` RETURNING `+approvalCols, append(args, id), sqlSelectApproval)
 		return err
 	})
 	if err != nil {

@@ -2,9 +2,7 @@ package sqlstore
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"time"
 
 	"github.com/switchboardhq/switchboard"
@@ -76,24 +74,11 @@ func (s *Store) InvocationCreate(ctx context.Context, inv switchboard.Invocation
 
 // InvocationGet returns one record or NOT_FOUND.
 func (s *Store) InvocationGet(ctx context.Context, id string) (switchboard.Invocation, error) {
-	const op = "invocation get"
-	var inv switchboard.Invocation
-	err := s.read(ctx, op, func(q Reader) error {
-		var err error
-		inv, err = scanInvocation(q.QueryRow(ctx, s.sql(sqlSelectInvocation), id))
-		if errors.Is(err, sql.ErrNoRows) {
-			return notFound(op, "invocation", id)
-		}
-		return err
-	})
-	return inv, err
+	return get(ctx, s, "invocation get", "invocation", id, scanInvocation, sqlSelectInvocation)
 }
 
 // InvocationUpdate is one UPDATE ... WHERE status IN (from) RETURNING; when
-// it matches nothing, the current row is read and comes back with
-// CONFLICT. A concurrent winner makes the loser match nothing (SQLite has
-// one writer; under Postgres's READ COMMITTED the loser waits for the
-// winner's row lock and re-checks the status).
+// it matches nothing, the current row comes back with CONFLICT (swap).
 func (s *Store) InvocationUpdate(ctx context.Context, inv switchboard.Invocation, from ...switchboard.Status) (switchboard.Invocation, error) {
 	const op = "invocation update"
 	c, err := s.newCAS(op, inv, from)
@@ -194,19 +179,11 @@ func (s *Store) newCAS(op string, inv switchboard.Invocation, from []switchboard
 	return &cas{s: s, op: op, id: inv.ID, from: from, args: args}, nil
 }
 
-// run makes the swap on q. When it matches nothing it reads the current
-// row, which is what the compare failed against.
+// run makes the swap on q.
 func (c *cas) run(ctx context.Context, q Querier) error {
 	var err error
-	c.stored, err = scanInvocation(q.QueryRow(ctx, c.s.sql(casSQL(len(c.from))), c.args...))
-	if !errors.Is(err, sql.ErrNoRows) {
-		return err
-	}
-	c.stored, err = scanInvocation(q.QueryRow(ctx, c.s.sql(sqlSelectInvocation), c.id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return notFound(c.op, "invocation", c.id)
-	}
-	c.conflict = err == nil
+	c.stored, c.conflict, err = swap(ctx, c.s, q, c.op, "invocation", c.id, scanInvocation,
+		casSQL(len(c.from)), c.args, sqlSelectInvocation)
 	return err
 }
 

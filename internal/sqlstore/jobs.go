@@ -59,18 +59,10 @@ func (s *Store) JobCreate(ctx context.Context, j switchboard.Job) error {
 
 // JobGet returns one job.
 func (s *Store) JobGet(ctx context.Context, id string) (switchboard.Job, error) {
-	const op = "job get"
-	var j switchboard.Job
-	err := s.read(ctx, op, func(q Reader) error {
-		var err error
-		j, err = scanJob(q.QueryRow(ctx, s.sql(`SELECT `+jobCols+` FROM jobs WHERE id = ?`), id))
-		if errors.Is(err, sql.ErrNoRows) {
-			return notFound(op, "job", id)
-		}
-		return err
-	})
-	return j, err
+	return get(ctx, s, "job get", "job", id, scanJob, sqlSelectJob)
 }
+
+const sqlSelectJob = `SELECT ` + jobCols + ` FROM jobs WHERE id = ?`
 
 // JobUpdate is a compare-and-swap on the job's status.
 func (s *Store) JobUpdate(ctx context.Context, j switchboard.Job, from ...switchboard.JobStatus) (switchboard.Job, error) {
@@ -96,17 +88,9 @@ func (s *Store) JobUpdate(ctx context.Context, j switchboard.Job, from ...switch
 	)
 	err = s.db.Write(ctx, op, func(q Querier) error {
 		var err error
-		stored, err = scanJob(q.QueryRow(ctx, s.sql(`UPDATE jobs SET status = ?, progress = ?, message = ?, result = ?,
-			error = ?, updated_at = ?, finished_at = ? WHERE id = ? AND status `+in(len(from))+`
-			RETURNING `+jobCols), args...))
-		if !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		stored, err = scanJob(q.QueryRow(ctx, s.sql(`SELECT `+jobCols+` FROM jobs WHERE id = ?`), j.ID))
-		if errors.Is(err, sql.ErrNoRows) {
-			return notFound(op, "job", j.ID)
-		}
-		conflict = err == nil
+		stored, conflict, err = swap(ctx, s, q, op, "job", j.ID, scanJob, `UPDATE jobs SET status = ?, progress = ?,
+			message = ?, result = ?, error = ?, updated_at = ?, finished_at = ? WHERE id = ? AND status `+in(len(from))+`
+			RETURNING `+jobCols, args, sqlSelectJob)
 		return err
 	})
 	if err != nil {

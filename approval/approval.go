@@ -1,7 +1,8 @@
 // Package approval is human-in-the-loop approval: the broker.Policy that
 // decides, for every call on every path, whether the caller may make it
-// (scope, user-only) and whether a human must approve it first, and the
-// service through which approvals are requested, listed and decided.
+// (user-only tools are the user's; a full queue waits) and whether a human
+// must approve it first, and the service through which approvals are
+// requested, listed and decided.
 //
 // A call that needs approval is recorded as awaiting_approval; an
 // ApprovalRequest binds to that one invocation (tool, tool version and
@@ -31,7 +32,6 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/bus"
 	"github.com/switchboardhq/switchboard/internal/redact"
-	"github.com/switchboardhq/switchboard/scope"
 	"github.com/switchboardhq/switchboard/search"
 )
 
@@ -194,18 +194,21 @@ func rank(a switchboard.Approval) int {
 	return 0
 }
 
-// Admit refuses an agent's call outside its scope or of a user-only tool
-// (FORBIDDEN), and an agent's call needing approval while its queue is
-// full (RATE_LIMITED). Users are unscoped.
+// Admit refuses an agent's call of a tool that is user-only for agents
+// (FORBIDDEN) and an agent's call needing approval while its queue is full
+// (RATE_LIMITED). Users are unscoped. Scope is not checked here: a tool
+// outside the caller's scope, or user-only, is invisible to it in the
+// registry the broker resolves calls through (registry.Visible), so such a
+// call is TOOL_NOT_FOUND before it reaches the policy. The user-only
+// refusal stays as the approval rule itself ("only a person runs it"), for
+// a registry not told this service's floor (registry.Options.Approval).
 func (s *Service) Admit(_ context.Context, caller switchboard.Principal, t switchboard.Tool) error {
 	if caller.Kind != switchboard.PrincipalAgent {
 		return nil
 	}
 	if s.Effective(t) == switchboard.ApprovalUserOnly {
-		t.Approval = switchboard.ApprovalUserOnly
-	}
-	if err := scope.Admit(caller, t); err != nil {
-		return err
+		return switchboard.Errorf(switchboard.CodeForbidden, "%s is user-only: agents cannot call it; ask the user to run it", t.Name).
+			WithDetails(map[string]any{"tool": t.Name, "reason": "user-only"})
 	}
 	if s.Effective(t) == switchboard.ApprovalHITL {
 		s.mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -328,17 +329,20 @@ func TestApproveAfterExpiry(t *testing.T) {
 	}
 }
 
+// An agent's call of a user-only tool or of one outside its scope never
+// reaches the policy: the registry hides both from agents, so the broker
+// answers TOOL_NOT_FOUND, as for a name that does not exist.
 func TestUserOnlyAndScope(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx := context.Background()
 	inv, err := e.b.Call(switchboard.WithPrincipal(ctx, planner), broker.CallRequest{Tool: "tasks.purge"})
-	wantCode(t, err, switchboard.CodeForbidden)
+	wantCode(t, err, switchboard.CodeToolNotFound)
 	if inv.ID != "" {
 		t.Fatal("a refused call was recorded")
 	}
 	scoped := switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "s", Allow: []string{"tasks.*"}, Deny: []string{"*.delete"}}
 	_, err = e.b.Call(switchboard.WithPrincipal(ctx, scoped), broker.CallRequest{Tool: "tasks.delete", Input: json.RawMessage(`{"id":1}`)})
-	wantCode(t, err, switchboard.CodeForbidden)
+	wantCode(t, err, switchboard.CodeToolNotFound)
 	if _, err := e.b.Call(switchboard.WithPrincipal(ctx, scoped), broker.CallRequest{Tool: "tasks.list"}); err != nil {
 		t.Fatal(err)
 	}
@@ -351,6 +355,26 @@ func TestUserOnlyAndScope(t *testing.T) {
 	}
 	if n := e.runs.Load(); n != 3 {
 		t.Fatalf("ran %d, want 3", n)
+	}
+}
+
+// A floor that makes a class user-only is the approval rule itself: even
+// through a registry that was not told the floor (registry.Options.Approval,
+// which would hide the tools), an agent's call is refused, never run.
+func TestUserOnlyFloor(t *testing.T) {
+	e := newEnv(t, func(o *approval.Options) {
+		o.Floor = map[switchboard.Class]switchboard.Approval{switchboard.ClassMutate: switchboard.ApprovalUserOnly}
+	})
+	ctx := context.Background()
+	_, err := e.b.Call(switchboard.WithPrincipal(ctx, planner), broker.CallRequest{Tool: "tasks.touch"})
+	if ue := wantCode(t, err, switchboard.CodeForbidden); !strings.Contains(ue.Message, "user-only") {
+		t.Fatalf("refusal %v", ue)
+	}
+	if _, err := e.b.Call(switchboard.WithPrincipal(ctx, user), broker.CallRequest{Tool: "tasks.touch"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.runs.Load(); n != 1 {
+		t.Fatalf("ran %d, want 1 (the user's)", n)
 	}
 }
 

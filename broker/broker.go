@@ -1,12 +1,13 @@
 // Package broker is the one call path: every tool call — from the HTTP API,
 // the CLI, MCP or the agent loop — goes through Broker.Call, which resolves
-// the tool, validates the input against its inputSchema, applies the policy
-// seam (scope checks and approvals slot in there), waits for a concurrency
-// slot, persists the invocation, executes it through its binding (a Go
-// function registered in this process, an HTTP call to the app's backend,
-// or a live browser tab), validates the result against the outputSchema,
-// records the terminal state with a compare-and-swap ("first terminal write
-// wins") and appends a ledger entry. Transports only translate.
+// the tool as the caller may see it (a hidden tool is TOOL_NOT_FOUND),
+// validates the input against its inputSchema, applies the policy seam
+// (approvals slot in there), waits for a concurrency slot, persists the
+// invocation, executes it through its binding (a Go function registered in
+// this process, an HTTP call to the app's backend, or a live browser tab),
+// validates the result against the outputSchema, records the terminal state
+// with a compare-and-swap ("first terminal write wins") and appends a ledger
+// entry. Transports only translate.
 //
 // Call returns the terminal record. A call refused before anything was
 // recorded (unknown tool, bad input, no slot) returns a zero record and the
@@ -54,8 +55,8 @@ type Options struct {
 	Registry *registry.Registry
 	// Browser reaches live tabs; nil means browser tools are unavailable.
 	Browser Browser
-	// Policy is the seam for scope checks and approvals; nil admits every
-	// call and asks for no approval.
+	// Policy is the seam for approvals; nil admits every call and asks for
+	// no approval.
 	Policy Policy
 	Logger *slog.Logger
 	Now    func() time.Time
@@ -270,8 +271,8 @@ func (b *Broker) prepare(ctx context.Context, req CallRequest) (*call, error) {
 	if err := b.resolve(ctx, req, c); err != nil {
 		return nil, err
 	}
-	// Scope first: a caller outside it learns nothing of the tool's schema
-	// from a validation error.
+	// The policy before validation: a caller it refuses learns nothing of
+	// the tool's schema from a validation error.
 	if b.policy != nil {
 		if err := b.policy.Admit(ctx, c.caller, c.tool); err != nil {
 			return nil, err
@@ -297,7 +298,11 @@ func (b *Broker) prepare(ctx context.Context, req CallRequest) (*call, error) {
 
 // resolve finds the tool: the catalog first; a browser tool (or a name the
 // catalog lacks) is asked of the live sessions, whose advertised version
-// wins because that is what the tab will run.
+// wins because that is what the tab will run. This is the call-time check
+// of visibility: the registry answers TOOL_NOT_FOUND for a tool the caller
+// may not see, and a tab's tool passes the same predicate
+// (registry.Visible), so a call of a hidden tool fails exactly like a call
+// of a name nothing knows.
 func (b *Broker) resolve(ctx context.Context, req CallRequest, c *call) error {
 	t, err := b.reg.Get(ctx, req.Tool)
 	switch {
@@ -314,14 +319,23 @@ func (b *Broker) resolve(ctx context.Context, req CallRequest, c *call) error {
 		}
 		return switchboard.Errorf(switchboard.CodeToolUnavailable, "browser tool %s needs a live browser session, and this daemon has none attached", req.Tool)
 	}
-	target, rerr := b.browser.Resolve(ctx, req.Tool, req.SessionID, req.RunID)
+	name := req.Tool
+	if err != nil && !b.reg.Visible(ctx, switchboard.Tool{Name: name}) {
+		// A name outside the caller's scope is not asked of the tabs, whose
+		// answers (which tabs have it) would tell that it exists. They are
+		// asked for a name no tab can advertise instead, so the answer is
+		// exactly an unknown name's: the session's state, or not found.
+		name = ""
+	}
+	target, rerr := b.browser.Resolve(ctx, name, req.SessionID, req.RunID)
 	if rerr != nil {
 		if err != nil && switchboard.CodeOf(rerr) == switchboard.CodeToolUnavailable {
-			// Neither the catalog nor any tab knows the name.
-			return switchboard.Errorf(switchboard.CodeToolNotFound,
-				"no tool named %q: not in the catalog, and no connected tab advertises it (browser tools exist only while their tab is open); search the catalog for the right name", req.Tool)
+			return unknownTool(req.Tool)
 		}
 		return rerr
+	}
+	if name == "" || !b.reg.Visible(ctx, target.Tool) {
+		return unknownTool(req.Tool)
 	}
 	c.tool, c.in, c.out, c.target = target.Tool, target.Input, target.Output, &target
 	if c.in == nil {
@@ -330,6 +344,13 @@ func (b *Broker) resolve(ctx context.Context, req CallRequest, c *call) error {
 		}
 	}
 	return nil
+}
+
+// unknownTool is the answer when neither the catalog nor any tab knows the
+// name, or the caller may not see the tool.
+func unknownTool(name string) error {
+	return switchboard.Errorf(switchboard.CodeToolNotFound,
+		"no tool named %q: not in the catalog, and no connected tab advertises it (browser tools exist only while their tab is open); search the catalog for the right name", name)
 }
 
 // timeoutFor picks the tool's timeout, else its binding's, else the default.

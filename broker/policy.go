@@ -7,13 +7,15 @@ import (
 	"github.com/switchboardhq/switchboard"
 )
 
-// Policy is where scope checks and approvals slot into the call path (the
-// approval package implements it). The broker calls Admit before anything
-// is recorded, then NeedsApproval. When that is true the invocation is
-// stored as awaiting_approval, RequestApproval records the human decision
-// it waits for, and AwaitApproval blocks until that decision; only then
-// does the call take a concurrency slot and its timeout start, so a
-// pending approval never holds a slot others could use. A nil Policy
+// Policy is where approvals slot into the call path (the approval package
+// implements it). Scope is not the policy's: a tool the caller may not see
+// is TOOL_NOT_FOUND when the broker resolves it through the registry
+// (registry.Visible), before the policy is asked. The broker calls Admit
+// before anything is recorded, then NeedsApproval. When that is true the
+// invocation is stored as awaiting_approval, RequestApproval records the
+// human decision it waits for, and AwaitApproval blocks until that decision;
+// only then does the call take a concurrency slot and its timeout start, so
+// a pending approval never holds a slot others could use. A nil Policy
 // admits every call and asks for no approval.
 type Policy interface {
 	// Admit refuses a call the caller may not make (FORBIDDEN, or

@@ -108,7 +108,11 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	reg, err := registry.New(ctx, opts.Store, &registry.Options{Logger: log, Audit: d.Ledger.RecordToolChange})
+	ro := &registry.Options{Logger: log, Audit: d.Ledger.RecordToolChange}
+	if d.Approvals != nil { // agents see no tool the approval floor makes user-only
+		ro.Approval = d.Approvals.Effective
+	}
+	reg, err := registry.New(ctx, opts.Store, ro)
 	if err != nil {
 		return nil, err
 	}

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -158,6 +160,39 @@ func (g *gov) raw(t *testing.T, tok, method, path, body string, hdr map[string]s
 	return resp.StatusCode, resp.Header, m
 }
 
+// sameAsUnknown checks that every tool route answers an agent's request
+// for each hidden tool byte for byte as it answers for unknown (a name
+// that does not exist), once the name is swapped.
+func sameAsUnknown(t *testing.T, g *gov, token string, hidden []string, unknown string) {
+	t.Helper()
+	routes := []struct{ method, path, body string }{
+		{"GET", "/api/v1/tools/%s", ""},
+		{"POST", "/api/v1/tools/%s/call", `{"input":{}}`},
+		{"POST", "/api/v1/tools/%s/call", `{"input":{},"sessionId":"ses_none"}`},
+	}
+	for _, rt := range routes {
+		wantSt, _, want := g.raw(t, token, rt.method, fmt.Sprintf(rt.path, unknown), rt.body, nil)
+		wantJSON, _ := json.Marshal(want)
+		if code(want) != "TOOL_NOT_FOUND" && !strings.Contains(rt.body, "sessionId") {
+			t.Fatalf("%s %s of an unknown name: %d %s", rt.method, rt.path, wantSt, wantJSON)
+		}
+		for _, name := range hidden {
+			st, _, got := g.raw(t, token, rt.method, fmt.Sprintf(rt.path, name), rt.body, nil)
+			gotJSON, _ := json.Marshal(got)
+			if st != wantSt || strings.ReplaceAll(string(gotJSON), name, unknown) != string(wantJSON) {
+				t.Errorf("%s %s for hidden %s: %d %s; an unknown name gets %d %s", rt.method, rt.path, name, st, gotJSON, wantSt, wantJSON)
+			}
+		}
+	}
+	_, _, found := g.raw(t, token, "POST", "/api/v1/tools/search", `{"query":"`+strings.Join(hidden, " ")+`","limit":100}`, nil)
+	items, _ := found["items"].([]any)
+	for _, it := range items {
+		if n, _ := it.(map[string]any)["name"].(string); slices.Contains(hidden, n) {
+			t.Errorf("search shows hidden %s", n)
+		}
+	}
+}
+
 func code(m map[string]any) string {
 	e, _ := m["error"].(map[string]any)
 	c, _ := e["code"].(string)
@@ -198,9 +233,15 @@ func TestScopedAgentToken(t *testing.T) {
 	if _, err := ag.GetTool(ctx, "tasks.delete"); switchboard.CodeOf(err) != switchboard.CodeToolNotFound {
 		t.Fatalf("describe a denied tool: %v", err)
 	}
-	for _, name := range []string{"tasks.delete", "admin.purge", "media.upload"} {
-		if _, err := ag.CallTool(ctx, name, nil, client.CallOptions{}); switchboard.CodeOf(err) != switchboard.CodeForbidden {
-			t.Errorf("call %s: %v, want FORBIDDEN", name, err)
+	// Out of scope, or user-only, reads exactly like a name that does not
+	// exist: same code, same message, no scope lists. (This answered
+	// FORBIDDEN "outside the scope of agent:planner" with allow and deny
+	// until the registry became the one place visibility is decided.)
+	hidden := []string{"tasks.delete", "admin.purge", "media.upload"}
+	sameAsUnknown(t, g, tok.Token, hidden, "tasks.nope")
+	for _, name := range hidden {
+		if _, err := ag.CallTool(ctx, name, nil, client.CallOptions{}); switchboard.CodeOf(err) != switchboard.CodeToolNotFound {
+			t.Errorf("call %s: %v, want TOOL_NOT_FOUND", name, err)
 		}
 	}
 	if es := g.toolCalls(t); len(es) != 0 {

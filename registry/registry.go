@@ -8,6 +8,10 @@
 // cache at once; writes by another replica are picked up when a read notices
 // that the store's catalog revision moved (checked at most once per
 // RefreshInterval).
+//
+// Every read (List, Search, Get, Schemas) is the catalog as the caller in
+// the context may see it: one predicate (Visible, view.go) decides, and a
+// hidden tool reads exactly like one that does not exist.
 package registry
 
 import (
@@ -35,6 +39,11 @@ type Options struct {
 	// ledger can record what changed (rug-pull detection) without the
 	// registry importing it.
 	Audit func(ctx context.Context, a Audit)
+	// Approval, if set, is the approval an agent's call of a tool gets
+	// (approval.Service.Effective: the declared one raised to its class's
+	// floor). A tool it makes user-only is hidden from agents like one
+	// that declares user-only. nil means the declared approval.
+	Approval func(switchboard.Tool) switchboard.Approval
 }
 
 // Audit is one change of an effective descriptor: Before is nil for a new
@@ -48,11 +57,12 @@ type Audit struct {
 
 // Registry is the merged, searchable catalog. Safe for concurrent use.
 type Registry struct {
-	store   switchboard.Store
-	log     *slog.Logger
-	refresh time.Duration
-	now     func() time.Time
-	audit   func(context.Context, Audit)
+	store    switchboard.Store
+	log      *slog.Logger
+	refresh  time.Duration
+	now      func() time.Time
+	audit    func(context.Context, Audit)
+	approval func(switchboard.Tool) switchboard.Approval
 
 	mu      sync.RWMutex
 	rev     int64
@@ -106,13 +116,14 @@ func New(ctx context.Context, store switchboard.Store, opts *Options) (*Registry
 		opts = &Options{}
 	}
 	r := &Registry{
-		store:   store,
-		log:     opts.Logger,
-		refresh: opts.RefreshInterval,
-		now:     opts.Now,
-		audit:   opts.Audit,
-		index:   search.New(nil),
-		subs:    map[chan<- Change]struct{}{},
+		store:    store,
+		log:      opts.Logger,
+		refresh:  opts.RefreshInterval,
+		now:      opts.Now,
+		audit:    opts.Audit,
+		approval: opts.Approval,
+		index:    search.New(nil),
+		subs:     map[chan<- Change]struct{}{},
 	}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
@@ -353,7 +364,8 @@ func (r *Registry) applyLocked(ctx context.Context, names []string, apply func(r
 	return nil
 }
 
-// Get returns the effective descriptor of name, or TOOL_NOT_FOUND.
+// Get returns the effective descriptor of name, or TOOL_NOT_FOUND when
+// there is none or the caller in ctx may not see it.
 func (r *Registry) Get(ctx context.Context, name string) (switchboard.Tool, error) {
 	e, err := r.get(ctx, name)
 	if err != nil {
@@ -379,13 +391,14 @@ func (r *Registry) get(ctx context.Context, name string) (*entry, error) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	e, ok := r.tools[name]
-	if !ok {
-		return nil, switchboard.Errorf(switchboard.CodeToolNotFound, "no tool named %q; search the catalog to find the right name", name)
+	if !ok || !r.Visible(ctx, e.tool) {
+		return nil, notFound(name)
 	}
 	return e, nil
 }
 
-// List returns the effective catalog sorted by name, optionally one surface.
+// List returns the effective catalog the caller in ctx may see, sorted by
+// name, optionally one surface.
 func (r *Registry) List(ctx context.Context, surface switchboard.Surface) ([]switchboard.Tool, error) {
 	if err := r.fresh(ctx); err != nil {
 		return nil, err
@@ -393,7 +406,7 @@ func (r *Registry) List(ctx context.Context, surface switchboard.Surface) ([]swi
 	r.mu.RLock()
 	out := make([]switchboard.Tool, 0, len(r.tools))
 	for _, e := range r.tools {
-		if surface == "" || e.tool.Surface == surface {
+		if (surface == "" || e.tool.Surface == surface) && r.Visible(ctx, e.tool) {
 			out = append(out, e.tool)
 		}
 	}
@@ -402,13 +415,30 @@ func (r *Registry) List(ctx context.Context, surface switchboard.Surface) ([]swi
 	return out, nil
 }
 
-// Search ranks the catalog for q. allow (nil = all) hides tools the caller
-// may not see, before paging, so pages stay full and cursors stable.
+// Search ranks the catalog for q. Tools the caller in ctx may not see are
+// left out before paging, so pages stay full and cursors stable; allow
+// (nil = all) hides more.
 func (r *Registry) Search(ctx context.Context, q switchboard.SearchQuery, allow func(switchboard.Tool) bool) (switchboard.SearchResult, error) {
 	if err := r.fresh(ctx); err != nil {
 		return switchboard.SearchResult{}, err
 	}
-	return r.index.Search(q, allow)
+	visible := r.allow(ctx)
+	switch {
+	case visible == nil:
+		visible = allow
+	case allow != nil:
+		visible = func(t switchboard.Tool) bool { return r.Visible(ctx, t) && allow(t) }
+	}
+	return r.index.Search(q, visible)
+}
+
+// allow is Visible for ctx as a search filter (nil when the caller sees
+// everything, which keeps the unfiltered search fast).
+func (r *Registry) allow(ctx context.Context) func(switchboard.Tool) bool {
+	if p, ok := switchboard.PrincipalFrom(ctx); !ok || p.Kind != switchboard.PrincipalAgent {
+		return nil
+	}
+	return func(t switchboard.Tool) bool { return r.Visible(ctx, t) }
 }
 
 // Len reports how many effective tools the catalog holds.

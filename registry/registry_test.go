@@ -235,11 +235,11 @@ func TestSearchAndSubscribe(t *testing.T) {
 	if err != nil || len(res.Items) == 0 || res.Items[0].Name != "media.upload" {
 		t.Fatalf("search = %+v, %v", res, err)
 	}
-	hide := func(t switchboard.Tool) bool { return t.Name != "media.upload" }
-	res, _ = r.Search(ctx, switchboard.SearchQuery{Query: "upload photos"}, hide)
+	scoped := switchboard.WithPrincipal(ctx, switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "a", Deny: []string{"media.*"}})
+	res, _ = r.Search(scoped, switchboard.SearchQuery{Query: "upload photos"}, nil)
 	for _, h := range res.Items {
 		if h.Name == "media.upload" {
-			t.Error("allow filter ignored")
+			t.Error("search showed an agent a tool outside its scope")
 		}
 	}
 }

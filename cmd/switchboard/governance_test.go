@@ -25,7 +25,8 @@ type tasks struct {
 }
 
 // startGoverned serves a daemon over a SQLite file with tasks.create
-// (mutating; its inverse is tasks.delete) and tasks.delete.
+// (mutating; its inverse is tasks.delete), tasks.delete and tasks.purge
+// (which no test agent may call).
 func startGoverned(t *testing.T) (url, dbPath string, ts *tasks) {
 	t.Helper()
 	ctx := context.Background()
@@ -66,6 +67,14 @@ func startGoverned(t *testing.T) (url, dbPath string, ts *tasks) {
 		defer ts.mu.Unlock()
 		delete(ts.items, v.ID)
 		return map[string]bool{"deleted": true}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	purge := switchboard.Tool{Name: "tasks.purge", Description: "Delete every task.", Class: switchboard.ClassMutate,
+		InputSchema: json.RawMessage(`{"type":"object"}`)}
+	if err := d.RegisterFunc(ctx, purge, func(context.Context, json.RawMessage) (any, error) {
+		t.Error("tasks.purge ran")
+		return nil, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -199,6 +208,20 @@ func TestCLIGovernanceWalkthrough(t *testing.T) {
 	code, _, errs = run(t, append(admin, "activity", "verify")...)
 	if code != 1 || !strings.Contains(errs, "entry "+entry) {
 		t.Fatalf("verify after a direct edit: %d %q", code, errs)
+	}
+
+	// Outside its scope (tasks.purge is denied), a tool reads to the agent
+	// exactly like a name that does not exist: listed nowhere, and the
+	// same TOOL_NOT_FOUND, with no scope lists, when named.
+	if code, out, _ = run(t, append(agent, "tools", "list")...); code != 0 || strings.Contains(out, "tasks.purge") {
+		t.Fatalf("the agent's tools list: %d %q", code, out)
+	}
+	for _, cmd := range [][]string{{"tools", "describe"}, {"tools", "call"}} {
+		_, _, unknown := run(t, append(append(agent, cmd...), "tasks.nope")...)
+		code, _, errs = run(t, append(append(agent, cmd...), "tasks.purge")...)
+		if code != 1 || !strings.Contains(unknown, "TOOL_NOT_FOUND") || strings.ReplaceAll(errs, "tasks.purge", "tasks.nope") != unknown {
+			t.Errorf("%v tasks.purge: %d %q; an unknown name: %q", cmd, code, errs, unknown)
+		}
 	}
 
 	// Revoked, the agent's token is refused at once.

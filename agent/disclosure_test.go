@@ -105,3 +105,79 @@ func contains(ss []string, s string) bool {
 	}
 	return false
 }
+
+// A user-only tool is never offered to the model: not in the tool list,
+// not in the prompt's digest, not found by search_tools or describe_tool,
+// and a guessed call of it fails like a call of a name that does not
+// exist. The registry hides it from the assistant (registry.Visible).
+func TestUserOnlyIsNeverOffered(t *testing.T) {
+	for _, deferred := range []bool{false, true} {
+		e := newEnv(t, func(o *agent.Options) {
+			if deferred {
+				o.DeferThreshold = 1
+			}
+		})
+		ok := func(context.Context, json.RawMessage) (any, error) { return "ok", nil }
+		e.addFunc(t, "tasks.list", switchboard.ClassRead, nil, ok)
+		e.addFunc(t, "tasks.archive", switchboard.ClassMutate, nil, ok)
+		if _, err := e.reg.Register(context.Background(), switchboard.SourceHost, []switchboard.Tool{{
+			Name: "tasks.purge", Description: "Purge every task for good.", InputSchema: json.RawMessage(`{"type":"object"}`),
+			Class: switchboard.ClassMutate, Approval: switchboard.ApprovalUserOnly, Pinned: true, Binding: &switchboard.Binding{Go: true},
+		}}); err != nil {
+			t.Fatal(err)
+		}
+		var ran bool
+		e.broker.Handle("tasks.purge", func(context.Context, json.RawMessage) (any, error) { ran = true; return "purged", nil })
+		var turns []modeltest.Turn
+		if deferred {
+			turns = append(turns,
+				modeltest.Turn{ToolCalls: []modeltest.Call{{ID: "s", Name: "search_tools", Args: `{"query":"purge tasks"}`}}},
+				modeltest.Turn{ToolCalls: []modeltest.Call{{ID: "d1", Name: "describe_tool", Args: `{"name":"tasks_purge"}`}, {ID: "d2", Name: "describe_tool", Args: `{"name":"tasks_nope"}`}}})
+		}
+		turns = append(turns,
+			modeltest.Turn{ToolCalls: []modeltest.Call{{ID: "c1", Name: "tasks.purge", Args: `{}`}, {ID: "c2", Name: "tasks.nope", Args: `{}`}}},
+			modeltest.Turn{Text: "done"})
+		e.model.Push(turns...)
+		run, _ := e.rt.Start(context.Background(), agent.StartRequest{Input: "purge everything"})
+		evs := events(t, run)
+		for i, req := range e.model.Requests() {
+			if names := toolNames(req); contains(names, "tasks_purge") {
+				t.Errorf("deferred=%v: request %d offers %v", deferred, i, names)
+			}
+			if p := systemPrompt(req); strings.Contains(p, "purge") {
+				t.Errorf("deferred=%v: the prompt names the user-only tool:\n%s", deferred, p)
+			}
+		}
+		res := map[string]string{} // by tool (and, for describe_tool, the name described)
+		for _, r := range find[*agui.ToolCallResult](evs) {
+			key, _ := r.Metadata["switchboard"].(map[string]any)["tool"].(string)
+			switch {
+			case key == "search_tools":
+				key = "s"
+			case key == "describe_tool" && strings.Contains(r.Content, "tasks_purge"):
+				key = "d1"
+			case key == "describe_tool":
+				key = "d2"
+			case key == "tasks.purge":
+				key = "c1"
+			case key == "tasks.nope":
+				key = "c2"
+			}
+			res[key] = r.Content
+		}
+		if deferred {
+			if strings.Contains(res["s"], "purge") || !strings.Contains(res["s"], "tasks_archive") {
+				t.Errorf("search_tools found %s", res["s"])
+			}
+			if strings.ReplaceAll(res["d1"], "tasks_purge", "tasks_nope") != res["d2"] || !strings.Contains(res["d2"], "TOOL_NOT_FOUND") {
+				t.Errorf("describe_tool of the user-only tool %s; of an unknown name %s", res["d1"], res["d2"])
+			}
+		}
+		if strings.ReplaceAll(res["c1"], "tasks.purge", "tasks.nope") != res["c2"] || !strings.Contains(res["c2"], "TOOL_NOT_FOUND") {
+			t.Errorf("deferred=%v: calling the user-only tool %s; an unknown name %s", deferred, res["c1"], res["c2"])
+		}
+		if ran {
+			t.Errorf("deferred=%v: the user-only tool ran", deferred)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/agui"
 	"github.com/switchboardhq/switchboard/model"
+	"github.com/switchboardhq/switchboard/registry"
 	"github.com/switchboardhq/switchboard/search"
 )
 
@@ -55,6 +57,8 @@ type toolset struct {
 	order    []*offered
 	deferred bool
 
+	live *registry.Live // the bound tab's browser tools, for describe_tool
+
 	mu     sync.Mutex      // describe_tool runs in parallel with other calls
 	loaded map[string]bool // real names the model described
 }
@@ -92,8 +96,11 @@ func (ts *toolset) add(o *offered) {
 
 // buildToolset gathers the run's tools. Frontend tools win over browser
 // tools and browser tools over catalog tools of the same name: the closer
-// to the user, the more specific.
+// to the user, the more specific. Catalog and browser tools are what the
+// assistant may see (registry.Visible): a user-only tool is never offered
+// to the model.
 func (rt *Runtime) buildToolset(ctx context.Context, run *Run, frontend []agui.Tool) (*toolset, error) {
+	ctx = switchboard.WithPrincipal(ctx, assistant)
 	ts := &toolset{byModel: map[string]*offered{}, byReal: map[string]*offered{}, loaded: map[string]bool{}}
 	for _, t := range frontend {
 		ts.add(&offered{real: t.Name, kind: kindFrontend, desc: t.Description, summary: firstLine(t.Description), schema: t.Parameters})
@@ -103,6 +110,8 @@ func (rt *Runtime) buildToolset(ctx context.Context, run *Run, frontend []agui.T
 		if err != nil && switchboard.CodeOf(err) != switchboard.CodeNotFound {
 			return nil, err
 		}
+		live = slices.DeleteFunc(live, func(t switchboard.Tool) bool { return !rt.reg.Visible(ctx, t) })
+		ts.live = registry.NewLive(live)
 		for _, t := range live {
 			ts.add(&offered{real: t.Name, kind: kindBrowser, desc: t.Description, summary: search.SummaryOf(t), schema: t.InputSchema, pinned: true})
 		}
@@ -217,8 +226,12 @@ func firstLine(s string) string {
 	return s
 }
 
-// answerMeta runs a meta tool in-process (it only reads the catalog).
+// answerMeta runs a meta tool in-process through the registry's one
+// implementation of search and describe (registry.SearchMeta,
+// registry.Describe, shared with MCP), as the assistant may see the
+// catalog; only the names, arguments and answers are this loop's.
 func (rt *Runtime) answerMeta(ctx context.Context, ts *toolset, o *offered, args string) (string, error) {
+	ctx = switchboard.WithPrincipal(ctx, assistant)
 	switch o.real {
 	case metaSearch:
 		var in struct {
@@ -231,7 +244,7 @@ func (rt *Runtime) answerMeta(ctx context.Context, ts *toolset, o *offered, args
 		if in.Limit <= 0 || in.Limit > 20 {
 			in.Limit = 10
 		}
-		res, err := rt.reg.Search(ctx, switchboard.SearchQuery{Query: in.Query, Surface: switchboard.SurfaceAPI, Limit: in.Limit}, nil)
+		res, err := rt.reg.SearchMeta(ctx, switchboard.SearchQuery{Query: in.Query, Surface: switchboard.SurfaceAPI, Limit: in.Limit}, nil)
 		if err != nil {
 			return "", err
 		}
@@ -257,21 +270,29 @@ func (rt *Runtime) answerMeta(ctx context.Context, ts *toolset, o *offered, args
 		if err := json.Unmarshal([]byte(argsOrEmpty(args)), &in); err != nil || in.Name == "" {
 			return "", switchboard.Errorf(switchboard.CodeInvalidInput, "%s needs {\"name\": \"...\"}", metaDescribe)
 		}
+		notFound := switchboard.Errorf(switchboard.CodeToolNotFound, "no tool named %q; use %s to find one", in.Name, metaSearch)
 		t := ts.lookup(in.Name)
 		if t == nil || t.kind == kindMeta {
-			return "", switchboard.Errorf(switchboard.CodeToolNotFound, "no tool named %q; use %s to find one", in.Name, metaSearch)
+			return "", notFound
 		}
-		ts.mu.Lock()
-		ts.loaded[t.real] = true
-		ts.mu.Unlock()
-		full, err := rt.reg.Get(ctx, t.real)
 		out := map[string]any{"name": t.model, "description": t.desc, "inputSchema": t.schema}
-		if err == nil {
+		if t.kind != kindFrontend { // the client's own tools are not the catalog's
+			full, err := rt.reg.Describe(ctx, t.real, ts.live)
+			switch {
+			case switchboard.CodeOf(err) == switchboard.CodeToolNotFound:
+				return "", notFound // gone since the run began
+			case err != nil:
+				return "", err
+			}
+			out["description"], out["inputSchema"] = full.Description, full.InputSchema
 			out["class"], out["approval"] = full.Class, full.Approval
 			if len(full.OutputSchema) > 0 {
 				out["outputSchema"] = full.OutputSchema
 			}
 		}
+		ts.mu.Lock()
+		ts.loaded[t.real] = true
+		ts.mu.Unlock()
 		b, _ := json.Marshal(out)
 		return string(b), nil
 	}

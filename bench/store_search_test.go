@@ -109,7 +109,7 @@ func TestStoreSearchLatency(t *testing.T) {
 				return err
 			})
 			regLat := timeQueries(t, queries, func(q string) error {
-				_, err := cold.Search(ctx, switchboard.SearchQuery{Query: q, Limit: 10}, nil)
+				_, err := cold.Search(ctx, switchboard.SearchQuery{Query: q, Limit: 10})
 				return err
 			})
 			fmt.Fprintf(&b, "| %s | %s | %v | %v | %v | %v | %v | %v |\n", sc.name, sizeName(n),

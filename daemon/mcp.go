@@ -17,9 +17,6 @@ func (d *Daemon) newMCP(ctx context.Context, opts Options) (*mcpserver.Server, e
 	o := opts.MCP
 	o.Logger = d.log
 	o.Authenticate = authenticator(opts.AdminToken, d.Tokens)
-	if o.Visible == nil {
-		o.Visible = scope.Visible // an agent lists and searches only what it may call
-	}
 	// Live tabs' browser tools are listed beside the catalog, and a tab
 	// advertising or going away sends list_changed.
 	if o.Live == nil {

@@ -103,23 +103,6 @@ func principal(r *http.Request) switchboard.Principal {
 	return p
 }
 
-// visible is the one listing predicate: an agent sees only tools its scope
-// allows and no user-only tool; users see everything.
-func visible(p switchboard.Principal, t switchboard.Tool) bool { return scope.Visible(p, t) }
-
-func filterVisible(p switchboard.Principal, ts []switchboard.Tool) []switchboard.Tool {
-	if p.Kind != switchboard.PrincipalAgent {
-		return ts
-	}
-	out := ts[:0:0]
-	for _, t := range ts {
-		if visible(p, t) {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
 type tokenBody struct {
 	Agent string   `json:"agent"`
 	Allow []string `json:"allow,omitempty"`

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/switchboardhq/switchboard"
@@ -30,18 +29,22 @@ func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, switchboard.Errorf(switchboard.CodeInvalidInput, "surface must be api or browser, not %q", surface))
 		return
 	}
-	tools, err := s.reg.List(r.Context(), surface)
+	// The registry lists what the caller may see (registry.Visible), and
+	// passes a session's live tools through the same predicate.
+	var live *registry.Live
+	if id := q.Get("session"); id != "" {
+		tools, err := s.liveTools(r, id)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		live = registry.NewLive(tools)
+	}
+	tools, err := s.reg.ListWith(r.Context(), surface, live)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	if id := q.Get("session"); id != "" {
-		if tools, err = s.withSessionTools(r, id, surface, tools); err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-	}
-	tools = filterVisible(principal(r), tools) // an agent never sees a tool it cannot call
 	writeJSON(w, http.StatusOK, switchboard.Manifest{ProtocolVersion: switchboard.ProtocolVersion, Tools: redactAll(tools)})
 }
 
@@ -100,10 +103,7 @@ func parseTools(raw json.RawMessage) ([]switchboard.Tool, error) {
 }
 
 func (s *Server) getTool(w http.ResponseWriter, r *http.Request) {
-	t, err := s.reg.Get(r.Context(), r.PathValue("name"))
-	if err == nil && !visible(principal(r), t) {
-		err = switchboard.Errorf(switchboard.CodeToolNotFound, "no tool named %q; search the catalog to find the right name", t.Name)
-	}
+	t, err := s.reg.Get(r.Context(), r.PathValue("name")) // TOOL_NOT_FOUND for a tool the caller may not see
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -130,11 +130,7 @@ func (s *Server) searchTools(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, switchboard.Errorf(switchboard.CodeInvalidInput, "limit must be within 1..100"))
 		return
 	}
-	var allow func(switchboard.Tool) bool
-	if p := principal(r); p.Kind == switchboard.PrincipalAgent {
-		allow = func(t switchboard.Tool) bool { return visible(p, t) }
-	}
-	res, err := s.reg.Search(r.Context(), q, allow)
+	res, err := s.reg.Search(r.Context(), q) // only what the caller may see
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -171,9 +167,9 @@ func redactAll(ts []switchboard.Tool) []switchboard.Tool {
 	return out
 }
 
-// withSessionTools adds the live browser tools of a session to a listing.
-// The session package plugs in through Options.SessionTools.
-func (s *Server) withSessionTools(r *http.Request, id string, surface switchboard.Surface, tools []switchboard.Tool) ([]switchboard.Tool, error) {
+// liveTools returns the live browser tools of a session. The session
+// package plugs in through Options.SessionTools.
+func (s *Server) liveTools(r *http.Request, id string) ([]switchboard.Tool, error) {
 	lookup := s.opts.SessionTools
 	if lookup == nil && s.opts.Sessions != nil {
 		lookup = s.opts.Sessions.Tools
@@ -181,29 +177,7 @@ func (s *Server) withSessionTools(r *http.Request, id string, surface switchboar
 	if lookup == nil {
 		return nil, switchboard.Errorf(switchboard.CodeNotFound, "no session %q", id)
 	}
-	live, err := lookup(r.Context(), id)
-	if err != nil {
-		return nil, err
-	}
-	// A live tool replaces a catalog declaration of the same name: the tab's
-	// version is what a call would run.
-	names := make(map[string]bool, len(live))
-	for _, t := range live {
-		names[t.Name] = true
-	}
-	kept := tools[:0:0]
-	for _, t := range tools {
-		if !names[t.Name] {
-			kept = append(kept, t)
-		}
-	}
-	for _, t := range live {
-		if surface == "" || t.Surface == surface {
-			kept = append(kept, t)
-		}
-	}
-	slices.SortFunc(kept, func(a, b switchboard.Tool) int { return strings.Compare(a.Name, b.Name) })
-	return kept, nil
+	return lookup(r.Context(), id)
 }
 
 // redactURL hides credentials written into a binding URL: a user:password

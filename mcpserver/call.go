@@ -35,9 +35,9 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	name := req.Params.Name
 	switch name {
 	case toolSearch:
-		return s.search(ctx, c, req.Params.Arguments)
+		return s.search(ctx, req.Params.Arguments)
 	case toolDescribe:
-		return s.describeTool(ctx, c, req.Params.Arguments)
+		return s.describeTool(ctx, req.Params.Arguments)
 	case toolCall:
 		return s.metaCall(ctx, c, req)
 	}
@@ -48,11 +48,11 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	if !ok {
 		return nil, unknownTool(name)
 	}
-	t, visible, err := s.lookup(ctx, c, cat)
+	t, found, err := s.lookup(ctx, cat)
 	if err != nil {
 		return nil, rpcError(err)
 	}
-	if !visible {
+	if !found {
 		return nil, unknownTool(name)
 	}
 	args, err := objectArgs(req.Params.Arguments)

@@ -4,18 +4,22 @@
 // and, through `switchboard mcp`, over stdio.
 //
 // It translates and never decides: every tools/call goes through the same
-// broker as the HTTP API (validation, scope, approval, records, ledger), and
-// only this package turns an outcome into an MCP result or a JSON-RPC
-// error. It is built on the official Go SDK
+// broker as the HTTP API (visibility, validation, approval, records,
+// ledger), and only this package turns an outcome into an MCP result or a
+// JSON-RPC error. It is built on the official Go SDK
 // (github.com/modelcontextprotocol/go-sdk); no SDK type appears in its
 // exported API, which takes and returns switchboard and net/http types.
 //
 // The SDK owns the protocol (sessions, streams, initialize, ping,
 // cancellation, progress plumbing). A receiving middleware answers
 // tools/list and tools/call from the catalog, so each caller gets its own
-// view: its scope (Options.Visible) and a listing mode — full (every tool)
-// or deferred (three meta tools, switchboard_search, switchboard_describe
-// and switchboard_call, plus pinned tools) once the view passes a threshold.
+// view: what the registry lets it see (registry.Visible: its scope, and no
+// user-only tool for an agent; a hidden tool is an unknown one) and a
+// listing mode — full (every tool) or deferred (three meta tools,
+// switchboard_search, switchboard_describe and switchboard_call, plus
+// pinned tools) once the view passes a threshold. What search and describe
+// find is the registry's (registry.SearchMeta, registry.Describe), shared
+// with the agent loop; this package only names and renders it.
 // Catalog names are mapped to MCP names reversibly ("." ↔ "-", see
 // names.go). Changes to the registry or to a tab's advertised tools reach
 // connected clients as notifications/tools/list_changed.

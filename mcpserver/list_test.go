@@ -180,23 +180,88 @@ func TestScopedPrincipal(t *testing.T) {
 	}
 }
 
-// Options.Visible replaces the default scope check.
-func TestVisibleFilter(t *testing.T) {
+// What an agent may not see (outside its scope, user-only, a tab's tool
+// outside its scope) reads exactly like a name that does not exist, on
+// every MCP path: tools/list (full and deferred), tools/call,
+// switchboard_search, switchboard_describe and switchboard_call. The
+// registry decides (registry.Visible); this pins that MCP asks it.
+func TestHiddenReadsAsUnknown(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, Options{Visible: func(p switchboard.Principal, t switchboard.Tool) bool {
-		return p.ID != "admin" || !strings.HasPrefix(t.Name, "secret.")
-	}})
-	e.register(tool("secret.keys", "read"), tool("public.news", "read"))
-	cs := e.connect(adminToken, nil)
-	listed, _ := listAll(t, cs)
-	if got := byName(listed); len(got) != 1 || got["public-news"] == nil {
-		t.Fatalf("listed %v", keys(got))
+	auth := func(r *http.Request) (switchboard.Principal, error) {
+		if r.Header.Get("Authorization") == "Bearer agent" {
+			return switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "bot", Allow: []string{"tasks.*", "nav.*"}, Deny: []string{"nav.secret"}}, nil
+		}
+		return adminOnly(r)
 	}
-	_, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "secret-keys"})
-	if err == nil || !strings.Contains(err.Error(), "unknown tool") {
-		t.Fatalf("hidden tool call: %v", err)
+	e := newEnv(t, Options{Authenticate: auth})
+	purge := tool("tasks.purge", "mutate")
+	purge.Approval, purge.Pinned = switchboard.ApprovalUserOnly, true
+	e.register(tool("tasks.list", "read"), purge, tool("billing.refund", "mutate"))
+	secret := navTool()
+	secret.Name = "nav.secret"
+	e.tab(goTo("tab"), navTool(), secret)
+
+	for _, mode := range []Mode{ModeFull, ModeDeferred} {
+		srv := newEnvSharing(t, e, Options{Mode: mode, Authenticate: auth})
+		listed, _ := listAll(t, srv.connect("agent", nil))
+		got := byName(listed)
+		for _, hidden := range []string{"tasks-purge", "billing-refund", "nav-secret"} {
+			if got[hidden] != nil {
+				t.Errorf("%q listing shows the agent %s", mode, hidden)
+			}
+		}
+		if mode == ModeFull && (got["tasks-list"] == nil || got["nav-goto"] == nil || len(got) != 2) {
+			t.Errorf("full listing for the agent: %v", keys(got))
+		}
+		if admin := byName(first(listAll(t, srv.connect(adminToken, nil)))); admin["tasks-purge"] == nil {
+			t.Errorf("%q listing hides tasks.purge from the user: %v", mode, keys(admin))
+		}
+	}
+
+	agent := e.connect("agent", nil)
+	var found searchResult
+	structured(t, call(t, agent, toolSearch, map[string]any{"query": ""}), &found)
+	var hits []string
+	for _, h := range append(found.Items, found.OpenTabTools...) {
+		hits = append(hits, h.Name)
+	}
+	if strings.Join(hits, ",") != "tasks-list,nav-goto" {
+		t.Errorf("agent search finds %v", hits)
+	}
+
+	// Each way of naming a tool answers a hidden one as it answers "nope".
+	same := func(what, hidden, got, unknown string) {
+		t.Helper()
+		if strings.ReplaceAll(got, hidden, "nope") != unknown {
+			t.Errorf("%s %s: %q; an unknown name gets %q", what, hidden, got, unknown)
+		}
+	}
+	direct := func(name string) string {
+		_, err := agent.CallTool(t.Context(), &mcp.CallToolParams{Name: name})
+		if err == nil {
+			t.Fatalf("tools/call %s succeeded", name)
+		}
+		return err.Error()
+	}
+	meta := func(tool, name string) string {
+		res := call(t, agent, tool, map[string]any{"name": name})
+		if !res.IsError {
+			t.Fatalf("%s %s succeeded", tool, name)
+		}
+		return text(t, res)
+	}
+	unknownDirect, unknownDescribe, unknownCall := direct("nope"), meta(toolDescribe, "nope"), meta(toolCall, "nope")
+	if !strings.Contains(unknownDirect, "unknown tool") || !strings.HasPrefix(unknownCall, "TOOL_NOT_FOUND") || !strings.HasPrefix(unknownDescribe, "TOOL_NOT_FOUND") {
+		t.Fatalf("unknown name: %q, %q, %q", unknownDirect, unknownDescribe, unknownCall)
+	}
+	for _, hidden := range []string{"tasks-purge", "billing-refund", "nav-secret"} {
+		same("tools/call", hidden, direct(hidden), unknownDirect)
+		same(toolDescribe, hidden, meta(toolDescribe, hidden), unknownDescribe)
+		same(toolCall, hidden, meta(toolCall, hidden), unknownCall)
 	}
 }
+
+func first[A, B any](a A, _ B) A { return a }
 
 func keys(m map[string]*mcp.Tool) []string {
 	var out []string

@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
-	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -13,7 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/search"
+	"github.com/switchboardhq/switchboard/registry"
 )
 
 // listPageSize bounds one tools/list page in full mode.
@@ -23,16 +22,14 @@ const listPageSize = 500
 // tool search honours it).
 const metaAlwaysLoad = "anthropic/alwaysLoad"
 
-// liveIndex caches the live browser tools, merged by name (one entry per
-// name, from the tab with the smallest session id, so listings are
-// deterministic), and a search index over them.
+// liveIndex caches the live browser tools as a registry.Live (merged by
+// name, indexed for search), rebuilt on the next read after a tab changed.
 type liveIndex struct {
 	live Live
 
 	mu    sync.Mutex
 	stale bool
-	tools []switchboard.Tool
-	index *search.Index
+	cur   *registry.Live
 }
 
 func newLiveIndex(l Live) *liveIndex { return &liveIndex{live: l, stale: true} }
@@ -43,38 +40,23 @@ func (x *liveIndex) invalidate() {
 	x.mu.Unlock()
 }
 
-// snapshot returns the merged live tools and their index (both read-only).
-func (x *liveIndex) snapshot() ([]switchboard.Tool, *search.Index) {
+// snapshot returns the live tools (nil without a Live; read-only).
+func (x *liveIndex) snapshot() *registry.Live {
 	if x.live == nil {
-		return nil, nil
+		return nil
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.stale {
-		all := x.live.LiveTools()
-		slices.SortFunc(all, func(a, b switchboard.Tool) int {
-			if c := strings.Compare(a.Name, b.Name); c != 0 {
-				return c
-			}
-			return strings.Compare(sessionOf(a), sessionOf(b))
-		})
-		all = slices.CompactFunc(all, func(a, b switchboard.Tool) bool { return a.Name == b.Name })
-		x.tools = all
-		x.index = search.New(nil)
-		x.index.Replace(all)
+		x.cur = registry.NewLive(x.live.LiveTools())
 		x.stale = false
 	}
-	return x.tools, x.index
+	return x.cur
 }
 
-func sessionOf(t switchboard.Tool) string {
-	if t.Origin == nil {
-		return ""
-	}
-	return t.Origin.SessionID
-}
-
-// caller is who a request comes from, for visibility.
+// caller is who a request comes from. The middleware puts its principal
+// in the request's context, where the registry reads it to decide what
+// the caller may see (registry.Visible); the dedup key also names it.
 type caller struct {
 	p  switchboard.Principal
 	ok bool
@@ -85,66 +67,25 @@ func (s *Server) callerOf(ctx context.Context, extra *mcp.RequestExtra) caller {
 	return caller{p, ok}
 }
 
-func (s *Server) visibleTo(c caller, t switchboard.Tool) bool {
-	if s.opts.Visible != nil {
-		return s.opts.Visible(c.p, t)
-	}
-	return InScope(c.p, t)
+// view returns every tool the caller in ctx may see, sorted by name: the
+// catalog, with a live browser tool replacing a catalog declaration of the
+// same name (the tab's version is what a call runs).
+func (s *Server) view(ctx context.Context) ([]switchboard.Tool, error) {
+	return s.reg.ListWith(ctx, "", s.live.snapshot())
 }
 
-// InScope is the default visibility: a principal's Allow globs (none means
-// every tool) minus its Deny globs, matched against the catalog name with
-// path.Match ("tasks.*" matches "tasks.create"). Options.Visible replaces
-// it when the policy has its own matcher.
-func InScope(p switchboard.Principal, t switchboard.Tool) bool {
-	match := func(globs []string) bool {
-		for _, g := range globs {
-			if ok, _ := path.Match(g, t.Name); ok {
-				return true
-			}
-		}
-		return false
-	}
-	return (len(p.Allow) == 0 || match(p.Allow)) && !match(p.Deny)
-}
-
-// view returns every tool c may see, sorted by name: the catalog, with a
-// live browser tool replacing a catalog declaration of the same name (the
-// tab's version is what a call runs).
-func (s *Server) view(ctx context.Context, c caller) ([]switchboard.Tool, error) {
-	tools, err := s.reg.List(ctx, "")
-	if err != nil {
-		return nil, err
-	}
-	live, _ := s.live.snapshot()
-	if len(live) > 0 {
-		shadow := make(map[string]bool, len(live))
-		for _, t := range live {
-			shadow[t.Name] = true
-		}
-		tools = slices.DeleteFunc(tools, func(t switchboard.Tool) bool { return shadow[t.Name] })
-		tools = append(tools, live...)
-		slices.SortFunc(tools, func(a, b switchboard.Tool) int { return strings.Compare(a.Name, b.Name) })
-	}
-	tools = slices.DeleteFunc(tools, func(t switchboard.Tool) bool { return !s.visibleTo(c, t) })
-	return tools, nil
-}
-
-// lookup finds the tool a call names: the live version first, then the
-// catalog. ok is false when c may not see it or it does not exist.
-func (s *Server) lookup(ctx context.Context, c caller, name string) (switchboard.Tool, bool, error) {
-	live, _ := s.live.snapshot()
-	if i, found := slices.BinarySearchFunc(live, name, func(t switchboard.Tool, n string) int { return strings.Compare(t.Name, n) }); found {
-		return live[i], s.visibleTo(c, live[i]), nil
-	}
-	t, err := s.reg.Get(ctx, name)
+// lookup finds the tool a call names, as the caller in ctx may see it: the
+// live version first, then the catalog. ok is false when the caller may
+// not see it or it does not exist; the two are never told apart.
+func (s *Server) lookup(ctx context.Context, name string) (switchboard.Tool, bool, error) {
+	t, err := s.reg.Describe(ctx, name, s.live.snapshot())
 	if err != nil {
 		if switchboard.CodeOf(err) == switchboard.CodeToolNotFound {
 			return switchboard.Tool{}, false, nil
 		}
 		return switchboard.Tool{}, false, err
 	}
-	return t, s.visibleTo(c, t), nil
+	return t, true, nil
 }
 
 // modeKey carries a client's own choice of listing mode (the mode query
@@ -168,7 +109,7 @@ func (s *Server) deferred(ctx context.Context, n int) bool {
 }
 
 func (s *Server) listTools(ctx context.Context, req *mcp.ListToolsRequest) (*mcp.ListToolsResult, error) {
-	view, err := s.view(ctx, s.callerOf(ctx, req.Extra))
+	view, err := s.view(ctx)
 	if err != nil {
 		return nil, rpcError(err)
 	}

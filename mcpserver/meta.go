@@ -7,7 +7,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/search"
 )
 
 // Search paging on MCP: pages stay small because a model reads them.
@@ -86,10 +85,10 @@ type searchResult struct {
 	OpenTabTools []hit  `json:"openTabTools,omitempty"`
 }
 
-// search pages the catalog for the query; on the first page it adds the
-// matching tools of open tabs in their own list (the live tools have their
-// own index, and scores of two indexes are not comparable).
-func (s *Server) search(ctx context.Context, c caller, raw json.RawMessage) (*mcp.CallToolResult, error) {
+// search answers switchboard_search through the registry's one search
+// meta tool: a page of the catalog and, on the first page, the matching
+// tools of open tabs in their own list.
+func (s *Server) search(ctx context.Context, raw json.RawMessage) (*mcp.CallToolResult, error) {
 	var a searchArgs
 	if err := decodeArgs(raw, &a); err != nil {
 		return errorResult(err, nil), nil
@@ -100,9 +99,8 @@ func (s *Server) search(ctx context.Context, c caller, raw json.RawMessage) (*mc
 	case a.Limit < 0 || a.Limit > maxSearchLimit:
 		return errorResult(switchboard.Errorf(switchboard.CodeInvalidInput, "limit must be within 1..%d", maxSearchLimit), nil), nil
 	}
-	allow := func(t switchboard.Tool) bool { return s.visibleTo(c, t) }
 	q := switchboard.SearchQuery{Query: a.Query, Surface: a.Surface, Limit: a.Limit, Cursor: a.Cursor}
-	res, err := s.reg.Search(ctx, q, allow)
+	res, err := s.reg.SearchMeta(ctx, q, s.live.snapshot())
 	if err != nil {
 		return errorResult(err, nil), nil
 	}
@@ -110,13 +108,8 @@ func (s *Server) search(ctx context.Context, c caller, raw json.RawMessage) (*mc
 	for _, h := range res.Items {
 		out.Items = append(out.Items, s.hitOf(h))
 	}
-	if _, idx := s.live.snapshot(); idx != nil && a.Cursor == "" && a.Surface != switchboard.SurfaceAPI {
-		lq := switchboard.SearchQuery{Query: a.Query, Surface: switchboard.SurfaceBrowser, Limit: search.MaxLimit}
-		if lres, err := idx.Search(lq, allow); err == nil {
-			for _, h := range lres.Items {
-				out.OpenTabTools = append(out.OpenTabTools, s.hitOf(h))
-			}
-		}
+	for _, h := range res.OpenTab {
+		out.OpenTabTools = append(out.OpenTabTools, s.hitOf(h))
 	}
 	return structuredResult(out), nil
 }
@@ -140,12 +133,14 @@ type description struct {
 	OutputSchema json.RawMessage      `json:"outputSchema,omitempty"`
 }
 
-func (s *Server) describeTool(ctx context.Context, c caller, raw json.RawMessage) (*mcp.CallToolResult, error) {
+// describeTool answers switchboard_describe through the registry's one
+// describe meta tool.
+func (s *Server) describeTool(ctx context.Context, raw json.RawMessage) (*mcp.CallToolResult, error) {
 	var a describeArgs
 	if err := decodeArgs(raw, &a); err != nil {
 		return errorResult(err, nil), nil
 	}
-	t, err := s.find(ctx, c, a.Name)
+	t, err := s.find(ctx, a.Name)
 	if err != nil {
 		return errorResult(err, nil), nil
 	}
@@ -161,14 +156,15 @@ func (s *Server) describeTool(ctx context.Context, c caller, raw json.RawMessage
 }
 
 // find resolves a name given to a meta tool: TOOL_NOT_FOUND (a tool error
-// the model can act on) when it is unknown or hidden from c.
-func (s *Server) find(ctx context.Context, c caller, name string) (switchboard.Tool, error) {
+// the model can act on) when it is unknown or hidden from the caller, with
+// one message for both.
+func (s *Server) find(ctx context.Context, name string) (switchboard.Tool, error) {
 	notFound := switchboard.Errorf(switchboard.CodeToolNotFound, "no tool named %q; search with switchboard_search to find the right name", name)
 	cat, ok := s.names.catalogName(name)
 	if !ok {
 		return switchboard.Tool{}, notFound
 	}
-	t, visible, err := s.lookup(ctx, c, cat)
+	t, visible, err := s.lookup(ctx, cat)
 	if err != nil {
 		return switchboard.Tool{}, err
 	}
@@ -192,7 +188,7 @@ func (s *Server) metaCall(ctx context.Context, c caller, req *mcp.CallToolReques
 	if a.Name == toolCall || a.Name == toolSearch || a.Name == toolDescribe {
 		return errorResult(switchboard.Errorf(switchboard.CodeInvalidInput, "switchboard_call runs catalog tools; call %s directly", a.Name), nil), nil
 	}
-	t, err := s.find(ctx, c, a.Name)
+	t, err := s.find(ctx, a.Name)
 	if err != nil {
 		return errorResult(err, nil), nil
 	}

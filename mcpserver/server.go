@@ -66,11 +66,6 @@ type Options struct {
 	Threshold int
 	// Live lists live browser tools; nil lists none.
 	Live Live
-	// Visible reports whether principal may see (list, search, describe,
-	// call by name) tool; nil means InScope (the principal's Allow and Deny
-	// globs). This is the seam for scoped agent tokens (issue 7); the
-	// broker's policy still decides every call.
-	Visible func(switchboard.Principal, switchboard.Tool) bool
 	// Authenticate turns an HTTP request into its caller, or an error with
 	// code UNAUTHORIZED. It runs for every request to the handler.
 	Authenticate func(*http.Request) (switchboard.Principal, error)
@@ -185,9 +180,14 @@ func (s *Server) Close() error {
 }
 
 // middleware answers tools/list and tools/call from the catalog; every other
-// method is the SDK's.
+// method is the SDK's. The caller's principal goes into the context, where
+// the registry reads it: what a caller may see and call is decided there
+// (registry.Visible), not here.
 func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if p, ok := principal(ctx, req.GetExtra()); ok {
+			ctx = switchboard.WithPrincipal(ctx, p)
+		}
 		switch r := req.(type) {
 		case *mcp.ListToolsRequest:
 			return s.listTools(ctx, r)
@@ -277,4 +277,4 @@ Names: a tool named "tasks.create" in the app's catalog is "tasks-create" here; 
 
 Browser tools act in the user's open tab. With one tab open they go there; with several, pass "sessionId" (the candidates are named in the error), and later calls in this session stay on that tab.
 
-Failures come back as tool errors whose text starts with a code: TOOL_UNAVAILABLE (no open tab offers that browser tool), SESSION_GONE (the tab closed), TIMEOUT, CANCELLED, USER_DENIED (a person declined), FORBIDDEN (outside your scope), SCHEMA_VIOLATION or INVALID_INPUT (fix the arguments and retry), RATE_LIMITED (retry later).`
+Failures come back as tool errors whose text starts with a code: TOOL_UNAVAILABLE (no open tab offers that browser tool), SESSION_GONE (the tab closed), TIMEOUT, CANCELLED, USER_DENIED (a person declined), TOOL_NOT_FOUND (no tool of that name; search for the right one), FORBIDDEN (not permitted for this caller), SCHEMA_VIOLATION or INVALID_INPUT (fix the arguments and retry), RATE_LIMITED (retry later).`

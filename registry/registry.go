@@ -11,7 +11,9 @@
 //
 // Every read (List, Search, Get, Schemas) is the catalog as the caller in
 // the context may see it: one predicate (Visible, view.go) decides, and a
-// hidden tool reads exactly like one that does not exist.
+// hidden tool reads exactly like one that does not exist. The deferred
+// meta tools (search and describe, meta.go) are answered here too, for MCP
+// and the agent loop alike.
 package registry
 
 import (
@@ -416,20 +418,12 @@ func (r *Registry) List(ctx context.Context, surface switchboard.Surface) ([]swi
 }
 
 // Search ranks the catalog for q. Tools the caller in ctx may not see are
-// left out before paging, so pages stay full and cursors stable; allow
-// (nil = all) hides more.
-func (r *Registry) Search(ctx context.Context, q switchboard.SearchQuery, allow func(switchboard.Tool) bool) (switchboard.SearchResult, error) {
+// left out before paging, so pages stay full and cursors stable.
+func (r *Registry) Search(ctx context.Context, q switchboard.SearchQuery) (switchboard.SearchResult, error) {
 	if err := r.fresh(ctx); err != nil {
 		return switchboard.SearchResult{}, err
 	}
-	visible := r.allow(ctx)
-	switch {
-	case visible == nil:
-		visible = allow
-	case allow != nil:
-		visible = func(t switchboard.Tool) bool { return r.Visible(ctx, t) && allow(t) }
-	}
-	return r.index.Search(q, visible)
+	return r.index.Search(q, r.allow(ctx))
 }
 
 // allow is Visible for ctx as a search filter (nil when the caller sees

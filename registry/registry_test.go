@@ -231,12 +231,12 @@ func TestSearchAndSubscribe(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("no change notification")
 	}
-	res, err := r.Search(ctx, switchboard.SearchQuery{Query: "upload photos"}, nil)
+	res, err := r.Search(ctx, switchboard.SearchQuery{Query: "upload photos"})
 	if err != nil || len(res.Items) == 0 || res.Items[0].Name != "media.upload" {
 		t.Fatalf("search = %+v, %v", res, err)
 	}
 	scoped := switchboard.WithPrincipal(ctx, switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "a", Deny: []string{"media.*"}})
-	res, _ = r.Search(scoped, switchboard.SearchQuery{Query: "upload photos"}, nil)
+	res, _ = r.Search(scoped, switchboard.SearchQuery{Query: "upload photos"})
 	for _, h := range res.Items {
 		if h.Name == "media.upload" {
 			t.Error("search showed an agent a tool outside its scope")
@@ -265,7 +265,7 @@ func TestOtherReplicaWritesAreSeen(t *testing.T) {
 	if _, err := b.Get(ctx, "tasks.list"); err != nil {
 		t.Fatalf("b did not pick up a's write: %v", err)
 	}
-	res, _ := b.Search(ctx, switchboard.SearchQuery{Query: "list tasks"}, nil)
+	res, _ := b.Search(ctx, switchboard.SearchQuery{Query: "list tasks"})
 	if len(res.Items) != 1 {
 		t.Errorf("b's index is stale: %+v", res)
 	}

@@ -24,7 +24,7 @@ import (
 // tool outside its scope exists. Browser tools that tabs advertise are not
 // in the catalog; whoever offers or runs them (the MCP listing, the HTTP
 // listing of a session, the agent loop, the broker) passes them through
-// Visible too.
+// Visible too. scope/ keeps only the glob language and the agent tokens.
 func (r *Registry) Visible(ctx context.Context, t switchboard.Tool) bool {
 	p, ok := switchboard.PrincipalFrom(ctx)
 	if !ok || p.Kind != switchboard.PrincipalAgent {

@@ -30,8 +30,8 @@ func sameAsUnknown(t *testing.T, what, name string, err, unknown error, unknownN
 	}
 }
 
-// One predicate decides List, Search, Get and Schemas, and a hidden tool
-// reads exactly like one that does not exist.
+// One predicate decides List, Search, Get, Schemas and the meta tools, and
+// a hidden tool reads exactly like one that does not exist.
 func TestVisibleAgreesEverywhere(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -46,50 +46,62 @@ func TestVisibleAgreesEverywhere(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	planner := switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "planner", Allow: []string{"tasks.*"}, Deny: []string{"*.delete"}}
-	all := []string{"media.upload", "tasks.create", "tasks.delete", "tasks.purge"}
+	live := registry.NewLive([]switchboard.Tool{
+		{Name: "tasks.scroll", Description: "Scroll the task list.", Surface: switchboard.SurfaceBrowser, Class: switchboard.ClassUI, Origin: &switchboard.Origin{SessionID: "ses_b"}},
+		{Name: "tasks.scroll", Description: "Scroll the task list (other tab).", Surface: switchboard.SurfaceBrowser, Class: switchboard.ClassUI, Origin: &switchboard.Origin{SessionID: "ses_c"}},
+		{Name: "tasks.secret_view", Description: "Show the task vault.", Surface: switchboard.SurfaceBrowser, Class: switchboard.ClassUI, Origin: &switchboard.Origin{SessionID: "ses_b"}},
+	})
+	planner := switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "planner", Allow: []string{"tasks.*"}, Deny: []string{"*.delete", "*.secret_*"}}
 	for _, c := range []struct {
 		who  string
 		ctx  context.Context
 		want []string
 	}{
-		{"no principal", ctx, all},
-		{"user", switchboard.WithPrincipal(ctx, switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"}), all},
+		{"no principal", ctx, []string{"media.upload", "tasks.create", "tasks.delete", "tasks.purge", "tasks.scroll", "tasks.secret_view"}},
+		{"user", switchboard.WithPrincipal(ctx, switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"}),
+			[]string{"media.upload", "tasks.create", "tasks.delete", "tasks.purge", "tasks.scroll", "tasks.secret_view"}},
 		{"unscoped agent", switchboard.WithPrincipal(ctx, switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "free"}),
-			[]string{"media.upload", "tasks.create", "tasks.delete"}},
-		{"scoped agent", switchboard.WithPrincipal(ctx, planner), []string{"tasks.create"}},
+			[]string{"media.upload", "tasks.create", "tasks.delete", "tasks.scroll", "tasks.secret_view"}},
+		{"scoped agent", switchboard.WithPrincipal(ctx, planner), []string{"tasks.create", "tasks.scroll"}},
 	} {
-		listed, err := r.List(c.ctx, "")
+		listed, err := r.ListWith(c.ctx, "", live)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got := catalogNames(listed); !slices.Equal(got, c.want) {
 			t.Errorf("%s lists %v, want %v", c.who, got, c.want)
 		}
-		found, err := r.Search(c.ctx, switchboard.SearchQuery{Query: "task", Limit: 50}, nil)
+		found, err := r.SearchMeta(c.ctx, switchboard.SearchQuery{Query: "task", Limit: 50}, live)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var hits []string
-		for _, h := range found.Items {
+		for _, h := range append(found.Items, found.OpenTab...) {
 			hits = append(hits, h.Name)
 		}
 		slices.Sort(hits)
 		if !slices.Equal(hits, c.want) {
 			t.Errorf("%s finds %v, want %v", c.who, hits, c.want)
 		}
-		_, unknown := r.Get(c.ctx, "tasks.nope")
-		for _, name := range all {
-			got, err := r.Get(c.ctx, name)
-			if slices.Contains(c.want, name) {
-				if err != nil || got.Name != name {
-					t.Errorf("%s gets %s: %+v %v", c.who, name, got, err)
+		_, unknown := r.Describe(c.ctx, "tasks.nope", live)
+		for _, name := range []string{"media.upload", "tasks.create", "tasks.delete", "tasks.purge", "tasks.scroll", "tasks.secret_view"} {
+			d, err := r.Describe(c.ctx, name, live)
+			if !slices.Contains(c.want, name) {
+				sameAsUnknown(t, c.who+" describes", name, err, unknown, "tasks.nope")
+				if _, err := r.Get(c.ctx, name); name != "tasks.scroll" && name != "tasks.secret_view" {
+					_, unknownGet := r.Get(c.ctx, "tasks.nope")
+					sameAsUnknown(t, c.who+" gets", name, err, unknownGet, "tasks.nope")
+					_, _, err = r.Schemas(c.ctx, name)
+					sameAsUnknown(t, c.who+" gets the schemas of", name, err, unknownGet, "tasks.nope")
 				}
 				continue
 			}
-			sameAsUnknown(t, c.who+" gets", name, err, unknown, "tasks.nope")
-			_, _, err = r.Schemas(c.ctx, name)
-			sameAsUnknown(t, c.who+" gets the schemas of", name, err, unknown, "tasks.nope")
+			if err != nil || d.Name != name {
+				t.Errorf("%s describes %s: %+v %v", c.who, name, d, err)
+			}
+		}
+		if d, _ := r.Describe(c.ctx, "tasks.scroll", live); d.Origin == nil || d.Origin.SessionID != "ses_b" {
+			t.Errorf("%s: the live tool of the smallest session id should win: %+v", c.who, d.Origin)
 		}
 	}
 }

@@ -1,15 +1,14 @@
-// Package scope decides who may see and call which tool. A principal's
-// scope is a list of allow and deny globs over tool names ('*' matches any
-// run of characters, dots included; '?' one character): an agent may use a
-// tool when some allow glob matches (an empty allow list allows all) and no
-// deny glob does. Users are unscoped. user-only tools are never visible to
-// or callable by agents.
+// Package scope is the language of agent scopes and the tokens that carry
+// them. A principal's scope is a list of allow and deny globs over tool
+// names ('*' matches any run of characters, dots included; '?' one
+// character): Allows admits a name when some allow glob matches (an empty
+// allow list allows all) and no deny glob does. Users are unscoped.
 //
-// The same predicate (Visible) filters listings, search and describe in
-// every transport and is checked again by the broker before a call runs
-// (Admit), so an agent never sees a tool it cannot call and cannot call a
-// tool it was not shown. The package also mints, lists, revokes and checks
-// the agent tokens that carry those scopes (tokens.go).
+// Who sees and calls which tool is decided in one place, the registry's
+// Visible predicate, which uses Allows for the names and adds that no
+// agent sees a user-only tool; every listing, search, describe and the
+// broker's call-time check go through it. The package also mints, lists,
+// revokes and checks the agent tokens that carry scopes (tokens.go).
 package scope
 
 import (
@@ -81,29 +80,4 @@ func Allows(p switchboard.Principal, name string) bool {
 		}
 	}
 	return false
-}
-
-// Visible reports whether p may see (list, search, describe) and call t:
-// Allows, and no agent ever sees a user-only tool. It has the signature of
-// mcpserver.Options.Visible.
-func Visible(p switchboard.Principal, t switchboard.Tool) bool {
-	if p.Kind == switchboard.PrincipalAgent && t.Approval == switchboard.ApprovalUserOnly {
-		return false
-	}
-	return Allows(p, t.Name)
-}
-
-// Admit is the broker's check before a call is recorded: FORBIDDEN, with
-// the reason, for a tool outside the caller's scope or a user-only tool
-// called by an agent.
-func Admit(p switchboard.Principal, t switchboard.Tool) error {
-	if p.Kind == switchboard.PrincipalAgent && t.Approval == switchboard.ApprovalUserOnly {
-		return switchboard.Errorf(switchboard.CodeForbidden, "%s is user-only: agents cannot call it; ask the user to run it", t.Name).
-			WithDetails(map[string]any{"tool": t.Name, "reason": "user-only"})
-	}
-	if !Allows(p, t.Name) {
-		return switchboard.Errorf(switchboard.CodeForbidden, "%s is outside the scope of %s", t.Name, p).
-			WithDetails(map[string]any{"tool": t.Name, "reason": "scope", "allow": p.Allow, "deny": p.Deny})
-	}
-	return nil
 }

@@ -18,7 +18,7 @@ type gate struct {
 
 func (g *gate) Admit(_ context.Context, _ switchboard.Principal, t switchboard.Tool) error {
 	if t.Name == g.forbid {
-		return switchboard.Errorf(switchboard.CodeForbidden, "%s is outside your scope", t.Name)
+		return switchboard.Errorf(switchboard.CodeForbidden, "%s is not yours to run", t.Name)
 	}
 	return nil
 }
@@ -53,8 +53,8 @@ func TestPolicySeam(t *testing.T) {
 	if inv.ID != "" {
 		t.Fatal("a forbidden call was recorded")
 	}
-	// Scope comes before validation: bad input to a forbidden tool is still
-	// FORBIDDEN, so the error does not describe the tool's schema.
+	// The policy comes before validation: bad input to a forbidden tool is
+	// still FORBIDDEN, so the error does not describe the tool's schema.
 	_, err = e.b.Call(context.Background(), broker.CallRequest{Tool: "test.secret", Input: json.RawMessage(`{"msg":7}`)})
 	wantCode(t, err, switchboard.CodeForbidden)
 

@@ -108,11 +108,8 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	ro := &registry.Options{Logger: log, Audit: d.Ledger.RecordToolChange}
-	if d.Approvals != nil { // agents see no tool the approval floor makes user-only
-		ro.Approval = d.Approvals.Effective
-	}
-	reg, err := registry.New(ctx, opts.Store, ro)
+	reg, err := registry.New(ctx, opts.Store, &registry.Options{Logger: log, Audit: d.Ledger.RecordToolChange,
+		Approval: d.Approvals.Effective}) // agents see no tool the approval floor makes user-only
 	if err != nil {
 		return nil, err
 	}

@@ -290,7 +290,10 @@ func TestApproveDenyRace(t *testing.T) {
 
 // Expiry is a denial with its own reason; approving afterwards fails.
 func TestExpiry(t *testing.T) {
-	e := newEnv(t, nil)
+	// The waiter re-reads the store every PollInterval and would expire the
+	// request itself if a tick fell between advance and ExpireDue; this test
+	// is about the sweep, so the waiter's poll is kept out of the way.
+	e := newEnv(t, func(o *approval.Options) { o.PollInterval = time.Hour })
 	ctx := context.Background()
 	id, out := e.callAsync(t, planner, "tasks.delete", `{"id": 1}`)
 	if n, err := e.svc.ExpireDue(ctx); err != nil || n != 0 {

@@ -27,6 +27,16 @@ type Principal struct {
 // String renders p as "kind:id", the actor name used in the ledger.
 func (p Principal) String() string { return string(p.Kind) + ":" + p.ID }
 
+// AssistantID is the agent ID of the built-in assistant (the agent loop).
+// Records, ledger entries and approval requests name it "agent:assistant";
+// a tab may decide approvals only for this agent's calls in that tab.
+const AssistantID = "assistant"
+
+// Assistant returns the principal the built-in assistant's tool calls run
+// as: an agent acting for the user, so approval policy treats its
+// mutations as proposals.
+func Assistant() Principal { return Principal{Kind: PrincipalAgent, ID: AssistantID} }
+
 type principalKey struct{}
 
 // WithPrincipal returns ctx carrying p. Transports set it after

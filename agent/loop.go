@@ -15,10 +15,6 @@ import (
 	"github.com/switchboardhq/switchboard/model"
 )
 
-// assistant is the principal the loop's tool calls run as: an agent acting
-// for the user, so approval policy treats its mutations as proposals.
-var assistant = switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "assistant"}
-
 // call is one tool call the model made in a step.
 type call struct {
 	id    string // the run's tool call id (AG-UI toolCallId)
@@ -275,7 +271,7 @@ func (rt *Runtime) runCall(ctx context.Context, st *runState, c call) *agui.Mess
 			}})
 		}
 		// Progress (a job's, an approval wait's) streams on the run's events.
-		pctx := switchboard.WithProgress(switchboard.WithPrincipal(ctx, assistant), func(p switchboard.Progress) {
+		pctx := switchboard.WithProgress(switchboard.WithPrincipal(ctx, switchboard.Assistant()), func(p switchboard.Progress) {
 			st.em.emit(&agui.Custom{Name: "switchboard.tool.progress", Value: map[string]any{
 				"toolCallId": c.id, "tool": c.name, "progress": p.Progress, "total": p.Total, "message": p.Message,
 			}})

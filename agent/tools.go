@@ -100,7 +100,7 @@ func (ts *toolset) add(o *offered) {
 // assistant may see (registry.Visible): a user-only tool is never offered
 // to the model.
 func (rt *Runtime) buildToolset(ctx context.Context, run *Run, frontend []agui.Tool) (*toolset, error) {
-	ctx = switchboard.WithPrincipal(ctx, assistant)
+	ctx = switchboard.WithPrincipal(ctx, switchboard.Assistant())
 	ts := &toolset{byModel: map[string]*offered{}, byReal: map[string]*offered{}, loaded: map[string]bool{}}
 	for _, t := range frontend {
 		ts.add(&offered{real: t.Name, kind: kindFrontend, desc: t.Description, summary: firstLine(t.Description), schema: t.Parameters})
@@ -231,7 +231,7 @@ func firstLine(s string) string {
 // registry.Describe, shared with MCP), as the assistant may see the
 // catalog; only the names, arguments and answers are this loop's.
 func (rt *Runtime) answerMeta(ctx context.Context, ts *toolset, o *offered, args string) (string, error) {
-	ctx = switchboard.WithPrincipal(ctx, assistant)
+	ctx = switchboard.WithPrincipal(ctx, switchboard.Assistant())
 	switch o.real {
 	case metaSearch:
 		var in struct {

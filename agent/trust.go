@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/agui"
 )
 
@@ -58,7 +59,7 @@ func (ts *toolset) derivedFrom(realName string) string {
 			return FromUser
 		}
 	}
-	return assistant.String()
+	return switchboard.Assistant().String()
 }
 
 // toolNames maps the tool call ids of a conversation's assistant messages

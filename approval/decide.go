@@ -287,22 +287,19 @@ func resolvedEvent(a switchboard.ApprovalRequest) []byte {
 	return b
 }
 
-// TabAgent is the principal of the built-in assistant. Its calls in a tab
-// are the only ones that tab hears about and may decide: an external agent
-// can mint or steal a session (with --demo any local process can), and must
-// not approve its own calls through it.
-const TabAgent = "agent:assistant"
-
 // TabNotifier returns a Notifier that delivers an approval event to the one
-// tab that may decide it (TabAgent's call in that tab) through send, and to
-// no tab otherwise: external agents' calls are decided with the user's token.
+// tab that may decide it (the built-in assistant's call in that tab,
+// switchboard.Assistant) through send, and to no tab otherwise: an external
+// agent can mint or steal a session (with --demo any local process can) and
+// must not approve its own calls through it, so its calls are decided with
+// the user's token.
 func TabNotifier(send func(ctx context.Context, sessionID, kind string, data []byte) error) Notifier {
 	return func(ctx context.Context, kind string, data []byte) {
 		var to struct {
 			SessionID string `json:"sessionId"`
 			Agent     string `json:"agent"`
 		}
-		if json.Unmarshal(data, &to) != nil || to.SessionID == "" || to.Agent != TabAgent {
+		if json.Unmarshal(data, &to) != nil || to.SessionID == "" || to.Agent != switchboard.Assistant().String() {
 			return
 		}
 		_ = send(ctx, to.SessionID, kind, data) // the tab is gone or on another replica: nothing to tell here

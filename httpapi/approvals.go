@@ -164,7 +164,7 @@ func (s *Server) decideApproval(w http.ResponseWriter, r *http.Request) {
 // tabApproval reports whether the tab of session sid may see and decide a:
 // a call its own assistant made in that very tab.
 func tabApproval(a switchboard.ApprovalRequest, sid string) bool {
-	return a.SessionID == sid && a.Agent == approval.TabAgent
+	return a.SessionID == sid && a.Agent == switchboard.Assistant().String()
 }
 
 type tabKey struct{}

@@ -352,7 +352,7 @@ func TestApprovalThroughTheTab(t *testing.T) {
 		t.Fatalf("tab event %+v %v", ev, err)
 	}
 	var req approval.RequestEvent
-	if err := json.Unmarshal(ev.Data, &req); err != nil || req.Tool != "tasks.create" || req.Agent != approval.TabAgent ||
+	if err := json.Unmarshal(ev.Data, &req); err != nil || req.Tool != "tasks.create" || req.Agent != switchboard.Assistant().String() ||
 		req.SessionID != cred.SessionID || req.Class != switchboard.ClassMutate || req.ExpiresAt.IsZero() || req.Summary == "" || !strings.Contains(string(req.Input), "Ship it") {
 		t.Fatalf("approval.request %s", ev.Data)
 	}

@@ -101,6 +101,10 @@ type Broker struct {
 	limits  *limiter
 	jobs    Jobs
 	rates   *rates
+	settled bell // rung when a call holding an idempotency key returns
+	// awaitHook, set only by tests, hears each time a call starts waiting
+	// for its in-flight twin.
+	awaitHook func(key string)
 
 	mu    sync.RWMutex
 	funcs map[string]Func
@@ -175,12 +179,18 @@ type CallRequest struct {
 	RunID     string
 	// IdempotencyKey, when set, makes a retry of the same call (same tool,
 	// session and input) return the first call's stored outcome instead of
-	// running again; a retry while the first runs is CONFLICT, the key
-	// reused for another call IDEMPOTENCY_CONFLICT. Keys are scoped to the
-	// caller (IdempotencyScope overrides the scope).
+	// running again; a retry while the first runs is CONFLICT (unless
+	// AwaitInFlight), the key reused for another call IDEMPOTENCY_CONFLICT.
+	// Keys are scoped to the caller (IdempotencyScope overrides the scope).
 	IdempotencyKey   string
 	IdempotencyScope string
-	retried          bool // claimKey released a shared key's failed attempt once
+	// AwaitInFlight makes a retry that arrives while the first call with its
+	// key is still in flight wait for that call's outcome — bounded by ctx —
+	// instead of getting CONFLICT. MCP sets it: a client that re-sends a
+	// call after its stream dropped expects the answer, and has no status
+	// code to tell "retry later" from a failure.
+	AwaitInFlight bool
+	retried       bool // claimKey released a shared key's failed attempt once
 	// Reversal links the call's ledger entry to the entry it undoes.
 	Reversal json.RawMessage
 	// OnRecord, if set, is called once the invocation is recorded (and,
@@ -213,6 +223,7 @@ func (b *Broker) Call(ctx context.Context, req CallRequest) (switchboard.Invocat
 		if replay, err := b.claimKey(ctx, c, req); err != nil || replay.ID != "" {
 			return replay, err
 		}
+		defer b.settled.ring() // wakes retries awaiting this call (AwaitInFlight)
 	}
 	if b.policy != nil && b.policy.NeedsApproval(c.caller, c.tool, c.input) {
 		return b.callWithApproval(ctx, c, req)

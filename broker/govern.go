@@ -6,6 +6,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/switchboardhq/switchboard"
@@ -24,6 +26,10 @@ const (
 	DefaultIdempotencyTTL = 24 * time.Hour
 	// maxKeyLen bounds an idempotency key.
 	maxKeyLen = 255
+	// awaitPoll spaces the store reads of a call awaiting its in-flight
+	// twin (AwaitInFlight) when that twin runs in another process; a twin
+	// in this process wakes it at once.
+	awaitPoll = time.Second
 )
 
 // callWithApproval records the call as awaiting_approval, asks the policy
@@ -171,10 +177,42 @@ type claim struct{ scope, key, id string }
 // already used it returns the stored outcome (a replay, record and error
 // as the first call ended), CONFLICT while that call is still in flight,
 // or IDEMPOTENCY_CONFLICT when the key was used for a different call.
+//
+// With req.AwaitInFlight, a call in flight is waited for instead of
+// answered with CONFLICT: until its record is terminal (a replay), or its
+// key is released because it was refused before it was recorded (then this
+// call claims the key and runs), or ctx ends. The store stays the only
+// truth: the wait re-reads it when a keyed call of this process returns,
+// and every awaitPoll for a call running in another process (a replica, or
+// the previous run, whose record the startup sweep resolves).
 func (b *Broker) claimKey(ctx context.Context, c *call, req CallRequest) (switchboard.Invocation, error) {
+	for {
+		rung := b.settled.wait() // before reading the store, so no ring is missed
+		inv, busy, err := b.tryClaim(ctx, c, req)
+		if !busy || !req.AwaitInFlight {
+			return inv, err
+		}
+		if b.awaitHook != nil {
+			b.awaitHook(req.IdempotencyKey)
+		}
+		t := time.NewTimer(awaitPoll)
+		select {
+		case <-rung:
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return switchboard.Invocation{}, annotate(ctxError(ctx), "while waiting for the first call with idempotency key "+strconv.Quote(req.IdempotencyKey))
+		}
+		t.Stop()
+	}
+}
+
+// tryClaim is one attempt of claimKey; busy reports that the key's call
+// is still in flight (err is then CONFLICT).
+func (b *Broker) tryClaim(ctx context.Context, c *call, req CallRequest) (inv switchboard.Invocation, busy bool, err error) {
 	key := req.IdempotencyKey
 	if len(key) > maxKeyLen {
-		return switchboard.Invocation{}, switchboard.Errorf(switchboard.CodeInvalidInput, "idempotency key is %d bytes; the limit is %d", len(key), maxKeyLen)
+		return switchboard.Invocation{}, false, switchboard.Errorf(switchboard.CodeInvalidInput, "idempotency key is %d bytes; the limit is %d", len(key), maxKeyLen)
 	}
 	scope := req.IdempotencyScope
 	if scope == "" {
@@ -187,20 +225,20 @@ func (b *Broker) claimKey(ctx context.Context, c *call, req CallRequest) (switch
 	mine := switchboard.IdempotencyRecord{Scope: scope, Key: key, Digest: callDigest(c, req), InvocationID: NewID(), CreatedAt: now}
 	got, fresh, err := b.store.IdempotencyClaim(ctx, mine, now.Add(-b.opts.IdempotencyTTL))
 	if err != nil {
-		return switchboard.Invocation{}, err
+		return switchboard.Invocation{}, false, err
 	}
 	if fresh {
 		c.claim = &claim{scope: scope, key: key, id: mine.InvocationID}
-		return switchboard.Invocation{}, nil
+		return switchboard.Invocation{}, false, nil
 	}
 	if got.Digest != mine.Digest {
-		return switchboard.Invocation{}, switchboard.Errorf(switchboard.CodeIdempotencyConflict,
+		return switchboard.Invocation{}, false, switchboard.Errorf(switchboard.CodeIdempotencyConflict,
 			"idempotency key %q was already used for a different call (another tool, session or input); nothing was run — use a new key for a new call", key).
 			WithDetails(map[string]any{"invocationId": got.InvocationID})
 	}
-	inv, err := b.store.InvocationGet(ctx, got.InvocationID)
+	inv, err = b.store.InvocationGet(ctx, got.InvocationID)
 	if err != nil && switchboard.CodeOf(err) != switchboard.CodeNotFound {
-		return switchboard.Invocation{}, err
+		return switchboard.Invocation{}, false, err
 	}
 	// A key shared across callers (IdempotencyScope: one reversal per
 	// entry, whoever asks) replays only a success: one caller's denied or
@@ -208,21 +246,21 @@ func (b *Broker) claimKey(ctx context.Context, c *call, req CallRequest) (switch
 	// denying an agent's.
 	if err == nil && req.IdempotencyScope != "" && inv.Status.Terminal() && inv.Status != switchboard.StatusSucceeded && !req.retried {
 		if rerr := b.store.IdempotencyRelease(ctx, scope, key, got.InvocationID); rerr != nil {
-			return switchboard.Invocation{}, rerr
+			return switchboard.Invocation{}, false, rerr
 		}
 		req.retried = true
-		return b.claimKey(ctx, c, req)
+		return b.tryClaim(ctx, c, req)
 	}
 	if err != nil || !inv.Status.Terminal() {
 		status := inv.Status
 		if status == "" {
 			status = switchboard.StatusPending
 		}
-		return switchboard.Invocation{}, switchboard.Errorf(switchboard.CodeConflict,
+		return switchboard.Invocation{}, true, switchboard.Errorf(switchboard.CodeConflict,
 			"a call with idempotency key %q is still in flight (invocation %s, %s); retry later to get its outcome", key, got.InvocationID, status).
 			WithDetails(map[string]any{"invocationId": got.InvocationID, "status": status})
 	}
-	return inv, invocationError(inv)
+	return inv, false, invocationError(inv)
 }
 
 // unclaim gives back the key of a call refused before it was recorded, so
@@ -233,6 +271,32 @@ func (b *Broker) unclaim(ctx context.Context, c *call) {
 	}
 	if err := b.store.IdempotencyRelease(context.WithoutCancel(ctx), c.claim.scope, c.claim.key, c.claim.id); err != nil {
 		b.log.WarnContext(ctx, "release idempotency key", "key", c.claim.key, "err", err)
+	}
+}
+
+// bell wakes everyone waiting on it; it is rung again and again. Waiters
+// get the channel before they check what they wait for, so a ring between
+// the check and the wait is not missed.
+type bell struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func (b *bell) wait() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ch == nil {
+		b.ch = make(chan struct{})
+	}
+	return b.ch
+}
+
+func (b *bell) ring() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ch != nil {
+		close(b.ch)
+		b.ch = nil
 	}
 }
 

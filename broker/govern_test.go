@@ -122,6 +122,98 @@ func TestIdempotencyConcurrentDuplicates(t *testing.T) {
 	}
 }
 
+// With AwaitInFlight (MCP's re-sends), duplicates that arrive while the
+// first call runs wait for it and get its outcome instead of CONFLICT;
+// one whose caller gives up first is cancelled without touching the call.
+func TestIdempotencyAwaitInFlight(t *testing.T) {
+	e := newEnv(t, nil)
+	bl := newBlocker()
+	var runs atomic.Int32
+	e.goTool(t, slowTool("test.slow", 10_000, 64, ""), func(ctx context.Context, in json.RawMessage) (any, error) {
+		runs.Add(1)
+		return bl.fn(ctx, in)
+	})
+	waiting := make(chan string, 100)
+	broker.SetAwaitHook(e.b, func(key string) { waiting <- key })
+	req := broker.CallRequest{Tool: "test.slow", IdempotencyKey: "dup", AwaitInFlight: true}
+	done := make(chan switchboard.Invocation, 1)
+	go func() {
+		inv, _ := e.b.Call(context.Background(), req)
+		done <- inv
+	}()
+	<-bl.started
+
+	gaveUp, cancel := context.WithCancel(context.Background())
+	cancelled := make(chan error, 1)
+	go func() {
+		_, err := e.b.Call(gaveUp, req)
+		cancelled <- err
+	}()
+	<-waiting
+	cancel()
+	wantCode(t, <-cancelled, switchboard.CodeCancelled)
+
+	const dups = 20
+	got := make(chan switchboard.Invocation, dups)
+	for range dups {
+		go func() {
+			inv, err := e.b.Call(context.Background(), req)
+			if err != nil {
+				t.Errorf("waiting duplicate: %v", err)
+			}
+			got <- inv
+		}()
+	}
+	for range dups {
+		<-waiting // every duplicate is waiting before the first call ends
+	}
+	close(bl.release)
+	first := <-done
+	for range dups {
+		if inv := <-got; inv.ID != first.ID || inv.Status != switchboard.StatusSucceeded {
+			t.Fatalf("duplicate got %+v, want invocation %s", inv, first.ID)
+		}
+	}
+	if n := runs.Load(); n != 1 {
+		t.Fatalf("the tool ran %d times, want 1", n)
+	}
+}
+
+// A call awaiting a twin that runs in another process (here another broker
+// over the same store: a replica) sees its outcome through the store.
+func TestIdempotencyAwaitInFlightAcrossBrokers(t *testing.T) {
+	e := newEnv(t, nil)
+	bl := newBlocker()
+	e.goTool(t, slowTool("test.slow", 10_000, 64, ""), bl.fn)
+	other := broker.New(broker.Options{Store: e.store, Registry: e.reg})
+	t.Cleanup(other.Close)
+	other.Handle("test.slow", bl.fn)
+	waiting := make(chan string, 100)
+	broker.SetAwaitHook(other, func(key string) { waiting <- key })
+
+	req := broker.CallRequest{Tool: "test.slow", IdempotencyKey: "k", AwaitInFlight: true}
+	done := make(chan switchboard.Invocation, 1)
+	go func() {
+		inv, _ := e.b.Call(context.Background(), req)
+		done <- inv
+	}()
+	<-bl.started
+	got := make(chan switchboard.Invocation, 1)
+	go func() {
+		inv, err := other.Call(context.Background(), req)
+		if err != nil {
+			t.Errorf("duplicate on the other broker: %v", err)
+		}
+		got <- inv
+	}()
+	<-waiting
+	close(bl.release)
+	first := <-done
+	if inv := <-got; inv.ID != first.ID {
+		t.Fatalf("the other broker got %+v, want invocation %s", inv, first.ID)
+	}
+}
+
 // A call refused for load before it was recorded gives its key back.
 func TestIdempotencyKeyReleasedOnRefusal(t *testing.T) {
 	e := newEnv(t, func(o *broker.Options) { o.MaxQueue = 1 })

@@ -22,7 +22,11 @@ import (
 const (
 	// metaIdempotencyKey, set by a client on a call, makes a re-sent call
 	// (a new JSON-RPC id after a dropped stream) join or replay the first
-	// one instead of running again.
+	// one instead of running again. It is the broker's idempotency key
+	// (CallRequest.IdempotencyKey, kept in the store), and a re-send that
+	// arrives while the first call runs waits for it (AwaitInFlight). The
+	// JSON-RPC id cannot tell a retry from a new call: it changes on a
+	// re-send, which the 2026-07-28 revision requires.
 	metaIdempotencyKey = "switchboard/idempotencyKey"
 	// metaInvocationID names the invocation record of a result.
 	metaInvocationID = "switchboard/invocationId"
@@ -77,7 +81,9 @@ func (s *Server) invoke(ctx context.Context, c caller, req *mcp.CallToolRequest,
 	if err != nil {
 		return errorResult(switchboard.Errorf(switchboard.CodeInvalidInput, "arguments: %v", err), nil), nil
 	}
-	cr := broker.CallRequest{Tool: t.Name, Input: input, SessionID: sessionID, RunID: s.runOf(req.Session)}
+	key, _ := req.Params.Meta[metaIdempotencyKey].(string)
+	cr := broker.CallRequest{Tool: t.Name, Input: input, SessionID: sessionID, RunID: s.runOf(req.Session),
+		IdempotencyKey: key, AwaitInFlight: true}
 
 	var p *progress
 	if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
@@ -94,15 +100,7 @@ func (s *Server) invoke(ctx context.Context, c caller, req *mcp.CallToolRequest,
 		ctx = switchboard.WithPrincipal(ctx, c.p)
 	}
 
-	key, _ := req.Params.Meta[metaIdempotencyKey].(string)
-	var inv switchboard.Invocation
-	if key != "" {
-		inv, err = s.dedup.do(ctx, c.p.String()+"\x00"+key, digest(cr), func() (switchboard.Invocation, error) {
-			return s.br.Call(ctx, cr)
-		})
-	} else {
-		inv, err = s.br.Call(ctx, cr)
-	}
+	inv, err := s.br.Call(ctx, cr)
 	if p != nil {
 		p.finish()
 	}

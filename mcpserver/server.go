@@ -80,7 +80,6 @@ type Options struct {
 	ConformanceFixtures bool
 	Version             string
 	Logger              *slog.Logger
-	Now                 func() time.Time
 }
 
 // Server is the MCP server of one daemon. Safe for concurrent use.
@@ -92,7 +91,6 @@ type Server struct {
 	sdk   *mcp.Server
 	names names
 	http  http.Handler
-	dedup *dedup
 	live  *liveIndex
 
 	runMu sync.Mutex
@@ -133,16 +131,12 @@ func New(ctx context.Context, reg *registry.Registry, br *broker.Broker, opts *O
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
 	s := &Server{
 		reg: reg, br: br, opts: o, log: o.Logger,
-		dedup: newDedup(o.Now),
-		live:  newLiveIndex(o.Live),
-		runs:  map[*mcp.ServerSession]string{},
-		stop:  make(chan struct{}),
-		done:  make(chan struct{}),
+		live: newLiveIndex(o.Live),
+		runs: map[*mcp.ServerSession]string{},
+		stop: make(chan struct{}),
+		done: make(chan struct{}),
 	}
 	sopts := &mcp.ServerOptions{
 		Instructions: instructions,

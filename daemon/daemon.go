@@ -16,6 +16,7 @@ import (
 	"github.com/switchboardhq/switchboard/activity"
 	"github.com/switchboardhq/switchboard/agent"
 	"github.com/switchboardhq/switchboard/approval"
+	"github.com/switchboardhq/switchboard/authn"
 	"github.com/switchboardhq/switchboard/broker"
 	"github.com/switchboardhq/switchboard/httpapi"
 	"github.com/switchboardhq/switchboard/internal/bus"
@@ -82,9 +83,10 @@ type Daemon struct {
 	Tokens    *scope.Tokens
 	gov       governance
 
-	log *slog.Logger
-	api *httpapi.Server
-	mcp *mcpserver.Server
+	log  *slog.Logger
+	auth *authn.Authenticator // the one login check, handed to every transport
+	api  *httpapi.Server
+	mcp  *mcpserver.Server
 }
 
 // New wires a Daemon over opts.Store.
@@ -122,6 +124,9 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	if err := d.startPanels(ctx, opts); err != nil {
 		return nil, err
 	}
+	if d.auth, err = d.newAuth(opts); err != nil {
+		return nil, err
+	}
 	if d.mcp, err = d.newMCP(ctx, opts); err != nil {
 		return nil, err
 	}
@@ -132,7 +137,7 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	extra["/mcp"] = d.mcp.Handler()
 	d.api, err = httpapi.New(httpapi.Options{
 		Registry:     reg,
-		AdminToken:   opts.AdminToken,
+		Auth:         d.auth,
 		AllowOrigins: opts.AllowOrigins,
 		AllowHosts:   opts.AllowHosts,
 		Logger:       log,

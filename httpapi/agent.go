@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"io"
@@ -14,6 +13,7 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/agent"
 	"github.com/switchboardhq/switchboard/agui"
+	"github.com/switchboardhq/switchboard/authn"
 )
 
 // Assistant routes. The admin token may use any chat and name any browser
@@ -55,26 +55,17 @@ type agentHandler func(w http.ResponseWriter, r *http.Request, c agentCaller)
 // agentAuth accepts the admin token or a browser session token.
 func (s *Server) agentAuth(h agentHandler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		tok, ok := bearer(r)
-		if !ok {
-			s.writeError(w, r, switchboard.Errorf(switchboard.CodeUnauthorized, "missing Authorization: Bearer token (the admin token or a browser session token)"))
-			return
-		}
-		if subtle.ConstantTimeCompare([]byte(tok), []byte(s.opts.AdminToken)) == 1 {
-			ctx := switchboard.WithPrincipal(r.Context(), switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"})
-			h(w, r.WithContext(ctx), agentCaller{})
-			return
-		}
-		if s.opts.Sessions == nil {
-			s.writeError(w, r, switchboard.Errorf(switchboard.CodeUnauthorized, "the bearer token is not valid for this daemon"))
-			return
-		}
-		sid, err := s.opts.Sessions.Authenticate(r.Context(), tok)
+		c, err := s.credential(r, "missing Authorization: Bearer token (the admin token or a browser session token)", authn.Admin, authn.Session)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		ctx := switchboard.WithPrincipal(r.Context(), switchboard.Principal{Kind: switchboard.PrincipalSession, ID: sid})
+		ctx := switchboard.WithPrincipal(r.Context(), c.Principal)
+		if c.Kind == authn.Admin {
+			h(w, r.WithContext(ctx), agentCaller{})
+			return
+		}
+		sid := c.SessionID()
 		h(w, r.WithContext(ctx), agentCaller{owner: "session:" + sid, tab: sid})
 	}
 }

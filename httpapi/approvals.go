@@ -4,10 +4,10 @@ import (
 	"context"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/approval"
+	"github.com/switchboardhq/switchboard/authn"
 )
 
 func (s *Server) approvalRoutes() {
@@ -27,15 +27,16 @@ func (s *Server) decider(h http.HandlerFunc) http.HandlerFunc {
 	viaCaller := s.caller(h)
 	return func(w http.ResponseWriter, r *http.Request) {
 		tok, _ := bearer(r)
-		if !strings.HasPrefix(tok, "ses_") || s.opts.Sessions == nil {
+		if !authn.IsSessionToken(tok) || s.opts.Sessions == nil || s.auth.IsAdmin(tok) {
 			viaCaller(w, r)
 			return
 		}
-		sid, err := s.opts.Sessions.Authenticate(r.Context(), tok)
+		c, err := s.credential(r, "", authn.Session)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
+		sid := c.SessionID()
 		user := ""
 		if f := s.opts.Governance.SessionUser; f != nil {
 			if user, err = f(r.Context(), sid); err != nil {

@@ -7,7 +7,6 @@ package httpapi
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,11 +16,13 @@ import (
 	"net/http"
 	"net/url"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/agent"
+	"github.com/switchboardhq/switchboard/authn"
 	"github.com/switchboardhq/switchboard/broker"
 	"github.com/switchboardhq/switchboard/panel"
 	"github.com/switchboardhq/switchboard/registry"
@@ -31,9 +32,15 @@ import (
 // DefaultMaxBodyBytes bounds a request body unless a route says otherwise.
 const DefaultMaxBodyBytes = 4 << 20
 
-// Options configures a Server. Registry and AdminToken are required.
+// Options configures a Server. Registry and Auth (or AdminToken) are
+// required.
 type Options struct {
-	Registry   *registry.Registry
+	Registry *registry.Registry
+	// Auth checks every bearer credential; the daemon builds it and hands
+	// the same one to /mcp. Each route decides which kinds it accepts.
+	Auth *authn.Authenticator
+	// AdminToken, when Auth is nil, builds the authenticator from it,
+	// Governance.Tokens and Sessions.
 	AdminToken string
 	// AllowOrigins lists browser origins (scheme://host[:port]) allowed to
 	// call the API besides the daemon's own.
@@ -73,12 +80,26 @@ type Server struct {
 	log  *slog.Logger
 	mux  *http.ServeMux
 	reg  *registry.Registry
+	auth *authn.Authenticator
 }
 
 // New builds a Server and its routes.
 func New(opts Options) (*Server, error) {
-	if opts.Registry == nil || opts.AdminToken == "" {
-		return nil, errors.New("httpapi: Registry and AdminToken are required")
+	if opts.Registry == nil || (opts.Auth == nil && opts.AdminToken == "") {
+		return nil, errors.New("httpapi: Registry and Auth (or AdminToken) are required")
+	}
+	if opts.Auth == nil {
+		ao := authn.Options{AdminToken: opts.AdminToken}
+		if opts.Governance != nil && opts.Governance.Tokens != nil {
+			ao.Agents = opts.Governance.Tokens
+		}
+		if opts.Sessions != nil {
+			ao.Sessions = opts.Sessions
+		}
+		var err error
+		if opts.Auth, err = authn.New(ao); err != nil {
+			return nil, err
+		}
 	}
 	for _, o := range opts.AllowOrigins {
 		if u, err := url.Parse(o); err != nil || u.Scheme == "" || u.Host == "" || u.Path != "" {
@@ -88,7 +109,7 @@ func New(opts Options) (*Server, error) {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
-	s := &Server{opts: opts, log: opts.Logger, mux: http.NewServeMux(), reg: opts.Registry}
+	s := &Server{opts: opts, log: opts.Logger, mux: http.NewServeMux(), reg: opts.Registry, auth: opts.Auth}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -187,32 +208,35 @@ func (s *Server) originAllowed(origin string, r *http.Request) bool {
 // admin wraps h so it runs only for the admin (user) bearer token.
 func (s *Server) admin(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		tok, ok := bearer(r)
-		if !ok {
-			s.writeError(w, r, switchboard.Errorf(switchboard.CodeUnauthorized, "missing Authorization: Bearer token; the admin token is in <data>/admin.token"))
-			return
-		}
-		if subtle.ConstantTimeCompare([]byte(tok), []byte(s.opts.AdminToken)) != 1 {
-			err := s.agentRefused(r, tok) // a valid agent token is FORBIDDEN here, not UNAUTHORIZED
-			if err == nil {
-				err = switchboard.Errorf(switchboard.CodeUnauthorized, "the bearer token is not valid for this daemon")
+		c, err := s.credential(r, "missing Authorization: Bearer token; the admin token is in <data>/admin.token", authn.Admin)
+		if err != nil {
+			if c.Kind == authn.Agent && c.Principal.ID != "" { // a valid agent token is FORBIDDEN here, not UNAUTHORIZED
+				err = switchboard.Errorf(switchboard.CodeForbidden, "%s %s is for the user; %s's agent token cannot use it", r.Method, r.URL.Path, c.Principal)
 			}
 			s.writeError(w, r, err)
 			return
 		}
-		ctx := switchboard.WithPrincipal(r.Context(), switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"})
-		h(w, r.WithContext(ctx))
+		h(w, r.WithContext(switchboard.WithPrincipal(r.Context(), c.Principal)))
 	}
 }
 
-func bearer(r *http.Request) (string, bool) {
-	const prefix = "Bearer "
-	h := r.Header.Get("Authorization")
-	if len(h) <= len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
-		return "", false
+// credential checks the request's bearer token with the authenticator and
+// admits the kinds the route accepts; missing is the route's hint for a
+// request without a token. A credential of another kind is UNAUTHORIZED
+// (the credential is returned, so a route can say more).
+func (s *Server) credential(r *http.Request, missing string, accept ...authn.Kind) (authn.Credential, error) {
+	tok, ok := bearer(r)
+	if !ok {
+		return authn.Credential{}, switchboard.Errorf(switchboard.CodeUnauthorized, "%s", missing)
 	}
-	return strings.TrimSpace(h[len(prefix):]), true
+	c, err := s.auth.Token(r.Context(), tok)
+	if !slices.Contains(accept, c.Kind) {
+		return c, switchboard.Errorf(switchboard.CodeUnauthorized, "the bearer token is not valid for this daemon")
+	}
+	return c, err
 }
+
+func bearer(r *http.Request) (string, bool) { return authn.Bearer(r) }
 
 // decode reads a JSON body of at most limit bytes (0: the server default)
 // into v, rejecting unknown fields and trailing data.

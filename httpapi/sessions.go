@@ -3,7 +3,6 @@ package httpapi
 import (
 	"bytes"
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/authn"
 	"github.com/switchboardhq/switchboard/session"
 )
 
@@ -42,16 +42,15 @@ func (s *Server) sessionRoutes() {
 // session named in the path.
 func (s *Server) sessionAuth(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := s.sessionOf(r)
-		if err == nil && id != r.PathValue("id") {
+		c, err := s.credential(r, "missing Authorization: Bearer <sessionToken>", authn.Session)
+		if err == nil && c.SessionID() != r.PathValue("id") {
 			err = switchboard.Errorf(switchboard.CodeUnauthorized, "this session token belongs to another session")
 		}
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		ctx := switchboard.WithPrincipal(r.Context(), switchboard.Principal{Kind: switchboard.PrincipalSession, ID: id})
-		h(w, r.WithContext(ctx))
+		h(w, r.WithContext(switchboard.WithPrincipal(r.Context(), c.Principal)))
 	}
 }
 
@@ -60,21 +59,12 @@ func (s *Server) sessionOrAdmin(h http.HandlerFunc) http.HandlerFunc {
 	sess := s.sessionAuth(h)
 	adm := s.admin(h)
 	return func(w http.ResponseWriter, r *http.Request) {
-		if tok, _ := bearer(r); strings.HasPrefix(tok, "ses_") {
+		if tok, _ := bearer(r); authn.IsSessionToken(tok) && !s.auth.IsAdmin(tok) {
 			sess(w, r)
 			return
 		}
 		adm(w, r)
 	}
-}
-
-// sessionOf authenticates the bearer as a session token.
-func (s *Server) sessionOf(r *http.Request) (string, error) {
-	tok, ok := bearer(r)
-	if !ok {
-		return "", switchboard.Errorf(switchboard.CodeUnauthorized, "missing Authorization: Bearer <sessionToken>")
-	}
-	return s.opts.Sessions.Authenticate(r.Context(), tok)
 }
 
 type createSessionBody struct {
@@ -108,24 +98,20 @@ func isEmptyBody(err error) bool {
 // itself (its session token, sent by the SDK when the page goes away).
 func (s *Server) closeSession(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	tok, ok := bearer(r)
-	if !ok {
-		s.writeError(w, r, switchboard.Errorf(switchboard.CodeUnauthorized, "missing Authorization: Bearer token"))
-		return
-	}
-	if subtle.ConstantTimeCompare([]byte(tok), []byte(s.opts.AdminToken)) != 1 {
-		sid, err := s.opts.Sessions.Authenticate(r.Context(), tok)
+	c, err := s.credential(r, "missing Authorization: Bearer token", authn.Admin, authn.Session)
+	if c.Kind == authn.Session {
+		tok, _ := bearer(r)
 		if switchboard.CodeOf(err) == switchboard.CodeSessionGone && strings.HasPrefix(tok, id+".") {
 			w.WriteHeader(http.StatusNoContent) // closing twice is fine
 			return
 		}
-		if err == nil && sid != id {
+		if err == nil && c.SessionID() != id {
 			err = switchboard.Errorf(switchboard.CodeUnauthorized, "this session token belongs to another session")
 		}
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
 	}
 	if err := s.opts.Sessions.Close(r.Context(), id); err != nil {
 		s.writeError(w, r, err)
@@ -275,13 +261,14 @@ func (d *deadline) wait() { <-d.done }
 // actionResult is the return path: the tab POSTs a BrowserActionResult for
 // an invocation dispatched to it.
 func (s *Server) actionResult(w http.ResponseWriter, r *http.Request) {
-	sid, err := s.sessionOf(r)
+	c, err := s.credential(r, "missing Authorization: Bearer <sessionToken>", authn.Session)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
+	sid := c.SessionID()
 	run, inv := r.PathValue("runId"), r.PathValue("invocationId")
-	ctx := switchboard.WithPrincipal(r.Context(), switchboard.Principal{Kind: switchboard.PrincipalSession, ID: sid})
+	ctx := switchboard.WithPrincipal(r.Context(), c.Principal)
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
 		s.writeError(w, r, switchboard.Errorf(switchboard.CodeInvalidInput, "Content-Type must be application/json, not %q", ct))
 		return

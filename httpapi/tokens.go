@@ -2,13 +2,13 @@ package httpapi
 
 import (
 	"context"
-	"crypto/subtle"
 	"net/http"
 	"strings"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/activity"
 	"github.com/switchboardhq/switchboard/approval"
+	"github.com/switchboardhq/switchboard/authn"
 	"github.com/switchboardhq/switchboard/job"
 	"github.com/switchboardhq/switchboard/scope"
 )
@@ -52,49 +52,18 @@ func (s *Server) governanceRoutes() {
 	}
 }
 
-// agentPrincipal authenticates tok as an agent token; ok is false when tok
-// is not one (or agent tokens are not enabled).
-func (s *Server) agentPrincipal(r *http.Request, tok string) (switchboard.Principal, bool, error) {
-	g := s.opts.Governance
-	if g == nil || g.Tokens == nil || !scope.IsAgentToken(tok) {
-		return switchboard.Principal{}, false, nil
-	}
-	p, err := g.Tokens.Authenticate(r.Context(), tok)
-	return p, true, err
-}
-
 // caller wraps h so it runs for the admin (user) token or a valid agent
 // token, with the principal in the request's context. Each handler decides
 // what an agent may see.
 func (s *Server) caller(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		tok, ok := bearer(r)
-		if !ok {
-			s.writeError(w, r, switchboard.Errorf(switchboard.CodeUnauthorized, "missing Authorization: Bearer token; the admin token is in <data>/admin.token, agents use their own token"))
-			return
-		}
-		var p switchboard.Principal
-		if subtle.ConstantTimeCompare([]byte(tok), []byte(s.opts.AdminToken)) == 1 {
-			p = switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"}
-		} else if ap, isAgent, err := s.agentPrincipal(r, tok); isAgent && err == nil {
-			p = ap
-		} else {
-			if err == nil {
-				err = switchboard.Errorf(switchboard.CodeUnauthorized, "the bearer token is not valid for this daemon")
-			}
+		c, err := s.credential(r, "missing Authorization: Bearer token; the admin token is in <data>/admin.token, agents use their own token", authn.Admin, authn.Agent)
+		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		h(w, r.WithContext(switchboard.WithPrincipal(r.Context(), p)))
+		h(w, r.WithContext(switchboard.WithPrincipal(r.Context(), c.Principal)))
 	}
-}
-
-// agentRefused is what a valid agent token gets on a user-only route.
-func (s *Server) agentRefused(r *http.Request, tok string) error {
-	if p, isAgent, err := s.agentPrincipal(r, tok); isAgent && err == nil {
-		return switchboard.Errorf(switchboard.CodeForbidden, "%s %s is for the user; %s's agent token cannot use it", r.Method, r.URL.Path, p)
-	}
-	return nil
 }
 
 // principal is the caller put in ctx by admin, caller or sessionAuth.
@@ -159,9 +128,9 @@ func (s *Server) record(r *http.Request, verb, target string, details map[string
 	} else if tok, ok := bearer(r); ok {
 		// Routes with their own authentication (closing a session: the
 		// app's backend or the tab itself).
-		if subtle.ConstantTimeCompare([]byte(tok), []byte(s.opts.AdminToken)) == 1 {
+		if s.auth.IsAdmin(tok) {
 			e.Actor = "user:admin"
-		} else if sid, _, ok := strings.Cut(tok, "."); ok && strings.HasPrefix(sid, "ses_") {
+		} else if sid, _, ok := strings.Cut(tok, "."); ok && authn.IsSessionToken(sid) {
 			e.Actor = "session:" + sid
 		}
 	}

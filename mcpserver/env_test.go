@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/authn"
 	"github.com/switchboardhq/switchboard/broker"
 	"github.com/switchboardhq/switchboard/client"
 	"github.com/switchboardhq/switchboard/httpapi"
@@ -61,8 +62,8 @@ func newEnv(t *testing.T, opts Options) *env {
 	if opts.Live == nil {
 		opts.Live = sess
 	}
-	if opts.Authenticate == nil {
-		opts.Authenticate = adminOnly
+	if opts.Auth == nil {
+		opts.Auth = authFunc(adminOnly)
 	}
 	e.mcp, err = New(ctx, reg, br, &opts)
 	if err != nil {
@@ -85,6 +86,22 @@ func newEnv(t *testing.T, opts Options) *env {
 		br.Close()
 	})
 	return e
+}
+
+// authFunc is a test Authenticator: a principal of kind user is the admin
+// credential, of kind agent an agent's.
+type authFunc func(*http.Request) (switchboard.Principal, error)
+
+func (f authFunc) Authenticate(r *http.Request) (authn.Credential, error) {
+	p, err := f(r)
+	if err != nil {
+		return authn.Credential{}, err
+	}
+	kind := authn.Admin
+	if p.Kind == switchboard.PrincipalAgent {
+		kind = authn.Agent
+	}
+	return authn.Credential{Kind: kind, Principal: p}, nil
 }
 
 func adminOnly(r *http.Request) (switchboard.Principal, error) {
@@ -181,8 +198,8 @@ func newEnvSharing(t *testing.T, base *env, opts Options) *env {
 	if opts.Live == nil {
 		opts.Live = base.mcp.opts.Live
 	}
-	if opts.Authenticate == nil {
-		opts.Authenticate = adminOnly
+	if opts.Auth == nil {
+		opts.Auth = authFunc(adminOnly)
 	}
 	s, err := New(base.ctx, base.reg, base.br, &opts)
 	if err != nil {

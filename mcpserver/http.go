@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/authn"
 )
 
 // conformancePrincipal is who an unauthenticated loopback request is in
@@ -22,7 +23,7 @@ var conformancePrincipal = switchboard.Principal{Kind: switchboard.PrincipalUser
 const principalKey = "switchboard/principal"
 
 // Handler serves MCP's streamable HTTP transport (mount it at /mcp). Every
-// request is authenticated with Options.Authenticate. Mount it behind
+// request is authenticated with Options.Auth. Mount it behind
 // httpapi.Server (Options.Extra), which refuses foreign Host and Origin
 // headers before routing: the SDK's handler checks neither Origin nor, for
 // non-loopback connections, Host. Its own DNS-rebinding check (loopback
@@ -55,16 +56,19 @@ func (s *Server) newHTTPHandler() http.Handler {
 			stream.ServeHTTP(w, r.WithContext(switchboard.WithPrincipal(r.Context(), conformancePrincipal)))
 			return
 		}
-		if s.opts.Authenticate == nil {
+		if s.opts.Auth == nil {
 			writeHTTPError(w, switchboard.Errorf(switchboard.CodeUnauthorized, "this MCP endpoint has no authenticator configured"))
 			return
 		}
-		p, err := s.opts.Authenticate(r)
+		c, err := s.opts.Auth.Authenticate(r)
+		if err == nil && c.Kind != authn.Admin && c.Kind != authn.Agent {
+			err = switchboard.Errorf(switchboard.CodeUnauthorized, "the bearer token is not valid for this daemon")
+		}
 		if err != nil {
 			writeHTTPError(w, err)
 			return
 		}
-		withToken.ServeHTTP(w, r.WithContext(switchboard.WithPrincipal(r.Context(), p)))
+		withToken.ServeHTTP(w, r.WithContext(switchboard.WithPrincipal(r.Context(), c.Principal)))
 	})
 }
 

@@ -127,7 +127,7 @@ func TestSDKLocalhostProtection(t *testing.T) {
 // A session opened with one token cannot be used with another.
 func TestSessionBoundToPrincipal(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, Options{Authenticate: func(r *http.Request) (switchboard.Principal, error) {
+	e := newEnv(t, Options{Auth: authFunc(func(r *http.Request) (switchboard.Principal, error) {
 		switch r.Header.Get("Authorization") {
 		case "Bearer alice":
 			return switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "alice"}, nil
@@ -135,7 +135,7 @@ func TestSessionBoundToPrincipal(t *testing.T) {
 			return switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "bob"}, nil
 		}
 		return switchboard.Principal{}, switchboard.Errorf(switchboard.CodeUnauthorized, "no")
-	}})
+	})})
 	url := e.srv.URL + "/mcp"
 	resp := post(t, t.Context(), url, initializeBody, "Authorization", "Bearer alice")
 	drain(resp)

@@ -151,16 +151,16 @@ func TestListPages(t *testing.T) {
 }
 
 // A scoped token sees only its tools. Agent tokens themselves land with
-// issue 7; here Authenticate hands out a principal with scopes, as they
+// issue 7; here Auth hands out a principal with scopes, as they
 // will.
 func TestScopedPrincipal(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, Options{Authenticate: func(r *http.Request) (switchboard.Principal, error) {
+	e := newEnv(t, Options{Auth: authFunc(func(r *http.Request) (switchboard.Principal, error) {
 		if r.Header.Get("Authorization") == "Bearer agent" {
 			return switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "bot", Allow: []string{"tasks.*"}, Deny: []string{"tasks.delete"}}, nil
 		}
 		return adminOnly(r)
-	}})
+	})})
 	e.register(tool("tasks.list", "read"), tool("tasks.delete", "mutate"), tool("billing.refund", "mutate"))
 	agent := e.connect("agent", nil)
 	listed, _ := listAll(t, agent)
@@ -193,7 +193,7 @@ func TestHiddenReadsAsUnknown(t *testing.T) {
 		}
 		return adminOnly(r)
 	}
-	e := newEnv(t, Options{Authenticate: auth})
+	e := newEnv(t, Options{Auth: authFunc(auth)})
 	purge := tool("tasks.purge", "mutate")
 	purge.Approval, purge.Pinned = switchboard.ApprovalUserOnly, true
 	e.register(tool("tasks.list", "read"), purge, tool("billing.refund", "mutate"))
@@ -202,7 +202,7 @@ func TestHiddenReadsAsUnknown(t *testing.T) {
 	e.tab(goTo("tab"), navTool(), secret)
 
 	for _, mode := range []Mode{ModeFull, ModeDeferred} {
-		srv := newEnvSharing(t, e, Options{Mode: mode, Authenticate: auth})
+		srv := newEnvSharing(t, e, Options{Mode: mode, Auth: authFunc(auth)})
 		listed, _ := listAll(t, srv.connect("agent", nil))
 		got := byName(listed)
 		for _, hidden := range []string{"tasks-purge", "billing-refund", "nav-secret"} {

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/authn"
 	"github.com/switchboardhq/switchboard/broker"
 	"github.com/switchboardhq/switchboard/registry"
 )
@@ -58,17 +59,25 @@ type Live interface {
 	SubscribeTools(ch chan<- struct{}) (cancel func())
 }
 
+// Authenticator checks a request's bearer credential; *authn.Authenticator
+// is the daemon's.
+type Authenticator interface {
+	Authenticate(r *http.Request) (authn.Credential, error)
+}
+
 // Options configures a Server. A nil *Options means defaults; an HTTP
-// handler additionally needs Authenticate.
+// handler additionally needs Auth.
 type Options struct {
 	// Mode and Threshold choose the listing (see Mode).
 	Mode      Mode
 	Threshold int
 	// Live lists live browser tools; nil lists none.
 	Live Live
-	// Authenticate turns an HTTP request into its caller, or an error with
-	// code UNAUTHORIZED. It runs for every request to the handler.
-	Authenticate func(*http.Request) (switchboard.Principal, error)
+	// Auth checks the bearer credential of every request to the handler
+	// (the daemon's *authn.Authenticator, shared with the HTTP API). /mcp
+	// takes the admin token and agent tokens; a browser session token is
+	// refused.
+	Auth Authenticator
 	// ProgressInterval spaces "still waiting" progress notifications.
 	ProgressInterval time.Duration
 	// SessionTimeout closes idle MCP sessions.

@@ -338,9 +338,7 @@ func (p *progress) finish() {
 	p.mu.Unlock()
 }
 
-// requestKey gives Go-function tools the MCP request of their call; only
-// the conformance fixtures use it (logging, sampling, elicitation, stream
-// closing), everything else stays transport-neutral.
+// requestKey gives Go-function tools the MCP request of their call.
 type requestKey struct{}
 
 func withRequest(ctx context.Context, req *mcp.CallToolRequest) context.Context {
@@ -350,7 +348,12 @@ func withRequest(ctx context.Context, req *mcp.CallToolRequest) context.Context 
 	return context.WithValue(ctx, requestKey{}, req)
 }
 
-func requestFrom(ctx context.Context) *mcp.CallToolRequest {
+// Request returns the MCP request of a Go-function tool's call when the
+// call came over MCP, else nil: a tool that logs to the client, samples or
+// elicits through it (the conformance fixtures in internal/mcpconformance)
+// reaches the client's session this way. switchboard's own tools stay
+// transport-neutral and never use it.
+func Request(ctx context.Context) *mcp.CallToolRequest {
 	req, _ := ctx.Value(requestKey{}).(*mcp.CallToolRequest)
 	return req
 }

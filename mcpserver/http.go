@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -12,10 +11,6 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/authn"
 )
-
-// conformancePrincipal is who an unauthenticated loopback request is in
-// conformance-fixture mode.
-var conformancePrincipal = switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "conformance"}
 
 // principalKey carries the caller in the SDK's TokenInfo, which the SDK
 // hands to every request of a session and uses to refuse a session id
@@ -52,10 +47,6 @@ func (s *Server) newHTTPHandler() http.Handler {
 			}
 			r = r.WithContext(context.WithValue(r.Context(), modeKey{}, Mode(m)))
 		}
-		if s.opts.ConformanceFixtures && r.Header.Get("Authorization") == "" && loopbackRemote(r) {
-			stream.ServeHTTP(w, r.WithContext(switchboard.WithPrincipal(r.Context(), conformancePrincipal)))
-			return
-		}
 		if s.opts.Auth == nil {
 			writeHTTPError(w, switchboard.Errorf(switchboard.CodeUnauthorized, "this MCP endpoint has no authenticator configured"))
 			return
@@ -82,15 +73,6 @@ func principal(ctx context.Context, extra *mcp.RequestExtra) (switchboard.Princi
 		}
 	}
 	return switchboard.PrincipalFrom(ctx)
-}
-
-func loopbackRemote(r *http.Request) bool {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return false
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // writeHTTPError answers a request refused before MCP with the daemon's

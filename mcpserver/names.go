@@ -28,7 +28,7 @@ const (
 )
 
 // names maps catalog names to MCP names and back. aliases add fixed pairs
-// (conformance fixtures whose MCP names are dictated by the suite).
+// (Options.Aliases: tools whose MCP names a client dictates).
 type names struct {
 	toMCP   map[string]string // catalog → MCP, aliases only
 	fromMCP map[string]string // MCP → catalog, aliases only

@@ -70,3 +70,23 @@ func FuzzNameMapping(f *testing.F) {
 		}
 	})
 }
+
+// Options.Aliases refuses names a client could not call or that would
+// shadow a meta tool or a mapped catalog name.
+func TestAliasesOption(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, Options{})
+	for _, bad := range []string{"switchboard_search", "tasks-list", "has space", ""} {
+		if _, err := New(e.ctx, e.reg, e.br, &Options{Aliases: map[string]string{"tasks.list": bad}}); err == nil {
+			t.Errorf("alias %q accepted", bad)
+		}
+	}
+	s, err := New(e.ctx, e.reg, e.br, &Options{Aliases: map[string]string{"tasks.list": "list_tasks"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got, ok := s.names.catalogName("list_tasks"); !ok || got != "tasks.list" || s.names.mcpName("tasks.list") != "list_tasks" {
+		t.Errorf("alias not applied: %q %v", got, ok)
+	}
+}

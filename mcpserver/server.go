@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -82,13 +83,20 @@ type Options struct {
 	ProgressInterval time.Duration
 	// SessionTimeout closes idle MCP sessions.
 	SessionTimeout time.Duration
-	// ConformanceFixtures registers the fixture tools, resources and prompts
-	// of the MCP conformance suite's "everything server" through the
-	// registry and broker, and accepts unauthenticated requests from
-	// loopback (the suite sends no token). Test-only: never in production.
-	ConformanceFixtures bool
-	Version             string
-	Logger              *slog.Logger
+	// Aliases publishes catalog tools under fixed MCP names (catalog name →
+	// MCP name, letters, digits and "_") instead of their mapped names; an
+	// aliased tool answers only to its alias. For clients that call names
+	// they did not choose, such as the conformance suite's fixtures.
+	Aliases map[string]string
+	// ExtendOptions and Extend add to the SDK server what switchboard does
+	// not serve itself (resources, prompts, completions, logging):
+	// ExtendOptions may change the server options before the server is
+	// built, Extend is handed the server. The conformance harness
+	// (internal/mcpconformance) uses them; the daemon sets neither.
+	ExtendOptions func(*mcp.ServerOptions)
+	Extend        func(*mcp.Server)
+	Version       string
+	Logger        *slog.Logger
 }
 
 // Server is the MCP server of one daemon. Safe for concurrent use.
@@ -110,8 +118,7 @@ type Server struct {
 	once sync.Once
 }
 
-// New returns a Server over the registry and broker. With
-// ConformanceFixtures it registers the fixtures in reg and br at once.
+// New returns a Server over the registry and broker.
 func New(ctx context.Context, reg *registry.Registry, br *broker.Broker, opts *Options) (*Server, error) {
 	if reg == nil || br == nil {
 		return nil, errors.New("mcpserver: registry and broker are required")
@@ -154,15 +161,19 @@ func New(ctx context.Context, reg *registry.Registry, br *broker.Broker, opts *O
 		// stays empty and the capability is declared outright.
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	}
-	if o.ConformanceFixtures {
-		fixtureServerOptions(sopts)
+	for catalog, alias := range o.Aliases {
+		if !validMCPName(alias) || strings.ContainsRune(alias, mcpNameSep) || alias == toolSearch || alias == toolDescribe || alias == toolCall {
+			return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "MCP alias %q of %s: use letters, digits and \"_\", and no meta tool's name", alias, catalog)
+		}
+		s.names.alias(catalog, alias)
+	}
+	if o.ExtendOptions != nil {
+		o.ExtendOptions(sopts)
 	}
 	s.sdk = mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "switchboard", Version: o.Version}, sopts)
 	s.sdk.AddReceivingMiddleware(s.middleware)
-	if o.ConformanceFixtures {
-		if err := s.registerFixtures(ctx); err != nil {
-			return nil, err
-		}
+	if o.Extend != nil {
+		o.Extend(s.sdk)
 	}
 	s.http = s.newHTTPHandler()
 	go s.watch()

@@ -2,10 +2,10 @@
 # Runs the official MCP conformance suite (@modelcontextprotocol/conformance,
 # active server suite) against switchboard's /mcp. Self-contained: installs
 # the suite with npm into a cache outside the repo, patches it for Node 20,
-# builds the daemon, starts it with the suite's fixtures registered through
-# switchboard's own registry and broker (hidden command
-# `switchboard mcp conformance-server`, loopback only), runs the suite, stops
-# the daemon. Exits non-zero when a scenario fails or anything else goes
+# builds the test harness (internal/mcpconformance/cmd/conformance-server: a
+# daemon with the suite's fixtures registered through switchboard's own
+# registry and broker, loopback only; not part of the switchboard binary),
+# starts it, runs the suite, stops it. Exits non-zero when a scenario fails or anything else goes
 # wrong. See docs/mcp.md, "Conformance".
 #
 #   scripts/mcp-conformance.sh                 # the active suite
@@ -51,11 +51,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-log "building switchboard"
-go build -o "$WORK/switchboard" ./cmd/switchboard
+log "building the conformance server"
+go build -o "$WORK/conformance-server" ./internal/mcpconformance/cmd/conformance-server
 
 log "starting the daemon with the conformance fixtures"
-"$WORK/switchboard" --addr 127.0.0.1:0 --data "$WORK/data" mcp conformance-server >"$WORK/url" 2>"$WORK/server.log" &
+"$WORK/conformance-server" --addr 127.0.0.1:0 --data "$WORK/data" >"$WORK/url" 2>"$WORK/server.log" &
 SERVER_PID=$!
 URL=""
 for _ in $(seq 1 300); do

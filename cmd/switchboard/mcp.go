@@ -1,13 +1,7 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"net"
-	"net/http"
-	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -52,7 +46,6 @@ Nothing but protocol messages is written to stdout; errors go to stderr.`,
 		},
 	}
 	c.Flags().StringVar(&mode, "mode", "", "tools/list mode for this client: full or deferred (default: the daemon's, deferred past 30 tools)")
-	c.AddCommand(newMCPConformance(g))
 	return c
 }
 
@@ -71,66 +64,4 @@ func (g *globals) resolveToken() (string, error) {
 			"no token: pass --token, set SWITCHBOARD_TOKEN, or start the daemon once so it writes %s/%s", dir, daemon.TokenFile)
 	}
 	return tok, nil
-}
-
-// newMCPConformance runs a throwaway daemon with the MCP conformance
-// suite's fixtures registered through its registry and broker, for
-// scripts/mcp-conformance.sh. Hidden: test-only, loopback-only, and it
-// accepts unauthenticated MCP requests from loopback (the suite sends no
-// token).
-func newMCPConformance(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use:    "conformance-server",
-		Short:  "Run a loopback daemon with the MCP conformance fixtures (tests only)",
-		Hidden: true,
-		Args:   cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			ctx := c.Context()
-			ln, err := net.Listen("tcp", g.addr)
-			if err != nil {
-				return fmt.Errorf("listen on %s: %w", g.addr, err)
-			}
-			defer ln.Close()
-			if !loopback(ln.Addr()) {
-				return usageError{errors.New("the conformance server listens on loopback only"), c.CommandPath()}
-			}
-			dir := g.data
-			if dir == "" {
-				if dir, err = os.MkdirTemp("", "switchboard-conformance-"); err != nil {
-					return err
-				}
-				defer os.RemoveAll(dir)
-			}
-			store, err := daemon.OpenStore(ctx, "", dir)
-			if err != nil {
-				return err
-			}
-			defer store.Close()
-			log, err := newLogger(g.stderr, "warn", "text")
-			if err != nil {
-				return err
-			}
-			d, err := daemon.New(ctx, daemon.Options{
-				Store: store, AdminToken: daemon.NewSecret(), Logger: log,
-				AllowHosts: []string{"localhost", "127.0.0.1", "::1"},
-				MCP:        mcpserver.Options{ConformanceFixtures: true},
-			})
-			if err != nil {
-				return err
-			}
-			srv := &http.Server{Handler: d.Handler(), ReadHeaderTimeout: 10 * time.Second}
-			srv.RegisterOnShutdown(func() { _ = d.Close() })
-			fmt.Fprintf(g.stdout, "http://%s/mcp\n", ln.Addr())
-			errc := make(chan error, 1)
-			go func() { errc <- srv.Serve(ln) }()
-			select {
-			case err := <-errc:
-				return err
-			case <-ctx.Done():
-			}
-			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			return srv.Shutdown(sctx)
-		},
-	}
 }

@@ -1,4 +1,20 @@
-package mcpserver
+// Package mcpconformance is the test harness of the MCP conformance suite
+// (@modelcontextprotocol/conformance, run by scripts/mcp-conformance.sh):
+// the fixtures of the suite's "everything server" and a loopback daemon
+// that serves them (cmd/conformance-server). It is not part of the
+// switchboard binary.
+//
+// The fixture tools are registered in the registry and served by Go
+// functions through the broker, so the suite exercises switchboard's real
+// call path: catalog, broker, records, ledger, then mcpserver's content,
+// progress, logging, sampling and elicitation relays. Catalog names need a
+// namespace ("conformance.test_simple_text"); the suite calls fixed names,
+// so each fixture is aliased to its suite name (mcpserver.Options.Aliases).
+//
+// switchboard has no resources or prompts of its own, so the suite's
+// resource, prompt and completion fixtures are added to the SDK server
+// directly (mcpserver.Options.ExtendOptions and Extend).
+package mcpconformance
 
 import (
 	"context"
@@ -13,22 +29,17 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/broker"
+	"github.com/switchboardhq/switchboard/mcpserver"
+	"github.com/switchboardhq/switchboard/registry"
 )
 
-// The conformance fixtures mirror the "everything server" that the MCP
-// conformance suite (@modelcontextprotocol/conformance) calls. The tools are
-// registered in the registry and served by Go functions through the broker,
-// so the suite exercises switchboard's real call path: catalog, broker,
-// records, ledger, then the content, progress, logging, sampling and
-// elicitation relays of this package. Catalog names need a namespace
-// ("conformance.test_simple_text"); the suite calls fixed names, so each
-// fixture is aliased to its suite name.
-//
-// switchboard has no resources or prompts of its own, so the suite's
-// resource, prompt and completion fixtures are added to the SDK server
-// directly, in this mode only.
-
 const fixtureNamespace = "conformance."
+
+// contentKey marks a tool result made of MCP content blocks (mcpserver
+// sends them as content).
+const contentKey = "mcp/content"
+
+var emptyObjectSchema = json.RawMessage(`{"type":"object"}`)
 
 // Minimal media of the suite's reference server: a 1×1 PNG and a silent WAV.
 const (
@@ -120,7 +131,7 @@ func fixtures() []fixture {
 }
 
 func fixtureLogging(ctx context.Context, _ json.RawMessage) (any, error) {
-	if req := requestFrom(ctx); req != nil {
+	if req := mcpserver.Request(ctx); req != nil {
 		for _, msg := range []string{"Tool execution started", "Tool processing data", "Tool execution completed"} {
 			if err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: msg}); err != nil {
 				return nil, err
@@ -142,7 +153,7 @@ func fixtureProgress(ctx context.Context, _ json.RawMessage) (any, error) {
 func fixtureSampling(ctx context.Context, in json.RawMessage) (any, error) {
 	var a struct{ Prompt string }
 	_ = json.Unmarshal(in, &a)
-	req := requestFrom(ctx)
+	req := mcpserver.Request(ctx)
 	if req == nil {
 		return nil, switchboard.Errorf(switchboard.CodeUnavailable, "sampling needs an MCP client")
 	}
@@ -162,7 +173,7 @@ func fixtureSampling(ctx context.Context, in json.RawMessage) (any, error) {
 
 func fixtureElicit(params func(json.RawMessage) (string, any)) broker.Func {
 	return func(ctx context.Context, in json.RawMessage) (any, error) {
-		req := requestFrom(ctx)
+		req := mcpserver.Request(ctx)
 		if req == nil {
 			return nil, switchboard.Errorf(switchboard.CodeUnavailable, "elicitation needs an MCP client")
 		}
@@ -176,7 +187,7 @@ func fixtureElicit(params func(json.RawMessage) (string, any)) broker.Func {
 }
 
 func fixtureReconnection(ctx context.Context, _ json.RawMessage) (any, error) {
-	if req := requestFrom(ctx); req != nil && req.Extra != nil && req.Extra.CloseSSEStream != nil {
+	if req := mcpserver.Request(ctx); req != nil && req.Extra != nil && req.Extra.CloseSSEStream != nil {
 		req.Extra.CloseSSEStream(mcp.CloseSSEStreamArgs{RetryAfter: 10 * time.Millisecond})
 	}
 	// The suite's reference server also waits for the client to come back.
@@ -190,9 +201,22 @@ func fixtureReconnection(ctx context.Context, _ json.RawMessage) (any, error) {
 	return "Reconnection test completed successfully. If you received this, the client properly reconnected after stream closure.", nil
 }
 
-// registerFixtures declares the fixture tools in the registry, serves them
-// through the broker and aliases them to their suite names.
-func (s *Server) registerFixtures(ctx context.Context) error {
+// Options returns the MCP options that serve the suite: its tool names as
+// aliases, and its resources, prompts, completions and logging.
+func Options() mcpserver.Options {
+	aliases := map[string]string{}
+	for _, f := range fixtures() {
+		aliases[fixtureNamespace+f.name] = f.name
+	}
+	return mcpserver.Options{Aliases: aliases, ExtendOptions: serverOptions, Extend: func(srv *mcp.Server) {
+		addResources(srv)
+		addPrompts(srv)
+	}}
+}
+
+// Register declares the fixture tools in the registry and serves them
+// through the broker.
+func Register(ctx context.Context, reg *registry.Registry, br *broker.Broker) error {
 	fx := fixtures()
 	tools := make([]switchboard.Tool, len(fx))
 	for i, f := range fx {
@@ -205,18 +229,15 @@ func (s *Server) registerFixtures(ctx context.Context) error {
 			Name: name, Description: f.description, InputSchema: schema,
 			Surface: switchboard.SurfaceAPI, Class: switchboard.ClassRead, Binding: &switchboard.Binding{Go: true},
 		}
-		s.br.Handle(name, f.fn)
-		s.names.alias(name, f.name)
+		br.Handle(name, f.fn)
 	}
-	if _, err := s.reg.Register(ctx, switchboard.SourceCore, tools); err != nil {
+	if _, err := reg.Register(ctx, switchboard.SourceCore, tools); err != nil {
 		return fmt.Errorf("register conformance fixtures: %w", err)
 	}
-	s.addFixtureResources()
-	s.addFixturePrompts()
 	return nil
 }
 
-func fixtureServerOptions(o *mcp.ServerOptions) {
+func serverOptions(o *mcp.ServerOptions) {
 	o.Capabilities.Logging = &mcp.LoggingCapabilities{}
 	o.CompletionHandler = func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 		return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}, nil
@@ -225,23 +246,23 @@ func fixtureServerOptions(o *mcp.ServerOptions) {
 	o.UnsubscribeHandler = func(context.Context, *mcp.UnsubscribeRequest) error { return nil }
 }
 
-func (s *Server) addFixtureResources() {
+func addResources(srv *mcp.Server) {
 	png, _ := base64.StdEncoding.DecodeString(fixturePNG)
 	textOf := func(mime, text string) mcp.ResourceHandler {
 		return func(_ context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: r.Params.URI, MIMEType: mime, Text: text}}}, nil
 		}
 	}
-	s.sdk.AddResource(&mcp.Resource{Name: "static-text", Description: "A static text resource for testing", MIMEType: "text/plain", URI: "test://static-text"},
+	srv.AddResource(&mcp.Resource{Name: "static-text", Description: "A static text resource for testing", MIMEType: "text/plain", URI: "test://static-text"},
 		textOf("text/plain", "This is the content of the static text resource."))
-	s.sdk.AddResource(&mcp.Resource{Name: "static-binary", Description: "A static binary resource (image) for testing", MIMEType: "image/png", URI: "test://static-binary"},
+	srv.AddResource(&mcp.Resource{Name: "static-binary", Description: "A static binary resource (image) for testing", MIMEType: "image/png", URI: "test://static-binary"},
 		func(_ context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: r.Params.URI, MIMEType: "image/png", Blob: png}}}, nil
 		})
-	s.sdk.AddResource(&mcp.Resource{Name: "watched-resource", Description: "A resource that auto-updates every 3 seconds", MIMEType: "text/plain", URI: "test://watched-resource"},
+	srv.AddResource(&mcp.Resource{Name: "watched-resource", Description: "A resource that auto-updates every 3 seconds", MIMEType: "text/plain", URI: "test://watched-resource"},
 		textOf("text/plain", "Watched resource content"))
 	idRE := regexp.MustCompile(`^test://template/([^/]+)/data$`)
-	s.sdk.AddResourceTemplate(&mcp.ResourceTemplate{Name: "template", Description: "A resource template with parameter substitution", MIMEType: "application/json", URITemplate: "test://template/{id}/data"},
+	srv.AddResourceTemplate(&mcp.ResourceTemplate{Name: "template", Description: "A resource template with parameter substitution", MIMEType: "application/json", URITemplate: "test://template/{id}/data"},
 		func(_ context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			id := ""
 			if m := idRE.FindStringSubmatch(r.Params.URI); m != nil {
@@ -252,20 +273,20 @@ func (s *Server) addFixtureResources() {
 		})
 }
 
-func (s *Server) addFixturePrompts() {
+func addPrompts(srv *mcp.Server) {
 	png, _ := base64.StdEncoding.DecodeString(fixturePNG)
 	user := func(c mcp.Content) *mcp.PromptMessage { return &mcp.PromptMessage{Role: "user", Content: c} }
-	s.sdk.AddPrompt(&mcp.Prompt{Name: "test_simple_prompt", Title: "Simple Test Prompt", Description: "A simple prompt without arguments"},
+	srv.AddPrompt(&mcp.Prompt{Name: "test_simple_prompt", Title: "Simple Test Prompt", Description: "A simple prompt without arguments"},
 		func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 			return &mcp.GetPromptResult{Description: "A simple test prompt", Messages: []*mcp.PromptMessage{user(&mcp.TextContent{Text: "This is a simple prompt for testing."})}}, nil
 		})
-	s.sdk.AddPrompt(&mcp.Prompt{Name: "test_prompt_with_arguments", Title: "Prompt With Arguments", Description: "A prompt with required arguments",
+	srv.AddPrompt(&mcp.Prompt{Name: "test_prompt_with_arguments", Title: "Prompt With Arguments", Description: "A prompt with required arguments",
 		Arguments: []*mcp.PromptArgument{{Name: "arg1", Description: "First test argument", Required: true}, {Name: "arg2", Description: "Second test argument", Required: true}}},
 		func(_ context.Context, r *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 			text := fmt.Sprintf("Prompt with arguments: arg1='%s', arg2='%s'", r.Params.Arguments["arg1"], r.Params.Arguments["arg2"])
 			return &mcp.GetPromptResult{Description: "A prompt with arguments", Messages: []*mcp.PromptMessage{user(&mcp.TextContent{Text: text})}}, nil
 		})
-	s.sdk.AddPrompt(&mcp.Prompt{Name: "test_prompt_with_embedded_resource", Title: "Prompt With Embedded Resource", Description: "A prompt that includes an embedded resource",
+	srv.AddPrompt(&mcp.Prompt{Name: "test_prompt_with_embedded_resource", Title: "Prompt With Embedded Resource", Description: "A prompt that includes an embedded resource",
 		Arguments: []*mcp.PromptArgument{{Name: "resourceUri", Description: "URI of the resource to embed", Required: true}}},
 		func(_ context.Context, r *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 			return &mcp.GetPromptResult{Description: "A prompt with an embedded resource", Messages: []*mcp.PromptMessage{
@@ -273,7 +294,7 @@ func (s *Server) addFixturePrompts() {
 				user(&mcp.TextContent{Text: "Please process the embedded resource above."}),
 			}}, nil
 		})
-	s.sdk.AddPrompt(&mcp.Prompt{Name: "test_prompt_with_image", Title: "Prompt With Image", Description: "A prompt that includes image content"},
+	srv.AddPrompt(&mcp.Prompt{Name: "test_prompt_with_image", Title: "Prompt With Image", Description: "A prompt that includes image content"},
 		func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 			return &mcp.GetPromptResult{Description: "A prompt with an image", Messages: []*mcp.PromptMessage{
 				user(&mcp.ImageContent{Data: png, MIMEType: "image/png"}),

@@ -102,3 +102,78 @@ func TestMCPIdempotencyKeySurvivesRestart(t *testing.T) {
 		t.Fatalf("the tool ran %d times, want once", n)
 	}
 }
+
+// One authenticator serves every transport: an agent token reaches /mcp as
+// its agent (its calls recorded under it) and the HTTP API with the same
+// check; a browser session token, which /mcp does not take, is refused.
+func TestMCPAndAPIShareTheAuthenticator(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, sqlite.Memory, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	d, err := daemon.New(ctx, daemon.Options{Store: st, AdminToken: mcpToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	err = d.RegisterFunc(ctx, switchboard.Tool{Name: "orders.list", Description: "List orders.", Class: switchboard.ClassRead,
+		InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, json.RawMessage) (any, error) { return []string{}, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(d.Handler())
+	t.Cleanup(srv.Close)
+	tok, err := d.Tokens.Create(ctx, "planner", []string{"orders.*"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	connect := func(token string) (*mcp.ClientSession, error) {
+		c := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, nil)
+		return c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: &http.Client{Transport: bearer{token}}}, nil)
+	}
+
+	cs, err := connect(tok.Token)
+	if err != nil {
+		t.Fatalf("agent token on /mcp: %v", err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "orders-list"})
+	if err != nil || res.IsError {
+		t.Fatalf("agent call: %v %+v", err, res)
+	}
+	inv, err := d.Broker.Get(ctx, res.Meta["switchboard/invocationId"].(string))
+	if err != nil || inv.Caller != "agent:planner" {
+		t.Fatalf("record %+v %v; want caller agent:planner", inv, err)
+	}
+
+	req, _ := http.NewRequest("GET", srv.URL+"/api/v1/tools", nil)
+	req.Header.Set("Authorization", "Bearer "+tok.Token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("agent token on the HTTP API: %s", resp.Status)
+	}
+
+	tab, err := d.Sessions.Create(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cs, err := connect(tab.SessionToken); err == nil {
+		cs.Close()
+		t.Fatal("a browser session token opened an MCP session")
+	}
+	if _, err := d.Tokens.Revoke(ctx, tok.ID); err != nil {
+		t.Fatal(err)
+	}
+	if cs, err := connect(tok.Token); err == nil {
+		cs.Close()
+		t.Fatal("a revoked agent token opened an MCP session")
+	}
+}

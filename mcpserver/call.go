@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/broker"
+	"github.com/switchboardhq/switchboard/internal/mcpext"
 )
 
 // Keys of _meta that switchboard reads or writes on tools/call.
@@ -95,7 +96,7 @@ func (s *Server) invoke(ctx context.Context, c caller, req *mcp.CallToolRequest,
 		stop := p.heartbeat(ctx, s.opts.ProgressInterval, t)
 		defer stop()
 	}
-	ctx = withRequest(ctx, req)
+	ctx = mcpext.WithRequest(ctx, req) // for the conformance fixtures
 	if c.ok {
 		ctx = switchboard.WithPrincipal(ctx, c.p)
 	}
@@ -336,24 +337,4 @@ func (p *progress) finish() {
 	p.mu.Lock()
 	p.done = true
 	p.mu.Unlock()
-}
-
-// requestKey gives Go-function tools the MCP request of their call.
-type requestKey struct{}
-
-func withRequest(ctx context.Context, req *mcp.CallToolRequest) context.Context {
-	if req == nil || req.Session == nil {
-		return ctx
-	}
-	return context.WithValue(ctx, requestKey{}, req)
-}
-
-// Request returns the MCP request of a Go-function tool's call when the
-// call came over MCP, else nil: a tool that logs to the client, samples or
-// elicits through it (the conformance fixtures in internal/mcpconformance)
-// reaches the client's session this way. switchboard's own tools stay
-// transport-neutral and never use it.
-func Request(ctx context.Context) *mcp.CallToolRequest {
-	req, _ := ctx.Value(requestKey{}).(*mcp.CallToolRequest)
-	return req
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/authn"
 	"github.com/switchboardhq/switchboard/broker"
+	"github.com/switchboardhq/switchboard/internal/mcpext"
 	"github.com/switchboardhq/switchboard/registry"
 )
 
@@ -88,15 +89,14 @@ type Options struct {
 	// aliased tool answers only to its alias. For clients that call names
 	// they did not choose, such as the conformance suite's fixtures.
 	Aliases map[string]string
-	// ExtendOptions and Extend add to the SDK server what switchboard does
-	// not serve itself (resources, prompts, completions, logging):
-	// ExtendOptions may change the server options before the server is
-	// built, Extend is handed the server. The conformance harness
-	// (internal/mcpconformance) uses them; the daemon sets neither.
-	ExtendOptions func(*mcp.ServerOptions)
-	Extend        func(*mcp.Server)
-	Version       string
-	Logger        *slog.Logger
+	// Extension adds to the SDK server what switchboard does not serve
+	// itself (resources, prompts, completions, logging). Its type is
+	// internal: only switchboard's conformance harness
+	// (internal/mcpconformance) sets it; the daemon and embedders leave it
+	// nil.
+	Extension *mcpext.Extension
+	Version   string
+	Logger    *slog.Logger
 }
 
 // Server is the MCP server of one daemon. Safe for concurrent use.
@@ -167,13 +167,17 @@ func New(ctx context.Context, reg *registry.Registry, br *broker.Broker, opts *O
 		}
 		s.names.alias(catalog, alias)
 	}
-	if o.ExtendOptions != nil {
-		o.ExtendOptions(sopts)
+	ext := mcpext.Extension{}
+	if o.Extension != nil {
+		ext = *o.Extension
+	}
+	if ext.Options != nil {
+		ext.Options(sopts)
 	}
 	s.sdk = mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "switchboard", Version: o.Version}, sopts)
 	s.sdk.AddReceivingMiddleware(s.middleware)
-	if o.Extend != nil {
-		o.Extend(s.sdk)
+	if ext.Server != nil {
+		ext.Server(s.sdk)
 	}
 	s.http = s.newHTTPHandler()
 	go s.watch()

@@ -13,7 +13,7 @@
 //
 // switchboard has no resources or prompts of its own, so the suite's
 // resource, prompt and completion fixtures are added to the SDK server
-// directly (mcpserver.Options.ExtendOptions and Extend).
+// directly (mcpserver.Options.Extension, whose type is internal/mcpext).
 package mcpconformance
 
 import (
@@ -29,6 +29,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/broker"
+	"github.com/switchboardhq/switchboard/internal/mcpext"
 	"github.com/switchboardhq/switchboard/mcpserver"
 	"github.com/switchboardhq/switchboard/registry"
 )
@@ -131,7 +132,7 @@ func fixtures() []fixture {
 }
 
 func fixtureLogging(ctx context.Context, _ json.RawMessage) (any, error) {
-	if req := mcpserver.Request(ctx); req != nil {
+	if req := mcpext.Request(ctx); req != nil {
 		for _, msg := range []string{"Tool execution started", "Tool processing data", "Tool execution completed"} {
 			if err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: msg}); err != nil {
 				return nil, err
@@ -153,7 +154,7 @@ func fixtureProgress(ctx context.Context, _ json.RawMessage) (any, error) {
 func fixtureSampling(ctx context.Context, in json.RawMessage) (any, error) {
 	var a struct{ Prompt string }
 	_ = json.Unmarshal(in, &a)
-	req := mcpserver.Request(ctx)
+	req := mcpext.Request(ctx)
 	if req == nil {
 		return nil, switchboard.Errorf(switchboard.CodeUnavailable, "sampling needs an MCP client")
 	}
@@ -173,7 +174,7 @@ func fixtureSampling(ctx context.Context, in json.RawMessage) (any, error) {
 
 func fixtureElicit(params func(json.RawMessage) (string, any)) broker.Func {
 	return func(ctx context.Context, in json.RawMessage) (any, error) {
-		req := mcpserver.Request(ctx)
+		req := mcpext.Request(ctx)
 		if req == nil {
 			return nil, switchboard.Errorf(switchboard.CodeUnavailable, "elicitation needs an MCP client")
 		}
@@ -187,7 +188,7 @@ func fixtureElicit(params func(json.RawMessage) (string, any)) broker.Func {
 }
 
 func fixtureReconnection(ctx context.Context, _ json.RawMessage) (any, error) {
-	if req := mcpserver.Request(ctx); req != nil && req.Extra != nil && req.Extra.CloseSSEStream != nil {
+	if req := mcpext.Request(ctx); req != nil && req.Extra != nil && req.Extra.CloseSSEStream != nil {
 		req.Extra.CloseSSEStream(mcp.CloseSSEStreamArgs{RetryAfter: 10 * time.Millisecond})
 	}
 	// The suite's reference server also waits for the client to come back.
@@ -208,10 +209,10 @@ func Options() mcpserver.Options {
 	for _, f := range fixtures() {
 		aliases[fixtureNamespace+f.name] = f.name
 	}
-	return mcpserver.Options{Aliases: aliases, ExtendOptions: serverOptions, Extend: func(srv *mcp.Server) {
+	return mcpserver.Options{Aliases: aliases, Extension: &mcpext.Extension{Options: serverOptions, Server: func(srv *mcp.Server) {
 		addResources(srv)
 		addPrompts(srv)
-	}}
+	}}}
 }
 
 // Register declares the fixture tools in the registry and serves them

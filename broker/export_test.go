@@ -1,5 +1,7 @@
 package broker
 
+import "github.com/switchboardhq/switchboard"
+
 // SetQueuedHook lets tests learn, without sleeping, that a call is waiting
 // for a concurrency slot.
 func SetQueuedHook(b *Broker, f func(tool string)) {
@@ -12,3 +14,9 @@ func SetQueuedHook(b *Broker, f func(tool string)) {
 // the in-flight call holding its idempotency key (AwaitInFlight). Set it
 // before any call.
 func SetAwaitHook(b *Broker, f func(key string)) { b.awaitHook = f }
+
+// CallDigest is the fingerprint claimKey stores for a call of tool (with
+// its input compacted), so tests can plant an idempotency record.
+func CallDigest(tool, sessionID string, input []byte) string {
+	return callDigest(&call{tool: switchboard.Tool{Name: tool}, input: input}, CallRequest{SessionID: sessionID})
+}

@@ -251,6 +251,17 @@ func (b *Broker) tryClaim(ctx context.Context, c *call, req CallRequest) (inv sw
 		req.retried = true
 		return b.tryClaim(ctx, c, req)
 	}
+	// A key whose call recorded no invocation within the longest it may wait
+	// for a slot (its timeout) was left by a daemon that stopped before
+	// recording it — the startup sweep resolves only recorded calls — so
+	// nothing can settle it: give it back, and this call runs.
+	if err != nil && !req.retried && !got.CreatedAt.IsZero() && got.CreatedAt.Before(now.Add(-b.timeoutFor(c.tool)-finishTimeout)) {
+		if rerr := b.store.IdempotencyRelease(ctx, scope, key, got.InvocationID); rerr != nil {
+			return switchboard.Invocation{}, false, rerr
+		}
+		req.retried = true
+		return b.tryClaim(ctx, c, req)
+	}
 	if err != nil || !inv.Status.Terminal() {
 		status := inv.Status
 		if status == "" {

@@ -214,6 +214,40 @@ func TestIdempotencyAwaitInFlightAcrossBrokers(t *testing.T) {
 	}
 }
 
+// A key claimed by a daemon that stopped before it recorded the call (no
+// invocation, older than the tool's timeout) is given back: the retry
+// runs, instead of getting CONFLICT (or waiting) for a day. A younger one
+// is still in flight.
+func TestIdempotencyOrphanedClaim(t *testing.T) {
+	e := newEnv(t, nil)
+	var runs atomic.Int32
+	e.goTool(t, echoTool, counted(&runs))
+	input := json.RawMessage(`{"msg":"hi"}`)
+	plant := func(key string, age time.Duration) {
+		t.Helper()
+		_, fresh, err := e.store.IdempotencyClaim(context.Background(), switchboard.IdempotencyRecord{
+			Scope: "anonymous", Key: key, Digest: broker.CallDigest("test.echo", "", input),
+			InvocationID: broker.NewID(), CreatedAt: time.Now().Add(-age),
+		}, time.Now().Add(-broker.DefaultIdempotencyTTL))
+		if err != nil || !fresh {
+			t.Fatalf("plant %s: %v %v", key, fresh, err)
+		}
+	}
+	plant("young", time.Second)
+	_, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: input, IdempotencyKey: "young"})
+	wantCode(t, err, switchboard.CodeConflict)
+
+	plant("orphan", broker.DefaultTimeout+time.Minute)
+	inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: input, IdempotencyKey: "orphan"})
+	if err != nil || inv.Status != switchboard.StatusSucceeded || runs.Load() != 1 {
+		t.Fatalf("retry of an orphaned key: %+v %v (ran %d times)", inv, err, runs.Load())
+	}
+	again, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: input, IdempotencyKey: "orphan"})
+	if err != nil || again.ID != inv.ID || runs.Load() != 1 {
+		t.Fatalf("replay after the orphan was taken over: %+v %v", again, err)
+	}
+}
+
 // A call refused for load before it was recorded gives its key back.
 func TestIdempotencyKeyReleasedOnRefusal(t *testing.T) {
 	e := newEnv(t, func(o *broker.Options) { o.MaxQueue = 1 })

@@ -1,7 +1,8 @@
 // Package switchboard is the domain of the switchboard daemon: the wire
 // contract shared by every transport (tool descriptors, manifests, search,
-// browser actions, invocations, activity entries, the error envelope and its
-// frozen codes, the protocol version) and the Store port that the sqlite and
+// browser actions, invocations, activity entries, the assistant's run,
+// harness and follow-up records, the error envelope and its frozen codes,
+// the protocol version) and the Store port that the sqlite and
 // postgres drivers implement.
 //
 // The package imports no driver and no transport. Subpackages are named for

@@ -94,7 +94,7 @@ type Options struct {
 	// Harness picks the runtime binding of a chat session (its
 	// capabilities); nil means the built-in loop for every chat, or the AI
 	// SDK binding for chats started through /agent/chat.
-	Harness func(ctx context.Context, chatSessionID string) (Harness, bool)
+	Harness func(ctx context.Context, chatSessionID string) (switchboard.Harness, bool)
 	// Instructions replace DefaultInstructions.
 	Instructions       string
 	MaxSteps           int
@@ -194,7 +194,7 @@ type StartRequest struct {
 	Resume []agui.ResumeEntry
 	// Harness is the binding this transport implies (HarnessLoop for /runs
 	// and /agui, HarnessAISDK for /agent/chat); zero means HarnessLoop.
-	Harness Harness
+	Harness switchboard.Harness
 	// Caller is who started the run; the chat's owner check uses Owner.
 	Owner    string
 	MaxSteps int

@@ -9,31 +9,19 @@ import (
 	"github.com/switchboardhq/switchboard/agui"
 )
 
-// Harness is the runtime binding of a chat session: who runs its turns and
-// therefore what the chat surface may do (GET /agent/capabilities).
-type Harness struct {
-	Name string `json:"harness"`
-	// NativeFollowUp: a message sent while a run is busy is queued and
-	// consumed at the next step boundary.
-	NativeFollowUp bool `json:"nativeFollowUp"`
-	// AISDKOwnsHistory: the AI SDK client keeps the messages and PUTs them;
-	// the runtime does not save its own.
-	AISDKOwnsHistory bool `json:"aiSdkOwnsHistory"`
-}
-
 var (
 	// HarnessLoop is the built-in loop driven by /runs or /agui.
-	HarnessLoop = Harness{Name: "loop", NativeFollowUp: true}
+	HarnessLoop = switchboard.Harness{Name: "loop", NativeFollowUp: true}
 	// HarnessAISDK is the loop driven by an AI SDK useChat client through
 	// /agent/chat: the client sends the whole history each turn, so a
 	// follow-up cannot be slipped into a busy run.
-	HarnessAISDK = Harness{Name: "aisdk", AISDKOwnsHistory: true}
+	HarnessAISDK = switchboard.Harness{Name: "aisdk", AISDKOwnsHistory: true}
 )
 
 // chatState is what the runtime remembers of one chat session.
 type chatState struct {
 	run     *Run
-	harness Harness
+	harness switchboard.Harness
 	owner   string
 	ownerOK bool // owner has been read from the history store
 
@@ -43,7 +31,7 @@ type chatState struct {
 
 type followUpEntry struct {
 	nonce  string
-	result FollowUpResult
+	result switchboard.FollowUpResult
 }
 
 func (rt *Runtime) chatLocked(id string) *chatState {
@@ -58,7 +46,7 @@ func (rt *Runtime) chatLocked(id string) *chatState {
 // Capabilities resolves the harness bound to a chat session from the same
 // binding its runs use: the host's Options.Harness, else the transport
 // that last ran the chat, else the built-in loop.
-func (rt *Runtime) Capabilities(ctx context.Context, chatSessionID string) Harness {
+func (rt *Runtime) Capabilities(ctx context.Context, chatSessionID string) switchboard.Harness {
 	if rt.opts.Harness != nil {
 		if h, ok := rt.opts.Harness(ctx, chatSessionID); ok {
 			return h
@@ -72,26 +60,8 @@ func (rt *Runtime) Capabilities(ctx context.Context, chatSessionID string) Harne
 	return HarnessLoop
 }
 
-// FollowUp is a message sent while the chat may be busy.
-type FollowUp struct {
-	Text        string `json:"text"`
-	ClientSeq   int64  `json:"clientSeq"`
-	ClientNonce string `json:"clientNonce"`
-}
-
-// FollowUpResult says what happened to a follow-up.
-type FollowUpResult struct {
-	// Status is "queued" (consumed at the busy run's next step boundary) or
-	// "started" (the chat was idle: a new run answers it).
-	Status    string `json:"status"`
-	RunID     string `json:"runId"`
-	ClientSeq int64  `json:"clientSeq"`
-	// Replayed is true when this exact follow-up was already accepted.
-	Replayed bool `json:"replayed,omitempty"`
-}
-
 type queuedFollowUp struct {
-	FollowUp
+	switchboard.FollowUp
 }
 
 // FollowUp queues f on the chat's busy run, or starts a run for it when the
@@ -100,16 +70,16 @@ type queuedFollowUp struct {
 // the same clientSeq with another nonce is FOLLOWUP_SEQUENCE_CONFLICT. A
 // chat whose harness has no native follow-up gets FOLLOWUP_UNSUPPORTED
 // before anything changes.
-func (rt *Runtime) FollowUp(ctx context.Context, chatSessionID string, f FollowUp, tmpl StartRequest) (FollowUpResult, error) {
+func (rt *Runtime) FollowUp(ctx context.Context, chatSessionID string, f switchboard.FollowUp, tmpl StartRequest) (switchboard.FollowUpResult, error) {
 	if h := rt.Capabilities(ctx, chatSessionID); !h.NativeFollowUp {
-		return FollowUpResult{}, switchboard.Errorf(switchboard.CodeFollowupUnsupported,
+		return switchboard.FollowUpResult{}, switchboard.Errorf(switchboard.CodeFollowupUnsupported,
 			"chat session %s is bound to the %s runtime, which has no native follow-up; wait for the run to finish", chatSessionID, h.Name)
 	}
 	if strings.TrimSpace(f.Text) == "" || f.ClientNonce == "" || f.ClientSeq < 0 {
-		return FollowUpResult{}, switchboard.Errorf(switchboard.CodeInvalidInput, "a follow-up needs text, a clientSeq ≥ 0 and a clientNonce")
+		return switchboard.FollowUpResult{}, switchboard.Errorf(switchboard.CodeInvalidInput, "a follow-up needs text, a clientSeq ≥ 0 and a clientNonce")
 	}
 	if err := rt.checkOwner(ctx, chatSessionID, tmpl.Owner, true); err != nil {
-		return FollowUpResult{}, err
+		return switchboard.FollowUpResult{}, err
 	}
 	rt.mu.Lock()
 	chat := rt.chatLocked(chatSessionID)
@@ -118,7 +88,7 @@ func (rt *Runtime) FollowUp(ctx context.Context, chatSessionID string, f FollowU
 	defer chat.fmu.Unlock()
 	if prev, ok := chat.seqs[f.ClientSeq]; ok {
 		if prev.nonce != f.ClientNonce {
-			return FollowUpResult{}, switchboard.Errorf(switchboard.CodeFollowupSequenceConflict,
+			return switchboard.FollowUpResult{}, switchboard.Errorf(switchboard.CodeFollowupSequenceConflict,
 				"clientSeq %d of chat session %s was already used by another follow-up", f.ClientSeq, chatSessionID).
 				WithDetails(map[string]any{"clientSeq": f.ClientSeq, "runId": prev.result.RunID})
 		}
@@ -131,7 +101,7 @@ func (rt *Runtime) FollowUp(ctx context.Context, chatSessionID string, f FollowU
 		run := chat.run
 		rt.mu.Unlock()
 		if run != nil && run.enqueue(f) {
-			res := FollowUpResult{Status: "queued", RunID: run.id, ClientSeq: f.ClientSeq}
+			res := switchboard.FollowUpResult{Status: "queued", RunID: run.id, ClientSeq: f.ClientSeq}
 			chat.seqs[f.ClientSeq] = followUpEntry{nonce: f.ClientNonce, result: res}
 			return res, nil
 		}
@@ -143,9 +113,9 @@ func (rt *Runtime) FollowUp(ctx context.Context, chatSessionID string, f FollowU
 			if switchboard.CodeOf(err) == switchboard.CodeConflict && attempt < 3 {
 				continue
 			}
-			return FollowUpResult{}, err
+			return switchboard.FollowUpResult{}, err
 		}
-		res := FollowUpResult{Status: "started", RunID: run.id, ClientSeq: f.ClientSeq}
+		res := switchboard.FollowUpResult{Status: "started", RunID: run.id, ClientSeq: f.ClientSeq}
 		chat.seqs[f.ClientSeq] = followUpEntry{nonce: f.ClientNonce, result: res}
 		return res, nil
 	}
@@ -153,9 +123,9 @@ func (rt *Runtime) FollowUp(ctx context.Context, chatSessionID string, f FollowU
 
 // enqueue adds f to a running run's queue; false when the run is no longer
 // taking follow-ups.
-func (r *Run) enqueue(f FollowUp) bool {
+func (r *Run) enqueue(f switchboard.FollowUp) bool {
 	r.mu.Lock()
-	if r.status != StatusRunning || r.closed {
+	if r.status != switchboard.RunRunning || r.closed {
 		r.mu.Unlock()
 		return false
 	}
@@ -186,7 +156,7 @@ func (r *Run) dropQueued(reason string) {
 // finishUnlessQueued marks the run finished with status st unless
 // follow-ups are waiting (then the loop takes another step): after this
 // returns true no follow-up can join the run.
-func (r *Run) finishUnlessQueued(st Status) bool {
+func (r *Run) finishUnlessQueued(st switchboard.RunStatus) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.queue) > 0 {

@@ -41,7 +41,7 @@ func busyRun(t *testing.T, e *env, chat, session string) (*agent.Run, func()) {
 func TestFollowUpQueuedAndConsumed(t *testing.T) {
 	e := newEnv(t, nil)
 	run, release := busyRun(t, e, "chat-f", "")
-	f := agent.FollowUp{Text: "also add a due date", ClientSeq: 1, ClientNonce: "n-1"}
+	f := switchboard.FollowUp{Text: "also add a due date", ClientSeq: 1, ClientNonce: "n-1"}
 	res, err := e.rt.FollowUp(context.Background(), "chat-f", f, agent.StartRequest{})
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +55,7 @@ func TestFollowUpQueuedAndConsumed(t *testing.T) {
 		t.Fatalf("replay: %+v %v", again, err)
 	}
 	// The same seq with another nonce conflicts.
-	_, err = e.rt.FollowUp(context.Background(), "chat-f", agent.FollowUp{Text: "other", ClientSeq: 1, ClientNonce: "n-2"}, agent.StartRequest{})
+	_, err = e.rt.FollowUp(context.Background(), "chat-f", switchboard.FollowUp{Text: "other", ClientSeq: 1, ClientNonce: "n-2"}, agent.StartRequest{})
 	if switchboard.CodeOf(err) != switchboard.CodeFollowupSequenceConflict {
 		t.Fatalf("seq conflict: %v", err)
 	}
@@ -99,7 +99,7 @@ func TestFollowUpQueuedAndConsumed(t *testing.T) {
 func TestFollowUpStartsARunWhenIdle(t *testing.T) {
 	e := newEnv(t, nil)
 	e.model.Push(modeltest.Turn{Text: "Hello."})
-	res, err := e.rt.FollowUp(context.Background(), "chat-idle", agent.FollowUp{Text: "hi", ClientSeq: 0, ClientNonce: "a"}, agent.StartRequest{})
+	res, err := e.rt.FollowUp(context.Background(), "chat-idle", switchboard.FollowUp{Text: "hi", ClientSeq: 0, ClientNonce: "a"}, agent.StartRequest{})
 	if err != nil || res.Status != "started" {
 		t.Fatalf("%+v %v", res, err)
 	}
@@ -108,7 +108,7 @@ func TestFollowUpStartsARunWhenIdle(t *testing.T) {
 		t.Fatal(err)
 	}
 	events(t, run)
-	if run.Info().Status != agent.StatusSucceeded {
+	if run.Info().Status != switchboard.RunSucceeded {
 		t.Errorf("%+v", run.Info())
 	}
 }
@@ -127,7 +127,7 @@ func TestFollowUpUnsupportedChangesNothing(t *testing.T) {
 		t.Fatalf("capabilities %+v", h)
 	}
 	before := len(e.model.Requests())
-	_, err = e.rt.FollowUp(context.Background(), "chat-ai", agent.FollowUp{Text: "more", ClientSeq: 1, ClientNonce: "x"}, agent.StartRequest{})
+	_, err = e.rt.FollowUp(context.Background(), "chat-ai", switchboard.FollowUp{Text: "more", ClientSeq: 1, ClientNonce: "x"}, agent.StartRequest{})
 	if switchboard.CodeOf(err) != switchboard.CodeFollowupUnsupported {
 		t.Fatalf("%v", err)
 	}
@@ -141,18 +141,18 @@ func TestFollowUpUnsupportedChangesNothing(t *testing.T) {
 	}
 	// A host's own binding wins.
 	e2 := newEnv(t, func(o *agent.Options) {
-		o.Harness = func(_ context.Context, chat string) (agent.Harness, bool) {
-			return agent.Harness{Name: "external"}, chat == "ext"
+		o.Harness = func(_ context.Context, chat string) (switchboard.Harness, bool) {
+			return switchboard.Harness{Name: "external"}, chat == "ext"
 		}
 	})
-	if _, err := e2.rt.FollowUp(context.Background(), "ext", agent.FollowUp{Text: "x", ClientSeq: 1, ClientNonce: "y"}, agent.StartRequest{}); switchboard.CodeOf(err) != switchboard.CodeFollowupUnsupported {
+	if _, err := e2.rt.FollowUp(context.Background(), "ext", switchboard.FollowUp{Text: "x", ClientSeq: 1, ClientNonce: "y"}, agent.StartRequest{}); switchboard.CodeOf(err) != switchboard.CodeFollowupUnsupported {
 		t.Errorf("host binding: %v", err)
 	}
 }
 
 func TestFollowUpRejectsBadInput(t *testing.T) {
 	e := newEnv(t, nil)
-	for _, f := range []agent.FollowUp{{Text: " ", ClientSeq: 1, ClientNonce: "a"}, {Text: "x", ClientSeq: 1}, {Text: "x", ClientSeq: -1, ClientNonce: "a"}} {
+	for _, f := range []switchboard.FollowUp{{Text: " ", ClientSeq: 1, ClientNonce: "a"}, {Text: "x", ClientSeq: 1}, {Text: "x", ClientSeq: -1, ClientNonce: "a"}} {
 		if _, err := e.rt.FollowUp(context.Background(), "c", f, agent.StartRequest{}); switchboard.CodeOf(err) != switchboard.CodeInvalidInput {
 			t.Errorf("%+v: %v", f, err)
 		}
@@ -164,7 +164,7 @@ func TestFollowUpRejectsBadInput(t *testing.T) {
 func TestSessionSwitchCancelsQueuedWork(t *testing.T) {
 	e := newEnv(t, nil)
 	runA, releaseA := busyRun(t, e, "chat-a", "tab-1")
-	if _, err := e.rt.FollowUp(context.Background(), "chat-a", agent.FollowUp{Text: "stale", ClientSeq: 1, ClientNonce: "s"}, agent.StartRequest{}); err != nil {
+	if _, err := e.rt.FollowUp(context.Background(), "chat-a", switchboard.FollowUp{Text: "stale", ClientSeq: 1, ClientNonce: "s"}, agent.StartRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	e.model.Push(modeltest.Turn{Text: "New chat."})

@@ -45,7 +45,7 @@ func (rt *Runtime) loop(ctx context.Context, run *Run, req StartRequest) {
 	}
 	b, err := rt.models.Resolve(ctx, req.Model)
 	if err != nil {
-		rt.end(ctx, st, StatusFailed, err, nil, nil)
+		rt.end(ctx, st, switchboard.RunFailed, err, nil, nil)
 		return
 	}
 	st.b = b
@@ -56,7 +56,7 @@ func (rt *Runtime) loop(ctx context.Context, run *Run, req StartRequest) {
 	if req.Messages != nil {
 		st.conv = append([]agui.Message(nil), req.Messages...)
 	} else if st.conv, err = rt.loadHistory(ctx, run.thread); err != nil {
-		rt.end(ctx, st, StatusFailed, err, nil, nil)
+		rt.end(ctx, st, switchboard.RunFailed, err, nil, nil)
 		return
 	}
 	if strings.TrimSpace(req.Input) != "" {
@@ -65,7 +65,7 @@ func (rt *Runtime) loop(ctx context.Context, run *Run, req StartRequest) {
 	// Approvals (issue 7) resume here: req.Resume answers the interrupts the
 	// thread's previous run ended with.
 	if st.ts, err = rt.buildToolset(ctx, run, req.Tools); err != nil {
-		rt.end(ctx, st, StatusFailed, err, nil, nil)
+		rt.end(ctx, st, switchboard.RunFailed, err, nil, nil)
 		return
 	}
 	maxSteps := rt.opts.MaxSteps
@@ -77,12 +77,12 @@ func (rt *Runtime) loop(ctx context.Context, run *Run, req StartRequest) {
 			rt.addUser(st, q.Text, map[string]any{"clientSeq": q.ClientSeq, "clientNonce": q.ClientNonce})
 		}
 		if ctx.Err() != nil {
-			rt.end(ctx, st, StatusCancelled, context.Cause(ctx), nil, nil)
+			rt.end(ctx, st, switchboard.RunCancelled, context.Cause(ctx), nil, nil)
 			return
 		}
 		if step > maxSteps {
 			st.em.emit(&agui.Custom{Name: "switchboard.max_steps", Value: map[string]any{"maxSteps": maxSteps}})
-			rt.end(ctx, st, StatusSucceeded, nil, nil, map[string]any{"stopReason": "max_steps", "steps": maxSteps})
+			rt.end(ctx, st, switchboard.RunSucceeded, nil, nil, map[string]any{"stopReason": "max_steps", "steps": maxSteps})
 			return
 		}
 		run.mu.Lock()
@@ -91,13 +91,13 @@ func (rt *Runtime) loop(ctx context.Context, run *Run, req StartRequest) {
 		st.em.startStep(fmt.Sprintf("step-%d", step))
 		calls, err := rt.modelTurn(ctx, st)
 		if err != nil {
-			rt.end(ctx, st, StatusFailed, err, nil, nil)
+			rt.end(ctx, st, switchboard.RunFailed, err, nil, nil)
 			return
 		}
 		if len(calls) == 0 {
 			st.em.endStep()
-			if run.finishUnlessQueued(StatusSucceeded) {
-				rt.end(ctx, st, StatusSucceeded, nil, nil, nil)
+			if run.finishUnlessQueued(switchboard.RunSucceeded) {
+				rt.end(ctx, st, switchboard.RunSucceeded, nil, nil, nil)
 				return
 			}
 			continue // a follow-up arrived while the model answered
@@ -106,8 +106,8 @@ func (rt *Runtime) loop(ctx context.Context, run *Run, req StartRequest) {
 		st.em.endStep()
 		if len(pending) > 0 {
 			run.dropQueued("the run is waiting for the client's tool results")
-			run.finishUnlessQueued(StatusWaiting)
-			rt.end(ctx, st, StatusWaiting, nil, &agui.Outcome{Type: agui.OutcomeSuccess, PendingToolCallIDs: pending}, nil)
+			run.finishUnlessQueued(switchboard.RunWaiting)
+			rt.end(ctx, st, switchboard.RunWaiting, nil, &agui.Outcome{Type: agui.OutcomeSuccess, PendingToolCallIDs: pending}, nil)
 			return
 		}
 	}
@@ -309,15 +309,15 @@ func (rt *Runtime) runCall(ctx context.Context, st *runState, c call) *agui.Mess
 }
 
 // end closes everything open and emits the run's terminal event.
-func (rt *Runtime) end(ctx context.Context, st *runState, status Status, err error, outcome *agui.Outcome, result any) {
+func (rt *Runtime) end(ctx context.Context, st *runState, status switchboard.RunStatus, err error, outcome *agui.Outcome, result any) {
 	run, em := st.run, st.em
 	if err != nil && ctx.Err() != nil {
 		err = context.Cause(ctx)
 		if switchboard.CodeOf(err) == switchboard.CodeCancelled {
-			status = StatusCancelled
+			status = switchboard.RunCancelled
 		}
 	}
-	if status == StatusCancelled {
+	if status == switchboard.RunCancelled {
 		outcome, err = &agui.Outcome{Type: agui.OutcomeCancelled}, nil
 	}
 	em.closeAll()

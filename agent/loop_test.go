@@ -67,7 +67,7 @@ func TestRunCallsAPIToolThenAnswers(t *testing.T) {
 		t.Fatalf("finish %+v", last(evs))
 	}
 	info := run.Info()
-	if info.Status != agent.StatusSucceeded || info.Steps != 2 || info.Usage.TotalTokens != 280 || info.Cost == nil || *info.Cost != (250*2+30*8)/1e6 {
+	if info.Status != switchboard.RunSucceeded || info.Steps != 2 || info.Usage.TotalTokens != 280 || info.Cost == nil || *info.Cost != (250*2+30*8)/1e6 {
 		t.Errorf("info %+v cost %v", info, info.Cost)
 	}
 	// The second model request carried the call and its result; the model
@@ -201,7 +201,7 @@ func TestNoModelConfigured(t *testing.T) {
 	if re.Code != "MODEL_ERROR" || !strings.Contains(re.Message, "switchboard serve --config") {
 		t.Errorf("%+v", re)
 	}
-	if info := run.Info(); info.Status != agent.StatusFailed || info.Error.Code != switchboard.CodeModelError {
+	if info := run.Info(); info.Status != switchboard.RunFailed || info.Error.Code != switchboard.CodeModelError {
 		t.Errorf("%+v", info)
 	}
 	if len(e.model.Requests()) != 0 {
@@ -236,7 +236,7 @@ func TestCancelMidAnswer(t *testing.T) {
 	if !ok || fin.Outcome == nil || fin.Outcome.Type != agui.OutcomeCancelled {
 		t.Fatalf("%T %+v", last(evs), last(evs))
 	}
-	if run.Info().Status != agent.StatusCancelled {
+	if run.Info().Status != switchboard.RunCancelled {
 		t.Errorf("status %s", run.Info().Status)
 	}
 }
@@ -289,7 +289,7 @@ func TestFrontendToolEndsTheRun(t *testing.T) {
 	if fin.Outcome == nil || fin.Outcome.Type != "success" || len(fin.Outcome.PendingToolCallIDs) != 1 || fin.Outcome.PendingToolCallIDs[0] != call.ToolCallID {
 		t.Fatalf("outcome %+v", fin.Outcome)
 	}
-	if len(find[*agui.ToolCallResult](evs)) != 0 || run.Info().Status != agent.StatusWaiting {
+	if len(find[*agui.ToolCallResult](evs)) != 0 || run.Info().Status != switchboard.RunWaiting {
 		t.Error("a frontend call was executed")
 	}
 	// The client answers in the next run with a tool message.

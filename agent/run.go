@@ -11,19 +11,6 @@ import (
 	"github.com/switchboardhq/switchboard/model"
 )
 
-// Status is a run's lifecycle state.
-type Status string
-
-const (
-	StatusRunning   Status = "running"
-	StatusSucceeded Status = "succeeded"
-	StatusFailed    Status = "failed"
-	StatusCancelled Status = "cancelled"
-	// StatusWaiting: the run finished leaving frontend tool calls (or, with
-	// approvals, interrupts) for the client to answer in a next run.
-	StatusWaiting Status = "waiting"
-)
-
 // Record is one event of a run's stream: its position (the SSE id used for
 // Last-Event-ID resume), the event and its AG-UI JSON.
 type Record struct {
@@ -39,14 +26,14 @@ type Record struct {
 // by closing one channel.
 type Run struct {
 	id, thread, session, owner string
-	harness                    Harness
+	harness                    switchboard.Harness
 	created                    time.Time
 	cancel                     context.CancelCauseFunc
 	done                       chan struct{}
 	maxEvents                  int
 
 	mu       sync.Mutex
-	status   Status
+	status   switchboard.RunStatus
 	records  []Record
 	dropped  int // events not kept past maxEvents (deltas only)
 	wake     chan struct{}
@@ -60,11 +47,11 @@ type Run struct {
 	queue    []queuedFollowUp
 }
 
-func newRun(id, thread, session, owner string, h Harness, now time.Time, maxEvents int) *Run {
+func newRun(id, thread, session, owner string, h switchboard.Harness, now time.Time, maxEvents int) *Run {
 	return &Run{
 		id: id, thread: thread, session: session, owner: owner, harness: h, created: now,
 		done: make(chan struct{}), maxEvents: maxEvents,
-		status: StatusRunning, wake: make(chan struct{}),
+		status: switchboard.RunRunning, wake: make(chan struct{}),
 	}
 }
 
@@ -136,51 +123,18 @@ func (r *Run) Events(from int) (recs []Record, more <-chan struct{}, complete bo
 	return recs, r.wake, r.closed
 }
 
-// Info is a run's public record (GET /runs/{id}).
-type Info struct {
-	RunID      string             `json:"runId"`
-	ThreadID   string             `json:"threadId"`
-	SessionID  string             `json:"sessionId,omitempty"`
-	Status     Status             `json:"status"`
-	Harness    string             `json:"harness"`
-	Model      *ModelInfo         `json:"model,omitempty"`
-	Steps      int                `json:"steps"`
-	Usage      UsageInfo          `json:"usage"`
-	Cost       *float64           `json:"cost,omitempty"`
-	Events     int                `json:"events"`
-	Queued     int                `json:"queuedFollowUps"`
-	Error      *switchboard.Error `json:"error,omitempty"`
-	CreatedAt  time.Time          `json:"createdAt"`
-	FinishedAt time.Time          `json:"finishedAt,omitzero"`
-}
-
-// ModelInfo names the bound model.
-type ModelInfo struct {
-	Alias    string `json:"alias"`
-	Provider string `json:"provider"`
-	Model    string `json:"model"`
-}
-
-// UsageInfo is a run's token accounting.
-type UsageInfo struct {
-	InputTokens       int64 `json:"inputTokens"`
-	OutputTokens      int64 `json:"outputTokens"`
-	TotalTokens       int64 `json:"totalTokens"`
-	CachedInputTokens int64 `json:"cachedInputTokens,omitempty"`
-}
-
 // Info returns the run's current record.
-func (r *Run) Info() Info {
+func (r *Run) Info() switchboard.RunInfo {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	in := Info{
+	in := switchboard.RunInfo{
 		RunID: r.id, ThreadID: r.thread, SessionID: r.session, Status: r.status, Harness: r.harness.Name,
 		Steps: r.steps, Events: len(r.records), Queued: len(r.queue), Error: r.err,
 		CreatedAt: r.created, FinishedAt: r.finished,
-		Usage: UsageInfo{InputTokens: r.usage.InputTokens, OutputTokens: r.usage.OutputTokens, TotalTokens: r.usage.Total(), CachedInputTokens: r.usage.CachedInputTokens},
+		Usage: switchboard.RunUsage{InputTokens: r.usage.InputTokens, OutputTokens: r.usage.OutputTokens, TotalTokens: r.usage.Total(), CachedInputTokens: r.usage.CachedInputTokens},
 	}
 	if b := r.binding; b != nil {
-		in.Model = &ModelInfo{Alias: b.Alias, Provider: b.Provider, Model: b.Model}
+		in.Model = &switchboard.RunModel{Alias: b.Alias, Provider: b.Provider, Model: b.Model}
 		if b.Price != nil {
 			c := r.cost
 			in.Cost = &c
@@ -189,11 +143,11 @@ func (r *Run) Info() Info {
 	return in
 }
 
-// MarshalJSON renders the run as its Info.
+// MarshalJSON renders the run as its switchboard.RunInfo.
 func (r *Run) MarshalJSON() ([]byte, error) { return json.Marshal(r.Info()) }
 
 func (r *Run) busy() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.status == StatusRunning
+	return r.status == switchboard.RunRunning
 }

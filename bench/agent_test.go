@@ -124,7 +124,7 @@ func BenchmarkAgentStep(b *testing.B) {
 		}
 		<-run.Done()
 		wall := time.Since(start)
-		if info := run.Info(); info.Status != agent.StatusSucceeded || info.Steps != 2 {
+		if info := run.Info(); info.Status != switchboard.RunSucceeded || info.Steps != 2 {
 			b.Fatalf("run %+v", info)
 		}
 		modelTime := time.Duration(p.ns.Load() - before)

@@ -8,7 +8,6 @@ import (
 	"net/url"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/agent"
 	"github.com/switchboardhq/switchboard/agui"
 )
 
@@ -27,22 +26,22 @@ type RunRequest struct {
 }
 
 // StartRun starts a run; its events stream from RunEvents.
-func (c *Client) StartRun(ctx context.Context, req RunRequest) (agent.Info, error) {
-	var info agent.Info
+func (c *Client) StartRun(ctx context.Context, req RunRequest) (switchboard.RunInfo, error) {
+	var info switchboard.RunInfo
 	err := c.Do(ctx, http.MethodPost, "/api/v1/runs", req, &info)
 	return info, err
 }
 
 // GetRun returns a run's record.
-func (c *Client) GetRun(ctx context.Context, id string) (agent.Info, error) {
-	var info agent.Info
+func (c *Client) GetRun(ctx context.Context, id string) (switchboard.RunInfo, error) {
+	var info switchboard.RunInfo
 	err := c.Do(ctx, http.MethodGet, "/api/v1/runs/"+pathEscape(id), nil, &info)
 	return info, err
 }
 
 // CancelRun cancels a run and returns its record.
-func (c *Client) CancelRun(ctx context.Context, id string) (agent.Info, error) {
-	var info agent.Info
+func (c *Client) CancelRun(ctx context.Context, id string) (switchboard.RunInfo, error) {
+	var info switchboard.RunInfo
 	err := c.Do(ctx, http.MethodPost, "/api/v1/runs/"+pathEscape(id)+"/cancel", nil, &info)
 	return info, err
 }
@@ -88,16 +87,16 @@ func (c *Client) RunEvents(ctx context.Context, id, lastEventID string, fn func(
 }
 
 // AgentCapabilities returns the runtime binding of a chat session.
-func (c *Client) AgentCapabilities(ctx context.Context, chatSessionID string) (agent.Harness, error) {
-	var h agent.Harness
+func (c *Client) AgentCapabilities(ctx context.Context, chatSessionID string) (switchboard.Harness, error) {
+	var h switchboard.Harness
 	err := c.Do(ctx, http.MethodGet, "/api/v1/agent/capabilities?session="+url.QueryEscape(chatSessionID), nil, &h)
 	return h, err
 }
 
-// FollowUp sends a message while the chat may be busy (see agent.FollowUp
+// FollowUp sends a message while the chat may be busy (see switchboard.FollowUp
 // for the idempotency rules).
-func (c *Client) FollowUp(ctx context.Context, chatSessionID string, f agent.FollowUp) (agent.FollowUpResult, error) {
-	var res agent.FollowUpResult
+func (c *Client) FollowUp(ctx context.Context, chatSessionID string, f switchboard.FollowUp) (switchboard.FollowUpResult, error) {
+	var res switchboard.FollowUpResult
 	err := c.Do(ctx, http.MethodPost, "/api/v1/agent/chat/"+pathEscape(chatSessionID)+"/followup", f, &res)
 	return res, err
 }

@@ -302,7 +302,7 @@ func (s *Server) capabilities(w http.ResponseWriter, r *http.Request, c agentCal
 }
 
 func (s *Server) followUp(w http.ResponseWriter, r *http.Request, c agentCaller) {
-	var f agent.FollowUp
+	var f switchboard.FollowUp
 	if err := s.decode(w, r, &f, 1<<20); err != nil {
 		s.writeError(w, r, err)
 		return

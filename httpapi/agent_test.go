@@ -543,7 +543,7 @@ func TestTypedClient(t *testing.T) {
 		t.Errorf("after the last id: %d events, %v", rest, err)
 	}
 	got, err := e.admin.GetRun(ctx, info.RunID)
-	if err != nil || got.Status != agent.StatusSucceeded {
+	if err != nil || got.Status != switchboard.RunSucceeded {
 		t.Errorf("%+v %v", got, err)
 	}
 	if _, err := e.admin.GetRun(ctx, "nope"); switchboard.CodeOf(err) != switchboard.CodeNotFound {
@@ -561,7 +561,7 @@ func TestTypedClient(t *testing.T) {
 		t.Errorf("%+v %v", caps, err)
 	}
 	e.model.Push(modeltest.Turn{Text: "hi again"})
-	res, err := e.admin.FollowUp(ctx, "chat-c", agent.FollowUp{Text: "hello?", ClientSeq: 1, ClientNonce: "z"})
+	res, err := e.admin.FollowUp(ctx, "chat-c", switchboard.FollowUp{Text: "hello?", ClientSeq: 1, ClientNonce: "z"})
 	if err != nil || res.Status != "started" {
 		t.Fatalf("%+v %v", res, err)
 	}

@@ -1,0 +1,87 @@
+package switchboard
+
+import "time"
+
+// The assistant's wire records. The agent runtime produces them, httpapi
+// encodes them and the typed client decodes them; they live here so that a
+// client of the HTTP API needs nothing of the runtime (its broker, registry
+// and model SDKs) to read them.
+
+// RunStatus is a run's lifecycle state.
+type RunStatus string
+
+const (
+	RunRunning   RunStatus = "running"
+	RunSucceeded RunStatus = "succeeded"
+	RunFailed    RunStatus = "failed"
+	RunCancelled RunStatus = "cancelled"
+	// RunWaiting: the run finished leaving frontend tool calls (or, with
+	// approvals, interrupts) for the client to answer in a next run.
+	RunWaiting RunStatus = "waiting"
+)
+
+// RunInfo is a run's public record (GET /runs/{id}).
+type RunInfo struct {
+	RunID      string    `json:"runId"`
+	ThreadID   string    `json:"threadId"`
+	SessionID  string    `json:"sessionId,omitempty"`
+	Status     RunStatus `json:"status"`
+	Harness    string    `json:"harness"`
+	Model      *RunModel `json:"model,omitempty"`
+	Steps      int       `json:"steps"`
+	Usage      RunUsage  `json:"usage"`
+	Cost       *float64  `json:"cost,omitempty"`
+	Events     int       `json:"events"`
+	Queued     int       `json:"queuedFollowUps"`
+	Error      *Error    `json:"error,omitempty"`
+	CreatedAt  time.Time `json:"createdAt"`
+	FinishedAt time.Time `json:"finishedAt,omitzero"`
+}
+
+// RunModel names the model a run is bound to.
+type RunModel struct {
+	Alias    string `json:"alias"`
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+}
+
+// RunUsage is a run's token accounting.
+type RunUsage struct {
+	InputTokens       int64 `json:"inputTokens"`
+	OutputTokens      int64 `json:"outputTokens"`
+	TotalTokens       int64 `json:"totalTokens"`
+	CachedInputTokens int64 `json:"cachedInputTokens,omitempty"`
+}
+
+// Harness is the runtime binding of a chat session: who runs its turns and
+// therefore what the chat surface may do (GET /agent/capabilities).
+type Harness struct {
+	Name string `json:"harness"`
+	// NativeFollowUp: a message sent while a run is busy is queued and
+	// consumed at the next step boundary.
+	NativeFollowUp bool `json:"nativeFollowUp"`
+	// AISDKOwnsHistory: the AI SDK client keeps the messages and PUTs them;
+	// the runtime does not save its own.
+	AISDKOwnsHistory bool `json:"aiSdkOwnsHistory"`
+}
+
+// FollowUp is a message sent while the chat may be busy (POST
+// /agent/chat/{sessionId}/followup). The same (ClientSeq, ClientNonce) sent
+// again answers as the first time did; the same ClientSeq with another
+// nonce is FOLLOWUP_SEQUENCE_CONFLICT.
+type FollowUp struct {
+	Text        string `json:"text"`
+	ClientSeq   int64  `json:"clientSeq"`
+	ClientNonce string `json:"clientNonce"`
+}
+
+// FollowUpResult says what happened to a follow-up.
+type FollowUpResult struct {
+	// Status is "queued" (consumed at the busy run's next step boundary) or
+	// "started" (the chat was idle: a new run answers it).
+	Status    string `json:"status"`
+	RunID     string `json:"runId"`
+	ClientSeq int64  `json:"clientSeq"`
+	// Replayed is true when this exact follow-up was already accepted.
+	Replayed bool `json:"replayed,omitempty"`
+}

@@ -1,9 +1,9 @@
 // Package activity is the ledger service: the one place entries are added
 // to the append-only, hash-chained activity ledger (after secrets are
 // redacted), an in-memory ring of the newest entries for quick reads and
-// live tails, chain verification, the diff recorded when a tool's
-// description or schema changes, and reversal of a call through its
-// declared inverse.
+// live tails, chain verification, and the diff recorded when a tool's
+// description or schema changes. Undoing a recorded call is the broker's
+// (broker.Reverse): it runs the inverse through the one call path.
 //
 // The store assigns IDs and hashes (switchboard.Store.ActivityAppend). The
 // broker appends its own tool.call entries (in the same transaction as the

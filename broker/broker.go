@@ -13,6 +13,10 @@
 // recorded (unknown tool, bad input, no slot) returns a zero record and the
 // error; a call that failed after it was recorded returns the record and its
 // error, so transports can answer with both.
+//
+// Reverse undoes a recorded call: it plans the tool's declared inverse from
+// the call's ledger entry and runs it as a fresh Call, so scope, approval
+// and the ledger apply to an undo as to any call.
 package broker
 
 import (

@@ -135,7 +135,6 @@ func (d *Daemon) notifyTabs(opts Options) approval.Notifier {
 func (d *Daemon) apiGovernance(opts Options) *httpapi.Governance {
 	return &httpapi.Governance{
 		Tokens: d.gov.tokens, Approvals: d.gov.approvals, Ledger: d.gov.ledger, Jobs: d.gov.jobs,
-		Reverser: activity.NewReverser(d.gov.ledger, opts.Store, d.Registry, d.Broker),
 		SessionUser: func(ctx context.Context, id string) (string, error) {
 			s, err := opts.Store.SessionGet(ctx, id)
 			return s.Principal, err

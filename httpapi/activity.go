@@ -17,7 +17,7 @@ func (s *Server) activityRoutes() {
 	s.mux.HandleFunc("GET /api/v1/activity", s.admin(s.listActivity))
 	s.mux.HandleFunc("GET /api/v1/activity/verify", s.admin(s.verifyActivity))
 	s.mux.HandleFunc("GET /api/v1/activity/{id}", s.admin(s.getActivity))
-	if s.opts.Governance.Reverser != nil {
+	if s.opts.Broker != nil {
 		s.mux.HandleFunc("POST /api/v1/activity/{id}/reverse", s.caller(s.reverseActivity))
 	}
 }
@@ -207,9 +207,8 @@ func (s *Server) reverseActivity(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	rev := s.opts.Governance.Reverser
 	s.answerCall(w, r, wantsAsync(r, body.Async), func(ctx context.Context, onRecord func(switchboard.Invocation)) (switchboard.Invocation, error) {
-		return rev.Reverse(ctx, id, onRecord)
+		return s.opts.Broker.Reverse(ctx, id, onRecord)
 	})
 }
 

@@ -107,7 +107,6 @@ func newGov(t *testing.T) *gov {
 	h, err := httpapi.New(httpapi.Options{Registry: reg, AdminToken: token, Broker: b, Sessions: sm,
 		Governance: &httpapi.Governance{
 			Tokens: scope.NewTokens(st, nil), Approvals: approvals, Ledger: g.ledger, Jobs: jobs,
-			Reverser: activity.NewReverser(g.ledger, st, reg, b),
 			SessionUser: func(ctx context.Context, id string) (string, error) {
 				s, err := st.SessionGet(ctx, id)
 				return s.Principal, err

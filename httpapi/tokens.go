@@ -22,7 +22,6 @@ type Governance struct {
 	Tokens    *scope.Tokens
 	Approvals *approval.Service
 	Ledger    *activity.Ledger
-	Reverser  *activity.Reverser
 	Jobs      *job.Service
 	// SessionUser names the signed-in user a browser session was opened
 	// for, so a tab's approval decision is recorded as that user's.

@@ -1,8 +1,9 @@
-package activity_test
+package broker_test
 
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -12,14 +13,31 @@ import (
 	"github.com/switchboardhq/switchboard/approval"
 	"github.com/switchboardhq/switchboard/broker"
 	"github.com/switchboardhq/switchboard/registry"
+	"github.com/switchboardhq/switchboard/sqlite"
 )
+
+// openLedger opens a SQLite store and the activity ledger over it, which
+// approvals record their decisions in.
+func openLedger(t *testing.T) (*sqlite.Store, *activity.Ledger) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "sb.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	l, err := activity.New(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, l
+}
 
 // A reversal runs the declared inverse as a fresh call, through approval
 // like any agent's mutation, links the two entries, and happens once.
 func TestReversalGoesThroughApproval(t *testing.T) {
 	ctx := context.Background()
-	st, _ := openStore(t)
-	l := newLedger(t, st, nil)
+	st, l := openLedger(t)
 	reg, err := registry.New(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +98,7 @@ func TestReversalGoesThroughApproval(t *testing.T) {
 	sent := call("mail.send", `{}`)
 	entryOf := func(inv switchboard.Invocation) int64 {
 		t.Helper()
-		es, _ := st.ActivityList(ctx, switchboard.ActivityFilter{Verb: activity.VerbToolCall})
+		es, _ := st.ActivityList(ctx, switchboard.ActivityFilter{Verb: broker.VerbToolCall})
 		for _, e := range es {
 			if strings.Contains(string(e.Details), inv.ID) {
 				return e.ID
@@ -89,12 +107,11 @@ func TestReversalGoesThroughApproval(t *testing.T) {
 		t.Fatalf("no entry for %s", inv.ID)
 		return 0
 	}
-	rev := activity.NewReverser(l, st, reg, b)
 
 	// The agent's reversal waits for the user like any of its mutations.
 	out := make(chan switchboard.Invocation, 1)
 	go func() {
-		inv, err := rev.Reverse(agent, entryOf(created), nil)
+		inv, err := b.Reverse(agent, entryOf(created), nil)
 		if err != nil {
 			t.Error(err)
 		}
@@ -112,12 +129,12 @@ func TestReversalGoesThroughApproval(t *testing.T) {
 		t.Fatalf("inverse: %+v input %v", undo, deleted.Load())
 	}
 	es, _ := st.ActivityList(ctx, switchboard.ActivityFilter{AfterID: entryOf(undo) - 1, Limit: 1})
-	var link activity.Reversal
+	var link broker.Reversal
 	if err := json.Unmarshal(es[0].Reversal, &link); err != nil || link.Of != entryOf(created) || link.InvocationID != created.ID {
 		t.Fatalf("the inverse's entry does not link back: %s", es[0].Reversal)
 	}
 	// Reversing again replays the first reversal; nothing runs twice.
-	again, err := rev.Reverse(agent, entryOf(created), nil)
+	again, err := b.Reverse(agent, entryOf(created), nil)
 	if err != nil || again.ID != undo.ID || deletes.Load() != 1 {
 		t.Fatalf("second reversal: %+v %v (deletes %d)", again, err, deletes.Load())
 	}
@@ -126,7 +143,7 @@ func TestReversalGoesThroughApproval(t *testing.T) {
 	var decision int64
 	all, _ := st.ActivityList(ctx, switchboard.ActivityFilter{})
 	for _, e := range all {
-		if e.Verb != activity.VerbToolCall {
+		if e.Verb != broker.VerbToolCall {
 			decision = e.ID
 		}
 	}
@@ -138,7 +155,7 @@ func TestReversalGoesThroughApproval(t *testing.T) {
 		{entryOf(undo), "declares no inverse"},
 		{decision, "not a tool call"},
 	} {
-		_, err := rev.Reverse(agent, c.id, nil)
+		_, err := b.Reverse(agent, c.id, nil)
 		if switchboard.CodeOf(err) != switchboard.CodeConflict || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("reverse entry %d: %v, want CONFLICT %q", c.id, err, c.want)
 		}
@@ -149,8 +166,7 @@ func TestReversalGoesThroughApproval(t *testing.T) {
 // undo of the same entry: a shared reversal key replays only a success.
 func TestDeniedReversalDoesNotBlockTheUser(t *testing.T) {
 	ctx := context.Background()
-	st, _ := openStore(t)
-	l := newLedger(t, st, nil)
+	st, l := openLedger(t)
 	reg, err := registry.New(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -190,27 +206,26 @@ func TestDeniedReversalDoesNotBlockTheUser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	es, _ := st.ActivityList(ctx, switchboard.ActivityFilter{Verb: activity.VerbToolCall})
+	es, _ := st.ActivityList(ctx, switchboard.ActivityFilter{Verb: broker.VerbToolCall})
 	var entry int64
 	for _, e := range es {
 		if strings.Contains(string(e.Details), created.ID) {
 			entry = e.ID
 		}
 	}
-	rev := activity.NewReverser(l, st, reg, b)
 	done := make(chan error, 1)
-	go func() { _, err := rev.Reverse(agent, entry, nil); done <- err }()
+	go func() { _, err := b.Reverse(agent, entry, nil); done <- err }()
 	if _, err := svc.Decide(ctx, <-asked, approval.Decision{By: switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; switchboard.CodeOf(err) != switchboard.CodeUserDenied {
 		t.Fatalf("the agent's reversal: %v, want USER_DENIED", err)
 	}
-	undo, err := rev.Reverse(user, entry, nil)
+	undo, err := b.Reverse(user, entry, nil)
 	if err != nil || undo.Status != switchboard.StatusSucceeded || deletes.Load() != 1 {
 		t.Fatalf("the user's own undo: %+v %v (deletes %d)", undo, err, deletes.Load())
 	}
-	again, err := rev.Reverse(user, entry, nil)
+	again, err := b.Reverse(user, entry, nil)
 	if err != nil || again.ID != undo.ID || deletes.Load() != 1 {
 		t.Fatalf("a second undo: %+v %v (deletes %d)", again, err, deletes.Load())
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/agui"
+	"github.com/switchboardhq/switchboard/aisdk"
 	"github.com/switchboardhq/switchboard/model"
 )
 
@@ -73,11 +74,11 @@ func DecodeMessages(raw json.RawMessage) ([]agui.Message, error) {
 		return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "saved history is not a JSON array of messages: %v", err)
 	}
 	if len(probe) > 0 && probe[0]["parts"] != nil {
-		var ui []agui.UIMessage
+		var ui []aisdk.UIMessage
 		if err := json.Unmarshal(raw, &ui); err != nil {
 			return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "saved UI messages: %v", err)
 		}
-		return agui.FromUIMessages(ui), nil
+		return aisdk.FromUIMessages(ui), nil
 	}
 	var ms []agui.Message
 	if err := json.Unmarshal(raw, &ms); err != nil {

@@ -7,16 +7,17 @@ import (
 	"testing"
 
 	"github.com/switchboardhq/switchboard/agui"
+	"github.com/switchboardhq/switchboard/agui/aguitest"
 )
 
 func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
 
 func TestCheckerAcceptsValidStreams(t *testing.T) {
-	if err := agui.CheckAll(sampleRun()); err != nil {
+	if err := agui.CheckAll(aguitest.SampleRun()); err != nil {
 		t.Fatal(err)
 	}
 	// A second run may follow a finished one in the same stream.
-	two := append(sampleRun(), &agui.RunStarted{ThreadID: "chat-1", RunID: "run-2"}, &agui.RunFinished{ThreadID: "chat-1", RunID: "run-2"})
+	two := append(aguitest.SampleRun(), &agui.RunStarted{ThreadID: "chat-1", RunID: "run-2"}, &agui.RunFinished{ThreadID: "chat-1", RunID: "run-2"})
 	if err := agui.CheckAll(two); err != nil {
 		t.Fatal(err)
 	}

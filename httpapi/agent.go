@@ -13,6 +13,7 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/agent"
 	"github.com/switchboardhq/switchboard/agui"
+	"github.com/switchboardhq/switchboard/aisdk"
 	"github.com/switchboardhq/switchboard/authn"
 )
 
@@ -241,7 +242,7 @@ func (s *Server) aiSDKChat(w http.ResponseWriter, r *http.Request, c agentCaller
 		s.writeError(w, r, err)
 		return
 	}
-	req, err := agui.ParseChatRequest(body)
+	req, err := aisdk.ParseChatRequest(body)
 	if err != nil {
 		s.writeError(w, r, switchboard.Errorf(switchboard.CodeInvalidInput, "%v", err))
 		return
@@ -270,7 +271,7 @@ func (s *Server) aiSDKChat(w http.ResponseWriter, r *http.Request, c agentCaller
 	if req.Trigger == "regenerate-message" && len(msgs) > 0 && msgs[len(msgs)-1].Role == agui.RoleAssistant {
 		msgs = msgs[:len(msgs)-1] // the answer being regenerated
 	}
-	conv := agui.FromUIMessages(msgs)
+	conv := aisdk.FromUIMessages(msgs)
 	if conv == nil {
 		conv = []agui.Message{}
 	}
@@ -281,19 +282,19 @@ func (s *Server) aiSDKChat(w http.ResponseWriter, r *http.Request, c agentCaller
 		s.writeError(w, r, err)
 		return
 	}
-	agui.SetUIStreamHeaders(w.Header())
+	aisdk.SetUIStreamHeaders(w.Header())
 	w.WriteHeader(http.StatusOK)
 	messageID := req.MessageID
 	if messageID == "" {
 		messageID = "msg_" + run.ID()
 	}
-	ui := agui.NewUIStream(messageID)
+	ui := aisdk.NewUIStream(messageID)
 	s.pump(w, r, run, 0, func(buf []byte, rec agent.Record) []byte {
 		for _, ch := range ui.Translate(rec.Event) {
-			buf, _ = agui.AppendChunk(buf, ch)
+			buf, _ = aisdk.AppendChunk(buf, ch)
 		}
 		return buf
-	}, agui.AppendDone)
+	}, aisdk.AppendDone)
 	run.Cancel() // useChat's stop() aborts the request; no-op once ended
 }
 

@@ -2,7 +2,8 @@
 // testdata/node/check.mjs: @ag-ui/core's zod schemas, @ag-ui/client's
 // HttpAgent, the `ai` package's UI Message Stream reader) from Go tests.
 // Node and npm are optional: without them, or without registry access for
-// the first install, the calling test is skipped.
+// the first install, the calling test is skipped. SampleRun is the run
+// both encodings' tests (agui, aisdk) check.
 package aguitest
 
 import (

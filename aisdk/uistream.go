@@ -1,9 +1,11 @@
-package agui
+package aisdk
 
 import (
 	"encoding/json"
 	"net/http"
 	"strings"
+
+	"github.com/switchboardhq/switchboard/agui"
 )
 
 // UI Message Stream protocol constants (the `ai` package's
@@ -17,7 +19,7 @@ const (
 
 // SetUIStreamHeaders sets the response headers useChat expects.
 func SetUIStreamHeaders(h http.Header) {
-	h.Set("Content-Type", ContentType)
+	h.Set("Content-Type", agui.ContentType)
 	h.Set("Cache-Control", "no-cache")
 	h.Set(UIStreamHeader, UIStreamVersion)
 	h.Set("X-Accel-Buffering", "no")
@@ -66,37 +68,37 @@ func NewUIStream(messageID string) *UIStream {
 // Translate returns the chunks for ev (often one, sometimes none). Tools
 // are marked dynamic: the daemon's tools are not declared in the client's
 // typed tool set, so useChat renders them as dynamic-tool parts.
-func (u *UIStream) Translate(ev Event) []Chunk {
+func (u *UIStream) Translate(ev agui.Event) []Chunk {
 	switch e := ev.(type) {
-	case *RunStarted:
+	case *agui.RunStarted:
 		return []Chunk{{Type: "start", MessageID: u.messageID}}
-	case *StepStarted:
+	case *agui.StepStarted:
 		return []Chunk{{Type: "start-step"}}
-	case *StepFinished:
+	case *agui.StepFinished:
 		return []Chunk{{Type: "finish-step"}}
-	case *TextMessageStart:
+	case *agui.TextMessageStart:
 		// The stream builds one assistant message; user messages the run
 		// echoes (follow-ups) are already in the client's list.
-		if e.Role != "" && e.Role != RoleAssistant {
+		if e.Role != "" && e.Role != agui.RoleAssistant {
 			u.skip[e.MessageID] = true
 			return nil
 		}
 		return []Chunk{{Type: "text-start", ID: e.MessageID}}
-	case *TextMessageContent:
+	case *agui.TextMessageContent:
 		if e.Delta == "" || u.skip[e.MessageID] {
 			return nil
 		}
 		return []Chunk{{Type: "text-delta", ID: e.MessageID, Delta: e.Delta}}
-	case *TextMessageEnd:
+	case *agui.TextMessageEnd:
 		if u.skip[e.MessageID] {
 			delete(u.skip, e.MessageID)
 			return nil
 		}
 		return []Chunk{{Type: "text-end", ID: e.MessageID}}
-	case *ToolCallStart:
+	case *agui.ToolCallStart:
 		u.calls[e.ToolCallID] = &uiCall{name: e.ToolCallName}
 		return []Chunk{{Type: "tool-input-start", ToolCallID: e.ToolCallID, ToolName: e.ToolCallName, Dynamic: true}}
-	case *ToolCallArgs:
+	case *agui.ToolCallArgs:
 		if c := u.calls[e.ToolCallID]; c != nil {
 			c.args.WriteString(e.Delta)
 		}
@@ -104,35 +106,35 @@ func (u *UIStream) Translate(ev Event) []Chunk {
 			return nil
 		}
 		return []Chunk{{Type: "tool-input-delta", ToolCallID: e.ToolCallID, InputTextDelta: e.Delta}}
-	case *ToolCallEnd:
+	case *agui.ToolCallEnd:
 		c := u.calls[e.ToolCallID]
 		if c == nil {
 			return nil
 		}
 		return []Chunk{{Type: "tool-input-available", ToolCallID: e.ToolCallID, ToolName: c.name, Input: jsonOrString(c.args.String(), "{}"), Dynamic: true}}
-	case *ToolCallResult:
+	case *agui.ToolCallResult:
 		if e.IsError {
 			return []Chunk{{Type: "tool-output-error", ToolCallID: e.ToolCallID, ErrorText: e.Content, Dynamic: true}}
 		}
 		return []Chunk{{Type: "tool-output-available", ToolCallID: e.ToolCallID, Output: jsonOrString(e.Content, "null"), Dynamic: true}}
-	case *Custom:
+	case *agui.Custom:
 		return []Chunk{{Type: "data-" + strings.ReplaceAll(e.Name, ".", "-"), Data: orEmpty(e.Value), Transient: true}}
-	case *RunFinished:
+	case *agui.RunFinished:
 		reason := "stop"
 		if e.Outcome != nil {
 			switch e.Outcome.Type {
-			case OutcomeCancelled:
+			case agui.OutcomeCancelled:
 				return []Chunk{{Type: "abort", Reason: "cancelled"}}
-			case OutcomeInterrupt:
+			case agui.OutcomeInterrupt:
 				reason = "other"
-			case OutcomeSuccess:
+			case agui.OutcomeSuccess:
 				if len(e.Outcome.PendingToolCallIDs) > 0 {
 					reason = "tool-calls"
 				}
 			}
 		}
 		return []Chunk{{Type: "finish", FinishReason: reason}}
-	case *RunError:
+	case *agui.RunError:
 		return []Chunk{{Type: "error", ErrorText: e.Message}, {Type: "finish", FinishReason: "error"}}
 	}
 	return nil // state and message snapshots have no UI stream form
@@ -144,11 +146,11 @@ func AppendChunk(dst []byte, c Chunk) ([]byte, error) {
 	if err != nil {
 		return dst, err
 	}
-	return AppendFrame(dst, "", b), nil
+	return agui.AppendFrame(dst, "", b), nil
 }
 
 // AppendDone appends the terminating `data: [DONE]` frame.
-func AppendDone(dst []byte) []byte { return AppendFrame(dst, "", []byte(UIStreamDone)) }
+func AppendDone(dst []byte) []byte { return agui.AppendFrame(dst, "", []byte(UIStreamDone)) }
 
 // jsonOrString keeps valid JSON text as it is and wraps anything else as a
 // JSON string; empty text becomes def.

@@ -1,9 +1,11 @@
-package agui
+package aisdk
 
 import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/switchboardhq/switchboard/agui"
 )
 
 // ChatRequest is the body useChat's DefaultChatTransport POSTs. Fields the
@@ -68,7 +70,7 @@ func ParseChatRequest(b []byte) (ChatRequest, error) {
 	}
 	for i, m := range req.Messages {
 		switch m.Role {
-		case RoleSystem, RoleUser, RoleAssistant:
+		case agui.RoleSystem, agui.RoleUser, agui.RoleAssistant:
 		default:
 			return req, fmt.Errorf("chat request: messages[%d] has unknown role %q", i, m.Role)
 		}
@@ -92,27 +94,27 @@ func (p UIPart) toolPart() (string, bool) {
 // message per step (text and tool calls) followed by the tool results it
 // already has. Reasoning, sources and data parts carry nothing the model
 // needs and are dropped.
-func FromUIMessages(ms []UIMessage) []Message {
-	var out []Message
+func FromUIMessages(ms []UIMessage) []agui.Message {
+	var out []agui.Message
 	for _, m := range ms {
 		switch m.Role {
-		case RoleSystem, RoleUser:
-			msg := Message{ID: m.ID, Role: m.Role}
+		case agui.RoleSystem, agui.RoleUser:
+			msg := agui.Message{ID: m.ID, Role: m.Role}
 			var texts []string
 			for _, p := range m.Parts {
 				switch {
 				case p.Type == "text":
 					texts = append(texts, p.Text)
 				case p.Type == "file" && strings.HasPrefix(p.MediaType, "image/") && p.URL != "":
-					msg.Parts = append(msg.Parts, Part{Type: "image", Source: imageSource(p.URL, p.MediaType)})
+					msg.Parts = append(msg.Parts, agui.Part{Type: "image", Source: imageSource(p.URL, p.MediaType)})
 				}
 			}
 			msg.Content = strings.Join(texts, "\n")
 			if len(msg.Parts) > 0 {
-				msg.Parts = append([]Part{{Type: "text", Text: msg.Content}}, msg.Parts...)
+				msg.Parts = append([]agui.Part{{Type: "text", Text: msg.Content}}, msg.Parts...)
 			}
 			out = append(out, msg)
-		case RoleAssistant:
+		case agui.RoleAssistant:
 			out = append(out, assistantSteps(m)...)
 		}
 	}
@@ -120,11 +122,11 @@ func FromUIMessages(ms []UIMessage) []Message {
 }
 
 // assistantSteps splits an assistant UIMessage at its step-start parts.
-func assistantSteps(m UIMessage) []Message {
+func assistantSteps(m UIMessage) []agui.Message {
 	var (
-		out     []Message
-		cur     Message
-		results []Message
+		out     []agui.Message
+		cur     agui.Message
+		results []agui.Message
 		step    int
 	)
 	flush := func() {
@@ -133,7 +135,7 @@ func assistantSteps(m UIMessage) []Message {
 			out = append(out, results...)
 		}
 		step++
-		cur = Message{ID: fmt.Sprintf("%s-%d", m.ID, step), Role: RoleAssistant}
+		cur = agui.Message{ID: fmt.Sprintf("%s-%d", m.ID, step), Role: agui.RoleAssistant}
 		if step == 1 {
 			cur.ID = m.ID
 		}
@@ -163,20 +165,20 @@ func assistantSteps(m UIMessage) []Message {
 		if args == "" || args == "null" {
 			args = "{}"
 		}
-		cur.ToolCalls = append(cur.ToolCalls, ToolCall{ID: p.ToolCallID, Type: "function", Function: FunctionCall{Name: name, Arguments: args}})
+		cur.ToolCalls = append(cur.ToolCalls, agui.ToolCall{ID: p.ToolCallID, Type: "function", Function: agui.FunctionCall{Name: name, Arguments: args}})
 		switch p.State {
 		case "output-available":
 			out := string(p.Output)
 			if out == "" {
 				out = "null"
 			}
-			results = append(results, Message{ID: p.ToolCallID + "-result", Role: RoleTool, ToolCallID: p.ToolCallID, Content: unquote(out)})
+			results = append(results, agui.Message{ID: p.ToolCallID + "-result", Role: agui.RoleTool, ToolCallID: p.ToolCallID, Content: unquote(out)})
 		case "output-error", "output-denied":
 			msg := p.ErrorText
 			if msg == "" {
 				msg = "the call was denied"
 			}
-			results = append(results, Message{ID: p.ToolCallID + "-result", Role: RoleTool, ToolCallID: p.ToolCallID, Content: msg, Error: msg})
+			results = append(results, agui.Message{ID: p.ToolCallID + "-result", Role: agui.RoleTool, ToolCallID: p.ToolCallID, Content: msg, Error: msg})
 		}
 	}
 	flush()
@@ -193,11 +195,11 @@ func unquote(s string) string {
 	return s
 }
 
-func imageSource(url, mediaType string) *Source {
+func imageSource(url, mediaType string) *agui.Source {
 	if rest, ok := strings.CutPrefix(url, "data:"); ok {
 		if _, data, ok := strings.Cut(rest, ","); ok {
-			return &Source{Type: "data", Value: data, MimeType: mediaType}
+			return &agui.Source{Type: "data", Value: data, MimeType: mediaType}
 		}
 	}
-	return &Source{Type: "url", Value: url, MimeType: mediaType}
+	return &agui.Source{Type: "url", Value: url, MimeType: mediaType}
 }

@@ -1,4 +1,4 @@
-package agui_test
+package aisdk_test
 
 import (
 	"encoding/json"
@@ -6,13 +6,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/switchboardhq/switchboard/agui"
+	"github.com/switchboardhq/switchboard/agui/aguitest"
+	"github.com/switchboardhq/switchboard/aisdk"
 )
 
 // TestUIStreamChunkByChunk translates the sample run and checks every chunk.
 func TestUIStreamChunkByChunk(t *testing.T) {
-	u := agui.NewUIStream("msg-1")
+	u := aisdk.NewUIStream("msg-1")
 	var got []string
-	for _, ev := range sampleRun() {
+	for _, ev := range aguitest.SampleRun() {
 		for _, c := range u.Translate(ev) {
 			b, err := json.Marshal(c)
 			if err != nil {
@@ -61,7 +63,7 @@ func TestUIStreamEndings(t *testing.T) {
 	}
 	for _, c := range cases {
 		var got []string
-		for _, ch := range agui.NewUIStream("").Translate(c.ev) {
+		for _, ch := range aisdk.NewUIStream("").Translate(c.ev) {
 			b, _ := json.Marshal(ch)
 			got = append(got, string(b))
 		}
@@ -69,7 +71,7 @@ func TestUIStreamEndings(t *testing.T) {
 			t.Errorf("%s (-want +got):\n%s", c.ev.EventType(), d)
 		}
 	}
-	if got := string(agui.AppendDone(nil)); got != "data: [DONE]\n\n" {
+	if got := string(aisdk.AppendDone(nil)); got != "data: [DONE]\n\n" {
 		t.Errorf("done frame %q", got)
 	}
 }

@@ -1,32 +1,20 @@
 package agui
 
 import (
-	"bufio"
-	"bytes"
+	"errors"
 	"io"
+
+	"github.com/switchboardhq/switchboard/internal/sse"
 )
 
-// ContentType is the media type of both encodings' streams.
-const ContentType = "text/event-stream"
-
-// maxFrameLine bounds one SSE line ReadFrames accepts (a large tool result
-// is one line of JSON).
-const maxFrameLine = 16 << 20
+// ContentType is the media type of both encodings' streams (AG-UI's and
+// the AI SDK's).
+const ContentType = sse.ContentType
 
 // AppendFrame appends one SSE frame carrying data (a JSON document, so one
 // line) and, when id is set, an id line for Last-Event-ID resume.
 func AppendFrame(dst []byte, id string, data []byte) []byte {
-	if id != "" {
-		dst = append(dst, "id: "...)
-		dst = append(dst, id...)
-		dst = append(dst, '\n')
-	}
-	for line := range bytes.SplitSeq(data, []byte("\n")) {
-		dst = append(dst, "data: "...)
-		dst = append(dst, line...)
-		dst = append(dst, '\n')
-	}
-	return append(dst, '\n')
+	return sse.AppendEvent(dst, sse.Event{ID: id, Data: data})
 }
 
 // WriteEvent writes ev as one SSE frame.
@@ -41,44 +29,21 @@ func WriteEvent(w io.Writer, id string, ev Event) error {
 
 // ReadFrames splits an SSE stream into the data of its frames (multi-line
 // data joined with newlines), calling fn for each with the frame's id.
-// Comments and other fields are skipped. It stops at the first error fn
-// returns.
+// Comments and other fields are skipped; a frame cut off by the end of the
+// stream is dropped. It stops at the first error fn returns, and returns
+// nil at the end of the stream.
 func ReadFrames(r io.Reader, fn func(id string, data []byte) error) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), maxFrameLine)
-	var (
-		id   string
-		data []byte
-		has  bool
-	)
-	for sc.Scan() {
-		line := sc.Bytes()
-		if len(line) == 0 {
-			if has {
-				if err := fn(id, data); err != nil {
-					return err
-				}
-			}
-			id, data, has = "", nil, false
-			continue
+	sr := sse.NewReader(r)
+	for {
+		ev, err := sr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
 		}
-		field, value, _ := bytes.Cut(line, []byte(":"))
-		value = bytes.TrimPrefix(value, []byte(" "))
-		switch string(field) {
-		case "data":
-			if has {
-				data = append(data, '\n')
-			}
-			data = append(data, value...)
-			has = true
-		case "id":
-			id = string(value)
+		if err != nil {
+			return err
 		}
-	}
-	if has {
-		if err := fn(id, data); err != nil {
+		if err := fn(ev.ID, ev.Data); err != nil {
 			return err
 		}
 	}
-	return sc.Err()
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/switchboardhq/switchboard/agui"
+	"github.com/switchboardhq/switchboard/internal/sse"
 )
 
 // UI Message Stream protocol constants (the `ai` package's
@@ -19,7 +20,7 @@ const (
 
 // SetUIStreamHeaders sets the response headers useChat expects.
 func SetUIStreamHeaders(h http.Header) {
-	h.Set("Content-Type", agui.ContentType)
+	h.Set("Content-Type", sse.ContentType)
 	h.Set("Cache-Control", "no-cache")
 	h.Set(UIStreamHeader, UIStreamVersion)
 	h.Set("X-Accel-Buffering", "no")
@@ -146,11 +147,13 @@ func AppendChunk(dst []byte, c Chunk) ([]byte, error) {
 	if err != nil {
 		return dst, err
 	}
-	return agui.AppendFrame(dst, "", b), nil
+	return sse.AppendEvent(dst, sse.Event{Data: b}), nil
 }
 
 // AppendDone appends the terminating `data: [DONE]` frame.
-func AppendDone(dst []byte) []byte { return agui.AppendFrame(dst, "", []byte(UIStreamDone)) }
+func AppendDone(dst []byte) []byte {
+	return sse.AppendEvent(dst, sse.Event{Data: []byte(UIStreamDone)})
+}
 
 // jsonOrString keeps valid JSON text as it is and wraps anything else as a
 // JSON string; empty text becomes def.

@@ -3,12 +3,14 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/agui"
+	"github.com/switchboardhq/switchboard/internal/sse"
 )
 
 // RunRequest starts a run of the built-in assistant (POST /runs).
@@ -53,7 +55,7 @@ func (c *Client) RunEvents(ctx context.Context, id, lastEventID string, fn func(
 	if err != nil {
 		return switchboard.Errorf(switchboard.CodeInvalidInput, "build request: %v", err)
 	}
-	req.Header.Set("Accept", agui.ContentType)
+	req.Header.Set("Accept", sse.ContentType)
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
@@ -73,13 +75,25 @@ func (c *Client) RunEvents(ctx context.Context, id, lastEventID string, fn func(
 		}
 		return switchboard.Errorf(switchboard.CodeInternal, "daemon answered %s: %s", resp.Status, excerpt(b))
 	}
-	err = agui.ReadFrames(resp.Body, func(eventID string, data []byte) error {
-		ev, err := agui.Decode(data)
-		if err != nil {
-			return switchboard.Errorf(switchboard.CodeInternal, "run %s: %v", id, err)
+	err = func() error {
+		sr := sse.NewReader(resp.Body)
+		for {
+			frame, err := sr.Next()
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			ev, err := agui.Decode(frame.Data)
+			if err != nil {
+				return switchboard.Errorf(switchboard.CodeInternal, "run %s: %v", id, err)
+			}
+			if err := fn(frame.ID, ev); err != nil {
+				return err
+			}
 		}
-		return fn(eventID, ev)
-	})
+	}()
 	if err != nil && ctx.Err() != nil {
 		return c.transportError(ctx.Err())
 	}

@@ -1,7 +1,6 @@
 package client
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/sse"
 )
 
 // Governance: calls with an idempotency key or answered asynchronously,
@@ -235,7 +235,7 @@ func (c *Client) FollowActivity(ctx context.Context, q ActivityQuery, fn func(sw
 	if err != nil {
 		return switchboard.Errorf(switchboard.CodeInvalidInput, "build request: %v", err)
 	}
-	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Accept", sse.ContentType)
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
@@ -247,7 +247,7 @@ func (c *Client) FollowActivity(ctx context.Context, q ActivityQuery, fn func(sw
 	if resp.StatusCode != http.StatusOK {
 		return decodeAnswer(c.base, resp, nil)
 	}
-	s := &EventStream{body: resp.Body, r: bufio.NewReader(resp.Body), cancel: cancel}
+	s := newEventStream(resp.Body, cancel, "")
 	for {
 		ev, err := s.Next()
 		if err != nil {

@@ -1,8 +1,6 @@
 package client
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +11,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/sse"
 )
 
 // SessionCredentials are what the app's backend hands to a tab.
@@ -97,7 +96,7 @@ type StreamEvent struct {
 // EventStream reads a tab's event stream.
 type EventStream struct {
 	body   io.ReadCloser
-	r      *bufio.Reader
+	r      *sse.Reader
 	cancel context.CancelFunc
 
 	mu         sync.Mutex
@@ -114,7 +113,7 @@ func (t *Tab) Events(ctx context.Context, lastEventID string) (*EventStream, err
 		return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "build request: %v", err)
 	}
 	req.Header.Set("Authorization", "Bearer "+t.c.token)
-	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Accept", sse.ContentType)
 	if lastEventID != "" {
 		req.Header.Set("Last-Event-ID", lastEventID)
 	}
@@ -133,62 +132,30 @@ func (t *Tab) Events(ctx context.Context, lastEventID string) (*EventStream, err
 		}
 		return nil, switchboard.Errorf(switchboard.CodeInternal, "daemon answered %s: %s", resp.Status, excerpt(b))
 	}
-	return &EventStream{body: resp.Body, r: bufio.NewReader(resp.Body), cancel: cancel, last: lastEventID}, nil
+	return newEventStream(resp.Body, cancel, lastEventID), nil
+}
+
+func newEventStream(body io.ReadCloser, cancel context.CancelFunc, lastEventID string) *EventStream {
+	return &EventStream{body: body, r: sse.NewReader(body), cancel: cancel, last: lastEventID}
 }
 
 // Next blocks for the next event; io.EOF when the daemon ended the stream.
 // Keep-alive comments are counted, not returned.
 func (s *EventStream) Next() (StreamEvent, error) {
-	var ev StreamEvent
-	var data [][]byte
-	for {
-		line, err := s.r.ReadSlice('\n')
-		if err != nil {
-			if errors.Is(err, bufio.ErrBufferFull) {
-				// A long line: keep what was read (the buffer is about to be
-				// reused) and gather the rest of it.
-				head := bytes.Clone(line)
-				rest, err2 := s.r.ReadBytes('\n')
-				line, err = append(head, rest...), err2
-			}
-			if err != nil {
-				if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, context.Canceled) {
-					err = io.EOF
-				}
-				return ev, err
-			}
-		}
-		line = bytes.TrimRight(line, "\r\n")
-		switch {
-		case len(line) == 0:
-			if data == nil { // nothing to dispatch; start the next frame clean
-				ev = StreamEvent{}
-				continue
-			}
-			ev.Data = bytes.Join(data, []byte("\n"))
-			if ev.ID != "" {
-				s.mu.Lock()
-				s.last = ev.ID
-				s.mu.Unlock()
-			}
-			return ev, nil
-		case line[0] == ':':
-			s.mu.Lock()
-			s.heartbeats++
-			s.mu.Unlock()
-			continue
-		}
-		field, val, _ := bytes.Cut(line, []byte(":"))
-		val = bytes.TrimPrefix(val, []byte(" "))
-		switch string(field) {
-		case "id":
-			ev.ID = string(val)
-		case "event":
-			ev.Kind = string(val)
-		case "data":
-			data = append(data, bytes.Clone(val))
-		}
+	ev, err := s.r.Next()
+	s.mu.Lock()
+	s.heartbeats = s.r.Comments()
+	if ev.ID != "" {
+		s.last = ev.ID
 	}
+	s.mu.Unlock()
+	if err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, context.Canceled) {
+			err = io.EOF
+		}
+		return StreamEvent{}, err
+	}
+	return StreamEvent{ID: ev.ID, Kind: ev.Event, Data: ev.Data}, nil
 }
 
 // LastEventID is the id of the last event read, for resuming.

@@ -1,20 +1,18 @@
 package client
 
 import (
-	"bufio"
 	"io"
 	"strings"
 	"testing"
 )
 
 func stream(s string) *EventStream {
-	r := strings.NewReader(s)
-	return &EventStream{body: io.NopCloser(r), r: bufio.NewReaderSize(r, 16), cancel: func() {}}
+	return newEventStream(io.NopCloser(strings.NewReader(s)), func() {}, "")
 }
 
 func TestEventStreamFrames(t *testing.T) {
 	t.Parallel()
-	long := strings.Repeat("x", 100) // longer than the 16-byte buffer above
+	long := strings.Repeat("x", 100<<10) // longer than the reader's buffer
 	s := stream("event: session.ready\ndata: {\"a\":1}\n\n" +
 		": heartbeat\n\n" +
 		"id: e-1\r\nevent: browser.action.request\r\ndata: {\"b\":\r\ndata: \"" + long + "\"}\r\n\r\n" +

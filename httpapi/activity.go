@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -9,6 +8,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/sse"
 )
 
 // The ledger's routes. There is no route that updates or deletes an entry:
@@ -97,6 +97,9 @@ func (s *Server) listActivity(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, page)
 }
 
+// activityHeartbeat spaces keep-alive comments on an idle ledger tail.
+const activityHeartbeat = 15 * time.Second
+
 // followActivity streams entries as SSE "activity" events whose id is the
 // entry's ID (reconnect with Last-Event-ID to resume): after the cursor
 // when one is given, else only new entries. Comments keep it alive.
@@ -105,64 +108,37 @@ func (s *Server) followActivity(w http.ResponseWriter, r *http.Request, f switch
 	if cursor {
 		after = f.AfterID
 	}
-	rc := http.NewResponseController(w)
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	_ = rc.Flush()
+	w.Header().Set("Cache-Control", "no-store")
+	sw := sse.Start(w, streamWriteTimeout)
 	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	var mu chanMutex
-	write := func(b []byte) error {
-		mu.lock()
-		defer mu.unlock()
-		_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
-		if _, err := w.Write(b); err != nil {
-			return err
-		}
-		return rc.Flush()
-	}
-	go func() { // keep-alive
-		t := time.NewTicker(15 * time.Second)
+	alive := make(chan struct{})
+	defer func() { cancel(); <-alive }() // the keep-alive is done with w before the handler returns
+	go func() {
+		defer close(alive)
+		t := time.NewTicker(activityHeartbeat)
 		defer t.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				if write([]byte(": heartbeat\n\n")) != nil {
+				sw.Comment(sse.Heartbeat)
+				if sw.Flush() != nil {
 					cancel()
 					return
 				}
 			}
 		}
 	}()
-	var buf bytes.Buffer
 	err := s.opts.Governance.Ledger.Follow(ctx, after, f, func(e switchboard.ActivityEntry) error {
-		buf.Reset()
-		buf.WriteString("id: " + strconv.FormatInt(e.ID, 10) + "\nevent: activity\ndata: ")
 		b, _ := json.Marshal(e)
-		buf.Write(b)
-		buf.WriteString("\n\n")
-		return write(buf.Bytes())
+		sw.Event(sse.Event{ID: strconv.FormatInt(e.ID, 10), Event: "activity", Data: b})
+		return sw.Flush()
 	})
 	if err != nil && ctx.Err() == nil {
 		s.log.WarnContext(r.Context(), "activity stream ended", "err", err)
 	}
 }
-
-// chanMutex serialises writes from the heartbeat and the follower.
-type chanMutex struct{ ch chan struct{} }
-
-func (m *chanMutex) lock() {
-	if m.ch == nil {
-		m.ch = make(chan struct{}, 1)
-	}
-	m.ch <- struct{}{}
-}
-func (m *chanMutex) unlock() { <-m.ch }
 
 func (s *Server) getActivity(w http.ResponseWriter, r *http.Request) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)

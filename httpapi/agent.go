@@ -15,6 +15,7 @@ import (
 	"github.com/switchboardhq/switchboard/agui"
 	"github.com/switchboardhq/switchboard/aisdk"
 	"github.com/switchboardhq/switchboard/authn"
+	"github.com/switchboardhq/switchboard/internal/sse"
 )
 
 // Assistant routes. The admin token may use any chat and name any browser
@@ -180,8 +181,7 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request, c agentCaller
 		}
 		from = n + 1
 	}
-	startSSE(w)
-	s.pump(w, r, run, from, func(buf []byte, rec agent.Record) []byte {
+	s.pump(r, sse.Start(w, streamWriteTimeout), run, from, func(buf []byte, rec agent.Record) []byte {
 		return agui.AppendFrame(buf, strconv.Itoa(rec.Seq), rec.JSON)
 	}, nil)
 }
@@ -225,8 +225,7 @@ func (s *Server) aguiRun(w http.ResponseWriter, r *http.Request, c agentCaller) 
 		s.writeError(w, r, err)
 		return
 	}
-	startSSE(w)
-	s.pump(w, r, run, 0, func(buf []byte, rec agent.Record) []byte {
+	s.pump(r, sse.Start(w, streamWriteTimeout), run, 0, func(buf []byte, rec agent.Record) []byte {
 		return agui.AppendFrame(buf, "", rec.JSON)
 	}, nil)
 	if !props.Detach {
@@ -283,13 +282,13 @@ func (s *Server) aiSDKChat(w http.ResponseWriter, r *http.Request, c agentCaller
 		return
 	}
 	aisdk.SetUIStreamHeaders(w.Header())
-	w.WriteHeader(http.StatusOK)
+	sw := sse.Start(w, streamWriteTimeout)
 	messageID := req.MessageID
 	if messageID == "" {
 		messageID = "msg_" + run.ID()
 	}
 	ui := aisdk.NewUIStream(messageID)
-	s.pump(w, r, run, 0, func(buf []byte, rec agent.Record) []byte {
+	s.pump(r, sw, run, 0, func(buf []byte, rec agent.Record) []byte {
 		for _, ch := range ui.Translate(rec.Event) {
 			buf, _ = aisdk.AppendChunk(buf, ch)
 		}
@@ -375,49 +374,32 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 	return b, nil
 }
 
-func startSSE(w http.ResponseWriter) {
-	h := w.Header()
-	h.Set("Content-Type", agui.ContentType)
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-}
-
 // pump writes a run's records from seq on, encoded by frame, until the run
 // is complete (then tail, if set, closes the stream) or the client leaves.
-// Each write has a deadline, so a reader that stops reading is dropped
-// rather than holding a goroutine; the run itself never waits on readers.
-func (s *Server) pump(w http.ResponseWriter, r *http.Request, run *agent.Run, seq int,
+// Each write has a deadline (the Writer's), so a reader that stops reading
+// is dropped rather than holding a goroutine; the run itself never waits on
+// readers.
+func (s *Server) pump(r *http.Request, sw *sse.Writer, run *agent.Run, seq int,
 	frame func([]byte, agent.Record) []byte, tail func([]byte) []byte) {
-	rc := http.NewResponseController(w)
 	hb := time.NewTicker(runHeartbeat)
 	defer hb.Stop()
 	var buf []byte
-	write := func() bool {
-		if len(buf) == 0 {
-			return true
-		}
-		_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
-		if _, err := w.Write(buf); err != nil {
-			return false
-		}
-		buf = buf[:0]
-		return rc.Flush() == nil
-	}
 	for {
 		recs, more, complete := run.Events(seq)
+		buf = buf[:0]
 		for _, rec := range recs {
 			buf = frame(buf, rec)
 		}
 		seq += len(recs)
 		if complete && len(recs) == 0 {
 			if tail != nil {
-				buf = tail(buf)
+				sw.Append(tail(buf))
 			}
-			write()
+			_ = sw.Flush()
 			return
 		}
-		if !write() {
+		sw.Append(buf)
+		if sw.Flush() != nil {
 			return
 		}
 		if len(recs) > 0 {
@@ -426,7 +408,7 @@ func (s *Server) pump(w http.ResponseWriter, r *http.Request, run *agent.Run, se
 		select {
 		case <-more:
 		case <-hb.C:
-			buf = append(buf, ": heartbeat\n\n"...)
+			sw.Comment(sse.Heartbeat)
 		case <-r.Context().Done():
 			return
 		}

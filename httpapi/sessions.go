@@ -7,11 +7,11 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/authn"
+	"github.com/switchboardhq/switchboard/internal/sse"
 	"github.com/switchboardhq/switchboard/session"
 )
 
@@ -161,102 +161,44 @@ func (s *Server) sessionEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer conn.Close()
-	rc := http.NewResponseController(w)
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
+	w.Header().Set("Cache-Control", "no-store")
+	sw := sse.Start(w, streamWriteTimeout)
 
 	// When the session side ends the stream (slow reader, replaced, closed,
 	// shutdown), a write blocked on a reader that stopped reading must fail
-	// now: a deadline in the past does that.
-	dl := &deadline{rc: rc, done: make(chan struct{})}
-	stop := context.AfterFunc(conn.Context(), dl.expire)
+	// now: expiring the Writer does that. Nothing touches the connection
+	// once the handler has returned.
+	expired := make(chan struct{})
+	stop := context.AfterFunc(conn.Context(), func() {
+		sw.Expire()
+		close(expired)
+	})
 	defer func() {
 		if !stop() {
-			dl.wait()
+			<-expired
 		}
 	}()
 
-	var buf bytes.Buffer
-	writeFrame(&buf, conn.Hello())
+	frame := func(ev session.Event) { sw.Event(sse.Event{ID: ev.ID, Event: ev.Kind, Data: ev.Data}) }
+	frame(conn.Hello())
 	hb := time.NewTicker(s.opts.Sessions.Heartbeat())
 	defer hb.Stop()
 	for {
 		for ev, ok := conn.Next(); ok; ev, ok = conn.Next() {
-			writeFrame(&buf, ev)
+			frame(ev)
 		}
-		if buf.Len() > 0 {
-			if !dl.arm(streamWriteTimeout) {
-				return
-			}
-			if _, err := w.Write(buf.Bytes()); err != nil {
-				return
-			}
-			buf.Reset()
-			if err := rc.Flush(); err != nil {
-				return
-			}
+		if sw.Flush() != nil {
+			return
 		}
 		select {
 		case <-conn.Ready():
 		case <-hb.C:
-			buf.WriteString(": heartbeat\n\n")
+			sw.Comment(sse.Heartbeat)
 		case <-conn.Done():
 			return
 		}
 	}
 }
-
-// writeFrame renders one SSE frame. Data is JSON, so it has no newlines;
-// splitting keeps the frame well-formed even if it ever did.
-func writeFrame(b *bytes.Buffer, ev session.Event) {
-	if ev.ID != "" {
-		b.WriteString("id: ")
-		b.WriteString(ev.ID)
-		b.WriteByte('\n')
-	}
-	b.WriteString("event: ")
-	b.WriteString(ev.Kind)
-	b.WriteByte('\n')
-	for line := range bytes.SplitSeq(ev.Data, []byte("\n")) {
-		b.WriteString("data: ")
-		b.Write(line)
-		b.WriteByte('\n')
-	}
-	b.WriteByte('\n')
-}
-
-// deadline sets write deadlines on a stream; once expired it stays expired.
-type deadline struct {
-	rc      *http.ResponseController
-	done    chan struct{} // closed when expire has run
-	mu      sync.Mutex
-	expired bool
-}
-
-func (d *deadline) arm(timeout time.Duration) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.expired {
-		return false
-	}
-	_ = d.rc.SetWriteDeadline(time.Now().Add(timeout))
-	return true
-}
-
-func (d *deadline) expire() {
-	d.mu.Lock()
-	d.expired = true
-	_ = d.rc.SetWriteDeadline(time.Unix(1, 0))
-	d.mu.Unlock()
-	close(d.done)
-}
-
-// wait returns once a started expire has finished, so nothing touches the
-// connection after the handler returns.
-func (d *deadline) wait() { <-d.done }
 
 // actionResult is the return path: the tab POSTs a BrowserActionResult for
 // an invocation dispatched to it.

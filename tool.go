@@ -179,3 +179,13 @@ type Manifest struct {
 	RunID           string `json:"runId,omitempty"`
 	Tools           []Tool `json:"tools"`
 }
+
+// ToolChange is one change of a tool's effective descriptor, as the
+// registry reports it to the ledger: Before is nil for a new tool, After nil
+// for a removed one.
+type ToolChange struct {
+	Name   string
+	Source Source
+	Before *Tool
+	After  *Tool
+}

@@ -7,7 +7,6 @@ import (
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/registry"
 )
 
 // Change is one changed field of a tool: its old and new value and, for
@@ -83,7 +82,7 @@ func jsonEqual(a, b json.RawMessage) bool {
 // a registration or removal that changes what agents were told writes one
 // ledger entry whose details carry the diff (RELIABILITY row 6, rug pull).
 // Re-registering an identical descriptor writes nothing.
-func (l *Ledger) RecordToolChange(ctx context.Context, c registry.Audit) {
+func (l *Ledger) RecordToolChange(ctx context.Context, c switchboard.ToolChange) {
 	diff := ToolDiff(c.Before, c.After)
 	if len(diff) == 0 {
 		return

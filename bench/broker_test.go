@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/activity"
 	"github.com/switchboardhq/switchboard/broker"
 	"github.com/switchboardhq/switchboard/registry"
 	"github.com/switchboardhq/switchboard/sqlite"
@@ -228,7 +229,7 @@ func storeWrites(b *testing.B) func() time.Duration {
 			b.Fatal(err)
 		}
 		inv.Status, inv.Result, inv.FinishedAt = switchboard.StatusSucceeded, json.RawMessage(`{"id":"t1","done":false}`), time.Now()
-		e := &switchboard.ActivityEntry{Ts: time.Now(), Actor: "user:admin", Verb: broker.VerbToolCall,
+		e := &switchboard.ActivityEntry{Ts: time.Now(), Actor: "user:admin", Verb: activity.VerbToolCall,
 			Target: inv.Tool, Details: json.RawMessage(`{"invocationId":"` + inv.ID + `","status":"succeeded"}`)}
 		// The finish as the broker makes it: one transaction (Store.InvocationFinish).
 		if _, err := st.InvocationFinish(ctx, inv, e, switchboard.InFlight...); err != nil {

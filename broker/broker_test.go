@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/activity"
 	"github.com/switchboardhq/switchboard/broker"
 	"github.com/switchboardhq/switchboard/registry"
 	"github.com/switchboardhq/switchboard/sqlite"
@@ -62,7 +63,7 @@ func (e *env) goTool(t testing.TB, tool switchboard.Tool, fn broker.Func) {
 // ledger returns every tool.call entry.
 func (e *env) ledger(t testing.TB) []switchboard.ActivityEntry {
 	t.Helper()
-	es, err := e.store.ActivityList(context.Background(), switchboard.ActivityFilter{Verb: broker.VerbToolCall, Limit: 1000})
+	es, err := e.store.ActivityList(context.Background(), switchboard.ActivityFilter{Verb: activity.VerbToolCall, Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,10 +7,8 @@ import (
 	"encoding/json"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/activity"
 )
-
-// VerbToolCall is the ledger verb of a tool execution.
-const VerbToolCall = "tool.call"
 
 // NewID returns a random 128-bit identifier, hex encoded. Invocation and
 // run ids are unguessable because a tab's result POST names them.
@@ -132,7 +130,7 @@ func (b *Broker) entry(c *call, inv switchboard.Invocation) *switchboard.Activit
 	if ts.IsZero() {
 		ts = b.now()
 	}
-	e := &switchboard.ActivityEntry{Ts: ts, Actor: actor, Verb: VerbToolCall, Target: inv.Tool, Details: details, Reversal: c.reversal}
+	e := &switchboard.ActivityEntry{Ts: ts, Actor: actor, Verb: activity.VerbToolCall, Target: inv.Tool, Details: details, Reversal: c.reversal}
 	if inv.Surface == switchboard.SurfaceBrowser {
 		e.Provenance = provenanceSite
 	}

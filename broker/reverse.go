@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/activity"
 )
 
 // Reversal is the Reversal field of the tool.call entry of an inverse call:
@@ -30,7 +31,7 @@ func (b *Broker) PlanReversal(ctx context.Context, id int64) (CallRequest, error
 	if err != nil {
 		return CallRequest{}, err
 	}
-	if e.Verb != VerbToolCall {
+	if e.Verb != activity.VerbToolCall {
 		return CallRequest{}, irreversible(id, "entry %d is a %s entry, not a tool call; only tool calls can be reversed", id, e.Verb)
 	}
 	var d callDetails

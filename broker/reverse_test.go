@@ -98,7 +98,7 @@ func TestReversalGoesThroughApproval(t *testing.T) {
 	sent := call("mail.send", `{}`)
 	entryOf := func(inv switchboard.Invocation) int64 {
 		t.Helper()
-		es, _ := st.ActivityList(ctx, switchboard.ActivityFilter{Verb: broker.VerbToolCall})
+		es, _ := st.ActivityList(ctx, switchboard.ActivityFilter{Verb: activity.VerbToolCall})
 		for _, e := range es {
 			if strings.Contains(string(e.Details), inv.ID) {
 				return e.ID
@@ -143,7 +143,7 @@ func TestReversalGoesThroughApproval(t *testing.T) {
 	var decision int64
 	all, _ := st.ActivityList(ctx, switchboard.ActivityFilter{})
 	for _, e := range all {
-		if e.Verb != broker.VerbToolCall {
+		if e.Verb != activity.VerbToolCall {
 			decision = e.ID
 		}
 	}
@@ -206,7 +206,7 @@ func TestDeniedReversalDoesNotBlockTheUser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	es, _ := st.ActivityList(ctx, switchboard.ActivityFilter{Verb: broker.VerbToolCall})
+	es, _ := st.ActivityList(ctx, switchboard.ActivityFilter{Verb: activity.VerbToolCall})
 	var entry int64
 	for _, e := range es {
 		if strings.Contains(string(e.Details), created.ID) {

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/activity"
 	"github.com/switchboardhq/switchboard/authn"
 	"github.com/switchboardhq/switchboard/broker"
 	"github.com/switchboardhq/switchboard/client"
@@ -256,7 +257,7 @@ func (e *env) ledgered(tool string) (d struct {
 	for {
 		select {
 		case a := <-e.ledger.entries:
-			if a.Verb == broker.VerbToolCall && a.Target == tool {
+			if a.Verb == activity.VerbToolCall && a.Target == tool {
 				if err := json.Unmarshal(a.Details, &d); err != nil {
 					e.t.Fatal(err)
 				}

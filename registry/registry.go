@@ -48,14 +48,10 @@ type Options struct {
 	Approval func(switchboard.Tool) switchboard.Approval
 }
 
-// Audit is one change of an effective descriptor: Before is nil for a new
-// tool, After nil for a removed one.
-type Audit struct {
-	Name   string
-	Source switchboard.Source
-	Before *switchboard.Tool
-	After  *switchboard.Tool
-}
+// Audit is one change of an effective descriptor. It is the root
+// package's ToolChange, so the ledger can record it without importing the
+// registry.
+type Audit = switchboard.ToolChange
 
 // Registry is the merged, searchable catalog. Safe for concurrent use.
 type Registry struct {

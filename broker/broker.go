@@ -342,14 +342,19 @@ func (b *Broker) resolve(ctx context.Context, req CallRequest, c *call) error {
 		// exactly an unknown name's: the session's state, or not found.
 		name = ""
 	}
-	target, rerr := b.browser.Resolve(ctx, name, req.SessionID, req.RunID)
+	// The tabs answer with the registry's predicate too, so a tool the
+	// caller may not see for any reason (user-only, say) is, in every tab,
+	// one that is not advertised: no "live in N tabs", and no list of a
+	// tab's tools that names it.
+	visible := func(t switchboard.Tool) bool { return b.reg.Visible(ctx, t) }
+	target, rerr := b.browser.Resolve(ctx, name, req.SessionID, req.RunID, visible)
 	if rerr != nil {
 		if err != nil && switchboard.CodeOf(rerr) == switchboard.CodeToolUnavailable {
 			return unknownTool(req.Tool)
 		}
 		return rerr
 	}
-	if name == "" || !b.reg.Visible(ctx, target.Tool) {
+	if name == "" || !visible(target.Tool) {
 		return unknownTool(req.Tool)
 	}
 	c.tool, c.in, c.out, c.target = target.Tool, target.Input, target.Output, &target

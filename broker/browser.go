@@ -23,8 +23,10 @@ type Browser interface {
 	// Resolve picks the session that will run a call of tool: sessionID when
 	// given, else the run's bound session, else the only live session that
 	// advertises the tool. TOOL_UNAVAILABLE when none has it; SESSION_GONE
-	// when the named session has closed.
-	Resolve(ctx context.Context, tool, sessionID, runID string) (Target, error)
+	// when the named session has closed. A tab's tool for which visible
+	// is false is treated as not advertised, and left out of any list of
+	// the tab's tools an error names: the caller may not learn it exists.
+	Resolve(ctx context.Context, tool, sessionID, runID string, visible func(switchboard.Tool) bool) (Target, error)
 	// Await sends the dispatched invocation to its session and blocks until
 	// the record reaches a terminal state: a result posted on the return
 	// path, TIMEOUT, SESSION_GONE (tab gone within the heartbeat window) or

@@ -20,7 +20,7 @@ type tab struct {
 	answer func(inv switchboard.Invocation) (switchboard.Invocation, error)
 }
 
-func (b *tab) Resolve(_ context.Context, tool, sessionID, _ string) (broker.Target, error) {
+func (b *tab) Resolve(_ context.Context, tool, sessionID, _ string, _ func(switchboard.Tool) bool) (broker.Target, error) {
 	if tool != b.tool.Name {
 		return broker.Target{}, switchboard.Errorf(switchboard.CodeToolUnavailable, "no live session advertises %s", tool)
 	}

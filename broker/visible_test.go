@@ -24,7 +24,7 @@ type spyTabs struct {
 	asked []string
 }
 
-func (s *spyTabs) Resolve(_ context.Context, tool, sessionID, _ string) (broker.Target, error) {
+func (s *spyTabs) Resolve(_ context.Context, tool, sessionID, _ string, _ func(switchboard.Tool) bool) (broker.Target, error) {
 	s.mu.Lock()
 	s.asked = append(s.asked, tool)
 	s.mu.Unlock()

@@ -140,7 +140,10 @@ func (m *Manager) bindLocked(run string, st *state) {
 // Resolve picks the live tab for a call of tool: sessionID when given, else
 // the session bound to runID, else the only live session advertising tool.
 // It implements broker.Browser.
-func (m *Manager) Resolve(ctx context.Context, tool, sessionID, runID string) (broker.Target, error) {
+func (m *Manager) Resolve(ctx context.Context, tool, sessionID, runID string, visible func(switchboard.Tool) bool) (broker.Target, error) {
+	if visible == nil {
+		visible = func(switchboard.Tool) bool { return true }
+	}
 	m.mu.Lock()
 	explicit := sessionID != ""
 	if !explicit && runID != "" {
@@ -153,10 +156,15 @@ func (m *Manager) Resolve(ctx context.Context, tool, sessionID, runID string) (b
 			return broker.Target{}, m.notLive(ctx, sessionID)
 		}
 		lt := st.tools[tool]
+		if lt != nil && !visible(lt.tool) {
+			lt = nil
+		}
 		if lt == nil {
 			names := make([]string, 0, len(st.tools))
-			for name := range st.tools {
-				names = append(names, name)
+			for name, t := range st.tools {
+				if visible(t.tool) {
+					names = append(names, name)
+				}
 			}
 			slices.Sort(names)
 			m.mu.Unlock()
@@ -173,7 +181,7 @@ func (m *Manager) Resolve(ctx context.Context, tool, sessionID, runID string) (b
 	}
 	var found []*state
 	for _, st := range m.byTool[tool] {
-		if st.live() {
+		if st.live() && visible(st.tools[tool].tool) {
 			found = append(found, st)
 		}
 	}

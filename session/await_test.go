@@ -246,14 +246,14 @@ func TestGoneWithinGraceWindow(t *testing.T) {
 		if tools, _ := f.m.Tools(f.ctx, c.SessionID); len(tools) != 0 {
 			t.Fatalf("a gone tab still lists %v", names(tools))
 		}
-		_, err := f.m.Resolve(f.ctx, "nav.goto", "", "")
+		_, err := f.m.Resolve(f.ctx, "nav.goto", "", "", nil)
 		wantCode(t, err, switchboard.CodeToolUnavailable)
-		_, err = f.m.Resolve(f.ctx, "nav.goto", c.SessionID, "")
+		_, err = f.m.Resolve(f.ctx, "nav.goto", c.SessionID, "", nil)
 		wantCode(t, err, switchboard.CodeSessionGone)
 		// Gone is not closed: the tab may come back and re-advertise.
 		conn = f.attach(c.SessionID, "")
 		f.advertise(c.SessionID, navTool())
-		if _, err := f.m.Resolve(f.ctx, "nav.goto", c.SessionID, ""); err != nil {
+		if _, err := f.m.Resolve(f.ctx, "nav.goto", c.SessionID, "", nil); err != nil {
 			t.Fatalf("a returning tab: %v", err)
 		}
 		synctest.Wait()

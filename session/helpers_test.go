@@ -83,7 +83,7 @@ func (f *fixture) live(tools ...switchboard.Tool) (Created, *Conn) {
 // dispatch resolves tool and stores a dispatched record, as the broker does.
 func (f *fixture) dispatch(tool, sessionID, runID, input string) (switchboard.Invocation, broker.Target) {
 	f.t.Helper()
-	tg, err := f.m.Resolve(f.ctx, tool, sessionID, runID)
+	tg, err := f.m.Resolve(f.ctx, tool, sessionID, runID, nil)
 	if err != nil {
 		f.t.Fatalf("resolve %s: %v", tool, err)
 	}

@@ -88,7 +88,7 @@ func TestAdvertiseValidates(t *testing.T) {
 	if tools, _ := f.m.Tools(f.ctx, c.SessionID); len(tools) != 0 {
 		t.Fatalf("after withdrawing: %v", names(tools))
 	}
-	_, err = f.m.Resolve(f.ctx, "nav.goto", "", "")
+	_, err = f.m.Resolve(f.ctx, "nav.goto", "", "", nil)
 	wantCode(t, err, switchboard.CodeToolUnavailable)
 }
 
@@ -114,23 +114,49 @@ func TestToolsOfUnknownAndClosedSessions(t *testing.T) {
 	wantCode(t, err, switchboard.CodeSessionGone)
 }
 
+// A tool the caller may not see is, in every tab, one that is not
+// advertised: two tabs with it are not "live in 2 tabs", and the tab tool
+// list in an error leaves it out.
+func TestResolveHidesWhatTheCallerMayNotSee(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Options{})
+	a, _ := f.live(navTool(), scrollTool())
+	f.live(navTool())
+	hideNav := func(t switchboard.Tool) bool { return t.Name != "nav.goto" }
+
+	_, err := f.m.Resolve(f.ctx, "nav.goto", "", "", hideNav)
+	wantCode(t, err, switchboard.CodeToolUnavailable)
+	_, err = f.m.Resolve(f.ctx, "nav.goto", a.SessionID, "", hideNav)
+	wantCode(t, err, switchboard.CodeToolUnavailable)
+	b, _ := json.Marshal(switchboard.AsError(err))
+	if strings.Contains(string(b), "nav.goto\"") || strings.Contains(switchboard.AsError(err).Message, "it has: nav.goto") {
+		t.Fatalf("the error names the hidden tool: %s", b)
+	}
+	if !strings.Contains(string(b), "ui.scroll_to") {
+		t.Fatalf("the error should still list what the caller may see: %s", b)
+	}
+	if _, err := f.m.Resolve(f.ctx, "ui.scroll_to", "", "", hideNav); err != nil {
+		t.Fatalf("a visible tool resolves: %v", err)
+	}
+}
+
 func TestResolve(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, Options{})
-	_, err := f.m.Resolve(f.ctx, "nav.goto", "", "")
+	_, err := f.m.Resolve(f.ctx, "nav.goto", "", "", nil)
 	wantCode(t, err, switchboard.CodeToolUnavailable)
 
 	a, _ := f.live(navTool(), scrollTool())
-	tg, err := f.m.Resolve(f.ctx, "nav.goto", "", "run-1")
+	tg, err := f.m.Resolve(f.ctx, "nav.goto", "", "run-1", nil)
 	if err != nil || tg.SessionID != a.SessionID || tg.Input == nil || tg.Output != nil {
 		t.Fatalf("the only live tab: %+v %v", tg, err)
 	}
-	if tg, _ := f.m.Resolve(f.ctx, "ui.scroll_to", "", ""); tg.Output == nil {
+	if tg, _ := f.m.Resolve(f.ctx, "ui.scroll_to", "", "", nil); tg.Output == nil {
 		t.Fatal("a declared outputSchema should come compiled")
 	}
 
 	b, _ := f.live(navTool())
-	_, err = f.m.Resolve(f.ctx, "nav.goto", "", "")
+	_, err = f.m.Resolve(f.ctx, "nav.goto", "", "", nil)
 	wantCode(t, err, switchboard.CodeInvalidInput)
 	var details map[string]any
 	b2, _ := json.Marshal(switchboard.AsError(err).Details)
@@ -140,30 +166,30 @@ func TestResolve(t *testing.T) {
 		t.Fatalf("ambiguous resolve should name both candidates: %v", err)
 	}
 	// The run that went to a first stays with a.
-	if tg, err := f.m.Resolve(f.ctx, "nav.goto", "", "run-1"); err != nil || tg.SessionID != a.SessionID {
+	if tg, err := f.m.Resolve(f.ctx, "nav.goto", "", "run-1", nil); err != nil || tg.SessionID != a.SessionID {
 		t.Fatalf("run-bound resolve: %+v %v", tg, err)
 	}
 	// Explicit wins, and binds the run.
-	if tg, err := f.m.Resolve(f.ctx, "nav.goto", b.SessionID, "run-2"); err != nil || tg.SessionID != b.SessionID {
+	if tg, err := f.m.Resolve(f.ctx, "nav.goto", b.SessionID, "run-2", nil); err != nil || tg.SessionID != b.SessionID {
 		t.Fatalf("explicit resolve: %+v %v", tg, err)
 	}
-	if tg, _ := f.m.Resolve(f.ctx, "nav.goto", "", "run-2"); tg.SessionID != b.SessionID {
+	if tg, _ := f.m.Resolve(f.ctx, "nav.goto", "", "run-2", nil); tg.SessionID != b.SessionID {
 		t.Fatalf("run-2 should be bound to b, got %s", tg.SessionID)
 	}
-	_, err = f.m.Resolve(f.ctx, "ui.scroll_to", b.SessionID, "")
+	_, err = f.m.Resolve(f.ctx, "ui.scroll_to", b.SessionID, "", nil)
 	wantCode(t, err, switchboard.CodeToolUnavailable)
-	_, err = f.m.Resolve(f.ctx, "nav.goto", "ses_nope", "")
+	_, err = f.m.Resolve(f.ctx, "nav.goto", "ses_nope", "", nil)
 	wantCode(t, err, switchboard.CodeNotFound)
 
 	idle := f.open() // exists, never connected
-	_, err = f.m.Resolve(f.ctx, "nav.goto", idle.SessionID, "")
+	_, err = f.m.Resolve(f.ctx, "nav.goto", idle.SessionID, "", nil)
 	wantCode(t, err, switchboard.CodeSessionGone)
 
 	_ = f.m.Close(f.ctx, b.SessionID)
-	_, err = f.m.Resolve(f.ctx, "nav.goto", b.SessionID, "")
+	_, err = f.m.Resolve(f.ctx, "nav.goto", b.SessionID, "", nil)
 	wantCode(t, err, switchboard.CodeSessionGone)
 	// With b closed, run-2's binding is gone and a is the only candidate.
-	if tg, err := f.m.Resolve(f.ctx, "nav.goto", "", "run-2"); err != nil || tg.SessionID != a.SessionID {
+	if tg, err := f.m.Resolve(f.ctx, "nav.goto", "", "run-2", nil); err != nil || tg.SessionID != a.SessionID {
 		t.Fatalf("after b closed: %+v %v", tg, err)
 	}
 }
@@ -196,8 +222,8 @@ func TestAdvertisedToolsAreShared(t *testing.T) {
 	if n, refs := shared(); n != 2 || refs != 3 {
 		t.Fatalf("shared entries %d with %d refs, want 2 with 3", n, refs)
 	}
-	ta, _ := f.m.Resolve(f.ctx, "nav.goto", a.SessionID, "")
-	tb, _ := f.m.Resolve(f.ctx, "nav.goto", b.SessionID, "")
+	ta, _ := f.m.Resolve(f.ctx, "nav.goto", a.SessionID, "", nil)
+	tb, _ := f.m.Resolve(f.ctx, "nav.goto", b.SessionID, "", nil)
 	if ta.Input != tb.Input || ta.Tool.Origin.SessionID != a.SessionID || tb.Tool.Origin.SessionID != b.SessionID {
 		t.Fatal("both tabs should use one compiled schema, each with its own origin")
 	}

@@ -42,7 +42,18 @@ func Require(t testing.TB) {
 	}
 	installOnce.Do(func() {
 		dir := Dir()
-		if _, err := os.Stat(filepath.Join(dir, "node_modules", "@ag-ui", "client")); err == nil {
+		// Several test binaries (agui, aisdk, httpapi) run at once under
+		// `go test ./...` and share node_modules: one installs while the
+		// others wait on the lock, and a finished install is known by its
+		// marker, not by a directory that npm ci may still be filling.
+		unlock, err := lockInstall(filepath.Join(dir, ".npm-install.lock"))
+		if err != nil {
+			installErr = "lock the npm install: " + err.Error()
+			return
+		}
+		defer unlock()
+		marker := filepath.Join(dir, "node_modules", ".switchboard-installed")
+		if _, err := os.Stat(marker); err == nil {
 			return
 		}
 		if _, err := exec.LookPath("npm"); err != nil {
@@ -55,6 +66,10 @@ func Require(t testing.TB) {
 		cmd.Dir = dir
 		if out, err := cmd.CombinedOutput(); err != nil {
 			installErr = "npm ci failed: " + err.Error() + ": " + string(out)
+			return
+		}
+		if err := os.WriteFile(marker, nil, 0o644); err != nil {
+			installErr = "mark the npm install done: " + err.Error()
 		}
 	})
 	if installErr != "" {

@@ -17,7 +17,6 @@
 package approval
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -31,6 +30,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/bus"
+	"github.com/switchboardhq/switchboard/internal/canonjson"
 	"github.com/switchboardhq/switchboard/internal/redact"
 	"github.com/switchboardhq/switchboard/search"
 )
@@ -230,15 +230,15 @@ func (s *Service) NeedsApproval(caller switchboard.Principal, t switchboard.Tool
 	return caller.Kind == switchboard.PrincipalAgent && s.Effective(t) == switchboard.ApprovalHITL
 }
 
-// ArgsHash fingerprints a call's arguments (compacted JSON), binding an
-// approval to exactly those arguments.
+// ArgsHash fingerprints a call's arguments, binding an approval to exactly
+// those arguments. It hashes the canonical form (internal/canonjson, the
+// same form the broker's idempotency digest uses): equal values hash
+// alike, and integers stay exact, so 2^53+1 does not hash like 2^53.
+// Arguments that have no canonical form hash as their bytes.
 func ArgsHash(input json.RawMessage) string {
-	var v any
-	b := []byte(input)
-	dec := json.NewDecoder(bytes.NewReader(input))
-	dec.UseNumber() // exact numbers: 2^53+1 must not hash like 2^53
-	if dec.Decode(&v) == nil {
-		b, _ = json.Marshal(v) // maps marshal with sorted keys: a canonical form
+	b, err := canonjson.Canonical(input)
+	if err != nil {
+		b = input
 	}
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])

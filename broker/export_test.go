@@ -16,7 +16,13 @@ func SetQueuedHook(b *Broker, f func(tool string)) {
 func SetAwaitHook(b *Broker, f func(key string)) { b.awaitHook = f }
 
 // CallDigest is the fingerprint claimKey stores for a call of tool (with
-// its input compacted), so tests can plant an idempotency record.
+// its input canonicalized), so tests can plant an idempotency record.
 func CallDigest(tool, sessionID string, input []byte) string {
 	return callDigest(&call{tool: switchboard.Tool{Name: tool}, input: input}, CallRequest{SessionID: sessionID})
+}
+
+// LegacyDigest is the fingerprint a daemon before canonical inputs stored
+// (the input compacted), so tests can plant a key it claimed.
+func LegacyDigest(tool, sessionID string, input []byte) string {
+	return legacyDigest(&call{tool: switchboard.Tool{Name: tool}, input: input}, CallRequest{SessionID: sessionID})
 }

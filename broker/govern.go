@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/canonjson"
 	"github.com/switchboardhq/switchboard/internal/ratelimit"
 )
 
@@ -231,7 +232,7 @@ func (b *Broker) tryClaim(ctx context.Context, c *call, req CallRequest) (inv sw
 		c.claim = &claim{scope: scope, key: key, id: mine.InvocationID}
 		return switchboard.Invocation{}, false, nil
 	}
-	if got.Digest != mine.Digest {
+	if got.Digest != mine.Digest && got.Digest != legacyDigest(c, req) {
 		return switchboard.Invocation{}, false, switchboard.Errorf(switchboard.CodeIdempotencyConflict,
 			"idempotency key %q was already used for a different call (another tool, session or input); nothing was run — use a new key for a new call", key).
 			WithDetails(map[string]any{"invocationId": got.InvocationID})
@@ -311,16 +312,35 @@ func (b *bell) ring() {
 	}
 }
 
-// callDigest fingerprints what a call does: tool, session and input
-// (compacted, so whitespace does not count).
+// callDigest fingerprints what a call does: tool, session and input, the
+// input in its canonical form (internal/canonjson), so the same value with
+// other whitespace, key order or number spelling (0 and 0.0) is the same
+// call. Input that has no canonical form (not valid JSON) counts as its
+// bytes.
 func callDigest(c *call, req CallRequest) string {
+	in, err := canonjson.Canonical(c.input)
+	if err != nil {
+		in = c.input
+	}
+	return digest(c, req, in)
+}
+
+// legacyDigest is callDigest as it was before inputs were canonicalized
+// (compacted bytes), so a key claimed by an older daemon still replays on a
+// retry with the very same bytes. It can go once no such key can be alive
+// (DefaultIdempotencyTTL after the upgrade).
+func legacyDigest(c *call, req CallRequest) string {
 	var buf bytes.Buffer
 	if json.Compact(&buf, c.input) != nil {
 		buf.Reset()
 		buf.Write(c.input)
 	}
+	return digest(c, req, buf.Bytes())
+}
+
+func digest(c *call, req CallRequest, in []byte) string {
 	h := sha256.New()
 	h.Write([]byte(c.tool.Name + "\x00" + req.SessionID + "\x00"))
-	h.Write(buf.Bytes())
+	h.Write(in)
 	return hex.EncodeToString(h.Sum(nil))
 }

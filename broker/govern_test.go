@@ -57,6 +57,37 @@ func TestIdempotencyKey(t *testing.T) {
 	}
 }
 
+// Issue 14 item 9: the key's fingerprint compares JSON values, not bytes:
+// the same input with its keys reordered or 0 written 0.0 replays the first
+// outcome; another value under the same key is a conflict.
+func TestIdempotencyKeyComparesValues(t *testing.T) {
+	e := newEnv(t, nil)
+	var runs atomic.Int32
+	e.goTool(t, echoTool, counted(&runs))
+	ctx := switchboard.WithPrincipal(context.Background(), agentA)
+	req := broker.CallRequest{Tool: "test.echo", Input: json.RawMessage(`{"msg":"hi","n":0}`), IdempotencyKey: "k1"}
+
+	first, err := e.b.Call(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, same := range []string{`{"n":0,"msg":"hi"}`, `{"msg":"hi","n":0.0}`, `{"n":0e0,"msg":"\u0068i"}`} {
+		req.Input = json.RawMessage(same)
+		again, err := e.b.Call(ctx, req)
+		if err != nil || again.ID != first.ID || string(again.Result) != string(first.Result) {
+			t.Fatalf("replay of %s: %+v %v; want invocation %s", same, again, err, first.ID)
+		}
+	}
+	for _, other := range []string{`{"msg":"hi","n":1}`, `{"msg":"hi"}`, `{"msg":"hi ","n":0}`} {
+		req.Input = json.RawMessage(other)
+		_, err = e.b.Call(ctx, req)
+		wantCode(t, err, switchboard.CodeIdempotencyConflict)
+	}
+	if n := runs.Load(); n != 1 {
+		t.Fatalf("the tool ran %d times, want 1", n)
+	}
+}
+
 // A failed call is replayed as the same failure, not run again.
 func TestIdempotencyReplaysFailure(t *testing.T) {
 	e := newEnv(t, nil)
@@ -246,6 +277,27 @@ func TestIdempotencyOrphanedClaim(t *testing.T) {
 	if err != nil || again.ID != inv.ID || runs.Load() != 1 {
 		t.Fatalf("replay after the orphan was taken over: %+v %v", again, err)
 	}
+}
+
+// A key claimed by a daemon that fingerprinted compacted bytes still
+// matches a retry with those very bytes: it is in flight (CONFLICT), not a
+// different call (IDEMPOTENCY_CONFLICT).
+func TestIdempotencyLegacyDigest(t *testing.T) {
+	e := newEnv(t, nil)
+	e.goTool(t, echoTool, echo)
+	input := json.RawMessage(`{ "n": 0, "msg": "hi" }`)
+	if broker.LegacyDigest("test.echo", "", input) == broker.CallDigest("test.echo", "", input) {
+		t.Fatal("the legacy and canonical digests agree on unsorted keys; the test proves nothing")
+	}
+	_, fresh, err := e.store.IdempotencyClaim(context.Background(), switchboard.IdempotencyRecord{
+		Scope: "anonymous", Key: "old", Digest: broker.LegacyDigest("test.echo", "", input),
+		InvocationID: broker.NewID(), CreatedAt: time.Now(),
+	}, time.Now().Add(-broker.DefaultIdempotencyTTL))
+	if err != nil || !fresh {
+		t.Fatalf("plant: %v %v", fresh, err)
+	}
+	_, err = e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: input, IdempotencyKey: "old"})
+	wantCode(t, err, switchboard.CodeConflict)
 }
 
 // A call refused for load before it was recorded gives its key back.

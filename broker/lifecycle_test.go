@@ -110,6 +110,45 @@ func TestBackendHangTimesOutAndNothingStaysPending(t *testing.T) {
 	}
 }
 
+// Issue 14 item 10: a backend's error body reaches the caller (and the
+// model) with its secrets masked, as the ledger and logs already were: by
+// key in a JSON body, by value in a text one; the rest is still quoted.
+func TestUpstreamErrorExcerptIsRedacted(t *testing.T) {
+	e := newEnv(t, nil)
+	bodies := map[string]struct{ ct, body string }{
+		"/json": {"application/json", `{"error":"db down","password":"hunter2"}`},
+		"/text": {"text/plain", "db down: password=hunter2 sk_live_4eC39HqLyjWDarjtT1zdp7dc sk-live-51HqLyjWDarjtT1zdp7dcXYZ"},
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b := bodies[r.URL.Path]
+		w.Header().Set("Content-Type", b.ct)
+		w.WriteHeader(500)
+		io.WriteString(w, b.body)
+	}))
+	t.Cleanup(srv.Close)
+	ctx := switchboard.WithPrincipal(context.Background(), switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "a1"})
+	for path := range bodies {
+		name := "test.broken" + strings.ReplaceAll(path, "/", "_")
+		tool := slowTool(name, 0, 0, "")
+		tool.Binding = &switchboard.Binding{HTTP: &switchboard.HTTPBinding{Method: "POST", URL: srv.URL + path}}
+		e.register(t, tool)
+		inv, err := e.b.Call(ctx, broker.CallRequest{Tool: name, Input: noInput})
+		se := wantCode(t, err, switchboard.CodeUpstreamError)
+		stored, _ := e.b.Get(context.Background(), inv.ID)
+		for _, what := range []any{se, stored.Error} {
+			out, _ := json.Marshal(what)
+			for _, secret := range []string{"hunter2", "sk_live_4eC39HqLyjWDarjtT1zdp7dc", "sk-live-51HqLyjWDarjtT1zdp7dcXYZ"} {
+				if strings.Contains(string(out), secret) {
+					t.Errorf("%s: %q reached the caller: %s", path, secret, out)
+				}
+			}
+			if !strings.Contains(string(out), "db down") {
+				t.Errorf("%s: the backend's message was lost: %s", path, out)
+			}
+		}
+	}
+}
+
 func TestUpstreamFailureIsRecordedWithStatus(t *testing.T) {
 	e := newEnv(t, nil)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -138,6 +138,15 @@ func TestResponses(t *testing.T) {
 			wantDetail: map[string]any{"status": 500, "excerpt": `{"error":"db down"}`}},
 		{name: "client error", status: 404, ct: "text/plain", body: "no such task", code: switchboard.CodeUpstreamError,
 			wantDetail: map[string]any{"status": 404, "excerpt": "no such task"}},
+		{name: "server error, secrets masked", status: 500, ct: "application/json", body: `{"error":"db down","password":"hunter2"}`, code: switchboard.CodeUpstreamError,
+			wantDetail: map[string]any{"status": 500, "excerpt": `{"error":"db down","password":"[redacted]"}`}},
+		{name: "text error, secrets masked", status: 500, ct: "text/plain", body: "db down password=hunter2 sk_live_4eC39HqLyjWDarjtT1zdp7dc", code: switchboard.CodeUpstreamError,
+			wantDetail: map[string]any{"excerpt": "db down password=[redacted] [redacted]"}},
+		// Masked before the cut: the key is past the excerpt's end, its
+		// value's head would not be.
+		{name: "long json error, masked before the cut", status: 500, ct: "application/json", body: `{"pad":"` + strings.Repeat("x", httpbind.ExcerptBytes-30) + `","token":"hunter2hunter2hunter2hunter2"}`, code: switchboard.CodeUpstreamError},
+		{name: "content type masked", status: 500, ct: "text/plain; token=hunter2", body: "db down", code: switchboard.CodeUpstreamError,
+			wantDetail: map[string]any{"contentType": "text/plain; token=[redacted]"}},
 		{name: "oversize", status: 200, ct: "application/json", body: `"` + strings.Repeat("x", 5000) + `"`, code: switchboard.CodePayloadTooLarge},
 		{name: "oversize error body is excerpted", status: 502, ct: "text/plain", body: long[:4000], code: switchboard.CodeUpstreamError},
 	} {
@@ -166,6 +175,8 @@ func TestResponses(t *testing.T) {
 			}
 			if b, _ := json.Marshal(e); !json.Valid(b) || strings.ContainsRune(string(b), '\uFFFD') {
 				t.Fatalf("error does not encode as clean UTF-8 JSON: %s", b)
+			} else if strings.Contains(string(b), "hunter") || strings.Contains(string(b), "sk_live") {
+				t.Fatalf("a secret from the body reached the caller: %s", b)
 			}
 		})
 	}

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/redact"
 )
 
 // TextResult is the result of a 2xx answer with a textual, non-JSON body
@@ -34,9 +35,12 @@ func decodeResponse(req *http.Request, resp *http.Response, body []byte) ([]byte
 	ct := resp.Header.Get("Content-Type")
 	mt, _, _ := mime.ParseMediaType(ct)
 	mt = strings.ToLower(mt)
+	// What the backend wrote reaches callers and models: the content type
+	// and status text are masked like the body (see upstream).
+	ct = redact.String(ct)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, upstream(req, resp, body, ct,
-			"the backend answered %s %s with %s", req.Method, redactURL(req), resp.Status)
+			"the backend answered %s %s with %s", req.Method, redactURL(req), redact.String(resp.Status))
 	}
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 || req.Method == http.MethodHead {
@@ -89,7 +93,10 @@ func isTextType(mt string) bool {
 
 // upstream builds an UPSTREAM_ERROR carrying the status, content type and a
 // bounded, valid-UTF-8 excerpt of the body. The request's headers are never
-// included: they may hold secrets.
+// included: they may hold secrets. The excerpt goes to the caller (and to a
+// model), so secrets in the body are masked as the ledger masks them:
+// before it is cut, so that a cut neither hides a JSON member's key nor
+// leaves the head of a secret.
 func upstream(req *http.Request, resp *http.Response, body []byte, ct, format string, args ...any) error {
 	return switchboard.Errorf(switchboard.CodeUpstreamError, format, args...).WithDetails(map[string]any{
 		"status":      resp.StatusCode,
@@ -99,12 +106,18 @@ func upstream(req *http.Request, resp *http.Response, body []byte, ct, format st
 	})
 }
 
-// excerpt returns at most ExcerptBytes of body as valid UTF-8; a body that
+// excerpt returns at most ExcerptBytes of body as valid UTF-8, its secrets
+// masked (by key and value if it is JSON, by value otherwise); a body that
 // is not text is described, not quoted.
 func excerpt(body []byte) string {
 	b := bytes.TrimSpace(body)
 	if probe := b[:min(len(b), ExcerptBytes)]; bytes.IndexByte(probe, 0) >= 0 || !utf8.Valid(probe[:max(0, len(probe)-utf8.UTFMax)]) {
 		return fmt.Sprintf("[%d bytes of binary data]", len(body))
+	}
+	if json.Valid(b) {
+		b = redact.JSON(b)
+	} else {
+		b = []byte(redact.String(strings.ToValidUTF8(string(b), "\uFFFD")))
 	}
 	cut := len(b) > ExcerptBytes
 	if cut {

@@ -23,10 +23,12 @@ var secretKeys = []string{
 }
 
 // secretValues are token-looking strings redacted wherever they appear:
-// provider API keys, bearer credentials, JWTs, cloud and chat tokens,
+// provider API keys (OpenAI, Anthropic, Stripe), bearer credentials, JWTs, cloud and chat tokens,
 // switchboard's own tokens, and key=value pairs naming a secret.
 var secretValues = regexp.MustCompile(strings.Join([]string{
 	`\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}`,                                     // OpenAI, Anthropic
+	`\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}`,                                 // Stripe secret and restricted keys
+	`\bwhsec_[A-Za-z0-9+/=]{16,}`,                                                // webhook signing secrets (Stripe, Svix)
 	`(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{8,}`,                                      // Authorization values
 	`(?i)\bbasic\s+[A-Za-z0-9+/=]{12,}`,                                          // basic auth
 	`\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+`,                  // JWT

@@ -56,6 +56,26 @@ func TestRedactingHandler(t *testing.T) {
 	}
 }
 
+// Stripe-style keys are secrets wherever they appear; publishable keys
+// and words that merely start alike are not.
+func TestRedactStripeKeys(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ in, want string }{
+		{"key sk_live_4eC39HqLyjWDarjtT1zdp7dc here", "key [redacted] here"},
+		{"sk_test_4eC39HqLyjWDarjtT1zdp7dc", "[redacted]"},
+		{"rk_live_51HqLyjWDarjtT1zdp7dc,", "[redacted],"},
+		{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "[redacted]"},
+		{"sk-live-51HqLyjWDarjtT1zdp7dcXYZ", "[redacted]"},
+		{"pk_live_4eC39HqLyjWDarjtT1zdp7dc", "pk_live_4eC39HqLyjWDarjtT1zdp7dc"},
+		{"ask_live_now", "ask_live_now"},
+		{"sk_live_short", "sk_live_short"},
+	} {
+		if got := redact.String(tc.in); got != tc.want {
+			t.Errorf("String(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
 type errString string
 
 func (e errString) Error() string { return string(e) }

@@ -124,7 +124,7 @@ exit code is 1 and the entry is named when the chain is broken.`,
 					return err
 				}
 			} else if r.OK {
-				fmt.Fprintf(g.stdout, "ok: %d entries, chain intact up to entry %d (%.16s…)\n", r.Entries, r.HeadID, r.Head)
+				fmt.Fprintf(g.stdout, "ok: %s, chain intact up to entry %d (%.16s…)\n", count(r.Entries, "entry", "entries"), r.HeadID, r.Head)
 			}
 			if !r.OK {
 				return switchboard.Errorf(switchboard.CodeConflict, "the ledger does not verify at entry %d: %s", r.BadID, r.Problem).

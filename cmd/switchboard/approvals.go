@@ -53,7 +53,7 @@ func newApprovalsList(g *globals) *cobra.Command {
 			if err := tw.Flush(); err != nil {
 				return err
 			}
-			fmt.Fprintf(g.stderr, "%d approvals\n", len(items))
+			fmt.Fprintln(g.stderr, count(len(items), "approval", "approvals"))
 			return nil
 		},
 	}

@@ -176,7 +176,7 @@ func TestImportReportsUnsupported(t *testing.T) {
 	g := []string{"--addr", url, "--token", testToken}
 	spec := filepath.Join("..", "..", "testdata", "openapi", "uspto.yaml")
 	code, out, errs := run(t, append(g, "tools", "import-openapi", spec, "--header", "X-Api-Key=env:USPTO_KEY")...)
-	if code != 0 || !strings.Contains(out, "Skipped 1 operations") || !strings.Contains(out, "x-www-form-urlencoded") {
+	if code != 0 || !strings.Contains(out, "Skipped 1 operation:") || !strings.Contains(out, "x-www-form-urlencoded") {
 		t.Fatalf("%d %q %q", code, out, errs)
 	}
 	// A literal credential is refused by the registry.

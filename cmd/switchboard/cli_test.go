@@ -203,3 +203,31 @@ func TestTyposAreUsageErrors(t *testing.T) {
 		t.Errorf("a bare group prints its help: %d %q", code, out)
 	}
 }
+
+// TestCountsArePlural: counts say "1 tool", not "1 tools".
+func TestCountsArePlural(t *testing.T) {
+	url := startDaemon(t)
+	g := []string{"--addr", url, "--token", testToken}
+	file := filepath.Join(t.TempDir(), "one.yaml")
+	one := "tools:\n  - name: tasks.list\n    description: List the tasks.\n    class: read\n"
+	if err := os.WriteFile(file, []byte(one), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := run(t, append(g, "tools", "register", file)...); code != 0 {
+		t.Fatalf("register: %d %q", code, errs)
+	}
+	if code, _, errs := run(t, append(g, "tools", "list")...); code != 0 || errs != "1 tool\n" {
+		t.Errorf("tools list: exit %d, stderr %q, want \"1 tool\\n\"", code, errs)
+	}
+	if code, _, errs := run(t, append(g, "approvals", "list")...); code != 0 || errs != "0 approvals\n" {
+		t.Errorf("approvals list: exit %d, stderr %q", code, errs)
+	}
+	for _, tc := range []struct {
+		n    int
+		want string
+	}{{0, "0 entries"}, {1, "1 entry"}, {2, "2 entries"}} {
+		if got := count(tc.n, "entry", "entries"); got != tc.want {
+			t.Errorf("count(%d) = %q, want %q", tc.n, got, tc.want)
+		}
+	}
+}

@@ -116,7 +116,7 @@ func printImport(g *globals, res *openapi.Result, registered bool) {
 	if registered {
 		verb = "Imported"
 	}
-	fmt.Fprintf(g.stdout, "%s %d tools from %q %s (base URL %s):\n", verb, len(res.Tools), res.Title, res.Version, res.BaseURL)
+	fmt.Fprintf(g.stdout, "%s %s from %q %s (base URL %s):\n", verb, count(len(res.Tools), "tool", "tools"), res.Title, res.Version, res.BaseURL)
 	tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
 	for _, t := range res.Tools {
 		h := t.Binding.HTTP
@@ -130,7 +130,7 @@ func printImport(g *globals, res *openapi.Result, registered bool) {
 	}
 	tw.Flush()
 	if len(res.Skipped) > 0 {
-		fmt.Fprintf(g.stdout, "Skipped %d operations:\n", len(res.Skipped))
+		fmt.Fprintf(g.stdout, "Skipped %s:\n", count(len(res.Skipped), "operation", "operations"))
 		for _, s := range res.Skipped {
 			id := ""
 			if s.OperationID != "" {

@@ -126,6 +126,15 @@ func (g *globals) printJSON(v any) error {
 	return enc.Encode(v)
 }
 
+// count says n things in English: "1 tool", "2 tools", "0 tools". many is
+// the plural; most nouns the CLI counts take an s, but not all ("entries").
+func count[N ~int | ~int64](n N, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
 // exactArgs is cobra.ExactArgs with a usage error that names what is missing.
 func exactArgs(n int, what string) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {

@@ -50,7 +50,7 @@ func newToolsList(g *globals) *cobra.Command {
 			if err := tw.Flush(); err != nil {
 				return err
 			}
-			fmt.Fprintf(g.stderr, "%d tools\n", len(m.Tools))
+			fmt.Fprintln(g.stderr, count(len(m.Tools), "tool", "tools"))
 			return nil
 		},
 	}

@@ -15,9 +15,9 @@ import (
 func newTools(g *globals) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "tools",
-		Short: "List, search, describe and register tools in the catalog",
+		Short: "List, search, describe, register and delete tools in the catalog",
 	}
-	c.AddCommand(newToolsList(g), newToolsSearch(g), newToolsDescribe(g), newToolsRegister(g))
+	c.AddCommand(newToolsList(g), newToolsSearch(g), newToolsDescribe(g), newToolsRegister(g), newToolsDelete(g))
 	return c
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/broker"
@@ -39,7 +40,7 @@ func (s *Server) callRoutes() {
 func (s *Server) callTool(w http.ResponseWriter, r *http.Request) {
 	var body callBody
 	if err := s.decode(w, r, &body, 0); err != nil {
-		s.writeError(w, r, err)
+		s.writeError(w, r, wrapHint(err))
 		return
 	}
 	req := broker.CallRequest{
@@ -53,6 +54,24 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request) {
 		req.OnRecord = onRecord
 		return s.opts.Broker.Call(ctx, req)
 	})
+}
+
+// wrapHint turns the unknown-field error of a call body into how to wrap
+// the input: the usual cause is a tool's fields sent at top level, as
+// {"projectId": "p1"} instead of {"input": {"projectId": "p1"}}.
+func wrapHint(err error) error {
+	e, ok := err.(*switchboard.Error)
+	if !ok || e.Code != switchboard.CodeInvalidInput {
+		return err
+	}
+	field, ok := strings.CutPrefix(e.Message, "request body has an unknown field ")
+	if !ok {
+		return err
+	}
+	field, _, _ = strings.Cut(field, ";")
+	return switchboard.Errorf(switchboard.CodeInvalidInput,
+		`request body has an unknown field %s: a tool's fields go inside "input", as in {"input": {%s: ...}}; besides input, a call body takes only sessionId, runId and async`,
+		field, field)
 }
 
 func wantsAsync(r *http.Request, async bool) bool {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -44,5 +45,21 @@ func TestCallBodyWithoutInputWrapper(t *testing.T) {
 	if resp.StatusCode != http.StatusBadRequest || env.Error.Code != switchboard.CodeInvalidInput ||
 		!strings.Contains(env.Error.Message, `{"input": {"projectId": ...}}`) {
 		t.Errorf("status %d, %s: %s", resp.StatusCode, env.Error.Code, env.Error.Message)
+	}
+}
+
+// TestServeOnABusyPort: an address already in use is UNAVAILABLE, named,
+// and said to be in use, not INTERNAL.
+func TestServeOnABusyPort(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	t.Setenv("SWITCHBOARD_STORE", "")
+	addr := ln.Addr().String()
+	code, _, errs := run(t, "serve", "--addr", addr, "--data", t.TempDir(), "--token", testToken)
+	if code != 1 || !strings.Contains(errs, "error: UNAVAILABLE: cannot listen on "+addr+": the address is already in use") {
+		t.Errorf("exit %d, stderr %q", code, errs)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -121,6 +122,12 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 	defer store.Close()
 
 	ln, err := net.Listen("tcp", g.addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		// UNAVAILABLE, not a new code: the address is a resource the daemon
+		// needs and cannot have now, as "no daemon at ADDR" is for clients.
+		return switchboard.Errorf(switchboard.CodeUnavailable,
+			"cannot listen on %s: the address is already in use (is another switchboard serve running?); stop that process or pass another --addr", g.addr)
+	}
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", g.addr, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -62,4 +63,69 @@ func TestServeOnABusyPort(t *testing.T) {
 	if code != 1 || !strings.Contains(errs, "error: UNAVAILABLE: cannot listen on "+addr+": the address is already in use") {
 		t.Errorf("exit %d, stderr %q", code, errs)
 	}
+}
+
+// TestServeConfigErrorsInTheFilesTerms: a bad config file is reported with
+// its name, line and column and the key as written in it, never the Go type
+// it decodes into.
+func TestServeConfigErrorsInTheFilesTerms(t *testing.T) {
+	dir := t.TempDir()
+	for name, tc := range map[string]struct{ yaml, want string }{
+		"misspelt key":    {"governance:\n  approvalTTl: 5m\n", `:2:3: unknown key "governance.approvalTTl"; did you mean approvalTTL?`},
+		"unknown top key": {"adr: 127.0.0.1:1\n", `:1:1: unknown key "adr"; did you mean addr?`},
+		"nested key":      {"models:\n  default:\n    provider: openai\n    modle: x\n", `:4:5: unknown key "models.default.modle"; did you mean model?`},
+		"bad duration":    {"governance:\n  approvalTTL: soon\n", `:2:16: governance.approvalTTL must be a duration such as 90s, 5m or 1h30m, not "soon"`},
+		"bad number":      {"governance:\n  rateLimit:\n    perAgent: {perSecond: fast}\n", `:3:27: governance.rateLimit.perAgent.perSecond must be a number, not "fast"`},
+		"syntax":          {"governance: [\n", `:2:1: not valid YAML: did not find expected node content`},
+		"empty":           {"", `: the file is empty`},
+	} {
+		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "_")+".yaml")
+		if err := os.WriteFile(path, []byte(tc.yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errs := run(t, "serve", "--config", path, "--data", dir, "--addr", "127.0.0.1:1")
+		if code != 1 || !strings.Contains(errs, "INVALID_INPUT: config "+path+tc.want) || strings.Contains(errs, "main.") {
+			t.Errorf("%s: exit %d, stderr %q\nwant it to contain %q", name, code, errs, "config "+path+tc.want)
+		}
+	}
+}
+
+func TestSuggest(t *testing.T) {
+	names := []string{"list", "search", "describe", "register", "delete", "call", "import-openapi"}
+	for _, tc := range []struct {
+		word string
+		want []string
+	}{
+		{"lst", []string{"list"}},
+		{"serch", []string{"search"}},
+		{"desc", []string{"describe"}},
+		{"regsiter", []string{"register"}},
+		{"LIST", []string{"list"}},
+		{"xyz", nil},
+		{"", nil},
+	} {
+		if got := suggest(tc.word, names); !slices.Equal(got, tc.want) {
+			t.Errorf("suggest(%q) = %q, want %q", tc.word, got, tc.want)
+		}
+	}
+	if got := suggest("titel", []string{"projectId", "title", "tag"}); !slices.Equal(got, []string{"title"}) {
+		t.Errorf("a transposition is one edit: %q", got)
+	}
+	if got := orList([]string{"a", "b", "c"}); got != "a, b or c" {
+		t.Errorf("orList: %q", got)
+	}
+}
+
+// FuzzDecodeConfig: any file either decodes or fails with an error that
+// names it; none panics.
+func FuzzDecodeConfig(f *testing.F) {
+	f.Add([]byte("governance:\n  approvalTTL: 5m\n  rateLimit: {perAgent: {perSecond: 2}}\n"))
+	f.Add([]byte("models:\n  default: &m {provider: openai, model: x}\n  other: *m\n"))
+	f.Add([]byte("allowOrigins: [a, b]\nmcp: {mode: full}\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var cfg serveConfig
+		if err := decodeConfig("f.yaml", b, &cfg); err != nil && !strings.HasPrefix(err.Error(), "config f.yaml") {
+			t.Fatalf("error without the file's name: %v", err)
+		}
+	})
 }

@@ -9,12 +9,10 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
-	"go.yaml.in/yaml/v4"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/broker"
@@ -192,10 +190,8 @@ func applyConfig(c *cobra.Command, g *globals, f *serveFlags) error {
 		return fmt.Errorf("read config: %w", err)
 	}
 	var cfg serveConfig
-	dec := yaml.NewDecoder(strings.NewReader(string(b)))
-	dec.KnownFields(true)
-	if err := dec.Decode(&cfg); err != nil {
-		return fmt.Errorf("config %s: %w", f.config, err)
+	if err := decodeConfig(f.config, b, &cfg); err != nil {
+		return err
 	}
 	set := func(name string) bool { return c.Flags().Changed(name) }
 	if cfg.Addr != "" && !set("addr") && os.Getenv("SWITCHBOARD_ADDR") == "" {

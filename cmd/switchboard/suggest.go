@@ -1,0 +1,94 @@
+package main
+
+import (
+	"slices"
+	"strings"
+)
+
+// maxSuggestions bounds a did-you-mean list.
+const maxSuggestions = 3
+
+// suggest returns the candidates a mistyped word most likely meant, nearest
+// first: those within a small edit distance (a transposition counts as one
+// edit, so titel finds title), and those the word is a prefix of. Case is
+// ignored. Nothing is suggested for the empty word.
+func suggest(word string, candidates []string) []string {
+	w := strings.ToLower(word)
+	if w == "" {
+		return nil
+	}
+	limit := 2
+	if len([]rune(w)) <= 3 {
+		limit = 1
+	}
+	type scored struct {
+		name string
+		d    int
+	}
+	var hits []scored
+	seen := map[string]bool{}
+	for _, c := range candidates {
+		lc := strings.ToLower(c)
+		if seen[c] || c == word {
+			continue
+		}
+		seen[c] = true
+		d := editDistance(w, lc)
+		if d > limit && !(len(w) >= 3 && strings.HasPrefix(lc, w)) {
+			continue
+		}
+		hits = append(hits, scored{c, d})
+	}
+	slices.SortStableFunc(hits, func(a, b scored) int {
+		if a.d != b.d {
+			return a.d - b.d
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	var out []string
+	for _, h := range hits {
+		if len(out) == maxSuggestions {
+			break
+		}
+		out = append(out, h.name)
+	}
+	return out
+}
+
+// editDistance is the optimal string alignment distance between a and b:
+// insertions, deletions, substitutions and adjacent transpositions.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev2 := make([]int, len(rb)+1)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(rb)]
+}
+
+// orList joins names for a question: "a", "a or b", "a, b or c".
+func orList(names []string) string {
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}

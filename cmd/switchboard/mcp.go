@@ -5,9 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/client"
-	"github.com/switchboardhq/switchboard/daemon"
 	"github.com/switchboardhq/switchboard/mcpserver"
 )
 
@@ -47,21 +45,4 @@ Nothing but protocol messages is written to stdout; errors go to stderr.`,
 	}
 	c.Flags().StringVar(&mode, "mode", "", "tools/list mode for this client: full or deferred (default: the daemon's, deferred past 30 tools)")
 	return c
-}
-
-// resolveToken finds the daemon token as client commands do.
-func (g *globals) resolveToken() (string, error) {
-	if g.token != "" {
-		return g.token, nil
-	}
-	dir, err := daemon.DataDir(g.data)
-	if err != nil {
-		return "", err
-	}
-	tok, err := daemon.ReadToken(dir)
-	if err != nil {
-		return "", switchboard.Errorf(switchboard.CodeUnauthorized,
-			"no token: pass --token, set SWITCHBOARD_TOKEN, or start the daemon once so it writes %s/%s", dir, daemon.TokenFile)
-	}
-	return tok, nil
 }

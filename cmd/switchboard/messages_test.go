@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/daemon"
 )
 
 // registerManifest registers manifestYAML on the daemon at url.
@@ -128,4 +129,52 @@ func FuzzDecodeConfig(f *testing.F) {
 			t.Fatalf("error without the file's name: %v", err)
 		}
 	})
+}
+
+// TestClientCommandsReadTheConfigFile: `--config FILE` gives client
+// commands the daemon address and the data root (so its token) that serve
+// reads from it; flags and the environment still win over the file.
+func TestClientCommandsReadTheConfigFile(t *testing.T) {
+	url := startDaemon(t)
+	data := t.TempDir()
+	if err := os.WriteFile(filepath.Join(data, daemon.TokenFile), []byte(testToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(t.TempDir(), "sb.yaml")
+	if err := os.WriteFile(cfg, []byte("addr: "+strings.TrimPrefix(url, "http://")+"\ndata: "+data+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"SWITCHBOARD_ADDR", "SWITCHBOARD_DATA", "SWITCHBOARD_TOKEN"} {
+		t.Setenv(v, "")
+	}
+	for _, args := range [][]string{
+		{"--config", cfg, "tools", "list", "--json"},
+		{"tools", "list", "--json", "--config", cfg},
+		{"approvals", "list", "--config", cfg},
+		{"run", "--config", cfg},
+	} {
+		if code, _, errs := run(t, args...); code != 0 {
+			t.Errorf("%v: exit %d, %q", args, code, errs)
+		}
+	}
+	if code, _, errs := run(t, "--config", cfg, "--addr", "127.0.0.1:1", "tools", "list"); code != 1 || !strings.Contains(errs, "127.0.0.1:1") {
+		t.Errorf("--addr wins over the file: exit %d, %q", code, errs)
+	}
+	if code, _, errs := run(t, "run", "--config", cfg, "--addr", "127.0.0.1:1"); code != 1 || !strings.Contains(errs, "127.0.0.1:1") {
+		t.Errorf("run: --addr wins over the file: exit %d, %q", code, errs)
+	}
+	if code, _, errs := run(t, "--config", cfg, "--data", t.TempDir(), "tools", "list"); code != 1 || !strings.Contains(errs, "UNAUTHORIZED: no token") {
+		t.Errorf("--data wins over the file: exit %d, %q", code, errs)
+	}
+	t.Setenv("SWITCHBOARD_ADDR", "127.0.0.1:1")
+	if code, _, errs := run(t, "--config", cfg, "tools", "list"); code != 1 || !strings.Contains(errs, "127.0.0.1:1") {
+		t.Errorf("$SWITCHBOARD_ADDR wins over the file: exit %d, %q", code, errs)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(bad, []byte("adr: x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := run(t, "--config", bad, "tools", "list"); code != 1 || !strings.Contains(errs, "INVALID_INPUT: config "+bad+":1:1: unknown key \"adr\"; did you mean addr?") {
+		t.Errorf("a bad file: exit %d, %q", code, errs)
+	}
 }

@@ -19,6 +19,9 @@ import (
 // globals are the flags every command shares.
 type globals struct {
 	addr, token, data string
+	config            string // --config: serve reads all of it, client commands addr and data
+	addrSet, dataSet  bool   // --addr, --data given on the command line
+	configRead        bool
 	json              bool
 	stdin             io.Reader
 	stdout, stderr    io.Writer
@@ -71,17 +74,23 @@ CLI, MCP and the built-in assistant.
 
 Start the daemon with 'switchboard serve'; every other command talks to it.
 The daemon address comes from --addr or $SWITCHBOARD_ADDR (default 127.0.0.1:7766)
-and the token from --token, $SWITCHBOARD_TOKEN or <data>/admin.token.`,
+and the token from --token, $SWITCHBOARD_TOKEN or <data>/admin.token. With
+--config FILE (the file serve reads) the address and data root come from the
+file unless a flag or variable gives them.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{err, c.CommandPath()}
 	})
+	root.PersistentPreRun = func(c *cobra.Command, _ []string) {
+		g.addrSet, g.dataSet = c.Flags().Changed("addr"), c.Flags().Changed("data")
+	}
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.addr, "addr", envOr("SWITCHBOARD_ADDR", client.DefaultAddr), "daemon address (host:port) [$SWITCHBOARD_ADDR]")
 	pf.StringVar(&g.token, "token", os.Getenv("SWITCHBOARD_TOKEN"), "bearer token [$SWITCHBOARD_TOKEN; default: <data>/admin.token]")
 	pf.StringVar(&g.data, "data", "", "data root [$SWITCHBOARD_DATA; default: ~/.local/share/switchboard]")
+	pf.StringVar(&g.config, "config", "", "YAML config file: serve reads all of it, client commands the daemon address and data root (flags and environment win)")
 	pf.BoolVar(&g.json, "json", false, "print machine-readable JSON instead of tables")
 	tools := newTools(g)
 	tools.AddCommand(newToolsCall(g), newToolsImport(g))
@@ -104,18 +113,58 @@ func envOr(name, def string) string {
 // client returns a client for the configured daemon, finding the token in
 // the data root when no flag or variable names one.
 func (g *globals) client() (*client.Client, error) {
-	tok := g.token
-	if tok == "" {
-		dir, err := daemon.DataDir(g.data)
-		if err != nil {
-			return nil, err
-		}
-		if tok, err = daemon.ReadToken(dir); err != nil {
-			return nil, switchboard.Errorf(switchboard.CodeUnauthorized,
-				"no token: pass --token, set SWITCHBOARD_TOKEN, or start the daemon once so it writes %s/%s", dir, daemon.TokenFile)
-		}
+	tok, err := g.resolveToken()
+	if err != nil {
+		return nil, err
 	}
 	return client.New(g.addr, tok, nil), nil
+}
+
+// resolveToken finds the daemon token as client commands do: --token,
+// $SWITCHBOARD_TOKEN, else the token file in the data root. The --config
+// file is read first, since it may name the data root.
+func (g *globals) resolveToken() (string, error) {
+	if err := g.readClientConfig(); err != nil {
+		return "", err
+	}
+	if g.token != "" {
+		return g.token, nil
+	}
+	dir, err := daemon.DataDir(g.data)
+	if err != nil {
+		return "", err
+	}
+	tok, err := daemon.ReadToken(dir)
+	if err != nil {
+		return "", switchboard.Errorf(switchboard.CodeUnauthorized,
+			"no token: pass --token, set SWITCHBOARD_TOKEN, or start the daemon once so it writes %s/%s", dir, daemon.TokenFile)
+	}
+	return tok, nil
+}
+
+// readClientConfig takes the daemon address and the data root from the
+// --config file, the one serve reads, unless a flag or the environment
+// gives them: a client pointed at the file reaches the daemon it describes.
+func (g *globals) readClientConfig() error {
+	if g.config == "" || g.configRead {
+		return nil
+	}
+	g.configRead = true
+	b, err := os.ReadFile(g.config)
+	if err != nil {
+		return switchboard.Errorf(switchboard.CodeInvalidInput, "read config: %v", err)
+	}
+	var cfg serveConfig
+	if err := decodeConfig(g.config, b, &cfg); err != nil {
+		return switchboard.Errorf(switchboard.CodeInvalidInput, "%v", err)
+	}
+	if cfg.Addr != "" && !g.addrSet && os.Getenv("SWITCHBOARD_ADDR") == "" {
+		g.addr = cfg.Addr
+	}
+	if cfg.Data != "" && !g.dataSet && os.Getenv("SWITCHBOARD_DATA") == "" {
+		g.data = cfg.Data
+	}
+	return nil
 }
 
 // printJSON writes v indented; used for --json and for describe.

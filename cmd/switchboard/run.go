@@ -27,8 +27,8 @@ the daemon when the command runs:
   object, other     --filter '{"state":"open"}' (JSON)
 
 Field names become kebab-case flags (projectId → --project-id; the exact
-name works too). Fields named like a global flag (addr, token, data, json,
-help, input) get the prefix arg- (--arg-data). --input JSON gives a base
+name works too). Fields named like a global flag (addr, token, data, config,
+json, help, input) get the prefix arg- (--arg-data). --input JSON gives a base
 object that flags then override, for anything flags cannot express.
 
   switchboard run                       lists namespaces
@@ -52,7 +52,7 @@ func newRun(g *globals) *cobra.Command {
 }
 
 // reservedFlags are flag names a tool field cannot take.
-var reservedFlags = map[string]bool{"addr": true, "token": true, "data": true, "json": true, "help": true, "h": true, "input": true}
+var reservedFlags = map[string]bool{"addr": true, "token": true, "data": true, "config": true, "json": true, "help": true, "h": true, "input": true}
 
 // runArgs is the command line split into the tool path and the rest.
 type runArgs struct {
@@ -96,10 +96,14 @@ func splitRunArgs(g *globals, args []string) (runArgs, error) {
 		switch name {
 		case "addr":
 			g.addr, err = takeValue()
+			g.addrSet = true
 		case "token":
 			g.token, err = takeValue()
 		case "data":
 			g.data, err = takeValue()
+			g.dataSet = true
+		case "config":
+			g.config, err = takeValue()
 		case "input":
 			ra.input, err = takeValue()
 		case "json":
@@ -263,5 +267,5 @@ func printToolHelp(g *globals, cmdPath string, t switchboard.Tool, fs *pflag.Fla
 	if len(fields) > 0 {
 		fmt.Fprintf(w, "Flags (from the input schema):\n%s", fs.FlagUsages())
 	}
-	fmt.Fprintf(w, "\nGlobal flags:\n      --input JSON   base input object; flags override its fields (JSON, @FILE or -)\n      --json         print the whole response as JSON\n      --addr, --token, --data as for every command\n")
+	fmt.Fprintf(w, "\nGlobal flags:\n      --input JSON   base input object; flags override its fields (JSON, @FILE or -)\n      --json         print the whole response as JSON\n      --addr, --token, --data, --config as for every command\n")
 }

@@ -57,7 +57,6 @@ type mcpConfig struct {
 }
 
 type serveFlags struct {
-	config       string
 	store        string
 	allowOrigins []string
 	demo         bool
@@ -82,7 +81,6 @@ func newServe(g *globals) *cobra.Command {
 		RunE: func(c *cobra.Command, _ []string) error { return runServe(c, g, f) },
 	}
 	fl := c.Flags()
-	fl.StringVar(&f.config, "config", "", "YAML config file (flags override it)")
 	fl.StringVar(&f.store, "store", os.Getenv("SWITCHBOARD_STORE"), "store: a postgres:// URL, or empty for SQLite under the data root [$SWITCHBOARD_STORE]")
 	fl.StringSliceVar(&f.allowOrigins, "allow-origin", nil, "browser origin allowed to call the API (repeatable), e.g. http://localhost:3000")
 	fl.BoolVar(&f.demo, "demo", false, "let the demo app at /demo/ open its own browser session (a token-less, same-origin-only route; for trying switchboard locally)")
@@ -94,7 +92,7 @@ func newServe(g *globals) *cobra.Command {
 
 func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 	ctx := c.Context()
-	if f.config != "" {
+	if g.config != "" {
 		if err := applyConfig(c, g, f); err != nil {
 			return switchboard.Errorf(switchboard.CodeInvalidInput, "%v", err)
 		}
@@ -185,12 +183,12 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 }
 
 func applyConfig(c *cobra.Command, g *globals, f *serveFlags) error {
-	b, err := os.ReadFile(f.config)
+	b, err := os.ReadFile(g.config)
 	if err != nil {
 		return fmt.Errorf("read config: %w", err)
 	}
 	var cfg serveConfig
-	if err := decodeConfig(f.config, b, &cfg); err != nil {
+	if err := decodeConfig(g.config, b, &cfg); err != nil {
 		return err
 	}
 	set := func(name string) bool { return c.Flags().Changed(name) }
@@ -208,7 +206,7 @@ func applyConfig(c *cobra.Command, g *globals, f *serveFlags) error {
 	}
 	f.models = cfg.Models
 	if err := applyGovernance(cfg.Governance, &f.governance); err != nil {
-		return fmt.Errorf("config %s: %w", f.config, err)
+		return fmt.Errorf("config %s: %w", g.config, err)
 	}
 	if m := cfg.MCP; m != nil {
 		switch m.Mode {
@@ -216,7 +214,7 @@ func applyConfig(c *cobra.Command, g *globals, f *serveFlags) error {
 		case string(mcpserver.ModeFull), string(mcpserver.ModeDeferred):
 			f.mcp.Mode = mcpserver.Mode(m.Mode)
 		default:
-			return fmt.Errorf("config %s: mcp.mode %q: use auto, full or deferred", f.config, m.Mode)
+			return fmt.Errorf("config %s: mcp.mode %q: use auto, full or deferred", g.config, m.Mode)
 		}
 		f.mcp.Threshold = m.Threshold
 	}

@@ -8,6 +8,7 @@ package manifest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -52,6 +53,10 @@ func Parse(b []byte, ext string) (switchboard.Manifest, error) {
 	if !isJSON {
 		var doc any
 		if err := yaml.Unmarshal(b, &doc); err != nil {
+			var le *yaml.LoadError
+			if errors.As(err, &le) && le.Mark.Line > 0 {
+				return switchboard.Manifest{}, atPosition("not valid YAML", le.Mark.Line, le.Mark.Column, le.Message)
+			}
 			return switchboard.Manifest{}, switchboard.Errorf(switchboard.CodeInvalidInput, "not valid YAML: %v", err)
 		}
 		j, err := json.Marshal(normalize(doc))
@@ -59,6 +64,11 @@ func Parse(b []byte, ext string) (switchboard.Manifest, error) {
 			return switchboard.Manifest{}, switchboard.Errorf(switchboard.CodeInvalidInput, "YAML cannot be represented as JSON: %v", err)
 		}
 		trimmed = j
+	}
+	if isJSON {
+		if err := jsonSyntax(b); err != nil {
+			return switchboard.Manifest{}, err
+		}
 	}
 	if len(trimmed) > 0 && trimmed[0] == '[' {
 		var tools []switchboard.Tool
@@ -78,6 +88,38 @@ func Parse(b []byte, ext string) (switchboard.Manifest, error) {
 		m.ProtocolVersion = switchboard.ProtocolVersion
 	}
 	return m, nil
+}
+
+// jsonSyntax reports the first syntax error of a JSON document with its
+// line and column (json.SyntaxError has only a byte offset).
+func jsonSyntax(b []byte) error {
+	var v any
+	err := json.Unmarshal(b, &v)
+	var se *json.SyntaxError
+	if !errors.As(err, &se) {
+		return nil // valid, or an error strict reports
+	}
+	line, col := position(b, se.Offset)
+	return atPosition("not valid JSON", line, col, se.Error())
+}
+
+// position turns a byte offset into a 1-based line and column (in bytes).
+// A syntax error's offset is just past the offending byte.
+func position(b []byte, off int64) (line, col int) {
+	off = max(0, min(off, int64(len(b))))
+	if off > 0 {
+		off-- // point at the offending byte itself
+	}
+	before := b[:off]
+	line = bytes.Count(before, []byte("\n")) + 1
+	col = int(off) - (bytes.LastIndexByte(before, '\n') + 1) + 1
+	return line, col
+}
+
+// atPosition is a syntax error at line:col, which its details also carry.
+func atPosition(what string, line, col int, msg string) error {
+	return switchboard.Errorf(switchboard.CodeInvalidInput, "%s at line %d, column %d: %s", what, line, col, msg).
+		WithDetails(map[string]int{"line": line, "column": col})
 }
 
 func strict(b []byte, v any) error {

@@ -74,3 +74,28 @@ func TestLoadNamesFile(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// FuzzParse: any document parses or fails with INVALID_INPUT; a syntax
+// error's position lies inside the document.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte("{\"tools\": [\n  {\"name\": \"a.b\",}\n]}"), true)
+	f.Add([]byte("tools:\n  - name: x\n\tdescription: y\n"), false)
+	f.Add([]byte("[{\"name\": \"a.b\", \"description\": \"x\", \"class\": \"read\"}]"), true)
+	f.Fuzz(func(t *testing.T, b []byte, isJSON bool) {
+		ext := ".yaml"
+		if isJSON {
+			ext = ".json"
+		}
+		_, err := Parse(b, ext)
+		if err == nil {
+			return
+		}
+		e := switchboard.AsError(err)
+		if e.Code != switchboard.CodeInvalidInput {
+			t.Fatalf("code %s: %v", e.Code, err)
+		}
+		if pos, ok := e.Details.(map[string]int); ok && (pos["line"] < 1 || pos["column"] < 1 || pos["line"] > strings.Count(string(b), "\n")+1) {
+			t.Fatalf("position %v outside the document: %v", pos, err)
+		}
+	})
+}

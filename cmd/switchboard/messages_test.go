@@ -178,3 +178,33 @@ func TestClientCommandsReadTheConfigFile(t *testing.T) {
 		t.Errorf("a bad file: exit %d, %q", code, errs)
 	}
 }
+
+// TestManifestSyntaxErrorsHaveLineAndColumn: a JSON or YAML manifest that
+// does not parse is reported at its line and column.
+func TestManifestSyntaxErrorsHaveLineAndColumn(t *testing.T) {
+	dir := t.TempDir()
+	for name, tc := range map[string]struct{ text, want string }{
+		"bad.json":  {"{\"tools\": [\n  {\"name\": \"a.b\",\n   \"class\": \"read\",}\n]}\n", "bad.json: not valid JSON at line 3, column 20: invalid character '}'"},
+		"cut.json":  {`{"tools": [`, "cut.json: not valid JSON at line 1, column 11: unexpected end of JSON input"},
+		"tab.yaml":  {"tools:\n  - name: x\n\tdescription: y\n", "tab.yaml: not valid YAML at line 3, column 1: found a tab character"},
+		"flow.yaml": {"tools: [\n  {name: x,\n", "flow.yaml: not valid YAML at line 3, column 1:"},
+	} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(tc.text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errs := run(t, "tools", "register", path, "--addr", "127.0.0.1:1", "--token", "x")
+		if code != 1 || !strings.Contains(errs, "INVALID_INPUT: "+filepath.Join(dir, tc.want)) {
+			t.Errorf("%s: exit %d, stderr %q\nwant it to contain %q", name, code, errs, tc.want)
+		}
+	}
+	code, _, errs := run(t, "--json", "tools", "register", filepath.Join(dir, "bad.json"), "--addr", "127.0.0.1:1", "--token", "x")
+	var env struct {
+		Error struct {
+			Details struct{ Line, Column int } `json:"details"`
+		} `json:"error"`
+	}
+	if code != 1 || json.Unmarshal([]byte(errs), &env) != nil || env.Error.Details.Line != 3 || env.Error.Details.Column != 20 {
+		t.Errorf("--json details: exit %d, %q", code, errs)
+	}
+}

@@ -86,6 +86,9 @@ func callAndPrint(c *cobra.Command, g *globals, name string, input json.RawMessa
 		return err
 	}
 	resp, err := cl.CallToolWith(c.Context(), name, input, o, x)
+	if resp.InvocationID == "" {
+		err = suggestTool(c.Context(), cl, name, err) // refused before it was recorded: maybe a typo
+	}
 	if g.json && resp.InvocationID != "" {
 		if perr := g.printJSON(resp); perr != nil {
 			return perr

@@ -52,7 +52,7 @@ name could not be deleted.`,
 					err = cl.DeleteTool(ctx, name)
 				}
 				if err != nil {
-					o.Error = switchboard.AsError(err)
+					o.Error = switchboard.AsError(suggestTool(ctx, cl, name, err))
 					if first == nil {
 						first = o.Error
 					}

@@ -208,3 +208,41 @@ func TestManifestSyntaxErrorsHaveLineAndColumn(t *testing.T) {
 		t.Errorf("--json details: exit %d, %q", code, errs)
 	}
 }
+
+// TestDidYouMean: a mistyped subcommand, tool name or generated flag gets
+// the nearest real ones, and the usage hint names the command that has them.
+func TestDidYouMean(t *testing.T) {
+	url := startDaemon(t)
+	registerManifest(t, url)
+	g := []string{"--addr", url, "--token", testToken}
+	for _, tc := range []struct {
+		args []string
+		exit int
+		want []string
+	}{
+		{[]string{"tools", "lst"}, 2, []string{`unknown command "lst" for "switchboard tools"; did you mean list?`, "Run 'switchboard tools --help'"}},
+		{[]string{"tols"}, 2, []string{`unknown command "tols" for "switchboard"; did you mean tools`}},
+		{[]string{"approvals", "aprove", "x"}, 2, []string{"did you mean approve?"}},
+		{[]string{"tools", "list", "--surfac", "api"}, 2, []string{"unknown flag: --surfac; did you mean --surface?", "Run 'switchboard tools list --help'"}},
+		{[]string{"tools", "describe", "tasks.creat"}, 1, []string{"TOOL_NOT_FOUND", "did you mean tasks.create?"}},
+		{[]string{"tools", "call", "tasks.creat", "--input", `{"projectId":"p1","title":"x"}`}, 1, []string{"TOOL_NOT_FOUND", "did you mean tasks.create?"}},
+		{[]string{"tools", "delete", "tasks.lst"}, 1, []string{"tasks.lst: TOOL_NOT_FOUND", "did you mean tasks.list?"}},
+		{[]string{"run", "tasks", "creat", "--title", "x"}, 1, []string{"TOOL_NOT_FOUND", "did you mean tasks.create?"}},
+		{[]string{"run", "taks"}, 1, []string{"did you mean tasks?"}},
+		{[]string{"run", "tasks", "create", "--titel", "x"}, 2, []string{"unknown flag: --titel; did you mean --title?", "Run 'switchboard run tasks create --help' for usage."}},
+		{[]string{"run", "tasks", "create", "--title", "x"}, 2, []string{"missing required flag(s): --project-id", "Run 'switchboard run tasks create --help' for usage."}},
+	} {
+		code, _, errs := run(t, append(g, tc.args...)...)
+		ok := code == tc.exit
+		for _, w := range tc.want {
+			ok = ok && strings.Contains(errs, w)
+		}
+		if !ok {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", tc.args, code, errs, tc.exit, tc.want)
+		}
+	}
+	// Nothing near: no suggestion, the plain message.
+	if code, _, errs := run(t, append(g, "tools", "describe", "zzz.qqq")...); code != 1 || strings.Contains(errs, "did you mean") {
+		t.Errorf("nothing near: %d %q", code, errs)
+	}
+}

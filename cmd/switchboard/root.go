@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/client"
@@ -41,10 +42,10 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 0
 	}
 	var usage usageError
-	if strings.HasPrefix(err.Error(), "unknown command ") || strings.HasPrefix(err.Error(), "unknown flag") {
+	if !errors.As(err, &usage) && (strings.HasPrefix(err.Error(), "unknown command ") || strings.HasPrefix(err.Error(), "unknown flag")) {
 		usage = usageError{err, "switchboard"}
 	}
-	if usage.error != nil || errors.As(err, &usage) {
+	if usage.error != nil {
 		fmt.Fprintf(stderr, "error: %v\nRun '%s --help' for usage.\n", usage.error, usage.cmd)
 		return 2
 	}
@@ -81,8 +82,9 @@ file unless a flag or variable gives them.`,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageError{err, c.CommandPath()}
+		return usageError{flagSuggestion(err, c.Flags()), c.CommandPath()}
 	})
+	root.DisableSuggestions = true // rejectUnknownSubcommands suggests, for every level alike
 	root.PersistentPreRun = func(c *cobra.Command, _ []string) {
 		g.addrSet, g.dataSet = c.Flags().Changed("addr"), c.Flags().Changed("data")
 	}
@@ -201,14 +203,72 @@ func rejectUnknownSubcommands(c *cobra.Command) {
 	for _, sub := range c.Commands() {
 		rejectUnknownSubcommands(sub)
 	}
-	if c.Parent() == nil || !c.HasSubCommands() || c.Runnable() {
+	if !c.HasSubCommands() || c.Runnable() {
 		return
 	}
 	c.Args = cobra.ArbitraryArgs
 	c.RunE = func(c *cobra.Command, args []string) error {
-		if len(args) > 0 {
-			return usageError{fmt.Errorf("unknown command %q for %q", args[0], c.CommandPath()), c.CommandPath()}
+		if len(args) == 0 {
+			return c.Help()
 		}
-		return c.Help()
+		var names []string
+		for _, sub := range c.Commands() {
+			if sub.IsAvailableCommand() {
+				names = append(names, sub.Name())
+				names = append(names, sub.Aliases...)
+			}
+		}
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], c.CommandPath())
+		if s := suggest(args[0], names); len(s) > 0 {
+			msg += "; did you mean " + orList(s) + "?"
+		}
+		return usageError{errors.New(msg), c.CommandPath()}
 	}
+}
+
+// flagSuggestion adds the nearest flag names of fs to an unknown-flag
+// error of pflag ("unknown flag: --titel"); other errors pass unchanged.
+func flagSuggestion(err error, fs *pflag.FlagSet) error {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return err
+	}
+	var names []string
+	fs.VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			names = append(names, f.Name)
+		}
+	})
+	s := suggest(name, names)
+	if len(s) == 0 {
+		return err
+	}
+	for i := range s {
+		s[i] = "--" + s[i]
+	}
+	return fmt.Errorf("%w; did you mean %s?", err, orList(s))
+}
+
+// suggestTool adds "did you mean NAME?" to a TOOL_NOT_FOUND error for name,
+// with the nearest names the daemon lists (browser tools too, since a
+// mistyped name may be either). Any other error, or a failure to list,
+// leaves err as it is.
+func suggestTool(ctx context.Context, cl *client.Client, name string, err error) error {
+	var e *switchboard.Error
+	if !errors.As(err, &e) || e.Code != switchboard.CodeToolNotFound {
+		return err
+	}
+	m, lerr := cl.ListTools(ctx, client.ListOptions{})
+	if lerr != nil {
+		return err
+	}
+	names := make([]string, len(m.Tools))
+	for i, t := range m.Tools {
+		names[i] = t.Name
+	}
+	s := suggest(name, names)
+	if len(s) == 0 {
+		return err
+	}
+	return &switchboard.Error{Code: e.Code, Message: e.Message + "; did you mean " + orList(s) + "?", Details: e.Details}
 }

@@ -197,7 +197,17 @@ func listRunnable(c *cobra.Command, g *globals, cl *client.Client, segs []string
 		}
 	}
 	if len(under) == 0 {
-		return switchboard.Errorf(switchboard.CodeToolNotFound, "no api tool or namespace %q; run 'switchboard run' to list namespaces", prefix)
+		msg := fmt.Sprintf("no api tool or namespace %q; run 'switchboard run' to list namespaces", prefix)
+		var names []string // the tools and every namespace above them
+		for _, t := range m.Tools {
+			for n := t.Name; n != ""; n, _, _ = cutLast(n) {
+				names = append(names, n)
+			}
+		}
+		if s := suggest(prefix, names); len(s) > 0 {
+			msg = fmt.Sprintf("no api tool or namespace %q; did you mean %s?", prefix, orList(s))
+		}
+		return switchboard.Errorf(switchboard.CodeToolNotFound, "%s", msg)
 	}
 	if g.json {
 		return g.printJSON(switchboard.Manifest{ProtocolVersion: switchboard.ProtocolVersion, Tools: under})
@@ -225,16 +235,16 @@ func runTool(c *cobra.Command, g *globals, cl *client.Client, t switchboard.Tool
 		return nil
 	}
 	if err := fs.Parse(ra.rest); err != nil {
-		return usageError{err, cmdPath + " --help"}
+		return usageError{flagSuggestion(err, fs), cmdPath}
 	}
 	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("unexpected argument %q (fields are flags: --name value)", fs.Arg(0)), cmdPath + " --help"}
+		return usageError{fmt.Errorf("unexpected argument %q (fields are flags: --name value)", fs.Arg(0)), cmdPath}
 	}
 	input := map[string]json.RawMessage{}
 	if ra.input != "" {
 		base, err := readInput(g, ra.input)
 		if err != nil {
-			return usageError{err, cmdPath + " --help"}
+			return usageError{err, cmdPath}
 		}
 		_ = json.Unmarshal(base, &input) // readInput checked it is an object
 	}
@@ -250,7 +260,7 @@ func runTool(c *cobra.Command, g *globals, cl *client.Client, t switchboard.Tool
 		}
 	}
 	if len(missing) > 0 {
-		return usageError{fmt.Errorf("missing required flag(s): %s", strings.Join(missing, ", ")), cmdPath + " --help"}
+		return usageError{fmt.Errorf("missing required flag(s): %s", strings.Join(missing, ", ")), cmdPath}
 	}
 	b, err := json.Marshal(input)
 	if err != nil {
@@ -268,4 +278,13 @@ func printToolHelp(g *globals, cmdPath string, t switchboard.Tool, fs *pflag.Fla
 		fmt.Fprintf(w, "Flags (from the input schema):\n%s", fs.FlagUsages())
 	}
 	fmt.Fprintf(w, "\nGlobal flags:\n      --input JSON   base input object; flags override its fields (JSON, @FILE or -)\n      --json         print the whole response as JSON\n      --addr, --token, --data, --config as for every command\n")
+}
+
+// cutLast splits a dotted name at its last dot: a.b.c → a.b, c.
+func cutLast(name string) (before, after string, found bool) {
+	i := strings.LastIndexByte(name, '.')
+	if i < 0 {
+		return "", name, false
+	}
+	return name[:i], name[i+1:], true
 }

@@ -117,7 +117,7 @@ func newToolsDescribe(g *globals) *cobra.Command {
 			}
 			t, err := cl.GetTool(c.Context(), args[0])
 			if err != nil {
-				return err
+				return suggestTool(c.Context(), cl, args[0], err)
 			}
 			return g.printJSON(t)
 		},

@@ -81,6 +81,10 @@ type Server struct {
 	mux  *http.ServeMux
 	reg  *registry.Registry
 	auth *authn.Authenticator
+	// csrf refuses state-changing browser requests that Fetch Metadata
+	// (Sec-Fetch-Site) marks cross-site, which catches the ones that carry
+	// no Origin header; the allowed origins are its trusted origins.
+	csrf *http.CrossOriginProtection
 }
 
 // New builds a Server and its routes.
@@ -101,15 +105,21 @@ func New(opts Options) (*Server, error) {
 			return nil, err
 		}
 	}
+	csrf := http.NewCrossOriginProtection()
 	for _, o := range opts.AllowOrigins {
 		if u, err := url.Parse(o); err != nil || u.Scheme == "" || u.Host == "" || u.Path != "" {
 			return nil, fmt.Errorf("httpapi: allowed origin %q must look like https://app.example.com", o)
+		}
+		// Browsers send the origin in lower case; the allow-list compares
+		// without case, so the trusted set must too.
+		if err := csrf.AddTrustedOrigin(strings.ToLower(o)); err != nil {
+			return nil, fmt.Errorf("httpapi: allowed origin %q: %w", o, err)
 		}
 	}
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
-	s := &Server{opts: opts, log: opts.Logger, mux: http.NewServeMux(), reg: opts.Registry, auth: opts.Auth}
+	s := &Server{opts: opts, log: opts.Logger, mux: http.NewServeMux(), reg: opts.Registry, auth: opts.Auth, csrf: csrf}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -136,7 +146,8 @@ func (s *Server) routes() {
 }
 
 // ServeHTTP applies the checks every request passes, in order: recover,
-// Host (DNS rebinding), Origin (and CORS preflight), then the route.
+// Host (DNS rebinding), Origin (and CORS preflight), Fetch Metadata
+// (cross-site requests without an Origin), then the route.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
@@ -171,6 +182,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			sw.WriteHeader(http.StatusNoContent)
 			return
 		}
+	}
+	if err := s.csrf.Check(r); err != nil {
+		site := r.Header.Get("Sec-Fetch-Site")
+		s.log.WarnContext(r.Context(), "refused cross-site request", "sec_fetch_site", site, "origin", r.Header.Get("Origin"), "method", r.Method, "path", r.URL.Path)
+		s.writeError(sw, r, switchboard.Errorf(switchboard.CodeOriginRejected, "cross-site %s %s refused (Sec-Fetch-Site: %s): a page on another site cannot change state here; if it is your app, send its Origin header and start the daemon with --allow-origin <that origin>", r.Method, r.URL.Path, site))
+		return
 	}
 	s.mux.ServeHTTP(sw, r)
 }

@@ -234,3 +234,61 @@ func TestResentCallRunsOnce(t *testing.T) {
 		t.Fatalf("ran %d times, want once", n)
 	}
 }
+
+// RELIABILITY row 2, without an Origin: a browser that marks a request
+// Sec-Fetch-Site: cross-site but sends no Origin is refused at /mcp before
+// the tool runs; same-origin and header-less (non-browser) clients work.
+func TestCrossSiteWithoutOrigin(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, Options{})
+	var runs atomic.Int32
+	e.goTool(tool("orders.place", "mutate"), func(context.Context, json.RawMessage) (any, error) {
+		runs.Add(1)
+		return map[string]any{"order": 42}, nil
+	})
+	url := e.srv.URL + "/mcp"
+	auth := "Bearer " + adminToken
+	resp := post(t, t.Context(), url, initializeBody, "Authorization", auth)
+	drain(resp)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	hdr := []string{"Authorization", auth, "Mcp-Session-Id", sid, "Mcp-Protocol-Version", "2025-11-25"}
+	drain(post(t, t.Context(), url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, hdr...))
+	for i := 0; ; i++ { // the SDK takes the notification asynchronously
+		resp = post(t, t.Context(), url, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, hdr...)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.Contains(string(b), `"result"`) {
+			break
+		}
+		if i == 100 {
+			t.Fatalf("session never became ready: %s", b)
+		}
+	}
+	call := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"orders-place","arguments":{}}}`
+
+	resp = post(t, t.Context(), url, call, append(hdr, "Sec-Fetch-Site", "cross-site")...)
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("cross-site without Origin: %s, want 403", resp.Status)
+	}
+	if code := errorCode(t, resp); code != switchboard.CodeOriginRejected {
+		t.Errorf("cross-site without Origin: code %s", code)
+	}
+	if n := runs.Load(); n != 0 {
+		t.Fatalf("refused call ran %d times", n)
+	}
+	for i, site := range []string{"same-origin", ""} {
+		h := hdr
+		if site != "" {
+			h = append(h, "Sec-Fetch-Site", site)
+		}
+		resp = post(t, t.Context(), url, call, h...)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `{\"order\":42}`) {
+			t.Errorf("Sec-Fetch-Site %q: %s %s", site, resp.Status, b)
+		}
+		if n := runs.Load(); n != int32(i+1) {
+			t.Errorf("Sec-Fetch-Site %q: ran %d times, want %d", site, n, i+1)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -186,6 +187,14 @@ func TestBadInputGetsItsCode(t *testing.T) {
 	if resp.StatusCode != 204 || resp.Header.Get("Access-Control-Allow-Origin") != "http://app.test:3000" ||
 		!strings.Contains(resp.Header.Get("Access-Control-Allow-Headers"), "Authorization") {
 		t.Errorf("preflight: %d %v", resp.StatusCode, resp.Header)
+	}
+	// The headers a browser client may send: a call's Idempotency-Key, an event
+	// stream's Last-Event-ID on resume.
+	allowed := strings.Split(resp.Header.Get("Access-Control-Allow-Headers"), ", ")
+	for _, h := range []string{"Idempotency-Key", "Last-Event-ID", "Content-Type", "Mcp-Session-Id"} {
+		if !slices.Contains(allowed, h) {
+			t.Errorf("preflight does not allow %s: %q", h, allowed)
+		}
 	}
 	req.Header.Set("Origin", "http://other.test")
 	resp, _ = http.DefaultClient.Do(req)

@@ -555,3 +555,22 @@ func TestSessionEntries(t *testing.T) {
 		t.Fatalf("session entries %v", verbs)
 	}
 }
+
+// A token.create entry names the token by its id (not a secret) and never
+// carries the token itself.
+func TestTokenEntryKeepsTheID(t *testing.T) {
+	g := newGov(t)
+	_, tok := g.agent(t, "planner", []string{"tasks.*"}, nil)
+	page, err := g.admin.Activity(context.Background(), client.ActivityQuery{Verb: "token.create", Limit: 10})
+	if err != nil || len(page.Items) != 1 {
+		t.Fatalf("token.create entries: %+v %v", page, err)
+	}
+	var d struct{ TokenID string }
+	if err := json.Unmarshal(page.Items[0].Details, &d); err != nil || d.TokenID != tok.ID {
+		t.Errorf("details %s: tokenId %q, want %q (%v)", page.Items[0].Details, d.TokenID, tok.ID, err)
+	}
+	secret := tok.Token[strings.IndexByte(tok.Token, '.')+1:]
+	if b, _ := json.Marshal(page.Items[0]); strings.Contains(string(b), secret) {
+		t.Errorf("the token's secret is in the ledger: %s", b)
+	}
+}

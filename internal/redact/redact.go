@@ -112,8 +112,14 @@ func redactValue(v any, secret bool) (any, bool) {
 }
 
 // IsSecretKey reports whether an object key or header name names a secret.
+// A key that names the identifier of a secret ("tokenId", "credential_ids")
+// does not: an id is how a secret is listed and revoked, not the secret
+// itself. Its value is still masked if it looks like a token.
 func IsSecretKey(k string) bool {
 	n := strings.ToLower(strings.NewReplacer("-", "", "_", "", " ", "").Replace(k))
+	if strings.HasSuffix(n, "id") || strings.HasSuffix(n, "ids") {
+		return false
+	}
 	for _, s := range secretKeys {
 		if strings.Contains(n, s) {
 			return true

@@ -35,6 +35,20 @@ func TestRedact(t *testing.T) {
 			t.Errorf("%s was lost: %s", kept, out)
 		}
 	}
+	// An id names a secret without being one (a token.create entry keeps
+	// its tokenId); a token pasted under such a key is still masked, and
+	// a key that only starts with "id" is still a secret.
+	ids := string(redact.JSON(json.RawMessage(`{"tokenId":"3f9a0c2b7d1e4f5a","token_ids":["a1b2"],"credentialId":"c-7","leak":{"tokenId":"sbt_3f9a0c2b7d1e4f5a.Zx9_Qw8-Er7Ty6Ui5Op4As3D"},"idToken":"opaque-oidc-value"}`)))
+	for _, kept := range []string{`"tokenId":"3f9a0c2b7d1e4f5a"`, `"token_ids":["a1b2"]`, `"credentialId":"c-7"`} {
+		if !strings.Contains(ids, kept) {
+			t.Errorf("the id %s was redacted: %s", kept, ids)
+		}
+	}
+	for _, secret := range []string{"Zx9_Qw8-Er7Ty6Ui5Op4As3D", "opaque-oidc-value"} {
+		if strings.Contains(ids, secret) {
+			t.Errorf("%q survived redaction: %s", secret, ids)
+		}
+	}
 	if got := redact.JSON(json.RawMessage(`{"a":1}`)); string(got) != `{"a":1}` {
 		t.Errorf("a clean document changed: %s", got)
 	}

@@ -90,5 +90,48 @@ func OpenStore(ctx context.Context, spec, dataDir string) (switchboard.Store, er
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data root: %w", err)
 	}
-	return sqlite.Open(ctx, filepath.Join(dataDir, DBFile), nil)
+	path := filepath.Join(dataDir, DBFile)
+	// Create the database 0600 before SQLite does (it would use 0644 less
+	// the umask); SQLite gives its -wal and -shm files the database's mode.
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("create database: %w", err)
+	}
+	f.Close()
+	return sqlite.Open(ctx, path, nil)
+}
+
+// SecureDataDir makes an existing data root private: the directory 0700,
+// the admin token and the SQLite database with its -wal and -shm files
+// 0600. It returns the paths whose mode it tightened, for the caller to
+// log; a data root that does not exist yet is left alone (it is created
+// private).
+func SecureDataDir(dir string) ([]string, error) {
+	var tightened []string
+	tighten := func(path string, mode fs.FileMode) error {
+		fi, err := os.Stat(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("secure data root: %w", err)
+		}
+		if fi.Mode().Perm()&^mode == 0 {
+			return nil
+		}
+		if err := os.Chmod(path, fi.Mode().Perm()&mode); err != nil {
+			return fmt.Errorf("secure data root: %w", err)
+		}
+		tightened = append(tightened, path)
+		return nil
+	}
+	if err := tighten(dir, 0o700); err != nil {
+		return nil, err
+	}
+	for _, name := range []string{TokenFile, DBFile, DBFile + "-wal", DBFile + "-shm"} {
+		if err := tighten(filepath.Join(dir, name), 0o600); err != nil {
+			return tightened, err
+		}
+	}
+	return tightened, nil
 }

@@ -105,6 +105,13 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 	if err != nil {
 		return err
 	}
+	tightened, err := daemon.SecureDataDir(dir)
+	for _, p := range tightened {
+		log.WarnContext(ctx, "data root file was readable by others; made it private", "path", p)
+	}
+	if err != nil {
+		return err
+	}
 	token := g.token
 	if token == "" {
 		if token, err = daemon.LoadOrCreateToken(dir); err != nil {

@@ -20,7 +20,7 @@ func translate(ctx context.Context, op string, err error) error {
 
 // classify codes a pgx or Postgres error by its SQLSTATE: unique
 // violations are CONFLICT, integrity and data errors INVALID_INPUT,
-// serialization failures, deadlocks, a standby, a failing server or
+// serialization failures, deadlocks, timeouts, a standby, a failing server or
 // connection UNAVAILABLE.
 func classify(err error) switchboard.Code {
 	var pe *pgconn.PgError
@@ -30,7 +30,7 @@ func classify(err error) switchboard.Code {
 			return switchboard.CodeConflict
 		case strings.HasPrefix(c, "23"), strings.HasPrefix(c, "22"): // integrity, data exception
 			return switchboard.CodeInvalidInput
-		case c == "40001", c == "40P01", c == "55P03", // serialization, deadlock, lock not available
+		case c == "40001", c == "40P01", c == "55P03", c == "57014", // serialization, deadlock, lock not available, canceled
 			strings.HasPrefix(c, "08"), strings.HasPrefix(c, "53"), strings.HasPrefix(c, "57P"),
 			c == "25006": // read_only_sql_transaction: a standby
 			return switchboard.CodeUnavailable

@@ -29,6 +29,12 @@ var migrations, _ = fs.Sub(migrationFS, "migrations")
 func migrate(ctx context.Context, pool *pgxpool.Pool, schema string, now time.Time) error {
 	const op = "migrate postgres"
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		// Migrating is bounded by Open's context, not by the statement
+		// bound: a replica waits here for another's migration, and a
+		// migration may rightly take longer than any store operation.
+		if _, err := tx.Exec(ctx, `SET LOCAL statement_timeout = 0; SET LOCAL lock_timeout = 0`); err != nil {
+			return err
+		}
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, migrateLock, schema); err != nil {
 			return err
 		}
@@ -50,7 +56,7 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, schema string, now time.Ti
 				return err
 			}
 		}
-		return sqlstore.Migrate(ctx, conn{tx}, dialect, migrations, now)
+		return sqlstore.Migrate(ctx, conn{q: tx}, dialect, migrations, now)
 	})
 	return translate(ctx, op, err)
 }

@@ -8,6 +8,8 @@
 // schema (created if missing), which is also how tests isolate themselves.
 // Concurrency between replicas is handled in the database: compare-and-swap
 // updates are single statements and activity appends lock the chain head.
+// Every operation is bounded (Options.StatementTimeout, bound.go): a lock
+// held elsewhere makes a call fail with UNAVAILABLE, not wait forever.
 // The SQL itself is shared with the sqlite driver (internal/sqlstore); this
 // package holds the pool, the transactions, the chain-head lock and
 // Postgres's error codes. The driver passes the storetest conformance
@@ -35,6 +37,14 @@ type Options struct {
 	// MaxConns bounds the connection pool. Default: pgx's default
 	// (the larger of 4 and the number of CPUs), or pool_max_conns in the DSN.
 	MaxConns int32
+	// StatementTimeout bounds every store operation: each statement, and
+	// each wait for a lock, is cancelled by the server after it (the
+	// session parameters statement_timeout and lock_timeout), and the whole
+	// operation, the wait for a pool connection included, ends on the
+	// client after twice it. A bound that is hit before anything was
+	// written answers UNAVAILABLE. Default: the DSN's statement_timeout if
+	// it sets one, else DefaultStatementTimeout; negative means no bound.
+	StatementTimeout time.Duration
 	// Now stamps activity entries that arrive without a timestamp and
 	// closes sessions closed at the zero time. Default time.Now.
 	Now func() time.Time
@@ -54,6 +64,8 @@ type Store struct {
 	*core
 	pool   *pgxpool.Pool
 	closed atomic.Bool
+	// timeout is the statement bound (Options.StatementTimeout); 0: none.
+	timeout time.Duration
 }
 
 // dialect is Postgres's: $n placeholders, timestamptz times.
@@ -93,6 +105,10 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	if o.MaxConns > 0 {
 		cfg.MaxConns = o.MaxConns
 	}
+	timeout, err := statementTimeout(o.StatementTimeout, cfg.ConnConfig.RuntimeParams)
+	if err != nil {
+		return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "%s: %w", op, err)
+	}
 	// pgx prepares each statement once per connection and keeps it
 	// (QueryExecModeCacheStatement, 512 statements) unless the DSN asks
 	// otherwise (default_query_exec_mode, e.g. for PgBouncer in transaction
@@ -109,8 +125,10 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 		pool.Close()
 		return nil, err
 	}
-	s := &Store{pool: pool}
-	s.core = sqlstore.New(seam{s}, dialect, o.Now)
+	s := &Store{pool: pool, timeout: timeout}
+	d := dialect
+	d.Translate = s.translate
+	s.core = sqlstore.New(seam{s}, d, o.Now)
 	return s, nil
 }
 
@@ -139,21 +157,51 @@ func (m seam) Read(op string) (sqlstore.Reader, error) {
 	if err := m.s.check(op); err != nil {
 		return nil, err
 	}
-	return conn{m.s.pool}, nil
+	return conn{m.s.pool, m.s.deadline()}, nil
 }
 
+// Write runs fn on one pool connection. A write that the server cancels
+// (statement_timeout, lock_timeout) was rolled back: every Write fn makes
+// at most one change, and its follow-up read runs only when the change
+// did not apply. One the client's deadline cuts off may have committed.
 func (m seam) Write(ctx context.Context, op string, fn func(sqlstore.Querier) error) error {
 	if err := m.s.check(op); err != nil {
 		return err
 	}
-	return translate(ctx, op, fn(conn{m.s.pool}))
+	deadline := m.s.deadline()
+	actx, cancel := within(ctx, deadline)
+	defer cancel()
+	c, err := m.s.pool.Acquire(actx)
+	if err != nil {
+		return m.s.translate(ctx, op, err)
+	}
+	defer c.Release()
+	return m.s.inFlight(ctx, op, fn(conn{c, deadline}))
 }
 
+// Tx runs fn in one transaction on one pool connection. Until COMMIT is
+// sent, any failure (a bound included) leaves nothing written.
 func (m seam) Tx(ctx context.Context, op string, fn func(sqlstore.Tx) error) error {
 	if err := m.s.check(op); err != nil {
 		return err
 	}
-	return translate(ctx, op, pgx.BeginFunc(ctx, m.s.pool, func(t pgx.Tx) error { return fn(tx{conn{t}}) }))
+	deadline := m.s.deadline()
+	actx, cancel := within(ctx, deadline)
+	defer cancel()
+	c, err := m.s.pool.Acquire(actx)
+	if err != nil {
+		return m.s.translate(ctx, op, err)
+	}
+	defer c.Release()
+	t, err := c.Begin(actx)
+	if err != nil {
+		return m.s.translate(ctx, op, err)
+	}
+	if err := fn(tx{conn{t, deadline}}); err != nil {
+		t.Rollback(actx) // an expired actx closes the connection, which rolls back too
+		return m.s.translate(ctx, op, err)
+	}
+	return m.s.inFlight(ctx, op, t.Commit(actx))
 }
 
 // conn runs statements on the pool or in a transaction.
@@ -163,19 +211,30 @@ type conn struct {
 		QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 		Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 	}
+	// deadline ends every statement (Store.deadline); zero: no bound.
+	deadline time.Time
 }
 
 func (c conn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	ctx, cancel := c.bounded(ctx)
+	defer cancel()
 	tag, err := c.q.Exec(ctx, query, args...)
 	return tag.RowsAffected(), err
 }
 
 func (c conn) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
-	return c.q.QueryRow(ctx, query, args...)
+	ctx, cancel := c.bounded(ctx)
+	return row{c.q.QueryRow(ctx, query, args...), cancel}
 }
 
 func (c conn) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
-	return c.q.Query(ctx, query, args...)
+	ctx, cancel := c.bounded(ctx)
+	r, err := c.q.Query(ctx, query, args...)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return rows{r, cancel}, nil
 }
 
 // tx is a transaction; it appends to the ledger (activity.go).

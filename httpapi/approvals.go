@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/approval"
@@ -44,6 +45,9 @@ func (s *Server) decider(h http.HandlerFunc) http.HandlerFunc {
 				return
 			}
 		}
+		// The app may name the user with its kind ("user:alice") or without
+		// ("alice"); the principal adds the kind once.
+		user = strings.TrimPrefix(user, string(switchboard.PrincipalUser)+":")
 		if user == "" {
 			user = "admin" // a session opened without naming a user is the daemon's user
 		}

@@ -574,3 +574,51 @@ func TestTokenEntryKeepsTheID(t *testing.T) {
 		t.Errorf("the token's secret is in the ledger: %s", b)
 	}
 }
+
+// A session opened for "user:alice" (the app naming the user with its kind)
+// decides as user:alice, not user:user:alice (issue 14 item 11).
+func TestTabDecisionNamesTheUserOnce(t *testing.T) {
+	for _, user := range []string{"alice", "user:alice"} {
+		t.Run(user, func(t *testing.T) {
+			g := newGov(t)
+			ctx := context.Background()
+			cred, err := g.admin.CreateSession(ctx, user)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stream, err := g.admin.Tab(cred).Events(ctx, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stream.Close()
+			if ev, err := stream.Next(); err != nil || ev.Kind != session.KindReady {
+				t.Fatalf("first frame %+v %v", ev, err)
+			}
+			asst := switchboard.WithPrincipal(ctx, switchboard.Assistant())
+			done := make(chan switchboard.Invocation, 1)
+			go func() {
+				inv, _ := g.broker.Call(asst, broker.CallRequest{Tool: "tasks.create", Input: json.RawMessage(`{"title":"Ship it"}`), SessionID: cred.SessionID})
+				done <- inv
+			}()
+			ev, err := stream.Next()
+			if err != nil || ev.Kind != approval.EventRequest {
+				t.Fatalf("tab event %+v %v", ev, err)
+			}
+			var req approval.RequestEvent
+			if err := json.Unmarshal(ev.Data, &req); err != nil {
+				t.Fatal(err)
+			}
+			st, _, body := g.raw(t, cred.SessionToken, "POST", "/api/v1/approvals/"+req.ApprovalID, `{"decision":"approve"}`, nil)
+			if st != 200 || body["decidedBy"] != "user:alice" {
+				t.Fatalf("the tab's decision: %d %v", st, body)
+			}
+			if inv := <-done; inv.Status != switchboard.StatusSucceeded {
+				t.Fatalf("the assistant's call after approval: %+v", inv)
+			}
+			a, err := g.admin.Approval(ctx, req.ApprovalID)
+			if err != nil || a.DecidedBy != "user:alice" {
+				t.Fatalf("the stored decision: %+v %v", a, err)
+			}
+		})
+	}
+}

@@ -48,7 +48,8 @@ type Options struct {
 	// HTTPClient sends the requests. Default: a client with its own
 	// transport sized for many concurrent calls to one backend. Its
 	// CheckRedirect is replaced so redirects never leave the binding's host
-	// (a header meant for the backend must not follow a redirect elsewhere).
+	// (a header meant for the backend must not follow a redirect elsewhere)
+	// and carry no Referer (it would echo the query).
 	HTTPClient *http.Client
 	// MaxResponseBytes bounds a response body. Default DefaultMaxResponseBytes.
 	MaxResponseBytes int64
@@ -103,6 +104,9 @@ func (c *Client) Close() {
 	}
 }
 
+// sameHostRedirects follows a redirect only on the binding's host, and
+// without the Referer net/http adds: it carries the previous URL with its
+// query, whose values may be secrets.
 func sameHostRedirects(req *http.Request, via []*http.Request) error {
 	if len(via) >= maxRedirects {
 		return fmt.Errorf("stopped after %d redirects", maxRedirects)
@@ -110,6 +114,7 @@ func sameHostRedirects(req *http.Request, via []*http.Request) error {
 	if req.URL.Host != via[0].URL.Host || req.URL.Scheme != via[0].URL.Scheme {
 		return http.ErrUseLastResponse
 	}
+	req.Header.Del("Referer")
 	return nil
 }
 

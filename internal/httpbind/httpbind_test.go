@@ -202,6 +202,32 @@ func TestRedirectsStayOnHost(t *testing.T) {
 	}
 }
 
+// A same-host redirect is followed without a Referer: it would carry the
+// original query, whose values may be secrets (issue 14 item 11).
+func TestRedirectsSendNoReferer(t *testing.T) {
+	referers := make(chan []string, 2)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		referers <- r.Header.Values("Referer")
+		if r.URL.Path == "/x" {
+			http.Redirect(w, r, "/y", http.StatusFound)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"ok":true}`))
+	}))
+	t.Cleanup(srv.Close)
+	c := httpbind.New(nil)
+	t.Cleanup(c.Close)
+	b := &switchboard.HTTPBinding{Method: "GET", URL: srv.URL + "/x?api_key=hunter2"}
+	out, err := call(t, c, b, `{}`)
+	if err != nil || !strings.Contains(out, `"ok"`) {
+		t.Fatalf("redirected call: %s %v", out, err)
+	}
+	if first, second := <-referers, <-referers; len(first) != 0 || len(second) != 0 {
+		t.Fatalf("Referer sent: %q then %q", first, second)
+	}
+}
+
 func TestUnreachableBackend(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	url := srv.URL

@@ -7,6 +7,7 @@ import (
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/redact"
 )
 
 // Change is one changed field of a tool: its old and new value and, for
@@ -81,7 +82,9 @@ func jsonEqual(a, b json.RawMessage) bool {
 // RecordToolChange is the registry's audit hook (registry.Options.Audit):
 // a registration or removal that changes what agents were told writes one
 // ledger entry whose details carry the diff (RELIABILITY row 6, rug pull).
-// Re-registering an identical descriptor writes nothing.
+// Re-registering an identical descriptor writes nothing. The diff is
+// redacted by redactDiff, not by Append; the other details (source,
+// versions) are switchboard's own and hold no secrets.
 func (l *Ledger) RecordToolChange(ctx context.Context, c switchboard.ToolChange) {
 	diff := ToolDiff(c.Before, c.After)
 	if len(diff) == 0 {
@@ -91,7 +94,7 @@ func (l *Ledger) RecordToolChange(ctx context.Context, c switchboard.ToolChange)
 	if c.After == nil {
 		verb = VerbToolUnregister
 	}
-	details := map[string]any{"source": c.Source, "changes": diff, "new": c.Before == nil}
+	details := map[string]any{"source": c.Source, "changes": redactDiff(diff), "new": c.Before == nil}
 	if c.After != nil {
 		details["version"] = c.After.Version
 	}
@@ -107,7 +110,37 @@ func (l *Ledger) RecordToolChange(ctx context.Context, c switchboard.ToolChange)
 	if p, ok := switchboard.PrincipalFrom(ctx); ok {
 		actor = p.String()
 	}
-	if err := l.Append(context.WithoutCancel(ctx), &switchboard.ActivityEntry{Actor: actor, Verb: verb, Target: c.Name, Details: d}); err != nil {
+	if err := l.appendRedacted(context.WithoutCancel(ctx), &switchboard.ActivityEntry{Actor: actor, Verb: verb, Target: c.Name, Details: d}); err != nil {
 		l.log.ErrorContext(ctx, "append tool change to the ledger", "tool", c.Name, "err", err)
 	}
+}
+
+// schemaFields are the changes whose values are JSON Schemas.
+var schemaFields = map[string]bool{"inputSchema": true, "outputSchema": true}
+
+// redactDiff masks secrets in a tool diff. A schema is a declaration: the
+// names under its "properties" name fields, so a property called "secret"
+// or "password" keeps its {"type": "string"}; only token-looking values
+// (a literal key in a "default" or "examples") are masked. Every other
+// change is redacted as any ledger detail is.
+func redactDiff(diff map[string]Change) map[string]any {
+	out := make(map[string]any, len(diff))
+	for field, c := range diff {
+		if !schemaFields[field] {
+			raw, err := json.Marshal(c)
+			if err != nil {
+				raw = json.RawMessage(`"` + redact.Redacted + `"`)
+			}
+			out[field] = redact.JSON(raw)
+			continue
+		}
+		values := func(v any) any {
+			if r, ok := v.(json.RawMessage); ok {
+				return redact.Values(r)
+			}
+			return v
+		}
+		out[field] = Change{From: values(c.From), To: values(c.To), Patch: redact.Values(c.Patch)}
+	}
+	return out
 }

@@ -99,7 +99,14 @@ func New(ctx context.Context, store Store, opts *Options) (*Ledger, error) {
 // Append redacts e's details, provenance and reversal, appends it (the
 // store assigns ID and hashes, written back into e) and adds it to the ring.
 func (l *Ledger) Append(ctx context.Context, e *switchboard.ActivityEntry) error {
-	e.Details, e.Provenance, e.Reversal = redact.JSON(e.Details), redact.JSON(e.Provenance), redact.JSON(e.Reversal)
+	e.Details = redact.JSON(e.Details)
+	return l.appendRedacted(ctx, e)
+}
+
+// appendRedacted is Append for details the caller has redacted already:
+// it redacts the rest of e and appends it.
+func (l *Ledger) appendRedacted(ctx context.Context, e *switchboard.ActivityEntry) error {
+	e.Provenance, e.Reversal = redact.JSON(e.Provenance), redact.JSON(e.Reversal)
 	e.Target = redact.String(e.Target)
 	if err := l.store.ActivityAppend(ctx, e); err != nil {
 		return err

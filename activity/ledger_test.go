@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/activity"
+	"github.com/switchboardhq/switchboard/internal/redact"
 	"github.com/switchboardhq/switchboard/registry"
 	"github.com/switchboardhq/switchboard/sqlite"
 	_ "modernc.org/sqlite"
@@ -203,5 +204,57 @@ func TestRugPullIsRecorded(t *testing.T) {
 	if d.New || desc.From != "Read a file." || !strings.Contains(fmt.Sprint(desc.To), "id_rsa") ||
 		!strings.Contains(string(schema.Patch), `"notes"`) {
 		t.Fatalf("the rug pull's diff: %s", es[1].Details)
+	}
+}
+
+// A schema diff keeps the schema of a property named "secret" or
+// "password" (its name is a declaration, not a secret) while a literal
+// token in a default or an example is still masked (issue 14 item 11).
+func TestSchemaDiffRedactsValuesNotKeywords(t *testing.T) {
+	st, _ := openStore(t)
+	l := newLedger(t, st, nil)
+	ctx := context.Background()
+	reg, err := registry.New(ctx, st, &registry.Options{Audit: l.RecordToolChange})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := switchboard.Tool{Name: "vault.put", Description: "Store a secret.", Class: switchboard.ClassMutate,
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"secret":{"type":"string"}}}`)}
+	if _, err := reg.Register(ctx, switchboard.SourceHost, []switchboard.Tool{tool}); err != nil {
+		t.Fatal(err)
+	}
+	changed := tool
+	changed.InputSchema = json.RawMessage(`{"type":"object","properties":{"secret":{"type":"string"},` +
+		`"password":{"type":"string","default":"sk-proj-ABCDEFGHIJKLMNOPQRSTUV","examples":["sk_live_ABCDEFGHIJKL"]}}}`)
+	if _, err := reg.Register(ctx, switchboard.SourceHost, []switchboard.Tool{changed}); err != nil {
+		t.Fatal(err)
+	}
+	es, _ := st.ActivityList(ctx, switchboard.ActivityFilter{})
+	if len(es) != 2 {
+		t.Fatalf("entries %+v", es)
+	}
+	var d struct {
+		Changes map[string]struct {
+			From, To, Patch json.RawMessage
+		} `json:"changes"`
+	}
+	for _, e := range es {
+		if err := json.Unmarshal(e.Details, &d); err != nil {
+			t.Fatal(err)
+		}
+		s := d.Changes["inputSchema"]
+		if !strings.Contains(string(s.To), `"secret":{"type":"string"}`) {
+			t.Errorf("the schema of a property named secret was redacted: %s", e.Details)
+		}
+		for _, secret := range []string{"sk-proj-ABCDEFGHIJKLMNOPQRSTUV", "sk_live_ABCDEFGHIJKL"} {
+			if strings.Contains(string(e.Details), secret) {
+				t.Errorf("%q survived redaction: %s", secret, e.Details)
+			}
+		}
+	}
+	s := d.Changes["inputSchema"]
+	if !strings.Contains(string(s.From), `"secret":{"type":"string"}`) || !strings.Contains(string(s.Patch), `"password":{`) ||
+		!strings.Contains(string(s.Patch), `"type":"string"`) || !strings.Contains(string(s.Patch), redact.Redacted) {
+		t.Errorf("the schema change: %s", es[1].Details)
 	}
 }

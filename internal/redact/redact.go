@@ -57,7 +57,18 @@ func String(s string) string {
 // JSON returns doc with secrets masked: string values under secret-named
 // keys and token-looking strings anywhere. Invalid JSON is returned masked
 // as a string would be. The result keeps no formatting of doc.
-func JSON(doc json.RawMessage) json.RawMessage {
+func JSON(doc json.RawMessage) json.RawMessage { return redactJSON(doc, true) }
+
+// Values returns doc with token-looking strings masked wherever they
+// appear, but no value masked for its key's name alone. It is for
+// declarations such as a JSON Schema, whose keys under "properties" name
+// fields ("password": {"type": "string"}) rather than hold secrets, yet
+// whose "default" or "examples" may still carry a literal token.
+func Values(doc json.RawMessage) json.RawMessage { return redactJSON(doc, false) }
+
+// redactJSON masks doc; byKey says strings under secret-named keys are
+// masked too.
+func redactJSON(doc json.RawMessage, byKey bool) json.RawMessage {
 	if len(bytes.TrimSpace(doc)) == 0 {
 		return doc
 	}
@@ -67,7 +78,7 @@ func JSON(doc json.RawMessage) json.RawMessage {
 	if err := dec.Decode(&v); err != nil {
 		return json.RawMessage(String(string(doc)))
 	}
-	v, changed := redactValue(v, false)
+	v, changed := redactValue(v, false, byKey)
 	if !changed {
 		return doc
 	}
@@ -80,8 +91,9 @@ func JSON(doc json.RawMessage) json.RawMessage {
 	return bytes.TrimRight(buf.Bytes(), "\n")
 }
 
-// redactValue masks v; secret says v sits under a secret-named key.
-func redactValue(v any, secret bool) (any, bool) {
+// redactValue masks v; secret says v sits under a secret-named key, byKey
+// that keys naming a secret mask what they hold.
+func redactValue(v any, secret, byKey bool) (any, bool) {
 	switch x := v.(type) {
 	case string:
 		if secret && x != "" {
@@ -92,7 +104,7 @@ func redactValue(v any, secret bool) (any, bool) {
 	case map[string]any:
 		changed := false
 		for k, val := range x {
-			nv, c := redactValue(val, secret || IsSecretKey(k))
+			nv, c := redactValue(val, secret || byKey && IsSecretKey(k), byKey)
 			if c {
 				x[k], changed = nv, true
 			}
@@ -101,7 +113,7 @@ func redactValue(v any, secret bool) (any, bool) {
 	case []any:
 		changed := false
 		for i, val := range x {
-			nv, c := redactValue(val, secret)
+			nv, c := redactValue(val, secret, byKey)
 			if c {
 				x[i], changed = nv, true
 			}

@@ -93,3 +93,13 @@ func TestRedactStripeKeys(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// Values masks token-looking strings but no value for its key's name: a
+// schema's property "password" keeps its {"type":"string"}.
+func TestValues(t *testing.T) {
+	t.Parallel()
+	out := string(redact.Values(json.RawMessage(`{"properties":{"password":{"type":"string","default":"sk-proj-ABCDEFGHIJKLMNOPQRSTUV"}}}`)))
+	if !strings.Contains(out, `"type":"string"`) || strings.Contains(out, "sk-proj-ABCDEFGHIJKLMNOPQRSTUV") {
+		t.Errorf("got %s", out)
+	}
+}

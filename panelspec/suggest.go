@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/switchboardhq/switchboard/internal/editdist"
 )
 
 // This file holds the small text helpers behind issues: JSON pointers,
@@ -40,7 +42,7 @@ func closest(s string, candidates []string) string {
 	ls := strings.ToLower(s)
 	for _, c := range candidates {
 		lc := strings.ToLower(c)
-		d := editDistance(ls, lc)
+		d := editdist.Distance(ls, lc)
 		// A candidate that contains s or is contained by it ("head" for
 		// "heading", "form" for "field-form") is a good guess too.
 		if len(ls) >= 3 && (strings.Contains(lc, ls) || strings.Contains(ls, lc)) {
@@ -78,30 +80,6 @@ func oneOf(candidates []string) string {
 		q[i] = strconv.Quote(s)
 	}
 	return "use one of " + strings.Join(q, ", ")
-}
-
-// editDistance is the Levenshtein distance between a and b, by rune. Inputs
-// are bounded (keys and type names) so the quadratic cost is small; very
-// long inputs are cut to keep it so.
-func editDistance(a, b string) int {
-	ra, rb := []rune(truncate(a, 64)), []rune(truncate(b, 64))
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
 
 // truncate cuts s to at most n bytes on a rune boundary, marking the cut.

@@ -3,6 +3,8 @@ package main
 import (
 	"slices"
 	"strings"
+
+	"github.com/switchboardhq/switchboard/internal/editdist"
 )
 
 // maxSuggestions bounds a did-you-mean list.
@@ -33,7 +35,7 @@ func suggest(word string, candidates []string) []string {
 			continue
 		}
 		seen[c] = true
-		d := editDistance(w, lc)
+		d := editdist.Distance(w, lc)
 		if d > limit && !(len(w) >= 3 && strings.HasPrefix(lc, w)) {
 			continue
 		}
@@ -53,33 +55,6 @@ func suggest(word string, candidates []string) []string {
 		out = append(out, h.name)
 	}
 	return out
-}
-
-// editDistance is the optimal string alignment distance between a and b:
-// insertions, deletions, substitutions and adjacent transpositions.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev2 := make([]int, len(rb)+1)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(rb)]
 }
 
 // orList joins names for a question: "a", "a or b", "a, b or c".

@@ -1,6 +1,9 @@
 package switchboard
 
-import "context"
+import (
+	"context"
+	"strings"
+)
 
 // PrincipalKind says what kind of caller a token belongs to.
 type PrincipalKind string
@@ -36,6 +39,15 @@ const AssistantID = "assistant"
 // as: an agent acting for the user, so approval policy treats its
 // mutations as proposals.
 func Assistant() Principal { return Principal{Kind: PrincipalAgent, ID: AssistantID} }
+
+// UserPrincipal is the user an app named when it opened a browser session:
+// apps write the name with its kind ("user:alice") or without ("alice"),
+// and the principal carries the kind once. ok is false when no user was
+// named.
+func UserPrincipal(name string) (p Principal, ok bool) {
+	name = strings.TrimPrefix(name, string(PrincipalUser)+":")
+	return Principal{Kind: PrincipalUser, ID: name}, name != ""
+}
 
 type principalKey struct{}
 

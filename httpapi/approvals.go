@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/approval"
@@ -45,13 +44,11 @@ func (s *Server) decider(h http.HandlerFunc) http.HandlerFunc {
 				return
 			}
 		}
-		// The app may name the user with its kind ("user:alice") or without
-		// ("alice"); the principal adds the kind once.
-		user = strings.TrimPrefix(user, string(switchboard.PrincipalUser)+":")
-		if user == "" {
-			user = "admin" // a session opened without naming a user is the daemon's user
+		p, ok := switchboard.UserPrincipal(user)
+		if !ok {
+			p.ID = "admin" // a session opened without naming a user is the daemon's user
 		}
-		ctx := switchboard.WithPrincipal(r.Context(), switchboard.Principal{Kind: switchboard.PrincipalUser, ID: user})
+		ctx := switchboard.WithPrincipal(r.Context(), p)
 		ctx = context.WithValue(ctx, tabKey{}, sid)
 		h(w, r.WithContext(withChannel(ctx, approval.ChannelSDK)))
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"sort"
-	"strings"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/panelspec"
@@ -132,9 +131,9 @@ func (s *Service) UserAction(ctx context.Context, id, action string) (ActionResu
 // userPrincipal is the user a session was opened for ("user:42" or "42"),
 // or the session itself when the app named nobody.
 func userPrincipal(user, session string) switchboard.Principal {
-	user = strings.TrimPrefix(user, string(switchboard.PrincipalUser)+":")
-	if user == "" {
-		user = "session:" + session
+	p, ok := switchboard.UserPrincipal(user)
+	if !ok {
+		p.ID = "session:" + session
 	}
-	return switchboard.Principal{Kind: switchboard.PrincipalUser, ID: user}
+	return p
 }

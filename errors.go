@@ -41,6 +41,15 @@ const (
 	CodeSpecAction               Code = "SPEC_ACTION"
 	CodeSpecBudget               Code = "SPEC_BUDGET"
 	CodeSpecUnsafe               Code = "SPEC_UNSAFE"
+	// CodeAgentNotFound: no agent session has that id.
+	CodeAgentNotFound Code = "AGENT_NOT_FOUND"
+	// CodeLeaseHeld: another agent holds the panel's lease; the error's
+	// details name the holder and when the lease expires.
+	CodeLeaseHeld Code = "LEASE_HELD"
+	// CodeOutcomeUnknown: the call may have run but the daemon lost track
+	// of its end. The daemon never re-runs it; the caller reconciles with
+	// its idempotency key.
+	CodeOutcomeUnknown Code = "OUTCOME_UNKNOWN"
 )
 
 // Codes lists every frozen code in a stable order.
@@ -52,7 +61,8 @@ var Codes = []Code{
 	CodeFollowupSequenceConflict, CodePayloadTooLarge, CodeRateLimited,
 	CodeUpstreamError, CodeModelError, CodeInternal, CodeUnavailable,
 	CodeSpecParse, CodeSpecUnknownType, CodeSpecProps, CodeSpecAction,
-	CodeSpecBudget, CodeSpecUnsafe,
+	CodeSpecBudget, CodeSpecUnsafe, CodeAgentNotFound, CodeLeaseHeld,
+	CodeOutcomeUnknown,
 }
 
 // Error is the error every layer returns when the cause has a frozen code.

@@ -19,14 +19,14 @@ func statusOf(code switchboard.Code) int {
 		switchboard.CodeSpecParse, switchboard.CodeSpecUnknownType, switchboard.CodeSpecProps,
 		switchboard.CodeSpecAction, switchboard.CodeSpecBudget, switchboard.CodeSpecUnsafe:
 		return http.StatusUnprocessableEntity
-	case switchboard.CodeNotFound, switchboard.CodeToolNotFound:
+	case switchboard.CodeNotFound, switchboard.CodeToolNotFound, switchboard.CodeAgentNotFound:
 		return http.StatusNotFound
 	case switchboard.CodeUnauthorized:
 		return http.StatusUnauthorized
 	case switchboard.CodeForbidden, switchboard.CodeOriginRejected, switchboard.CodeUserDenied:
 		return http.StatusForbidden
 	case switchboard.CodeConflict, switchboard.CodeToolUnavailable, switchboard.CodeCancelled,
-		switchboard.CodeFollowupUnsupported, switchboard.CodeFollowupSequenceConflict:
+		switchboard.CodeFollowupUnsupported, switchboard.CodeFollowupSequenceConflict, switchboard.CodeLeaseHeld:
 		return http.StatusConflict
 	case switchboard.CodeSessionGone:
 		return http.StatusGone
@@ -36,7 +36,7 @@ func statusOf(code switchboard.Code) int {
 		return http.StatusRequestEntityTooLarge
 	case switchboard.CodeRateLimited:
 		return http.StatusTooManyRequests
-	case switchboard.CodeUpstreamError, switchboard.CodeModelError:
+	case switchboard.CodeUpstreamError, switchboard.CodeModelError, switchboard.CodeOutcomeUnknown:
 		return http.StatusBadGateway
 	case switchboard.CodeUnavailable:
 		return http.StatusServiceUnavailable

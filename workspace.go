@@ -1,0 +1,192 @@
+package switchboard
+
+import (
+	"context"
+	"time"
+)
+
+// The workspace model's wire records: who is acting (agent sessions), what
+// the user sees (the contexts their tabs report) and the digest every agent
+// reads. Package workspace keeps them; httpapi, mcpserver, the agent loop
+// and the typed client all read these shapes.
+
+// AgentKind says what kind of actor an agent session is.
+type AgentKind string
+
+const (
+	// AgentChat is the built-in assistant's run, bound to its tab.
+	AgentChat AgentKind = "chat"
+	// AgentVoice is a voice assistant a host registers.
+	AgentVoice AgentKind = "voice"
+	// AgentBackground is job-class work.
+	AgentBackground AgentKind = "background"
+	// AgentExternal is a principal with an agent token, over MCP or HTTP.
+	AgentExternal AgentKind = "external"
+)
+
+// AgentStatus is an agent session's state. It moves idle → running →
+// waiting_approval → done | cancelled (running and waiting_approval may
+// alternate); done and cancelled are final.
+type AgentStatus string
+
+const (
+	AgentIdle            AgentStatus = "idle"
+	AgentRunning         AgentStatus = "running"
+	AgentWaitingApproval AgentStatus = "waiting_approval"
+	AgentDone            AgentStatus = "done"
+	AgentCancelled       AgentStatus = "cancelled"
+)
+
+// Final reports whether s is an end state.
+func (s AgentStatus) Final() bool { return s == AgentDone || s == AgentCancelled }
+
+// AgentScope is what an agent session may touch: tool-name globs (the
+// agent token's Allow and Deny).
+type AgentScope struct {
+	Allow []string `json:"allow,omitempty"`
+	Deny  []string `json:"deny,omitempty"`
+}
+
+// AgentSession is one actor at work (GET /agents/{id}).
+type AgentSession struct {
+	ID    string    `json:"id"`
+	Kind  AgentKind `json:"kind"`
+	Label string    `json:"label"`
+	// Principal is the actor name the ledger records ("agent:assistant").
+	Principal string      `json:"principal"`
+	Scope     *AgentScope `json:"scope,omitempty"`
+	// Transport is how the agent reaches the daemon: agui, aisdk, runs,
+	// mcp, http, job or host (registered with POST /agents).
+	Transport string      `json:"transport"`
+	Status    AgentStatus `json:"status"`
+	Task      string      `json:"task,omitempty"`
+	// Reason says why a session ended (done or cancelled).
+	Reason string `json:"reason,omitempty"`
+	// SessionID is the browser tab the agent is bound to, if any; RunID
+	// the assistant run, JobID the job.
+	SessionID string    `json:"sessionId,omitempty"`
+	RunID     string    `json:"runId,omitempty"`
+	JobID     string    `json:"jobId,omitempty"`
+	StartedAt time.Time `json:"startedAt"`
+	LastSeen  time.Time `json:"lastSeen"`
+	EndedAt   time.Time `json:"endedAt,omitzero"`
+}
+
+// Attention is how much of the user's attention a context has.
+type Attention string
+
+const (
+	// AttentionFocused: the selected or edited context or panel.
+	AttentionFocused Attention = "focused"
+	// AttentionVisible: in the viewport.
+	AttentionVisible Attention = "visible"
+	// AttentionBackground: open but out of sight.
+	AttentionBackground Attention = "background"
+)
+
+// WorkspaceContext is one thing a tab shows (a page, a route, a record
+// view), as the tab reports it (PUT /sessions/{id}/context) and as the
+// digest carries it.
+type WorkspaceContext struct {
+	ID        string           `json:"id"`
+	Kind      string           `json:"kind"`
+	Label     string           `json:"label"`
+	Attention Attention        `json:"attention"`
+	Panels    []WorkspacePanel `json:"panels"`
+	// SessionID is the tab that reported the context (set by the daemon).
+	SessionID string `json:"sessionId,omitempty"`
+	// Provenance marks what was derived from page content: tabs report it,
+	// so it is data, never instructions.
+	Provenance *Provenance `json:"provenance,omitempty"`
+}
+
+// WorkspacePanel is a panel mounted in a context.
+type WorkspacePanel struct {
+	ID        string `json:"id"`
+	Type      string `json:"type"`
+	Title     string `json:"title"`
+	Dirty     bool   `json:"dirty,omitempty"`
+	Origin    string `json:"origin"` // "host" or "agent"
+	Minimized bool   `json:"minimized,omitempty"`
+}
+
+// Provenance says where a piece of data came from.
+type Provenance struct {
+	DerivedFrom string `json:"derivedFrom"` // "site-html" for page content
+}
+
+// WorkspaceDigest is the token-budgeted summary of the user's workspace an
+// agent sees (GET /digest), scoped to what that agent may see.
+type WorkspaceDigest struct {
+	User             string             `json:"user"`
+	Contexts         []WorkspaceContext `json:"contexts"`
+	Agents           []DigestAgent      `json:"agents"`
+	Jobs             []DigestJob        `json:"jobs"`
+	PendingApprovals []DigestApproval   `json:"pendingApprovals"`
+	RecentActivity   []DigestActivity   `json:"recentActivity"`
+	// Tokens is the digest's size in model tokens.
+	Tokens  int            `json:"tokens"`
+	Dropped *DigestDropped `json:"dropped,omitempty"`
+}
+
+// DigestAgent is an agent session as the digest shows it.
+type DigestAgent struct {
+	ID     string      `json:"id"`
+	Kind   AgentKind   `json:"kind"`
+	Label  string      `json:"label"`
+	Scope  *AgentScope `json:"scope,omitempty"`
+	Status AgentStatus `json:"status"`
+	Task   string      `json:"task,omitempty"`
+}
+
+// DigestJob is a running or recent job.
+type DigestJob struct {
+	ID         string   `json:"id"`
+	Capability string   `json:"capability"`
+	Scope      string   `json:"scope,omitempty"`
+	Status     string   `json:"status"`
+	Progress   *float64 `json:"progress,omitempty"`
+}
+
+// DigestApproval is an approval waiting for the user.
+type DigestApproval struct {
+	ID      string `json:"id"`
+	AgentID string `json:"agentId"`
+	PanelID string `json:"panelId,omitempty"`
+	Summary string `json:"summary"`
+	// Escalated: a background or external agent waits on it; the user's
+	// focused assistant and tab surface it.
+	Escalated bool `json:"escalated,omitempty"`
+}
+
+// DigestActivity is one recent ledger entry.
+type DigestActivity struct {
+	Ts     time.Time `json:"ts"`
+	Actor  string    `json:"actor"`
+	Verb   string    `json:"verb"`
+	Target string    `json:"target"`
+}
+
+// DigestDropped counts what the token budget left out.
+type DigestDropped struct {
+	RecentActivity     int `json:"recentActivity,omitempty"`
+	BackgroundContexts int `json:"backgroundContexts,omitempty"`
+	Panels             int `json:"panels,omitempty"`
+	Agents             int `json:"agents,omitempty"`
+	Jobs               int `json:"jobs,omitempty"`
+}
+
+type agentSessionKey struct{}
+
+// WithAgentSession returns ctx carrying the id of the agent session acting
+// in it. Transports and the agent loop set it; the broker records it on the
+// invocation, the ledger entry and the approval.
+func WithAgentSession(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, agentSessionKey{}, id)
+}
+
+// AgentSessionFrom returns the acting agent session's id in ctx, if any.
+func AgentSessionFrom(ctx context.Context) (string, bool) {
+	id, ok := ctx.Value(agentSessionKey{}).(string)
+	return id, ok && id != ""
+}

@@ -135,3 +135,28 @@ type Store interface {
 	// CodeUnavailable. It is safe to call more than once.
 	Close() error
 }
+
+// Durability says which failures a committed write survives. Drivers map
+// it to their engine's setting; docs/architecture.md ("Durability") states
+// the contract and bench/README.md its measured cost.
+type Durability string
+
+const (
+	// DurabilityProcess: a commit survives the daemon's crash (SIGKILL,
+	// panic); an OS crash or power loss may roll back the last commits.
+	// SQLite synchronous=NORMAL in WAL mode; Postgres synchronous_commit=off.
+	DurabilityProcess Durability = "process"
+	// DurabilityPower: a commit survives an OS crash and a power loss once
+	// it is acknowledged. SQLite synchronous=FULL; Postgres
+	// synchronous_commit=on.
+	DurabilityPower Durability = "power"
+)
+
+// ParseDurability reads a durability setting; "" is the driver's default.
+func ParseDurability(s string) (Durability, error) {
+	switch d := Durability(s); d {
+	case "", DurabilityProcess, DurabilityPower:
+		return d, nil
+	}
+	return "", Errorf(CodeInvalidInput, "durability %q: use process (survive a daemon crash) or power (survive an OS crash or power loss)", s)
+}

@@ -214,12 +214,17 @@ func brokerReport(b *testing.B, direct, via brokerDurations) {
 // compare-and-swap with the ledger append in one transaction) and times them: the floor under the
 // broker's overhead, measured in the same loop so both see the same load.
 func storeWrites(b *testing.B) func() time.Duration {
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "floor.db"), nil)
+	st, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "floor.db"), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { st.Close() })
+	return callWrites(b, st)
+}
+
+// callWrites times one call's writes on st.
+func callWrites(b *testing.B, st switchboard.Store) func() time.Duration {
+	ctx := context.Background()
 	return func() time.Duration {
 		now := time.Now()
 		inv := switchboard.Invocation{ID: broker.NewID(), RunID: broker.NewID(), Tool: "tasks.create", Surface: switchboard.SurfaceAPI,

@@ -80,9 +80,13 @@ func NewSecret() string {
 
 // OpenStore opens the store named by spec: a postgres:// or postgresql://
 // URL selects Postgres; empty selects SQLite under the data root.
-func OpenStore(ctx context.Context, spec, dataDir string) (switchboard.Store, error) {
+func OpenStore(ctx context.Context, spec, dataDir string, opts ...StoreOption) (switchboard.Store, error) {
+	var o storeOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	if strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://") {
-		return postgres.Open(ctx, spec, nil)
+		return postgres.Open(ctx, spec, &postgres.Options{Durability: o.durability})
 	}
 	if spec != "" && spec != "sqlite" {
 		return nil, fmt.Errorf("unknown store %q: use a postgres:// URL, or leave it empty for SQLite under the data root", spec)
@@ -98,7 +102,18 @@ func OpenStore(ctx context.Context, spec, dataDir string) (switchboard.Store, er
 		return nil, fmt.Errorf("create database: %w", err)
 	}
 	f.Close()
-	return sqlite.Open(ctx, path, nil)
+	return sqlite.Open(ctx, path, &sqlite.Options{Durability: o.durability})
+}
+
+// StoreOption tunes OpenStore.
+type StoreOption func(*storeOptions)
+
+type storeOptions struct{ durability switchboard.Durability }
+
+// WithDurability picks which failures a commit survives (the config's
+// store.durability); empty keeps the driver's default.
+func WithDurability(d switchboard.Durability) StoreOption {
+	return func(o *storeOptions) { o.durability = d }
 }
 
 // SecureDataDir makes an existing data root private: the directory 0700,

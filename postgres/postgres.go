@@ -45,6 +45,11 @@ type Options struct {
 	// written answers UNAVAILABLE. Default: the DSN's statement_timeout if
 	// it sets one, else DefaultStatementTimeout; negative means no bound.
 	StatementTimeout time.Duration
+	// Durability sets synchronous_commit on every connection: process
+	// means off (a server crash may lose the last few hundred milliseconds
+	// of acknowledged commits; the daemon's crash loses nothing), power
+	// means on. Default: the server's own setting (on unless changed).
+	Durability switchboard.Durability
 	// Now stamps activity entries that arrive without a timestamp and
 	// closes sessions closed at the zero time. Default time.Now.
 	Now func() time.Time
@@ -104,6 +109,14 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	}
 	if o.MaxConns > 0 {
 		cfg.MaxConns = o.MaxConns
+	}
+	switch d, err := switchboard.ParseDurability(string(o.Durability)); {
+	case err != nil:
+		return nil, err
+	case d == switchboard.DurabilityProcess:
+		cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	case d == switchboard.DurabilityPower:
+		cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "on"
 	}
 	timeout, err := statementTimeout(o.StatementTimeout, cfg.ConnConfig.RuntimeParams)
 	if err != nil {

@@ -58,6 +58,10 @@ type Options struct {
 	// Now stamps activity entries that arrive without a timestamp and
 	// closes sessions closed at the zero time. Default time.Now.
 	Now func() time.Time
+	// Durability picks synchronous=NORMAL (process, the default: WAL
+	// commits survive a daemon crash) or FULL (power: each commit is
+	// fsynced before it is acknowledged).
+	Durability switchboard.Durability
 }
 
 // Activity paging limits (ActivityFilter.Limit).
@@ -112,9 +116,12 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if _, err := switchboard.ParseDurability(string(o.Durability)); err != nil {
+		return nil, err
+	}
 
 	memory := path == Memory
-	w, err := sql.Open("sqlite", dsn(path, o.BusyTimeout, false))
+	w, err := sql.Open("sqlite", dsn(path, o.BusyTimeout, o.Durability, false))
 	if err != nil {
 		return nil, translate(ctx, "open sqlite", err)
 	}
@@ -135,7 +142,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		return nil, err
 	}
 	if !memory {
-		r, err := sql.Open("sqlite", dsn(path, o.BusyTimeout, true))
+		r, err := sql.Open("sqlite", dsn(path, o.BusyTimeout, o.Durability, true))
 		if err != nil {
 			w.Close()
 			return nil, translate(ctx, "open sqlite readers", err)
@@ -173,11 +180,15 @@ const connectRetry = 5 * time.Millisecond
 // dsn builds a modernc.org/sqlite URI. The writer sets WAL (persistent in
 // the file) and takes its lock at BEGIN; readers are query_only so a bug
 // cannot write around the single writer.
-func dsn(path string, busy time.Duration, readOnly bool) string {
+func dsn(path string, busy time.Duration, d switchboard.Durability, readOnly bool) string {
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy.Milliseconds()))
 	q.Add("_pragma", "foreign_keys(1)")
-	q.Add("_pragma", "synchronous(NORMAL)")
+	if d == switchboard.DurabilityPower {
+		q.Add("_pragma", "synchronous(FULL)")
+	} else {
+		q.Add("_pragma", "synchronous(NORMAL)")
+	}
 	if readOnly {
 		q.Add("_pragma", "query_only(1)")
 	} else {

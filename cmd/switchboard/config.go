@@ -112,6 +112,12 @@ func checkNode(file string, n *yaml.Node, t reflect.Type, path string) error {
 		return nil
 	}
 	if err := n.Decode(reflect.New(t).Interface()); err != nil {
+		// A field's own decoder (UnmarshalYAML) says what is wrong in the
+		// file's terms; show its words after the position.
+		var le *yaml.LoadError
+		if custom && errors.As(err, &le) && le.Message != "" {
+			return fmt.Errorf("%s: %s: %s", at(n), orTop(path), le.Message)
+		}
 		return fmt.Errorf("%s: %s must be %s, not %s", at(n), orTop(path), kindWord(t), describeNode(n))
 	}
 	return nil

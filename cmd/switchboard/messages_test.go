@@ -246,3 +246,26 @@ func TestDidYouMean(t *testing.T) {
 		t.Errorf("nothing near: %d %q", code, errs)
 	}
 }
+
+// TestStoreConfigForms: `store:` is a URL or a mapping with durability; a
+// durability the daemon does not know is refused in the file's terms.
+func TestStoreConfigForms(t *testing.T) {
+	for _, tc := range []struct{ file, url, durability string }{
+		{"store: postgres://db/x\n", "postgres://db/x", ""},
+		{"store: {url: postgres://db/x, durability: power}\n", "postgres://db/x", "power"},
+		{"store:\n  durability: process\n", "", "process"},
+	} {
+		var cfg serveConfig
+		if err := decodeConfig("f.yaml", []byte(tc.file), &cfg); err != nil {
+			t.Fatalf("%q: %v", tc.file, err)
+		}
+		if cfg.Store.URL != tc.url || cfg.Store.Durability != tc.durability {
+			t.Errorf("%q: %+v", tc.file, cfg.Store)
+		}
+	}
+	var cfg serveConfig
+	err := decodeConfig("f.yaml", []byte("store: {durability: disk}\n"), &cfg)
+	if err == nil || !strings.Contains(err.Error(), "f.yaml") || !strings.Contains(err.Error(), "use process") {
+		t.Fatalf("bad durability: %v", err)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v4"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/broker"
@@ -30,12 +31,48 @@ const shutdownGrace = 10 * time.Second
 type serveConfig struct {
 	Addr         string                  `yaml:"addr"`
 	Data         string                  `yaml:"data"`
-	Store        string                  `yaml:"store"`
+	Store        storeConfig             `yaml:"store"`
 	AllowOrigins []string                `yaml:"allowOrigins"`
 	LogLevel     string                  `yaml:"logLevel"`
 	Models       map[string]model.Config `yaml:"models"`
 	Governance   *governanceConfig       `yaml:"governance"`
 	MCP          *mcpConfig              `yaml:"mcp"`
+}
+
+// storeConfig is the config file's `store:` key: a postgres:// URL as a
+// plain string, or a mapping {url, durability}.
+type storeConfig struct {
+	URL        string `yaml:"url"`
+	Durability string `yaml:"durability"` // process or power
+}
+
+// UnmarshalYAML accepts both forms of `store:`.
+func (s *storeConfig) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		s.URL = n.Value
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return errors.New("must be a postgres:// URL or a mapping {url, durability}")
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i].Value, n.Content[i+1]
+		if v.Kind != yaml.ScalarNode {
+			return fmt.Errorf("%s must be a string", k)
+		}
+		switch k {
+		case "url":
+			s.URL = v.Value
+		case "durability":
+			if _, err := switchboard.ParseDurability(v.Value); err != nil {
+				return fmt.Errorf("durability %q: use process (survive a daemon crash) or power (survive an OS crash or power loss)", v.Value)
+			}
+			s.Durability = v.Value
+		default:
+			return fmt.Errorf("unknown key %q (store takes url, durability)", k)
+		}
+	}
+	return nil
 }
 
 // governanceConfig is the config file's `governance:` section.
@@ -58,6 +95,7 @@ type mcpConfig struct {
 
 type serveFlags struct {
 	store        string
+	durability   string
 	allowOrigins []string
 	demo         bool
 	logLevel     string
@@ -82,6 +120,7 @@ func newServe(g *globals) *cobra.Command {
 	}
 	fl := c.Flags()
 	fl.StringVar(&f.store, "store", os.Getenv("SWITCHBOARD_STORE"), "store: a postgres:// URL, or empty for SQLite under the data root [$SWITCHBOARD_STORE]")
+	fl.StringVar(&f.durability, "durability", os.Getenv("SWITCHBOARD_DURABILITY"), "which failures a commit survives: process (a daemon crash; the default) or power (an OS crash or power loss, slower) [$SWITCHBOARD_DURABILITY]")
 	fl.StringSliceVar(&f.allowOrigins, "allow-origin", nil, "browser origin allowed to call the API (repeatable), e.g. http://localhost:3000")
 	fl.BoolVar(&f.demo, "demo", false, "let the demo app at /demo/ open its own browser session (a token-less, same-origin-only route; for trying switchboard locally)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
@@ -118,7 +157,11 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 			return err
 		}
 	}
-	store, err := daemon.OpenStore(ctx, f.store, dir)
+	durability, err := switchboard.ParseDurability(f.durability)
+	if err != nil {
+		return usageError{err, c.CommandPath()}
+	}
+	store, err := daemon.OpenStore(ctx, f.store, dir, daemon.WithDurability(durability))
 	if err != nil {
 		return fmt.Errorf("open store: %w", err)
 	}
@@ -205,8 +248,11 @@ func applyConfig(c *cobra.Command, g *globals, f *serveFlags) error {
 	if cfg.Data != "" && !set("data") && os.Getenv("SWITCHBOARD_DATA") == "" {
 		g.data = cfg.Data
 	}
-	if cfg.Store != "" && !set("store") && os.Getenv("SWITCHBOARD_STORE") == "" {
-		f.store = cfg.Store
+	if cfg.Store.URL != "" && !set("store") && os.Getenv("SWITCHBOARD_STORE") == "" {
+		f.store = cfg.Store.URL
+	}
+	if cfg.Store.Durability != "" && !set("durability") && os.Getenv("SWITCHBOARD_DURABILITY") == "" {
+		f.durability = cfg.Store.Durability
 	}
 	if len(cfg.AllowOrigins) > 0 && !set("allow-origin") {
 		f.allowOrigins = cfg.AllowOrigins

@@ -1,0 +1,48 @@
+package postgres
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/switchboardhq/switchboard"
+)
+
+// TestDurabilitySetsSynchronousCommit: process turns synchronous_commit
+// off on every connection, power turns it on, and the default leaves the
+// server's setting.
+func TestDurabilitySetsSynchronousCommit(t *testing.T) {
+	dsn := os.Getenv("SWITCHBOARD_TEST_POSTGRES")
+	if dsn == "" {
+		t.Skip("SWITCHBOARD_TEST_POSTGRES is not set")
+	}
+	ctx := context.Background()
+	var server string
+	for _, tc := range []struct {
+		d    switchboard.Durability
+		want string
+	}{{"", ""}, {switchboard.DurabilityProcess, "off"}, {switchboard.DurabilityPower, "on"}} {
+		s, err := Open(ctx, dsn, &Options{Durability: tc.d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		if err := s.pool.QueryRow(ctx, "SHOW synchronous_commit").Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		if tc.d == "" {
+			server = got
+			continue
+		}
+		if got != tc.want {
+			t.Errorf("durability %q: synchronous_commit %q, want %q", tc.d, got, tc.want)
+		}
+	}
+	if server == "" {
+		t.Error("the default read no synchronous_commit")
+	}
+	if _, err := Open(ctx, dsn, &Options{Durability: "disk"}); switchboard.CodeOf(err) != switchboard.CodeInvalidInput {
+		t.Fatalf("durability disk: %v, want INVALID_INPUT", err)
+	}
+}

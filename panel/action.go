@@ -43,7 +43,7 @@ func (s *Service) targetToolLocked(spec *panelspec.Spec, a panelspec.Action) (st
 	case panelspec.ActionTool:
 		return a.Tool, nil
 	case panelspec.ActionMutate:
-		src := spec.Sources[a.Source]
+		src := s.richLocked(spec.Sources[a.Source])
 		switch src.Kind {
 		case panelspec.SourceAdapter:
 			if !s.offersLocked(src.Adapter, a.Op) {

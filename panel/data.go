@@ -51,6 +51,10 @@ func (s *Service) load(ctx context.Context, spec *panelspec.Spec, params map[str
 func (s *Service) loadOne(ctx context.Context, src panelspec.Source, state any, params map[string]any, owner switchboard.Principal, session string) (json.RawMessage, error) {
 	ctx, cancel := context.WithTimeout(ctx, resolveTimeout)
 	defer cancel()
+	src, err := s.resolveRef(src, state, params)
+	if err != nil {
+		return nil, err
+	}
 	switch src.Kind {
 	case panelspec.SourceState:
 		v, ok := pointerGet(state, src.Path)
@@ -109,8 +113,10 @@ func (s *Service) loadOne(ctx context.Context, src panelspec.Source, state any, 
 // is replaced; a change reloads them. Called without s.mu.
 func (s *Service) subscribe(in *instance, spec *panelspec.Spec, params map[string]any, owner switchboard.Principal) context.CancelFunc {
 	ctx, cancel := context.WithCancel(s.base)
+	state := specState(spec)
 	for id, src := range spec.Sources {
-		if src.Kind != panelspec.SourceAdapter {
+		src, err := s.resolveRef(src, state, params)
+		if err != nil || src.Kind != panelspec.SourceAdapter {
 			continue
 		}
 		a, err := s.adapter(src.Adapter)
@@ -146,7 +152,7 @@ func (s *Service) invalidate(in *instance) {
 	s.mu.Unlock()
 	go func() {
 		for {
-			s.reload(s.base, in, func(src panelspec.Source) bool { return src.Kind == panelspec.SourceAdapter })
+			s.reload(s.base, in, func(src panelspec.Source) bool { return s.rich(src).Kind == panelspec.SourceAdapter })
 			s.mu.Lock()
 			if !in.again || in.closed {
 				in.refreshing = false
@@ -379,6 +385,7 @@ func specParams(spec *panelspec.Spec) []string {
 			}
 		}
 	}
+	scopeParams(spec, seen)
 	for _, src := range spec.Sources {
 		for _, raw := range []json.RawMessage{src.Query, src.Input} {
 			var v any

@@ -31,15 +31,23 @@ type ActionInfo struct {
 	Confirm     string `json:"confirm,omitempty"`
 }
 
-// PanelInfo is a registered panel as panel.list shows it.
+// PanelInfo is a registered panel as panel.list shows it. It carries the
+// seed's list_panels entry {id, title, agentDescription, scope,
+// contextKinds, fields, actions, openInstances} as well as our names
+// (description is agentDescription; docs/panels.md has the mapping).
 type PanelInfo struct {
-	ID          string       `json:"id"`
-	Title       string       `json:"title"`
-	Description string       `json:"description"`
-	Scope       string       `json:"scope,omitempty"`
-	Params      []string     `json:"params,omitempty"`
-	Fields      []FieldInfo  `json:"fields"`
-	Actions     []ActionInfo `json:"actions"`
+	ID               string       `json:"id"`
+	Title            string       `json:"title"`
+	Description      string       `json:"description"`
+	AgentDescription string       `json:"agentDescription"`
+	Scope            string       `json:"scope,omitempty"`
+	ContextKinds     []string     `json:"contextKinds"`
+	Params           []string     `json:"params,omitempty"`
+	Fields           []FieldInfo  `json:"fields"`
+	Actions          []ActionInfo `json:"actions"`
+	// OpenInstances are the ids of this panel's instances open in the
+	// listed tabs, oldest first.
+	OpenInstances []string `json:"openInstances"`
 }
 
 // ListResult is what panel.list returns.
@@ -74,13 +82,25 @@ func (s *Service) List(ctx context.Context, sessionID string) (ListResult, error
 		}
 	}
 	sort.SliceStable(res.Instances, func(i, j int) bool { return res.Instances[i].SessionID < res.Instances[j].SessionID })
+	for i := range res.Panels {
+		for _, in := range res.Instances {
+			if in.Panel == res.Panels[i].ID {
+				res.Panels[i].OpenInstances = append(res.Panels[i].OpenInstances, in.InstanceID)
+			}
+		}
+	}
 	return res, nil
 }
 
 // infoLocked describes a registered panel. Caller holds s.mu.
 func (s *Service) infoLocked(d *def) PanelInfo {
 	fields, actions := describeSpec(d.Spec, s)
-	return PanelInfo{ID: d.ID, Title: d.Title, Description: d.Description, Scope: d.Scope, Params: d.params, Fields: fields, Actions: actions}
+	kinds := d.ContextKinds
+	if kinds == nil {
+		kinds = []string{}
+	}
+	return PanelInfo{ID: d.ID, Title: d.Title, Description: d.Description, AgentDescription: d.Description, Scope: d.Scope,
+		ContextKinds: kinds, Params: d.params, Fields: fields, Actions: actions, OpenInstances: []string{}}
 }
 
 // describeSpec lists the fields and actions of spec. Caller holds s.mu.
@@ -167,6 +187,7 @@ var rules = []string{
 	"Buttons and form submits name a declared action id; actions are never URLs. Only panel.run_action runs them, through approvals.",
 	"Links: http, https, mailto or relative; images: http, https, relative or a raster data: URL. No HTML, Markdown, CSS or event handlers: every string is plain text.",
 	"A form binds to a source (kind state, tool or adapter) and names fields by dot path; a tool source must be a read tool.",
+	`A source may also be written {"source": "<adapter or read tool>", "params": {...}}; strings "$scope.x" and "$state.x" in params are filled from the panel's scope (open/compose params) and its state.`,
 }
 
 // Describe returns the catalog (each type's props schema), the data

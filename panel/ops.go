@@ -96,11 +96,15 @@ type OpenRequest struct {
 	Panel     string         `json:"panel"`
 	SessionID string         `json:"sessionId,omitempty"`
 	Params    map[string]any `json:"params,omitempty"`
+	// Scope is the seed's name for Params ("$scope.entityId" reads
+	// scope.entityId); both may be given, Params wins on a clash.
+	Scope map[string]any `json:"scope,omitempty"`
 }
 
 // Open shows a registered panel in a tab and returns its snapshot. The
 // same panel with the same params already open there is shown again.
 func (s *Service) Open(ctx context.Context, req OpenRequest) (Snapshot, error) {
+	req.Params = mergeScope(req.Params, req.Scope)
 	s.mu.Lock()
 	d := s.defs[req.Panel]
 	var ids []string
@@ -179,6 +183,9 @@ type ComposeRequest struct {
 	Spec      json.RawMessage `json:"spec"`
 	SessionID string          `json:"sessionId,omitempty"`
 	Title     string          `json:"title,omitempty"`
+	// Params (the seed's scope) fill the spec's "$scope.*" references.
+	Params map[string]any `json:"params,omitempty"`
+	Scope  map[string]any `json:"scope,omitempty"`
 }
 
 // ComposeResult is a composed panel that opened, with the validator's
@@ -205,7 +212,7 @@ func (s *Service) Compose(ctx context.Context, req ComposeRequest) (ComposeResul
 	if !panelspec.HasErrors(issues) {
 		delete(t.composeFailures, owner.String())
 		s.mu.Unlock()
-		sn, err := s.start(ctx, newInstance(session, "", req.Title, spec, nil, owner))
+		sn, err := s.start(ctx, newInstance(session, "", req.Title, spec, mergeScope(req.Params, req.Scope), owner))
 		return ComposeResult{Snapshot: sn, Warnings: issues}, err
 	}
 	t.composeFailures[owner.String()]++
@@ -216,11 +223,11 @@ func (s *Service) Compose(ctx context.Context, req ComposeRequest) (ComposeResul
 	s.mu.Unlock()
 	e := panelspec.IssuesError(issues)
 	if !second {
-		return ComposeResult{}, &switchboard.Error{Code: e.Code, Message: panelspec.RepairHint(issues), Details: map[string]any{"issues": issues}}
+		return ComposeResult{}, &switchboard.Error{Code: e.Code, Message: panelspec.RepairHint(issues), Details: refusal(issues)}
 	}
 	card := panelspec.FallbackCard(req.Title, issues)
 	sn, err := s.start(ctx, newInstance(session, "", req.Title, card, nil, owner))
-	details := map[string]any{"issues": issues}
+	details := refusal(issues)
 	if err == nil {
 		details["fallbackInstanceId"] = sn.InstanceID
 	}
@@ -242,13 +249,17 @@ type Skip struct {
 }
 
 // FillResult reports each value: applied, skipped (the user edited that
-// field) or an error. Nothing is saved.
+// field) or an error. Nothing is saved. OK and SkippedUserDirty are the
+// seed's fill_panel shape {ok, applied, skippedUserDirty, errors}: OK is
+// true when no value was an error, SkippedUserDirty the skipped paths.
 type FillResult struct {
-	InstanceID string       `json:"instanceId"`
-	Applied    []string     `json:"applied"`
-	Skipped    []Skip       `json:"skipped"`
-	Errors     []FieldError `json:"errors"`
-	Version    int          `json:"version"`
+	OK               bool         `json:"ok"`
+	InstanceID       string       `json:"instanceId"`
+	Applied          []string     `json:"applied"`
+	Skipped          []Skip       `json:"skipped"`
+	SkippedUserDirty []string     `json:"skippedUserDirty"`
+	Errors           []FieldError `json:"errors"`
+	Version          int          `json:"version"`
 }
 
 // Fill sets unsaved form values of an instance from an agent. Only declared
@@ -268,7 +279,7 @@ func (s *Service) Fill(ctx context.Context, req FillRequest) (FillResult, error)
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
-	res := FillResult{InstanceID: in.id, Applied: []string{}, Skipped: []Skip{}, Errors: []FieldError{}}
+	res := FillResult{InstanceID: in.id, Applied: []string{}, Skipped: []Skip{}, SkippedUserDirty: []string{}, Errors: []FieldError{}}
 	s.mu.Lock()
 	if in.closed {
 		s.mu.Unlock()
@@ -294,6 +305,7 @@ func (s *Service) Fill(ctx context.Context, req FillRequest) (FillResult, error)
 			res.Errors = append(res.Errors, FieldError{Path: p, Code: switchboard.CodeForbidden, Message: "the field is read-only"})
 		case in.dirty[ref.form.bind][p]:
 			res.Skipped = append(res.Skipped, Skip{Path: p, Reason: "edited by the user; ask before changing it"})
+			res.SkippedUserDirty = append(res.SkippedUserDirty, p)
 		default:
 			if fe := checkValue(ref.field, v, false); fe != nil {
 				res.Errors = append(res.Errors, *fe)
@@ -313,6 +325,7 @@ func (s *Service) Fill(ctx context.Context, req FillRequest) (FillResult, error)
 		sn = in.snapshot()
 	}
 	res.Version = in.version
+	res.OK = len(res.Errors) == 0
 	s.mu.Unlock()
 	if len(res.Applied) > 0 {
 		s.push(EventUpdate, sn)
@@ -433,6 +446,27 @@ func (s *Service) CloseInstance(ctx context.Context, id string) error {
 	b, _ := json.Marshal(map[string]string{"instanceId": in.id})
 	s.send(in.session, EventClose, b)
 	return nil
+}
+
+// refusal is a refused compose's details: our issues, plus the seed's
+// compose_panel failure shape {ok: false, errors}.
+func refusal(issues []panelspec.Issue) map[string]any {
+	return map[string]any{"issues": issues, "ok": false, "errors": issues}
+}
+
+// mergeScope joins params and the seed's scope; params win on a clash.
+func mergeScope(params, scope map[string]any) map[string]any {
+	if len(scope) == 0 {
+		return params
+	}
+	out := make(map[string]any, len(params)+len(scope))
+	for k, v := range scope {
+		out[k] = v
+	}
+	for k, v := range params {
+		out[k] = v
+	}
+	return out
 }
 
 func contains(l []string, s string) bool {

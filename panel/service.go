@@ -83,6 +83,9 @@ type Def struct {
 	// Scope says what the panel applies to: a page ("settings") or a kind
 	// of record ("one project; open with params.projectId").
 	Scope string `json:"scope,omitempty"`
+	// ContextKinds are the tab context kinds ("project", "page") the panel
+	// applies to (the seed's contextKinds); empty means any.
+	ContextKinds []string `json:"contextKinds,omitempty"`
 	// Spec is the panel, origin host. Values {"$param": "name"} in its
 	// sources' query and input are filled from panel.open's params.
 	Spec *panelspec.Spec `json:"-"`

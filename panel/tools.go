@@ -66,6 +66,7 @@ func (s *Service) Tools() []ToolFunc {
 			`{"type": "object", "properties": {
 				"panel": {"type": "string", "description": "the panel id"},
 				"params": {"type": "object", "description": "the panel's params (panel.list names them)"},
+				"scope": {"type": "object", "description": "the seed's name for params"},
 				`+sessionProp+`
 			}, "required": ["panel"], "additionalProperties": false}`,
 			broker.Typed(func(ctx context.Context, in OpenRequest) (instanceView, error) {
@@ -87,6 +88,8 @@ func (s *Service) Tools() []ToolFunc {
 			`{"type": "object", "properties": {
 				"spec": {"type": ["object", "string"], "description": "the panel spec (a JSON object)"},
 				"title": {"type": "string"},
+				"params": {"type": "object", "description": "values for the spec's $scope.* references"},
+				"scope": {"type": "object", "description": "the seed's name for params"},
 				`+sessionProp+`
 			}, "required": ["spec"], "additionalProperties": false}`,
 			func(ctx context.Context, input json.RawMessage) (any, error) {
@@ -141,6 +144,10 @@ func (s *Service) Tools() []ToolFunc {
 // instanceView is what open, compose and patch return to an agent: the
 // instance and its values, not the spec it already has.
 type instanceView struct {
+	// OK and PanelID are the seed's compose_panel success shape {ok,
+	// panelId}; PanelID is the instance id, what later calls name.
+	OK         bool                          `json:"ok"`
+	PanelID    string                        `json:"panelId"`
 	InstanceID string                        `json:"instanceId"`
 	SessionID  string                        `json:"sessionId"`
 	Panel      string                        `json:"panel,omitempty"`
@@ -153,7 +160,7 @@ type instanceView struct {
 }
 
 func view(sn Snapshot, warnings []panelspec.Issue) instanceView {
-	v := instanceView{InstanceID: sn.InstanceID, SessionID: sn.SessionID, Panel: sn.Panel, Title: sn.Title,
+	v := instanceView{OK: true, PanelID: sn.InstanceID, InstanceID: sn.InstanceID, SessionID: sn.SessionID, Panel: sn.Panel, Title: sn.Title,
 		Version: sn.Version, Dirty: sn.Dirty, Errors: sn.Errors}
 	for src, vals := range sn.Values {
 		if len(vals) > 0 {

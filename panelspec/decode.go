@@ -20,7 +20,9 @@ import (
 var (
 	topKeys    = []string{"v", "origin", "root", "sources", "state", "nodes", "actions"}
 	nodeKeys   = []string{"type", "props", "children"}
-	sourceKeys = []string{"kind", "path", "tool", "input", "adapter", "query", "key"}
+	sourceKeys = []string{"kind", "path", "tool", "input", "adapter", "query", "key", "source", "params"}
+	// refKeys are the keys the seed's {source, params} form allows.
+	refKeys    = []string{"source", "params", "key"}
 	actionKeys = []string{"kind", "source", "op", "tool", "input", "destructive", "confirm"}
 )
 
@@ -181,6 +183,10 @@ func (r *run) decode() {
 		if !r.envelope(sv, at, sourceKeys, "source") {
 			continue
 		}
+		if ref := sv.get("source"); ref.ok() {
+			s.Sources[id] = r.decodeRef(sv, at)
+			continue
+		}
 		s.Sources[id] = Source{
 			Kind:    r.str(sv, "kind", at, true),
 			Path:    r.str(sv, "path", at, false),
@@ -219,6 +225,22 @@ func (r *run) decode() {
 			a.Destructive = d.boolean()
 		}
 		s.Actions[id] = a
+	}
+}
+
+// decodeRef decodes the seed's source form {source, params, key?}. Mixing
+// it with the rich form's keys is refused: one source, one meaning.
+func (r *run) decodeRef(sv val, at loc) Source {
+	for i := range sv.len() {
+		if k := sv.at(i).key(); !contains(refKeys, k) && contains(sourceKeys, k) {
+			r.add(switchboard.CodeSpecParse, "", at.ptr(k), fmt.Sprintf("%s belongs to the {kind, ...} form; a {source, params} source takes only source, params and key", quote(k)),
+				"drop "+quote(k)+", or drop source and params and use the kind form")
+		}
+	}
+	return Source{
+		Ref:    r.str(sv, "source", at, true),
+		Params: r.raw(sv, "params", at),
+		Key:    r.str(sv, "key", at, false),
 	}
 }
 

@@ -32,6 +32,10 @@ func (r *run) resolveStage() {
 	for _, id := range sourceIDs {
 		src := s.Sources[id]
 		p := ptr("sources", id)
+		if src.Kind == "" && r.doc.get("sources").get(id).get("source").ok() {
+			r.checkSourceRef(id, src)
+			continue
+		}
 		switch src.Kind {
 		case SourceState:
 			if src.Path != "" && !strings.HasPrefix(src.Path, "/") {

@@ -48,8 +48,13 @@ const (
 )
 
 // Source is a named piece of data that forms, tables and lists bind to.
+// It takes one of two forms: the rich form names its Kind (state, tool or
+// adapter) and what that kind needs; the seed's documented form names a
+// source Ref ("site.seo") with Params, and the runtime resolves the ref to
+// a data adapter of that name or else a read tool of that name (see
+// docs/panels.md, "The seed's source form").
 type Source struct {
-	Kind    string          `json:"kind"`
+	Kind    string          `json:"kind,omitempty"`
 	Path    string          `json:"path,omitempty"`
 	Tool    string          `json:"tool,omitempty"`
 	Input   json.RawMessage `json:"input,omitempty"`
@@ -57,7 +62,20 @@ type Source struct {
 	Query   json.RawMessage `json:"query,omitempty"`
 	// Key names the record field that identifies a record for mutations.
 	Key string `json:"key,omitempty"`
+	// Ref is the seed form's source reference: an adapter or read tool name.
+	Ref string `json:"source,omitempty"`
+	// Params are the seed form's arguments: the adapter's query or the
+	// tool's input. Strings "$scope.<path>" and "$state.<path>" are filled
+	// at load time from the panel's scope (panel.open's params) and its
+	// state; "$$" at the start of a string stands for a literal "$".
+	Params json.RawMessage `json:"params,omitempty"`
 }
+
+// Seed-form reference prefixes in Source.Params.
+const (
+	RefScope = "$scope."
+	RefState = "$state."
+)
 
 // Action kinds.
 const (

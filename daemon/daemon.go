@@ -147,6 +147,10 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 		Panels:       d.Panels,
 		Extra:        extra,
 		Governance:   d.apiGovernance(opts),
+		Ready: func(ctx context.Context) error {
+			_, err := opts.Store.ActivityHead(ctx) // one indexed read
+			return err
+		},
 	})
 	if err != nil {
 		return nil, err

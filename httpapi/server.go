@@ -72,6 +72,9 @@ type Options struct {
 	// lets agent tokens in where an agent may act; nil leaves those routes
 	// out and accepts only the admin token.
 	Governance *Governance
+	// Ready answers GET /readyz: nil when the daemon can serve calls (its
+	// store answers). Nil Ready means ready whenever the process is up.
+	Ready func(context.Context) error
 }
 
 // Server serves the HTTP API. Create it with New.
@@ -134,6 +137,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "protocolVersion": switchboard.ProtocolVersion})
 	})
+	s.mux.HandleFunc("GET /readyz", s.readyz)
 	s.toolRoutes()
 	s.callRoutes()
 	s.sessionRoutes()
@@ -316,3 +320,19 @@ func (w *statusWriter) Flush() {
 }
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// readyz is the readiness probe: 200 {"status":"ready"} when the store
+// answers within two seconds, else 503 UNAVAILABLE with why, so a load
+// balancer stops sending calls to a replica that cannot record them.
+// /healthz stays a liveness probe (the process serves HTTP).
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Ready != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := s.opts.Ready(ctx); err != nil {
+			s.writeError(w, r, switchboard.Errorf(switchboard.CodeUnavailable, "not ready: the store does not answer: %v", err))
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}

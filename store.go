@@ -123,13 +123,22 @@ type Store interface {
 	// many it moved.
 	JobFailRunning(ctx context.Context, at time.Time, cause *Error) (int, error)
 
-	// IdempotencyClaim stores r unless a record for (r.Scope, r.Key)
-	// created at or after notBefore exists; it returns the record now
-	// stored and whether it is r. An older record is replaced.
-	IdempotencyClaim(ctx context.Context, r IdempotencyRecord, notBefore time.Time) (IdempotencyRecord, bool, error)
+	// IdempotencyClaim stores r and inserts inv (whose ID is
+	// r.InvocationID) in one transaction, unless a record for (r.Scope,
+	// r.Key) created at or after notBefore exists: then it writes nothing
+	// and returns the stored record and false. An older record is
+	// replaced. A key is never stored without its invocation, so no crash
+	// can leave a key behind that nothing settles.
+	IdempotencyClaim(ctx context.Context, r IdempotencyRecord, notBefore time.Time, inv Invocation) (IdempotencyRecord, bool, error)
+	// IdempotencyGet returns the record of (scope, key) or ErrNotFound.
+	IdempotencyGet(ctx context.Context, scope, key string) (IdempotencyRecord, error)
 	// IdempotencyRelease deletes the claim of (scope, key) if it still
-	// names invocationID (a call refused before it was recorded).
+	// names invocationID.
 	IdempotencyRelease(ctx context.Context, scope, key, invocationID string) error
+	// IdempotencyReleaseOrphans deletes every key whose invocation does not
+	// exist (left by a daemon that claimed keys and recorded calls in two
+	// transactions) and returns how many; called at start.
+	IdempotencyReleaseOrphans(ctx context.Context) (int, error)
 
 	// Close releases the database; every later call fails with
 	// CodeUnavailable. It is safe to call more than once.

@@ -223,12 +223,25 @@ func (b *Broker) Call(ctx context.Context, req CallRequest) (switchboard.Invocat
 	if err != nil {
 		return switchboard.Invocation{}, err
 	}
-	if req.IdempotencyKey != "" {
-		if replay, err := b.claimKey(ctx, c, req); err != nil || replay.ID != "" {
+	if req.IdempotencyKey == "" {
+		return b.call(ctx, c, req)
+	}
+	defer b.settled.ring() // wakes retries awaiting this call (AwaitInFlight)
+	for {
+		if replay, err := b.claimKey(ctx, c, &req); err != nil || replay.ID != "" {
 			return replay, err
 		}
-		defer b.settled.ring() // wakes retries awaiting this call (AwaitInFlight)
+		inv, err := b.call(ctx, c, req)
+		if !errors.Is(err, errClaimLost) {
+			return inv, err
+		}
+		// Another call took the key between the check and the claim: what
+		// it stored is this call's answer, so look again.
 	}
+}
+
+// call runs a prepared call whose key, if any, is free.
+func (b *Broker) call(ctx context.Context, c *call, req CallRequest) (switchboard.Invocation, error) {
 	if b.policy != nil && b.policy.NeedsApproval(c.caller, c.tool, c.input) {
 		return b.callWithApproval(ctx, c, req)
 	}
@@ -236,16 +249,14 @@ func (b *Broker) Call(ctx context.Context, req CallRequest) (switchboard.Invocat
 	cctx, cancel := context.WithTimeoutCause(ctx, timeout, timeoutError(c.tool.Name, timeout))
 	defer cancel()
 	// Wait for a slot before recording, so a call refused for load leaves
-	// no record.
+	// no record (and no key: the key is claimed with the record).
 	release, err := b.limits.acquire(cctx, c.tool.Name, b.limitFor(c.tool))
 	if err != nil {
-		b.unclaim(ctx, c)
 		return switchboard.Invocation{}, b.queueError(cctx, c.tool.Name, err)
 	}
 	inv := b.newInvocation(c, req, switchboard.StatusDispatched)
-	if err := b.store.InvocationCreate(ctx, inv); err != nil {
+	if err := b.record(ctx, c, inv); err != nil {
 		release()
-		b.unclaim(ctx, c)
 		return switchboard.Invocation{}, err
 	}
 	if req.OnRecord != nil {

@@ -19,6 +19,7 @@ import (
 // env is a broker over a real SQLite file.
 type env struct {
 	store *sqlite.Store
+	path  string // the SQLite file, for tests that seed rows with SQL
 	reg   *registry.Registry
 	b     *broker.Broker
 }
@@ -26,7 +27,8 @@ type env struct {
 func newEnv(t testing.TB, mod func(*broker.Options)) *env {
 	t.Helper()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "sb.db"), nil)
+	path := filepath.Join(t.TempDir(), "sb.db")
+	st, err := sqlite.Open(ctx, path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +43,7 @@ func newEnv(t testing.TB, mod func(*broker.Options)) *env {
 	}
 	b := broker.New(o)
 	t.Cleanup(b.Close)
-	return &env{store: st, reg: reg, b: b}
+	return &env{store: st, path: path, reg: reg, b: b}
 }
 
 // register declares tools from the host source.

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"sync"
 	"time"
@@ -38,8 +39,7 @@ const (
 // the tool's timeout starts — then runs the call like any other.
 func (b *Broker) callWithApproval(ctx context.Context, c *call, req CallRequest) (switchboard.Invocation, error) {
 	inv := b.newInvocation(c, req, switchboard.StatusAwaitingApproval)
-	if err := b.store.InvocationCreate(ctx, inv); err != nil {
-		b.unclaim(ctx, c)
+	if err := b.record(ctx, c, inv); err != nil {
 		return switchboard.Invocation{}, err
 	}
 	id, err := b.policy.RequestApproval(ctx, inv, c.tool)
@@ -171,22 +171,44 @@ func limited(wait time.Duration, scope string, rate ratelimit.Rate, format strin
 	})
 }
 
-// claim is an idempotency key held by a call: the invocation id it names.
-type claim struct{ scope, key, id string }
+// claim is the idempotency key a call will claim when it is recorded.
+type claim struct{ scope, key, digest string }
 
-// claimKey claims req's idempotency key for a new invocation id. For a key
-// already used it returns the stored outcome (a replay, record and error
-// as the first call ended), CONFLICT while that call is still in flight,
-// or IDEMPOTENCY_CONFLICT when the key was used for a different call.
+// errClaimLost is record's answer when another call claimed the key
+// between claimKey's check and the record: nothing was written.
+var errClaimLost = errors.New("idempotency key claimed by another call")
+
+// record stores inv — with the call's idempotency key in the same
+// transaction when it has one (Store.IdempotencyClaim), so a key never
+// exists without the invocation it names.
+func (b *Broker) record(ctx context.Context, c *call, inv switchboard.Invocation) error {
+	if c.claim == nil {
+		return b.store.InvocationCreate(ctx, inv)
+	}
+	now := b.now()
+	r := switchboard.IdempotencyRecord{Scope: c.claim.scope, Key: c.claim.key, Digest: c.claim.digest, InvocationID: inv.ID, CreatedAt: now}
+	_, fresh, err := b.store.IdempotencyClaim(ctx, r, now.Add(-b.opts.IdempotencyTTL), inv)
+	if err == nil && !fresh {
+		err = errClaimLost
+	}
+	return err
+}
+
+// claimKey checks req's idempotency key before the call is recorded. For
+// a key already used it returns the stored outcome (a replay, record and
+// error as the first call ended), CONFLICT while that call is still in
+// flight, or IDEMPOTENCY_CONFLICT when the key was used for a different
+// call; for a free key it returns a zero record and nil, and the key is
+// claimed with the record (record). A replay so never waits for a
+// concurrency slot.
 //
 // With req.AwaitInFlight, a call in flight is waited for instead of
-// answered with CONFLICT: until its record is terminal (a replay), or its
-// key is released because it was refused before it was recorded (then this
-// call claims the key and runs), or ctx ends. The store stays the only
-// truth: the wait re-reads it when a keyed call of this process returns,
-// and every awaitPoll for a call running in another process (a replica, or
-// the previous run, whose record the startup sweep resolves).
-func (b *Broker) claimKey(ctx context.Context, c *call, req CallRequest) (switchboard.Invocation, error) {
+// answered with CONFLICT: until its record is terminal (a replay), or ctx
+// ends. The store stays the only truth: the wait re-reads it when a keyed
+// call of this process returns, and every awaitPoll for a call running in
+// another process (a replica, or the previous run, whose record the
+// startup sweep resolves).
+func (b *Broker) claimKey(ctx context.Context, c *call, req *CallRequest) (switchboard.Invocation, error) {
 	for {
 		rung := b.settled.wait() // before reading the store, so no ring is missed
 		inv, busy, err := b.tryClaim(ctx, c, req)
@@ -208,9 +230,9 @@ func (b *Broker) claimKey(ctx context.Context, c *call, req CallRequest) (switch
 	}
 }
 
-// tryClaim is one attempt of claimKey; busy reports that the key's call
-// is still in flight (err is then CONFLICT).
-func (b *Broker) tryClaim(ctx context.Context, c *call, req CallRequest) (inv switchboard.Invocation, busy bool, err error) {
+// tryClaim is one check of claimKey; busy reports that the key's call is
+// still in flight (err is then CONFLICT).
+func (b *Broker) tryClaim(ctx context.Context, c *call, req *CallRequest) (inv switchboard.Invocation, busy bool, err error) {
 	key := req.IdempotencyKey
 	if len(key) > maxKeyLen {
 		return switchboard.Invocation{}, false, switchboard.Errorf(switchboard.CodeInvalidInput, "idempotency key is %d bytes; the limit is %d", len(key), maxKeyLen)
@@ -222,68 +244,52 @@ func (b *Broker) tryClaim(ctx context.Context, c *call, req CallRequest) (inv sw
 			scope = c.caller.String()
 		}
 	}
-	now := b.now()
-	mine := switchboard.IdempotencyRecord{Scope: scope, Key: key, Digest: callDigest(c, req), InvocationID: NewID(), CreatedAt: now}
-	got, fresh, err := b.store.IdempotencyClaim(ctx, mine, now.Add(-b.opts.IdempotencyTTL))
-	if err != nil {
-		return switchboard.Invocation{}, false, err
-	}
-	if fresh {
-		c.claim = &claim{scope: scope, key: key, id: mine.InvocationID}
+	c.claim = &claim{scope: scope, key: key, digest: callDigest(c, *req)}
+	got, err := b.store.IdempotencyGet(ctx, scope, key)
+	switch {
+	case switchboard.CodeOf(err) == switchboard.CodeNotFound:
 		return switchboard.Invocation{}, false, nil
+	case err != nil:
+		return switchboard.Invocation{}, false, err
+	case got.CreatedAt.Before(b.now().Add(-b.opts.IdempotencyTTL)):
+		return switchboard.Invocation{}, false, nil // expired: the claim replaces it
 	}
-	if got.Digest != mine.Digest && got.Digest != legacyDigest(c, req) {
+	if got.Digest != c.claim.digest && got.Digest != legacyDigest(c, *req) {
 		return switchboard.Invocation{}, false, switchboard.Errorf(switchboard.CodeIdempotencyConflict,
 			"idempotency key %q was already used for a different call (another tool, session or input); nothing was run — use a new key for a new call", key).
 			WithDetails(map[string]any{"invocationId": got.InvocationID})
 	}
 	inv, err = b.store.InvocationGet(ctx, got.InvocationID)
-	if err != nil && switchboard.CodeOf(err) != switchboard.CodeNotFound {
+	switch {
+	case switchboard.CodeOf(err) == switchboard.CodeNotFound:
+		// A key without its invocation was left by an older daemon that
+		// claimed the key and recorded the call in two transactions and
+		// stopped in between — before the call was recorded, so before it
+		// ran (the start-up sweep releases these too). Give it back.
+		if rerr := b.store.IdempotencyRelease(ctx, scope, key, got.InvocationID); rerr != nil {
+			return switchboard.Invocation{}, false, rerr
+		}
+		return switchboard.Invocation{}, false, nil
+	case err != nil:
 		return switchboard.Invocation{}, false, err
 	}
 	// A key shared across callers (IdempotencyScope: one reversal per
 	// entry, whoever asks) replays only a success: one caller's denied or
 	// failed attempt must not block another's — the user's own undo after
 	// denying an agent's.
-	if err == nil && req.IdempotencyScope != "" && inv.Status.Terminal() && inv.Status != switchboard.StatusSucceeded && !req.retried {
+	if req.IdempotencyScope != "" && inv.Status.Terminal() && inv.Status != switchboard.StatusSucceeded && !req.retried {
 		if rerr := b.store.IdempotencyRelease(ctx, scope, key, got.InvocationID); rerr != nil {
 			return switchboard.Invocation{}, false, rerr
 		}
 		req.retried = true
-		return b.tryClaim(ctx, c, req)
+		return switchboard.Invocation{}, false, nil
 	}
-	// A key whose call recorded no invocation within the longest it may wait
-	// for a slot (its timeout) was left by a daemon that stopped before
-	// recording it — the startup sweep resolves only recorded calls — so
-	// nothing can settle it: give it back, and this call runs.
-	if err != nil && !req.retried && !got.CreatedAt.IsZero() && got.CreatedAt.Before(now.Add(-b.timeoutFor(c.tool)-finishTimeout)) {
-		if rerr := b.store.IdempotencyRelease(ctx, scope, key, got.InvocationID); rerr != nil {
-			return switchboard.Invocation{}, false, rerr
-		}
-		req.retried = true
-		return b.tryClaim(ctx, c, req)
-	}
-	if err != nil || !inv.Status.Terminal() {
-		status := inv.Status
-		if status == "" {
-			status = switchboard.StatusPending
-		}
+	if !inv.Status.Terminal() {
 		return switchboard.Invocation{}, true, switchboard.Errorf(switchboard.CodeConflict,
-			"a call with idempotency key %q is still in flight (invocation %s, %s); retry later to get its outcome", key, got.InvocationID, status).
-			WithDetails(map[string]any{"invocationId": got.InvocationID, "status": status})
+			"a call with idempotency key %q is still in flight (invocation %s, %s); retry later to get its outcome", key, got.InvocationID, inv.Status).
+			WithDetails(map[string]any{"invocationId": got.InvocationID, "status": inv.Status})
 	}
 	return inv, false, invocationError(inv)
-}
-
-// unclaim gives back the key of a call refused before it was recorded, so
-// a retry runs.
-func (b *Broker) unclaim(ctx context.Context, c *call) {
-	if c.claim == nil {
-		return
-	}
-	if err := b.store.IdempotencyRelease(context.WithoutCancel(ctx), c.claim.scope, c.claim.key, c.claim.id); err != nil {
-		b.log.WarnContext(ctx, "release idempotency key", "key", c.claim.key, "err", err)
-	}
 }
 
 // bell wakes everyone waiting on it; it is rung again and again. Waiters

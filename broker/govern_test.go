@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"sync"
 	"sync/atomic"
@@ -245,30 +246,28 @@ func TestIdempotencyAwaitInFlightAcrossBrokers(t *testing.T) {
 	}
 }
 
-// A key claimed by a daemon that stopped before it recorded the call (no
-// invocation, older than the tool's timeout) is given back: the retry
-// runs, instead of getting CONFLICT (or waiting) for a day. A younger one
-// is still in flight.
+// RELIABILITY: issue 14 item 1. A key left without its invocation (an
+// older daemon claimed it and recorded the call in two transactions, and
+// stopped in between) is given back however young it is: the call was
+// never recorded, so it never ran, and the retry runs it once — instead of
+// CONFLICT "still in flight" for a day. A key whose call is recorded and
+// in flight is still CONFLICT.
 func TestIdempotencyOrphanedClaim(t *testing.T) {
 	e := newEnv(t, nil)
 	var runs atomic.Int32
 	e.goTool(t, echoTool, counted(&runs))
 	input := json.RawMessage(`{"msg":"hi"}`)
-	plant := func(key string, age time.Duration) {
-		t.Helper()
-		_, fresh, err := e.store.IdempotencyClaim(context.Background(), switchboard.IdempotencyRecord{
-			Scope: "anonymous", Key: key, Digest: broker.CallDigest("test.echo", "", input),
-			InvocationID: broker.NewID(), CreatedAt: time.Now().Add(-age),
-		}, time.Now().Add(-broker.DefaultIdempotencyTTL))
-		if err != nil || !fresh {
-			t.Fatalf("plant %s: %v %v", key, fresh, err)
-		}
+	digest := broker.CallDigest("test.echo", "", input)
+	_, fresh, err := e.store.IdempotencyClaim(context.Background(), switchboard.IdempotencyRecord{
+		Scope: "anonymous", Key: "young", Digest: digest, InvocationID: "inv-young", CreatedAt: time.Now(),
+	}, time.Now().Add(-broker.DefaultIdempotencyTTL), switchboard.Invocation{ID: "inv-young", Tool: "test.echo", Status: switchboard.StatusDispatched})
+	if err != nil || !fresh {
+		t.Fatalf("plant: %v %v", fresh, err)
 	}
-	plant("young", time.Second)
-	_, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: input, IdempotencyKey: "young"})
+	_, err = e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: input, IdempotencyKey: "young"})
 	wantCode(t, err, switchboard.CodeConflict)
 
-	plant("orphan", broker.DefaultTimeout+time.Minute)
+	seedOrphanKey(t, e.path, "anonymous", "orphan", digest)
 	inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: input, IdempotencyKey: "orphan"})
 	if err != nil || inv.Status != switchboard.StatusSucceeded || runs.Load() != 1 {
 		t.Fatalf("retry of an orphaned key: %+v %v (ran %d times)", inv, err, runs.Load())
@@ -276,6 +275,21 @@ func TestIdempotencyOrphanedClaim(t *testing.T) {
 	again, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: input, IdempotencyKey: "orphan"})
 	if err != nil || again.ID != inv.ID || runs.Load() != 1 {
 		t.Fatalf("replay after the orphan was taken over: %+v %v", again, err)
+	}
+}
+
+// seedOrphanKey writes an idempotency key that names no invocation, as a
+// daemon before issue 14 could leave one, through a second connection.
+func seedOrphanKey(t *testing.T, path, scope, key, digest string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`INSERT INTO idempotency_keys (scope, key, digest, invocation_id, created_at) VALUES (?, ?, ?, ?, ?)`,
+		scope, key, digest, broker.NewID(), time.Now().UnixMicro()); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -289,10 +303,11 @@ func TestIdempotencyLegacyDigest(t *testing.T) {
 	if broker.LegacyDigest("test.echo", "", input) == broker.CallDigest("test.echo", "", input) {
 		t.Fatal("the legacy and canonical digests agree on unsorted keys; the test proves nothing")
 	}
+	id := broker.NewID()
 	_, fresh, err := e.store.IdempotencyClaim(context.Background(), switchboard.IdempotencyRecord{
 		Scope: "anonymous", Key: "old", Digest: broker.LegacyDigest("test.echo", "", input),
-		InvocationID: broker.NewID(), CreatedAt: time.Now(),
-	}, time.Now().Add(-broker.DefaultIdempotencyTTL))
+		InvocationID: id, CreatedAt: time.Now(),
+	}, time.Now().Add(-broker.DefaultIdempotencyTTL), switchboard.Invocation{ID: id, Tool: "test.echo", Status: switchboard.StatusDispatched})
 	if err != nil || !fresh {
 		t.Fatalf("plant: %v %v", fresh, err)
 	}

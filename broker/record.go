@@ -25,12 +25,8 @@ func NewID() string {
 // next start fails with a clear code (Store.InvocationFailInFlight).
 func (b *Broker) newInvocation(c *call, req CallRequest, status switchboard.Status) switchboard.Invocation {
 	now := b.now()
-	id := NewID()
-	if c.claim != nil { // the id the idempotency key already names
-		id = c.claim.id
-	}
 	inv := switchboard.Invocation{
-		ID:          id,
+		ID:          NewID(),
 		RunID:       req.RunID,
 		Tool:        c.tool.Name,
 		ToolVersion: c.tool.Version,

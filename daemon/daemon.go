@@ -186,6 +186,9 @@ func (d *Daemon) startSessions(ctx context.Context, opts Options) error {
 	if n > 0 {
 		d.log.Warn("failed calls left in flight by the previous run", "count", n)
 	}
+	if err := d.releaseOrphanKeys(ctx, opts.Store); err != nil {
+		return err
+	}
 	so := opts.Session
 	so.Store, so.Bus, so.Logger = opts.Store, opts.Bus, d.log
 	d.Sessions, err = session.New(so)

@@ -369,10 +369,15 @@ func testClosed(t *testing.T, s switchboard.Store) {
 		"JobFailRunning": func() error { _, err := s.JobFailRunning(ctx, base, cause); return err },
 		"IdempotencyClaim": func() error {
 			r := switchboard.IdempotencyRecord{Scope: "s", Key: "k", Digest: "d", InvocationID: "x", CreatedAt: base}
-			_, _, err := s.IdempotencyClaim(ctx, r, base)
+			_, _, err := s.IdempotencyClaim(ctx, r, base, invocation("x", switchboard.StatusDispatched))
 			return err
 		},
+		"IdempotencyGet":     func() error { _, err := s.IdempotencyGet(ctx, "s", "k"); return err },
 		"IdempotencyRelease": func() error { return s.IdempotencyRelease(ctx, "s", "k", "x") },
+		"IdempotencyReleaseOrphans": func() error {
+			_, err := s.IdempotencyReleaseOrphans(ctx)
+			return err
+		},
 	}
 	// A method added to the port must be added here too.
 	port := reflect.TypeFor[switchboard.Store]()

@@ -271,11 +271,25 @@ func (f *Faulty) JobFailRunning(ctx context.Context, at time.Time, cause *switch
 	return f.Store.JobFailRunning(ctx, at, cause)
 }
 
-func (f *Faulty) IdempotencyClaim(ctx context.Context, r switchboard.IdempotencyRecord, notBefore time.Time) (switchboard.IdempotencyRecord, bool, error) {
+func (f *Faulty) IdempotencyClaim(ctx context.Context, r switchboard.IdempotencyRecord, notBefore time.Time, inv switchboard.Invocation) (switchboard.IdempotencyRecord, bool, error) {
 	if err := f.fail("IdempotencyClaim"); err != nil {
 		return switchboard.IdempotencyRecord{}, false, err
 	}
-	return f.Store.IdempotencyClaim(ctx, r, notBefore)
+	return f.Store.IdempotencyClaim(ctx, r, notBefore, inv)
+}
+
+func (f *Faulty) IdempotencyGet(ctx context.Context, scope, key string) (switchboard.IdempotencyRecord, error) {
+	if err := f.fail("IdempotencyGet"); err != nil {
+		return switchboard.IdempotencyRecord{}, err
+	}
+	return f.Store.IdempotencyGet(ctx, scope, key)
+}
+
+func (f *Faulty) IdempotencyReleaseOrphans(ctx context.Context) (int, error) {
+	if err := f.fail("IdempotencyReleaseOrphans"); err != nil {
+		return 0, err
+	}
+	return f.Store.IdempotencyReleaseOrphans(ctx)
 }
 
 func (f *Faulty) IdempotencyRelease(ctx context.Context, scope, key, invocationID string) error {

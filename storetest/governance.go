@@ -233,38 +233,69 @@ func testJobs(t *testing.T, s switchboard.Store) {
 
 func testIdempotencyClaim(t *testing.T, s switchboard.Store) {
 	ctx := context.Background()
+	claim := func(r switchboard.IdempotencyRecord, notBefore time.Time) (switchboard.IdempotencyRecord, bool, error) {
+		return s.IdempotencyClaim(ctx, r, notBefore, invocation(r.InvocationID, switchboard.StatusDispatched))
+	}
+	_, err := s.IdempotencyGet(ctx, "agent:a", "k1")
+	wantCode(t, err, switchboard.CodeNotFound)
 	r := switchboard.IdempotencyRecord{Scope: "agent:a", Key: "k1", Digest: "d1", InvocationID: "inv-1", CreatedAt: base}
-	got, ok, err := s.IdempotencyClaim(ctx, r, base.Add(-time.Hour))
+	got, ok, err := claim(r, base.Add(-time.Hour))
 	must(t, err)
 	if !ok || got.InvocationID != "inv-1" {
 		t.Fatalf("first claim: %+v %v", got, ok)
 	}
+	// The claim and its invocation are one write.
+	inv, err := s.InvocationGet(ctx, "inv-1")
+	must(t, err)
+	wantInvocation(t, stored(invocation("inv-1", switchboard.StatusDispatched)), inv)
+	if got, err := s.IdempotencyGet(ctx, "agent:a", "k1"); err != nil || got.InvocationID != "inv-1" || got.Digest != "d1" || !got.CreatedAt.Equal(micro(base)) {
+		t.Fatalf("get: %+v %v", got, err)
+	}
 	again := r
 	again.InvocationID, again.Digest, again.CreatedAt = "inv-2", "d2", base.Add(time.Minute)
-	got, ok, err = s.IdempotencyClaim(ctx, again, base.Add(-time.Hour))
+	got, ok, err = claim(again, base.Add(-time.Hour))
 	must(t, err)
 	if ok || got.InvocationID != "inv-1" || got.Digest != "d1" || !got.CreatedAt.Equal(micro(base)) {
 		t.Fatalf("second claim: %+v %v; want the first record", got, ok)
 	}
+	if _, err := s.InvocationGet(ctx, "inv-2"); switchboard.CodeOf(err) != switchboard.CodeNotFound {
+		t.Fatalf("a lost claim recorded its invocation: %v", err)
+	}
 	other := again
-	other.Scope = "agent:b"
-	if _, ok, err = s.IdempotencyClaim(ctx, other, base.Add(-time.Hour)); err != nil || !ok {
+	other.Scope, other.InvocationID = "agent:b", "inv-2b"
+	if _, ok, err = claim(other, base.Add(-time.Hour)); err != nil || !ok {
 		t.Fatalf("the same key in another scope: %v %v", ok, err)
 	}
 	// Past the horizon the old record is replaced.
-	got, ok, err = s.IdempotencyClaim(ctx, again, base.Add(time.Second))
+	got, ok, err = claim(again, base.Add(time.Second))
 	must(t, err)
 	if !ok || got.InvocationID != "inv-2" {
 		t.Fatalf("claim over an expired record: %+v %v", got, ok)
 	}
+	// A claim whose invocation cannot be inserted stores no key either.
+	dup := switchboard.IdempotencyRecord{Scope: "agent:a", Key: "k-dup", Digest: "d", InvocationID: "inv-1", CreatedAt: base}
+	_, _, err = claim(dup, base.Add(-time.Hour))
+	wantCode(t, err, switchboard.CodeConflict)
+	_, err = s.IdempotencyGet(ctx, "agent:a", "k-dup")
+	wantCode(t, err, switchboard.CodeNotFound)
 	// Release deletes only the claim that still names the invocation.
 	must(t, s.IdempotencyRelease(ctx, "agent:a", "k1", "inv-1"))
-	if got, ok, _ = s.IdempotencyClaim(ctx, r, base.Add(-time.Hour)); ok {
+	r.InvocationID = "inv-3"
+	if got, ok, _ = claim(r, base.Add(-time.Hour)); ok {
 		t.Fatalf("release of a stale claim deleted the live one: %+v", got)
 	}
 	must(t, s.IdempotencyRelease(ctx, "agent:a", "k1", "inv-2"))
-	if _, ok, err = s.IdempotencyClaim(ctx, r, base.Add(-time.Hour)); err != nil || !ok {
+	if _, ok, err = claim(r, base.Add(-time.Hour)); err != nil || !ok {
 		t.Fatalf("claim after release: %v %v", ok, err)
+	}
+	// Every key here has its invocation: the orphan sweep keeps them all
+	// (the drivers' own tests seed real orphans with SQL).
+	n, err := s.IdempotencyReleaseOrphans(ctx)
+	if err != nil || n != 0 {
+		t.Fatalf("orphan sweep of a store without orphans: %d %v", n, err)
+	}
+	if _, err := s.IdempotencyGet(ctx, "agent:a", "k1"); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -284,7 +315,7 @@ func testIdempotencyClaimRace(t *testing.T, s switchboard.Store) {
 		wg.Go(func() {
 			r := switchboard.IdempotencyRecord{Scope: "s", Key: "k", Digest: "d", InvocationID: fmt.Sprintf("inv-%d", i), CreatedAt: base}
 			<-start
-			recs[i], oks[i], errs[i] = s.IdempotencyClaim(ctx, r, base.Add(-time.Hour))
+			recs[i], oks[i], errs[i] = s.IdempotencyClaim(ctx, r, base.Add(-time.Hour), invocation(r.InvocationID, switchboard.StatusDispatched))
 		})
 	}
 	close(start)
@@ -305,6 +336,9 @@ func testIdempotencyClaimRace(t *testing.T, s switchboard.Store) {
 	for i := range n {
 		if recs[i].InvocationID != recs[winner].InvocationID {
 			t.Fatalf("claim %d saw %s, the winner is %s", i, recs[i].InvocationID, recs[winner].InvocationID)
+		}
+		if _, err := s.InvocationGet(ctx, fmt.Sprintf("inv-%d", i)); i != winner && switchboard.CodeOf(err) != switchboard.CodeNotFound {
+			t.Fatalf("losing claim %d recorded its invocation: %v", i, err)
 		}
 	}
 }

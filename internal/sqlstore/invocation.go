@@ -47,29 +47,37 @@ func (s *Store) InvocationCreate(ctx context.Context, inv switchboard.Invocation
 	if inv.ID == "" || inv.Status == "" {
 		return switchboard.Errorf(switchboard.CodeInvalidInput, "%s: id and status are required", op)
 	}
-	input, err := rawJSON("input", inv.Input)
-	if err != nil {
-		return err
-	}
-	result, err := rawJSON("result", inv.Result)
-	if err != nil {
-		return err
-	}
-	errJSON, err := encodeError(inv.Error)
+	args, err := s.invocationArgs(inv)
 	if err != nil {
 		return err
 	}
 	err = s.db.Write(ctx, op, func(q Querier) error {
-		_, err := q.Exec(ctx, s.sql(sqlInsertInvocation),
-			inv.ID, inv.RunID, inv.Tool, inv.ToolVersion, string(inv.Surface), inv.SessionID, inv.Caller,
-			string(inv.Status), input, result, errJSON, inv.InputBytes, inv.ResultBytes,
-			s.time(inv.CreatedAt), s.time(inv.UpdatedAt), s.time(inv.FinishedAt), inv.DurationMs)
+		_, err := q.Exec(ctx, s.sql(sqlInsertInvocation), args...)
 		return err
 	})
 	if switchboard.CodeOf(err) == switchboard.CodeConflict {
 		return switchboard.Errorf(switchboard.CodeConflict, "%s: invocation %q already exists", op, inv.ID)
 	}
 	return err
+}
+
+// invocationArgs encodes inv for sqlInsertInvocation.
+func (s *Store) invocationArgs(inv switchboard.Invocation) ([]any, error) {
+	input, err := rawJSON("input", inv.Input)
+	if err != nil {
+		return nil, err
+	}
+	result, err := rawJSON("result", inv.Result)
+	if err != nil {
+		return nil, err
+	}
+	errJSON, err := encodeError(inv.Error)
+	if err != nil {
+		return nil, err
+	}
+	return []any{inv.ID, inv.RunID, inv.Tool, inv.ToolVersion, string(inv.Surface), inv.SessionID, inv.Caller,
+		string(inv.Status), input, result, errJSON, inv.InputBytes, inv.ResultBytes,
+		s.time(inv.CreatedAt), s.time(inv.UpdatedAt), s.time(inv.FinishedAt), inv.DurationMs}, nil
 }
 
 // InvocationGet returns one record or NOT_FOUND.

@@ -124,33 +124,64 @@ func (s *Store) JobFailRunning(ctx context.Context, at time.Time, cause *switchb
 }
 
 // IdempotencyClaim is one upsert that replaces only an expired record, so
-// of two concurrent claims exactly one stores its record; the loser reads
-// the record that won.
-func (s *Store) IdempotencyClaim(ctx context.Context, r switchboard.IdempotencyRecord, notBefore time.Time) (switchboard.IdempotencyRecord, bool, error) {
+// of two concurrent claims exactly one stores its record (the loser reads
+// the record that won), and the winner's invocation is inserted in the
+// same transaction.
+func (s *Store) IdempotencyClaim(ctx context.Context, r switchboard.IdempotencyRecord, notBefore time.Time, inv switchboard.Invocation) (switchboard.IdempotencyRecord, bool, error) {
 	const op = "idempotency claim"
 	if r.Scope == "" || r.Key == "" || r.InvocationID == "" {
 		return r, false, switchboard.Errorf(switchboard.CodeInvalidInput, "%s: scope, key and invocation are required", op)
 	}
+	if inv.ID != r.InvocationID || inv.Status == "" {
+		return r, false, switchboard.Errorf(switchboard.CodeInvalidInput, "%s: the invocation must have the claim's id and a status", op)
+	}
+	args, err := s.invocationArgs(inv)
+	if err != nil {
+		return r, false, err
+	}
 	r.CreatedAt = normTime(s.stamp(r.CreatedAt))
 	stored, claimed := r, false
-	err := s.db.Write(ctx, op, func(q Querier) error {
+	err = s.db.Tx(ctx, op, func(q Tx) error {
+		stored, claimed = r, false
 		var got string
 		err := q.QueryRow(ctx, s.sql(`INSERT INTO idempotency_keys (scope, key, digest, invocation_id, created_at)
 			VALUES (?, ?, ?, ?, ?) ON CONFLICT (scope, key) DO UPDATE SET digest = excluded.digest,
 			invocation_id = excluded.invocation_id, created_at = excluded.created_at
 			WHERE idempotency_keys.created_at < ? RETURNING invocation_id`),
 			r.Scope, r.Key, r.Digest, r.InvocationID, s.time(r.CreatedAt), s.d.Time(normTime(notBefore))).Scan(&got)
-		if claimed = err == nil; claimed || !errors.Is(err, sql.ErrNoRows) {
+		if err == nil {
+			claimed = true
+			_, err = q.Exec(ctx, s.sql(sqlInsertInvocation), args...)
+			return err
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
 		stored = switchboard.IdempotencyRecord{Scope: r.Scope, Key: r.Key}
-		return q.QueryRow(ctx, s.sql(`SELECT digest, invocation_id, created_at FROM idempotency_keys WHERE scope = ? AND key = ?`),
-			r.Scope, r.Key).Scan(&stored.Digest, &stored.InvocationID, scanTime(&stored.CreatedAt))
+		return q.QueryRow(ctx, s.sql(sqlSelectIdempotency), r.Scope, r.Key).
+			Scan(&stored.Digest, &stored.InvocationID, scanTime(&stored.CreatedAt))
 	})
 	if err != nil {
 		return r, false, err
 	}
 	return stored, claimed, nil
+}
+
+const sqlSelectIdempotency = `SELECT digest, invocation_id, created_at FROM idempotency_keys WHERE scope = ? AND key = ?`
+
+// IdempotencyGet returns the record of (scope, key) or NOT_FOUND.
+func (s *Store) IdempotencyGet(ctx context.Context, scope, key string) (switchboard.IdempotencyRecord, error) {
+	const op = "idempotency get"
+	r := switchboard.IdempotencyRecord{Scope: scope, Key: key}
+	err := s.read(ctx, op, func(q Reader) error {
+		err := q.QueryRow(ctx, s.sql(sqlSelectIdempotency), scope, key).
+			Scan(&r.Digest, &r.InvocationID, scanTime(&r.CreatedAt))
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFound(op, "idempotency key", key)
+		}
+		return err
+	})
+	return r, err
 }
 
 // IdempotencyRelease deletes a claim that still names invocationID.
@@ -160,4 +191,16 @@ func (s *Store) IdempotencyRelease(ctx context.Context, scope, key, invocationID
 			scope, key, invocationID)
 		return err
 	})
+}
+
+// IdempotencyReleaseOrphans deletes every key whose invocation is missing.
+func (s *Store) IdempotencyReleaseOrphans(ctx context.Context) (int, error) {
+	var n int64
+	err := s.db.Write(ctx, "idempotency release orphans", func(q Querier) error {
+		var err error
+		n, err = q.Exec(ctx, s.sql(`DELETE FROM idempotency_keys WHERE NOT EXISTS
+			(SELECT 1 FROM invocations i WHERE i.id = idempotency_keys.invocation_id)`))
+		return err
+	})
+	return int(n), err
 }

@@ -44,10 +44,14 @@ type Store interface {
 	// status is one of from, and returns the stored record. Otherwise it
 	// changes nothing and returns the current record with ErrConflict.
 	InvocationUpdate(ctx context.Context, inv Invocation, from ...Status) (Invocation, error)
-	// InvocationFailInFlight moves every non-terminal record to failed with
-	// the given error; called at start so nothing stays pending across a
-	// restart. It returns how many it moved.
-	InvocationFailInFlight(ctx context.Context, at time.Time, cause *Error) (int, error)
+	// InvocationFailInFlight visits every non-terminal record (at start:
+	// nothing is left in flight by accident). resolve returns the error to
+	// end each with — its status is StatusFor(cause.Code) — and the ledger
+	// entry of that ending, written with it in one transaction
+	// (InvocationFinish); a nil cause leaves the record as it is (a call
+	// awaiting an approval that outlives the restart). It returns how many
+	// records it ended.
+	InvocationFailInFlight(ctx context.Context, at time.Time, resolve func(Invocation) (cause *Error, e *ActivityEntry)) (int, error)
 	// InvocationFinish is InvocationUpdate's compare-and-swap and, only when
 	// the swap succeeds, ActivityAppend of e, in one transaction: a call's
 	// outcome and its ledger entry are written together or not at all. On a

@@ -53,6 +53,7 @@ const (
 	ChannelElicitation = "elicitation"
 	channelExpiry      = "expiry"
 	channelCaller      = "caller"
+	channelRestart     = "restart"
 )
 
 // Events sent to the user's tabs.
@@ -162,11 +163,49 @@ func New(opts Options) (*Service, error) {
 		now: opts.Now, opts: opts, pending: map[string]int{}}, nil
 }
 
-// Recover cancels requests left pending by a previous run: their callers
-// are gone (the start-up sweep fails their invocations).
-func (s *Service) Recover(ctx context.Context) (int, error) {
-	return s.store.ApprovalCancelPending(ctx, s.now(), "the daemon restarted while this call waited; the call was not run")
+// ErrStopped is the cause with which a daemon that stops ends the waits of
+// calls it resumed (Recover's kept requests): such a request stays pending
+// for the next start instead of being cancelled as "the caller stopped
+// waiting".
+var ErrStopped = errors.New("the daemon is stopping; the approval stays pending")
+
+// Recover settles the requests a previous run left pending. Those keep
+// accepts (a durable call that the daemon resumes) stay pending and are
+// returned; every other one is cancelled — with its approval.decide
+// ledger entry, by system via restart — and counted.
+func (s *Service) Recover(ctx context.Context, keep func(switchboard.ApprovalRequest) bool) ([]switchboard.ApprovalRequest, int, error) {
+	var kept []switchboard.ApprovalRequest
+	n := 0
+	for {
+		list, err := s.store.ApprovalList(ctx, switchboard.ApprovalFilter{Status: switchboard.ApprovalPending, Limit: recoverPage})
+		if err != nil {
+			return nil, n, err
+		}
+		cancelled := 0
+		kept = kept[:0]
+		for _, a := range list {
+			if keep != nil && keep(a) {
+				kept = append(kept, a)
+				continue
+			}
+			_, ok, err := s.settle(ctx, a, switchboard.ApprovalCancelled,
+				"the daemon restarted while this call waited, and it cannot wait across a restart; the call was not run", "system", channelRestart)
+			if err != nil {
+				return nil, n, err
+			}
+			if ok {
+				cancelled++
+			}
+		}
+		n += cancelled
+		if len(list) < recoverPage || cancelled == 0 {
+			return kept, n, nil
+		}
+	}
 }
+
+// recoverPage is how many pending requests Recover reads at a time.
+const recoverPage = 1000
 
 // Effective is t's approval policy for agents: the stricter of its
 // declared approval and the floor of its class (none < hitl < user-only).

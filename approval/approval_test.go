@@ -3,6 +3,8 @@ package approval_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -498,5 +500,51 @@ func TestDelegatesSkipTheFloor(t *testing.T) {
 		if got := svc.Effective(tc.tool); got != tc.want {
 			t.Errorf("%s (declared %s): %s, want %s", tc.tool.Name, tc.tool.Approval, got, tc.want)
 		}
+	}
+}
+
+// Issue 14 item 3 and issue 17 item 3: at start, Recover keeps the
+// requests its predicate accepts (durable calls the daemon resumes) and
+// cancels every other one with its approval.decide entry. A wait ended
+// with ErrStopped (the daemon stopping) leaves the request pending.
+func TestRecoverKeepsOrCancelsWithEntries(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx, stop := context.WithCancelCause(switchboard.WithPrincipal(context.Background(), planner))
+	keepID, cancelID := "", ""
+	outs := make([]chan error, 2)
+	for i := range outs {
+		outs[i] = make(chan error, 1)
+		go func() {
+			_, err := e.b.Call(ctx, broker.CallRequest{Tool: "tasks.delete", Input: json.RawMessage(fmt.Sprintf(`{"id":%d}`, i))})
+			outs[i] <- err
+		}()
+		ev := <-e.events
+		if i == 0 {
+			keepID = ev.data["approvalId"].(string)
+		} else {
+			cancelID = ev.data["approvalId"].(string)
+		}
+	}
+	stop(approval.ErrStopped)
+	for _, out := range outs {
+		if err := <-out; !errors.Is(err, approval.ErrStopped) && switchboard.CodeOf(err) != switchboard.CodeCancelled {
+			t.Fatalf("a stopped wait: %v", err)
+		}
+	}
+	for _, id := range []string{keepID, cancelID} {
+		if a, _ := e.svc.Get(context.Background(), id); a.Status != switchboard.ApprovalPending {
+			t.Fatalf("after ErrStopped, request %s is %s; want pending", id, a.Status)
+		}
+	}
+	before := len(e.entries(t, "approval.decide"))
+	kept, n, err := e.svc.Recover(context.Background(), func(a switchboard.ApprovalRequest) bool { return a.ID == keepID })
+	if err != nil || n != 1 || len(kept) != 1 || kept[0].ID != keepID {
+		t.Fatalf("recover: kept %+v, cancelled %d, %v", kept, n, err)
+	}
+	if a, _ := e.svc.Get(context.Background(), cancelID); a.Status != switchboard.ApprovalCancelled || a.Channel != "restart" {
+		t.Fatalf("the request recover cancelled: %+v", a)
+	}
+	if got := e.entries(t, "approval.decide"); len(got) != before+1 || !strings.Contains(string(got[len(got)-1].Details), cancelID) {
+		t.Fatalf("approval.decide entries %d (want %d), last %+v", len(got), before+1, got[len(got)-1])
 	}
 }

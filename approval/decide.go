@@ -3,6 +3,7 @@ package approval
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -74,6 +75,9 @@ func (s *Service) AwaitApproval(ctx context.Context, id string, inv switchboard.
 		case <-expiry.C:
 			expiry.Reset(time.Second) // re-armed in case the clock says not yet
 		case <-ctx.Done():
+			if errors.Is(context.Cause(ctx), ErrStopped) {
+				return context.Cause(ctx) // a resumed call: the request waits for the next start
+			}
 			s.settle(ctx, a, switchboard.ApprovalCancelled, "the caller stopped waiting", "system", channelCaller)
 			if cur, err := s.store.ApprovalGet(context.WithoutCancel(ctx), id); err == nil && cur.Status == switchboard.ApprovalDenied {
 				return denied(cur) // the user's denial won the race; keep its code

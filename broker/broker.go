@@ -214,6 +214,9 @@ type call struct {
 	hasCaller bool
 	reversal  json.RawMessage
 	claim     *claim // the idempotency key this call holds, if any
+	// invocationID is the record's id once dispatched: the Idempotency-Key
+	// an HTTP binding sends.
+	invocationID string
 }
 
 // Call runs one tool call to a terminal state. See the package doc for
@@ -267,6 +270,7 @@ func (b *Broker) call(ctx context.Context, c *call, req CallRequest) (switchboar
 
 // dispatch executes a recorded, dispatched call holding its slot.
 func (b *Broker) dispatch(ctx, cctx context.Context, c *call, inv switchboard.Invocation, release func()) (switchboard.Invocation, error) {
+	c.invocationID = inv.ID
 	if c.target != nil { // browser tool: the session side records the outcome
 		stored, err := b.browser.Await(cctx, inv, *c.target)
 		release()

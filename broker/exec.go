@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/httpbind"
 )
 
 // execute runs the binding in the caller's goroutine and gives the slot
@@ -37,7 +38,9 @@ func (b *Broker) execute(ctx context.Context, c *call, release func()) (result j
 func (b *Broker) run(ctx context.Context, c *call) (json.RawMessage, error) {
 	t := c.tool
 	if t.Binding != nil && t.Binding.HTTP != nil {
-		return b.http.Call(ctx, t.Binding.HTTP, c.input)
+		// The invocation id is the backend's Idempotency-Key: stable for
+		// this call, distinct for every other.
+		return b.http.Call(httpbind.WithIdempotencyKey(ctx, c.invocationID), t.Binding.HTTP, c.input)
 	}
 	b.mu.RLock()
 	fn := b.funcs[t.Name]

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -55,6 +56,12 @@ func (b *Broker) callWithApproval(ctx context.Context, c *call, req CallRequest)
 		}
 		return b.finish(ctx, ctx, c, inv, nil, err)
 	}
+	return b.runApproved(ctx, c, inv)
+}
+
+// runApproved runs an approved call recorded awaiting_approval: it waits
+// for a slot — the tool's timeout starts now — and dispatches it.
+func (b *Broker) runApproved(ctx context.Context, c *call, inv switchboard.Invocation) (switchboard.Invocation, error) {
 	timeout := b.timeoutFor(c.tool)
 	cctx, cancel := context.WithTimeoutCause(ctx, timeout, timeoutError(c.tool.Name, timeout))
 	defer cancel()
@@ -72,6 +79,63 @@ func (b *Broker) callWithApproval(ctx context.Context, c *call, req CallRequest)
 		return b.finish(ctx, cctx, c, inv, nil, err)
 	}
 	return b.dispatch(ctx, cctx, c, stored, release)
+}
+
+// Resume carries on a call that a previous run recorded awaiting the
+// approval approvalID, whose caller is gone: it waits for the decision and,
+// approved, runs the call once, recording the outcome in its invocation
+// (GET /invocations/{id} reads it; a retry with the call's idempotency key
+// replays it). Denied or expired, the record ends so. When ctx ends first
+// (the daemon stops) the record is left awaiting approval for the next
+// start, and ctx's cause is returned. The tool is resolved when the
+// decision arrives, by name and as the catalog has it then; the approval
+// binds the tool's version and arguments, so a changed tool is refused.
+func (b *Broker) Resume(ctx context.Context, id, approvalID string) (switchboard.Invocation, error) {
+	inv, err := b.store.InvocationGet(ctx, id)
+	if err != nil {
+		return inv, err
+	}
+	if inv.Status != switchboard.StatusAwaitingApproval || b.policy == nil {
+		return inv, invocationError(inv)
+	}
+	c := &call{input: inv.Input}
+	if c.caller, c.hasCaller = parsePrincipal(inv.Caller); c.hasCaller {
+		ctx = switchboard.WithPrincipal(ctx, c.caller) // the tool runs as its caller
+	}
+	if err := b.policy.AwaitApproval(ctx, approvalID, inv); err != nil {
+		if ctx.Err() != nil {
+			return inv, context.Cause(ctx)
+		}
+		return b.finish(ctx, ctx, c, inv, nil, err)
+	}
+	// The catalog as the approver saw it: scope was checked when the call
+	// was made; the user's approval is what lets it run now.
+	rctx := context.WithoutCancel(context.Background())
+	if c.tool, err = b.reg.Get(rctx, inv.Tool); err == nil {
+		c.in, c.out, err = b.reg.Schemas(rctx, inv.Tool)
+	}
+	if err != nil {
+		return b.finish(ctx, ctx, c, inv, nil, err)
+	}
+	return b.runApproved(ctx, c, inv)
+}
+
+// parsePrincipal reads an invocation's Caller ("kind:id") back.
+func parsePrincipal(s string) (switchboard.Principal, bool) {
+	kind, id, ok := strings.Cut(s, ":")
+	if !ok || id == "" {
+		return switchboard.Principal{}, false
+	}
+	return switchboard.Principal{Kind: switchboard.PrincipalKind(kind), ID: id}, true
+}
+
+// SweptEntry is the tool.call ledger entry of a record the start-up sweep
+// ends (inv as it will be stored, with its cause): the call's one entry,
+// as finish would have written it.
+func SweptEntry(inv switchboard.Invocation) *switchboard.ActivityEntry {
+	c := &call{}
+	c.caller, c.hasCaller = parsePrincipal(inv.Caller)
+	return (&Broker{now: time.Now}).entry(c, inv)
 }
 
 // Jobs runs the work of `job` tools in the background; the job package

@@ -104,7 +104,9 @@ func TestBackendHangTimesOutAndNothingStaysPending(t *testing.T) {
 		t.Fatalf("message does not name the timeout: %s", se.Message)
 	}
 	terminal(t, e, inv.ID, switchboard.StatusTimedOut, switchboard.CodeTimeout)
-	n, err := e.store.InvocationFailInFlight(context.Background(), time.Now(), switchboard.Errorf(switchboard.CodeInternal, "probe"))
+	n, err := e.store.InvocationFailInFlight(context.Background(), time.Now(), func(switchboard.Invocation) (*switchboard.Error, *switchboard.ActivityEntry) {
+		return switchboard.Errorf(switchboard.CodeInternal, "probe"), nil
+	})
 	if err != nil || n != 0 {
 		t.Fatalf("%d invocations were left in flight (%v)", n, err)
 	}
@@ -288,5 +290,35 @@ func TestBackendAnswersThatAreNotResults(t *testing.T) {
 		}
 		wantCode(t, err, code)
 		terminal(t, e, inv.ID, switchboard.StatusFailed, code)
+	}
+}
+
+// Issue 14 item 3: every HTTP-bound call sends the backend an
+// Idempotency-Key that is its invocation id — one per call, never shared.
+func TestHTTPBindingSendsIdempotencyKey(t *testing.T) {
+	e := newEnv(t, nil)
+	keys := make(chan string, 2)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		keys <- r.Header.Get("Idempotency-Key")
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{}`))
+	}))
+	t.Cleanup(srv.Close)
+	tool := slowTool("test.post", 0, 0, "")
+	tool.Binding = &switchboard.Binding{HTTP: &switchboard.HTTPBinding{Method: "POST", URL: srv.URL + "/p"}}
+	e.register(t, tool)
+	var ids []string
+	for range 2 {
+		inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.post", Input: noInput})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := <-keys; got != inv.ID {
+			t.Fatalf("the backend got Idempotency-Key %q, want the invocation id %s", got, inv.ID)
+		}
+		ids = append(ids, inv.ID)
+	}
+	if ids[0] == ids[1] {
+		t.Fatal("two calls shared a key")
 	}
 }

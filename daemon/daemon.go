@@ -7,10 +7,8 @@ package daemon
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
-	"time"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/activity"
@@ -83,6 +81,8 @@ type Daemon struct {
 	Tokens    *scope.Tokens
 	gov       governance
 
+	resumed resumed // calls awaiting an approval that outlived a restart (sweep.go)
+
 	log  *slog.Logger
 	auth *authn.Authenticator // the one login check, handed to every transport
 	api  *httpapi.Server
@@ -121,6 +121,7 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	}
 	bo.Store, bo.Registry, bo.Logger, bo.Browser = opts.Store, reg, log, d.Sessions
 	d.Broker = broker.New(bo)
+	d.resumeApprovals() // calls whose approval outlived the restart
 	if err := d.startPanels(ctx, opts); err != nil {
 		return nil, err
 	}
@@ -168,29 +169,23 @@ func (d *Daemon) Close() error {
 	// Ends panel subscriptions and actions waiting for approval.
 	d.closePanels()
 	d.closeGovernance() // cancels running jobs
+	d.stopResumed()     // resumed calls stop waiting; their approvals stay pending
 	d.Broker.Close()
 	d.Sessions.Shutdown() // ends every tab stream so graceful shutdown completes
 	return nil
 }
 
-// startSessions resolves calls left in flight by a previous run (their
-// outcome is unknown: never re-run, never left pending) and builds the
-// session manager. With several replicas on one Postgres this must move to
+// startSessions resolves what a previous run left in flight (d.sweep:
+// never re-run, never left pending by accident) and builds the session
+// manager. With several replicas on one Postgres this must move to
 // a per-replica claim; today each daemon owns its whole store.
 func (d *Daemon) startSessions(ctx context.Context, opts Options) error {
-	n, err := opts.Store.InvocationFailInFlight(ctx, time.Now(), switchboard.Errorf(switchboard.CodeInternal,
-		"outcome unknown: the daemon stopped while this call was in flight; check before retrying"))
-	if err != nil {
-		return fmt.Errorf("resolve calls left in flight: %w", err)
-	}
-	if n > 0 {
-		d.log.Warn("failed calls left in flight by the previous run", "count", n)
-	}
-	if err := d.releaseOrphanKeys(ctx, opts.Store); err != nil {
+	if err := d.sweep(ctx, opts.Store); err != nil {
 		return err
 	}
 	so := opts.Session
 	so.Store, so.Bus, so.Logger = opts.Store, opts.Bus, d.log
+	var err error
 	d.Sessions, err = session.New(so)
 	return err
 }

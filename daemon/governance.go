@@ -53,7 +53,8 @@ type governance struct {
 }
 
 // startGovernance builds the ledger, approvals, jobs and agent tokens over
-// the store, resolves what a previous run left pending or running, and
+// the store, fails jobs a previous run left running (its approvals and
+// calls are the start-up sweep's, daemon/sweep.go), and
 // returns the broker options that put them on the call path. Governance is
 // always on: every switchboard.Store keeps what it needs.
 func (d *Daemon) startGovernance(ctx context.Context, opts Options) (broker.Options, error) {
@@ -79,11 +80,6 @@ func (d *Daemon) startGovernance(ctx context.Context, opts Options) (broker.Opti
 		return bo, err
 	}
 	d.gov.tokens = scope.NewTokens(opts.Store, nil)
-	if n, err := d.gov.approvals.Recover(ctx); err != nil {
-		return bo, fmt.Errorf("cancel approvals left pending: %w", err)
-	} else if n > 0 {
-		d.log.Warn("cancelled approvals left pending by the previous run", "count", n)
-	}
 	if n, err := d.gov.jobs.Recover(ctx); err != nil {
 		return bo, fmt.Errorf("fail jobs left running: %w", err)
 	} else if n > 0 {

@@ -17,6 +17,7 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/client"
 	"github.com/switchboardhq/switchboard/daemon"
+	"github.com/switchboardhq/switchboard/postgres"
 	"github.com/switchboardhq/switchboard/sqlite"
 )
 
@@ -30,7 +31,15 @@ func TestRestartChild(t *testing.T) {
 		t.Skip("helper process for TestBrowserCallSurvivesCrash")
 	}
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(dir, "sb.db"), nil)
+	var (
+		st  switchboard.Store
+		err error
+	)
+	if dsn := os.Getenv("SWITCHBOARD_TEST_RESTART_PG"); dsn != "" {
+		st, err = postgres.Open(ctx, dsn, &postgres.Options{Schema: os.Getenv("SWITCHBOARD_TEST_RESTART_SCHEMA"), MaxConns: 8})
+	} else {
+		st, err = sqlite.Open(ctx, filepath.Join(dir, "sb.db"), nil)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,10 +57,10 @@ func TestRestartChild(t *testing.T) {
 
 // startChild runs a daemon over dir in a child process and returns its
 // address and the process.
-func startChild(t *testing.T, dir string) (string, *exec.Cmd) {
+func startChild(t *testing.T, dir string, env ...string) (string, *exec.Cmd) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestRestartChild$", "-test.v")
-	cmd.Env = append(os.Environ(), "SWITCHBOARD_TEST_RESTART_CHILD="+dir)
+	cmd.Env = append(append(os.Environ(), "SWITCHBOARD_TEST_RESTART_CHILD="+dir), env...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -136,9 +145,13 @@ func TestBrowserCallSurvivesCrash(t *testing.T) {
 	addr, _ = startChild(t, dir)
 	admin = client.New(addr, restartToken, nil)
 	inv, err := admin.GetInvocation(ctx, inFlight)
-	if err != nil || inv.Status != switchboard.StatusFailed || inv.Error == nil || inv.Error.Code != switchboard.CodeInternal ||
+	if err != nil || inv.Status != switchboard.StatusFailed || inv.Error == nil || inv.Error.Code != switchboard.CodeOutcomeUnknown ||
 		!strings.Contains(inv.Error.Message, "outcome unknown") {
 		t.Fatalf("the call in flight at the crash: %+v %v", inv, err)
+	}
+	// Issue 14 item 3: the swept call has its tool.call entry.
+	if e := toolCallEntry(t, admin, inFlight); e == nil || !strings.Contains(string(e.Details), `"code":"OUTCOME_UNKNOWN"`) {
+		t.Fatalf("the swept call's ledger entry: %+v", e)
 	}
 	kept, err := admin.GetInvocation(ctx, done.InvocationID)
 	if err != nil || kept.Status != switchboard.StatusSucceeded || string(kept.Result) != `{"done":true}` {

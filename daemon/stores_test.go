@@ -61,16 +61,7 @@ func durables(t *testing.T) []durable {
 	if dsn == "" {
 		return out
 	}
-	b := make([]byte, 8)
-	rand.Read(b)
-	schema := "sbtest_" + hex.EncodeToString(b)
-	t.Cleanup(func() {
-		ctx := context.Background()
-		if conn, err := pgx.Connect(ctx, dsn); err == nil {
-			_, _ = conn.Exec(ctx, `DROP SCHEMA IF EXISTS `+pgx.Identifier{schema}.Sanitize()+` CASCADE`)
-			conn.Close(ctx)
-		}
-	})
+	schema := pgSchema(t, dsn)
 	return append(out, durable{
 		name: "postgres",
 		open: func(t *testing.T) switchboard.Store {
@@ -99,6 +90,21 @@ func durables(t *testing.T) []durable {
 		},
 		now: "now()",
 	})
+}
+
+// pgSchema names a fresh Postgres schema, dropped when the test ends.
+func pgSchema(t *testing.T, dsn string) string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	schema := "sbtest_" + hex.EncodeToString(b)
+	t.Cleanup(func() {
+		ctx := context.Background()
+		if conn, err := pgx.Connect(ctx, dsn); err == nil {
+			_, _ = conn.Exec(ctx, `DROP SCHEMA IF EXISTS `+pgx.Identifier{schema}.Sanitize()+` CASCADE`)
+			conn.Close(ctx)
+		}
+	})
+	return schema
 }
 
 func replaceEach(s, old string, next func() string) string {

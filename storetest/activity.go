@@ -325,7 +325,7 @@ func testClosed(t *testing.T, s switchboard.Store) {
 		"InvocationGet":    func() error { _, err := s.InvocationGet(ctx, "x"); return err },
 		"InvocationUpdate": func() error { _, err := s.InvocationUpdate(ctx, inv, switchboard.InFlight...); return err },
 		"InvocationFailInFlight": func() error {
-			_, err := s.InvocationFailInFlight(ctx, base, cause)
+			_, err := s.InvocationFailInFlight(ctx, base, func(switchboard.Invocation) (*switchboard.Error, *switchboard.ActivityEntry) { return cause, nil })
 			return err
 		},
 		"InvocationFinish": func() error {

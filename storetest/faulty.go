@@ -103,11 +103,11 @@ func (f *Faulty) InvocationUpdate(ctx context.Context, inv switchboard.Invocatio
 	return f.Store.InvocationUpdate(ctx, inv, from...)
 }
 
-func (f *Faulty) InvocationFailInFlight(ctx context.Context, at time.Time, cause *switchboard.Error) (int, error) {
+func (f *Faulty) InvocationFailInFlight(ctx context.Context, at time.Time, resolve func(switchboard.Invocation) (*switchboard.Error, *switchboard.ActivityEntry)) (int, error) {
 	if err := f.fail("InvocationFailInFlight"); err != nil {
 		return 0, err
 	}
-	return f.Store.InvocationFailInFlight(ctx, at, cause)
+	return f.Store.InvocationFailInFlight(ctx, at, resolve)
 }
 
 func (f *Faulty) SessionCreate(ctx context.Context, s switchboard.Session) error {

@@ -194,12 +194,21 @@ func testInvocationFailInFlight(t *testing.T, s switchboard.Store) {
 	for _, st := range all {
 		must(t, s.InvocationCreate(ctx, invocation(string(st), st)))
 	}
+	must(t, s.InvocationCreate(ctx, invocation("kept", switchboard.StatusAwaitingApproval)))
 	at := base.Add(10 * time.Second)
-	cause := switchboard.Errorf(switchboard.CodeUnavailable, "daemon restarted; outcome unknown")
-	n, err := s.InvocationFailInFlight(ctx, at, cause)
+	cause := switchboard.Errorf(switchboard.CodeOutcomeUnknown, "daemon restarted; outcome unknown")
+	var seen []string
+	resolve := func(inv switchboard.Invocation) (*switchboard.Error, *switchboard.ActivityEntry) {
+		seen = append(seen, inv.ID)
+		if inv.ID == "kept" {
+			return nil, nil // an approval that outlives the restart
+		}
+		return cause, &switchboard.ActivityEntry{Ts: at, Actor: "system", Verb: "tool.call", Target: inv.ID}
+	}
+	n, err := s.InvocationFailInFlight(ctx, at, resolve)
 	must(t, err)
-	if n != 3 {
-		t.Fatalf("moved %d records, want 3", n)
+	if n != 3 || len(seen) != 4 {
+		t.Fatalf("ended %d records (want 3), visited %v (want the 4 in flight)", n, seen)
 	}
 	for _, st := range all {
 		got, err := s.InvocationGet(ctx, string(st))
@@ -213,10 +222,20 @@ func testInvocationFailInFlight(t *testing.T, s switchboard.Store) {
 		}
 		wantInvocation(t, want, got)
 	}
-	n, err = s.InvocationFailInFlight(ctx, at, cause)
+	if got, err := s.InvocationGet(ctx, "kept"); err != nil || got.Status != switchboard.StatusAwaitingApproval {
+		t.Fatalf("the record resolve kept: %+v %v", got, err)
+	}
+	// Each ended record has its ledger entry.
+	entries, err := s.ActivityList(ctx, switchboard.ActivityFilter{})
 	must(t, err)
-	if n != 0 {
-		t.Fatalf("second pass moved %d records, want 0", n)
+	if len(entries) != 3 {
+		t.Fatalf("%d ledger entries, want one per ended record", len(entries))
+	}
+	seen = nil
+	n, err = s.InvocationFailInFlight(ctx, at, resolve)
+	must(t, err)
+	if n != 0 || len(seen) != 1 {
+		t.Fatalf("second pass ended %d records (want 0), visited %v", n, seen)
 	}
 }
 

@@ -54,7 +54,25 @@ func (c *Client) build(ctx context.Context, b *switchboard.HTTPBinding, input []
 		}
 		req.Header.Set(name, val)
 	}
+	// After the binding's headers: the key must be the call's, always.
+	if k, ok := ctx.Value(keyCtx{}).(string); ok && k != "" {
+		req.Header.Set(IdempotencyHeader, k)
+	}
 	return req, nil
+}
+
+// IdempotencyHeader carries a call's stable key to the backend (the
+// Stripe convention): a backend that honours it runs a retried request
+// once.
+const IdempotencyHeader = "Idempotency-Key"
+
+type keyCtx struct{}
+
+// WithIdempotencyKey returns ctx carrying the key that Call sends as the
+// Idempotency-Key header: the same for every request made for one
+// invocation, whoever retries it.
+func WithIdempotencyKey(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, keyCtx{}, key)
 }
 
 // decodeObject decodes the input object keeping each value's raw JSON, so

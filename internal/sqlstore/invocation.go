@@ -204,29 +204,59 @@ func (c *cas) outcome() (switchboard.Invocation, error) {
 	return c.stored, nil
 }
 
-// InvocationFailInFlight fails every non-terminal record with cause at at.
-func (s *Store) InvocationFailInFlight(ctx context.Context, at time.Time, cause *switchboard.Error) (int, error) {
+// sqlNextInFlight reads the next non-terminal record after an id (the
+// sweep's cursor).
+var sqlNextInFlight = `SELECT ` + invocationCols + ` FROM invocations
+	WHERE status ` + in(len(switchboard.InFlight)) + ` AND id > ? ORDER BY id LIMIT 1`
+
+// InvocationFailInFlight ends the non-terminal records resolve gives a
+// cause, one InvocationFinish each, so each ending lands with its ledger
+// entry and a record finished meanwhile by someone else is left alone.
+func (s *Store) InvocationFailInFlight(ctx context.Context, at time.Time, resolve func(switchboard.Invocation) (*switchboard.Error, *switchboard.ActivityEntry)) (int, error) {
 	const op = "invocation fail in flight"
-	if cause == nil {
-		return 0, switchboard.Errorf(switchboard.CodeInvalidInput, "%s: a cause is required", op)
+	if resolve == nil {
+		return 0, switchboard.Errorf(switchboard.CodeInvalidInput, "%s: a resolve function is required", op)
 	}
-	errJSON, err := encodeError(cause)
-	if err != nil {
-		return 0, err
+	t := normTime(s.stamp(at))
+	n, after := 0, ""
+	for {
+		args := make([]any, 0, len(switchboard.InFlight)+1)
+		for _, st := range switchboard.InFlight {
+			args = append(args, string(st))
+		}
+		var inv switchboard.Invocation
+		err := s.read(ctx, op, func(q Reader) error {
+			var err error
+			inv, err = scanInvocation(q.QueryRow(ctx, s.sql(sqlNextInFlight), append(args, after)...))
+			return err
+		})
+		if switchboard.CodeOf(err) == switchboard.CodeNotFound {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+		after = inv.ID
+		cause, e := resolve(inv)
+		if cause == nil {
+			continue
+		}
+		done := inv
+		done.Status, done.Error, done.Result, done.ResultBytes = switchboard.StatusFor(cause.Code), cause, nil, 0
+		done.UpdatedAt, done.FinishedAt = t, t
+		if !inv.CreatedAt.IsZero() {
+			done.DurationMs = float64(t.Sub(inv.CreatedAt).Microseconds()) / 1000
+		}
+		if e == nil {
+			_, err = s.InvocationUpdate(ctx, done, inv.Status)
+		} else {
+			_, err = s.InvocationFinish(ctx, done, e, inv.Status)
+		}
+		switch {
+		case err == nil:
+			n++
+		case switchboard.CodeOf(err) != switchboard.CodeConflict:
+			return n, err
+		}
 	}
-	t := s.time(s.stamp(at))
-	args := []any{string(switchboard.StatusFailed), errJSON, t, t, t}
-	for _, st := range switchboard.InFlight {
-		args = append(args, string(st))
-	}
-	var n int64
-	err = s.db.Write(ctx, op, func(q Querier) error {
-		var err error
-		n, err = q.Exec(ctx, s.sql(`UPDATE invocations SET
-			status = ?, error = ?, updated_at = ?, finished_at = ?,
-			duration_ms = CASE WHEN created_at IS NULL THEN 0 ELSE `+s.d.MillisSince+` END
-			WHERE status `+in(len(switchboard.InFlight))), args...)
-		return err
-	})
-	return int(n), err
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"time"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/activity"
@@ -74,7 +75,17 @@ func (b *Broker) finish(ctx, cctx context.Context, c *call, inv switchboard.Invo
 	// One transaction writes the outcome and its ledger entry, so a crash
 	// cannot leave a terminal record without its entry.
 	e := b.entry(c, inv)
-	stored, uerr := b.store.InvocationFinish(fctx, inv, e, switchboard.InFlight...)
+	var (
+		stored switchboard.Invocation
+		uerr   error
+	)
+	// The tool has run: a store fault here (a lock, a lost connection) is
+	// retried until the outcome lands or finishTimeout passes, never handed
+	// to the caller as "nothing was written".
+	retryStore(fctx, func() error {
+		stored, uerr = b.store.InvocationFinish(fctx, inv, e, switchboard.InFlight...)
+		return uerr
+	})
 	switch {
 	case uerr == nil:
 		b.observe(e)
@@ -84,12 +95,37 @@ func (b *Broker) finish(ctx, cctx context.Context, c *call, inv switchboard.Invo
 		// started, describing the outcome that won.
 		b.log.DebugContext(ctx, "invocation already terminal; first write wins", "invocation", inv.ID, "status", stored.Status)
 	default:
-		// The record stays in flight; the next start fails it with a clear
-		// code. Tell the caller the outcome could not be recorded.
+		// The record stays in flight; the next start ends it OUTCOME_UNKNOWN.
+		// The caller learns the outcome now, under that same code: known
+		// to this daemon, not recorded — never UNAVAILABLE, which says
+		// nothing happened and invites a retry that runs the call again.
 		b.log.ErrorContext(ctx, "record invocation outcome", "invocation", inv.ID, "tool", inv.Tool, "status", inv.Status, "err", uerr)
-		return inv, switchboard.Errorf(switchboard.CodeOf(uerr), "the call of %s ended %s but its record could not be written: %s", inv.Tool, inv.Status, switchboard.AsError(uerr).Message)
+		return inv, switchboard.Errorf(switchboard.CodeOutcomeUnknown,
+			"the call of %s ended %s, but its record could not be written (%s); the outcome is not recorded, so do not retry without checking: the invocation stays %s until the daemon restarts, then reads OUTCOME_UNKNOWN",
+			inv.Tool, inv.Status, switchboard.AsError(uerr).Message, switchboard.StatusDispatched).
+			WithDetails(map[string]any{"invocationId": inv.ID, "status": inv.Status, "recorded": false})
 	}
 	return b.ledger(fctx, c, stored)
+}
+
+// retryStore runs write until it succeeds, fails with CONFLICT (a decided
+// outcome, not a fault) or ctx ends, backing off from 10 ms to 1 s.
+func retryStore(ctx context.Context, write func() error) {
+	wait := 10 * time.Millisecond
+	for {
+		err := write()
+		if err == nil || switchboard.CodeOf(err) == switchboard.CodeConflict || ctx.Err() != nil {
+			return
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		wait = min(2*wait, time.Second)
+	}
 }
 
 // ledgerDetails is the Details of a tool.call entry. It never carries input
@@ -150,7 +186,11 @@ func (b *Broker) observe(e *switchboard.ActivityEntry) {
 // that runs it twice.
 func (b *Broker) ledger(ctx context.Context, c *call, inv switchboard.Invocation) (switchboard.Invocation, error) {
 	e := b.entry(c, inv)
-	if err := b.store.ActivityAppend(context.WithoutCancel(ctx), e); err != nil {
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+	defer cancel()
+	var err error
+	retryStore(actx, func() error { err = b.store.ActivityAppend(actx, e); return err })
+	if err != nil {
 		b.log.ErrorContext(ctx, "append ledger entry", "invocation", inv.ID, "tool", inv.Tool, "err", err)
 	} else {
 		b.observe(e)

@@ -175,6 +175,9 @@ func (d *Daemon) registerDemoPanels(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("demo panel: %w", err)
 	}
+	if err := d.registerDemoDashboard(ctx); err != nil {
+		return err
+	}
 	return d.RegisterPanel(ctx, panel.Def{
 		ID: "project.settings", Title: "Project settings", Scope: "one project (params.projectId: apollo, borealis, cascade, delta, ember or fjord)",
 		Description: "Edit one project's name, owner, status, due date, budget and client visibility. Saving asks the user to approve.",

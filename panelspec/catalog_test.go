@@ -24,8 +24,8 @@ const chartSchema = `{
 func TestCatalogBuiltins(t *testing.T) {
 	t.Parallel()
 	c := NewCatalog()
-	want := []string{TypeButton, TypeCallout, TypeColumn, TypeFieldForm, TypeHeading, TypeImage, TypeLink, TypeList,
-		TypePanelBody, TypePlaceholder, TypeRow, TypeStack, TypeTable, TypeTabs, TypeText}
+	want := []string{TypeButton, TypeCallout, TypeChart, TypeColumn, TypeFieldForm, TypeHeading, TypeImage, TypeLink, TypeList,
+		TypeMetric, TypePanelBody, TypePlaceholder, TypeProgress, TypeRow, TypeStack, TypeTable, TypeTabs, TypeText}
 	got := c.Types()
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("types = %v", got)
@@ -127,7 +127,7 @@ func TestCatalogConcurrentRegister(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if n := len(c.Types()); n != 15+8 {
+	if n := len(c.Types()); n != 18+8 {
 		t.Fatalf("%d types after 8 registrations", n)
 	}
 }

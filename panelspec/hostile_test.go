@@ -22,6 +22,9 @@ var hostileWant = map[string]struct {
 	"action-is-url.json":              {cAction, "/nodes/b/props/action"},
 	"action-kind-js.json":             {cAction, "/actions/a/kind"},
 	"case-variant-key.json":           {cParse, "/nodes/b/props/Href"},
+	"chart-object-values.json":        {cProps, "/nodes/c/props/data/0/v"},
+	"chart-proto-series.json":         {cUnsafe, "/nodes/c/props/series/0/key"},
+	"chart-string-numbers.json":       {cProps, "/nodes/c/props/data/1/v"},
 	"cycle.json":                      {cBudget, "/nodes/b/children/0"},
 	"data-svg-image-plain.json":       {cUnsafe, "/nodes/i/props/src"},
 	"data-svg-image.json":             {cUnsafe, "/nodes/i/props/src"},
@@ -91,8 +94,23 @@ func generatedHostile(t *testing.T) []hostileCase {
 		return []byte(`{"v":0,"origin":"agent","root":` + strings.Repeat(`{"type":"stack","children":[`, depth) +
 			`{"type":"stack"}` + strings.Repeat(`]}`, depth) + `}`)
 	}
+	chartRows := func(n int, v string) []byte {
+		var b strings.Builder
+		b.WriteString(`{"v":1,"origin":"agent","root":"c","nodes":{"c":{"type":"chart","props":{"kind":"line","x":{"key":"x"},"series":[{"key":"v"}],"data":[`)
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(`{"v":` + v + `}`)
+		}
+		b.WriteString(`]}}}}`)
+		return []byte(b.String())
+	}
 	var cases []hostileCase
 	cases = append(cases,
+		hostileCase{name: "a million chart points", raw: chartRows(1_000_000, "1"), code: cBudget, pointer: "", maxBytes: 64 << 10},
+		hostileCase{name: "100,000 chart points under the byte limit", raw: chartRows(100_000, "1"), code: cBudget, pointer: "/nodes/c/props/data", maxBytes: 64 << 20},
+		hostileCase{name: "100,000 strings as numbers", raw: chartRows(100_000, `"1"`), code: cBudget, pointer: "/nodes/c/props/data", maxBytes: 64 << 20},
 		hostileCase{name: "10 MB body", raw: []byte(`{"v":1,"state":{"pad":"` + huge(10<<20) + `"}}`), code: cBudget, pointer: "", maxBytes: 64 << 10},
 		hostileCase{name: "huge string", raw: []byte(mk(`"t":{"type":"text","props":{"text":"` + huge(900<<10) + `"}}`)), code: cBudget, pointer: "/nodes/t/props/text", maxBytes: 4 << 20},
 		hostileCase{name: "huge key", raw: []byte(mk(`"t":{"type":"text","props":{"text":"x","` + huge(500<<10) + `":1}}`)), code: cBudget, pointer: "/nodes/t/props/" + huge(500<<10), maxBytes: 6 << 20},

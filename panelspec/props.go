@@ -70,6 +70,9 @@ func (r *run) propsStage() {
 		if !props.ok() {
 			props = emptyObject
 		}
+		if e.typ == TypeChart && r.chartBudget(id, props) {
+			continue
+		}
 		if err := e.check(props); err != nil {
 			r.schemaIssues(id, e, err)
 		}
@@ -86,6 +89,10 @@ func (r *run) propsStage() {
 			}
 		case TypeFieldForm:
 			r.fieldRules(id, props)
+		case TypeChart:
+			r.chartRules(id, props)
+		case TypeProgress:
+			r.progressRules(id, props)
 		}
 	}
 }

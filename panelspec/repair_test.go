@@ -96,7 +96,7 @@ func TestFormatIssues(t *testing.T) {
 node "c"
   warning SPEC_UNKNOWN_TYPE /nodes/c/type
           unknown node type "chrt"; kept as a placeholder
-          use one of "button", "callout", "column", "field-form", "heading", "image", "link", "list", "panel-body", "row", "stack", "table", "tabs", "text"
+          did you mean "chart"?
 
 node "h"
   error   SPEC_PROPS        /nodes/h/props/lvl

@@ -141,7 +141,7 @@ func (r *run) sanitizeProps(id string, ni *nodeInfo, path []string) {
 						continue
 					}
 				}
-				walk(c, p, k, inRows || (known && e.typ == TypeTable && len(p) == 2 && k == "rows"))
+				walk(c, p, k, inRows || (known && len(p) == 2 && (e.typ == TypeTable && k == "rows" || e.typ == TypeChart && k == "data")))
 			}
 		case kArr:
 			for i := range v.len() {

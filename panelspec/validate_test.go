@@ -428,7 +428,7 @@ func TestValidateDuplicateChildrenChain(t *testing.T) {
 
 func TestValidatePlaceholderKeepsData(t *testing.T) {
 	t.Parallel()
-	spec, issues := Validate([]byte(mk(`"c":{"type":"chart","props":{"series":[1,2,3],"title":"Sales"},"children":[]}`)), nil)
+	spec, issues := Validate([]byte(mk(`"c":{"type":"sparkline","props":{"series":[1,2,3],"title":"Sales"},"children":[]}`)), nil)
 	if spec == nil {
 		t.Fatalf("spec refused:\n%s", dump(issues))
 	}
@@ -443,7 +443,7 @@ func TestValidatePlaceholderKeepsData(t *testing.T) {
 	if err := json.Unmarshal(n.Props, &props); err != nil {
 		t.Fatal(err)
 	}
-	if props.OriginalType != "chart" || !jsonEqual(props.OriginalProps, `{"series":[1,2,3],"title":"Sales"}`) {
+	if props.OriginalType != "sparkline" || !jsonEqual(props.OriginalProps, `{"series":[1,2,3],"title":"Sales"}`) {
 		t.Fatalf("placeholder props = %s", n.Props)
 	}
 	// The placeholder spec validates again as it is: nothing is lost on a

@@ -74,6 +74,7 @@ function h(tag, attrs = {}, ...children) {
 function renderProjects() {
   return h("div", {},
     h("h1", {}, "Projects"),
+    h("button", { type: "button", class: "link", "data-open-dashboard": "", onclick: openDashboard }, "Studio dashboard"),
     projects.map((p) =>
       h("article", { class: "card", id: `project-${p.id}`, "data-target": `project-${p.id}`, "data-label": p.name },
         h("h3", {}, p.name),
@@ -86,6 +87,13 @@ function renderProjects() {
 // assistant can open, fill and save it too (saving asks for approval).
 function openSettings(projectId) {
   return panels?.open("project.settings", { projectId }).catch((err) => console.warn("switchboard:", err.code ?? "", err.message));
+}
+
+// The dashboard (charts over the same projects) is a registered panel too;
+// the assistant can open it, or compose its own from the example that
+// panel.describe serves ("project-dashboard").
+function openDashboard() {
+  return panels?.open("studio.dashboard").catch((err) => console.warn("switchboard:", err.code ?? "", err.message));
 }
 
 function renderMedia() {

@@ -20,6 +20,8 @@
 // data: URL (images). A node the renderer does not know shows a neutral
 // placeholder.
 
+import { renderChart, renderMetric, renderProgress } from "./charts.js";
+
 const MAX_NODES = 200;
 const MAX_DEPTH = 12;
 const EDIT_DEBOUNCE_MS = 120;
@@ -252,7 +254,23 @@ const RENDERERS = {
     return el("div", { class: "sb-tabs" }, bar, ...panes);
   },
   "field-form": renderForm,
+  chart: (ctx, id, p) => {
+    const err = sourceError(ctx, p.source);
+    if (err) return err;
+    const recs = typeof p.source === "string" ? records(own(ctx.snap.data, p.source)) : (Array.isArray(p.data) ? p.data.filter(isObj) : []);
+    return renderChart(H, p, recs, own);
+  },
+  metric: (ctx, id, p) => {
+    const err = sourceError(ctx, p.source);
+    if (err) return err;
+    const value = typeof p.source === "string" ? walk(records(own(ctx.snap.data, p.source))[0], String(p.field ?? "")) : p.value;
+    return renderMetric(H, p, value);
+  },
+  progress: (ctx, id, p) => renderProgress(H, p),
 };
+
+// H is what charts.js builds its HTML with: the same safe helpers.
+const H = { el, text };
 
 function sourceError(ctx, source) {
   const e = typeof source === "string" ? own(ctx.snap.errors, source) : undefined;
@@ -446,6 +464,14 @@ const CSS_TEXT = `
 :where(.sb-action-status){font-size:.85rem;color:#667085}:where(.sb-status-ok){color:#067647}:where(.sb-status-error,.sb-status-rejected_by_user){color:#b42318}
 :where(.sb-confirm){display:inline-flex;gap:.4rem;align-items:center}
 :where(.sb-placeholder){border:1px dashed #d0d5dd;padding:.5rem;color:#667085;font-size:.85rem}
+:where(.sb-chart){margin:0;display:flex;flex-direction:column;gap:.3rem;min-width:16rem;flex:1}:where(.sb-chart-title){font-weight:600}
+:where(.sb-chart-svg){width:100%;height:auto;max-width:40rem;font-family:inherit}:where(.sb-chart-svg text){fill:#344054}
+:where(.sb-legend){display:flex;flex-wrap:wrap;gap:.3rem .9rem;list-style:none;margin:0;padding:0;font-size:.85rem}:where(.sb-legend li){display:flex;gap:.3rem;align-items:center}
+:where(.sb-chart-note){font-size:.8rem;color:#667085;margin:0}:where(.sb-chart-data summary){cursor:pointer;font-size:.85rem;color:#475467}
+:where(.sb-metric){display:flex;flex-direction:column;gap:.1rem;padding:.6rem .8rem;border:1px solid #e4e7ec;border-radius:.5rem;min-width:9rem}
+:where(.sb-metric-label){font-size:.8rem;color:#475467}:where(.sb-metric-value){font-size:1.5rem;font-weight:600}:where(.sb-metric-unit){font-size:1rem;font-weight:400}
+:where(.sb-metric-delta){font-size:.85rem}:where(.sb-delta-good){color:#067647}:where(.sb-delta-bad){color:#b42318}
+:where(.sb-progress){display:flex;flex-direction:column;gap:.2rem;min-width:12rem}:where(.sb-progress-head){display:flex;justify-content:space-between;gap:.5rem;font-size:.85rem}:where(.sb-progress progress){width:100%}
 :where(.sb-tab){border:0;background:none;padding:.3rem .6rem;cursor:pointer}:where(.sb-tab[aria-selected=true]){border-bottom:2px solid #3559e0}
 `;
 

@@ -16,6 +16,7 @@ import (
 	"github.com/switchboardhq/switchboard/aisdk"
 	"github.com/switchboardhq/switchboard/authn"
 	"github.com/switchboardhq/switchboard/internal/sse"
+	"github.com/switchboardhq/switchboard/internal/strictjson"
 )
 
 // Assistant routes. The admin token may use any chat and name any browser
@@ -370,6 +371,12 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 	}
 	if len(strings.TrimSpace(string(b))) == 0 {
 		return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "request body is empty; send a JSON document")
+	}
+	// The protocol parsers (AG-UI, AI SDK) tolerate members they do not
+	// know, as those protocols require; the document itself must still be
+	// strict JSON.
+	if err := strictjson.Envelope(b, ""); err != nil {
+		return nil, err
 	}
 	return b, nil
 }

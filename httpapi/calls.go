@@ -39,7 +39,7 @@ func (s *Server) callRoutes() {
 // retry replay the first call's answer (RELIABILITY rows 10-12).
 func (s *Server) callTool(w http.ResponseWriter, r *http.Request) {
 	var body callBody
-	if err := s.decode(w, r, &body, 0); err != nil {
+	if err := s.decode(w, r, &body, 0, "/input"); err != nil {
 		s.writeError(w, r, wrapHint(err))
 		return
 	}
@@ -64,14 +64,21 @@ func wrapHint(err error) error {
 	if !ok || e.Code != switchboard.CodeInvalidInput {
 		return err
 	}
-	field, ok := strings.CutPrefix(e.Message, "request body has an unknown field ")
-	if !ok {
+	d, _ := e.Details.(map[string]any)
+	field, _ := d["field"].(string)
+	ptr, _ := d["pointer"].(string)
+	if field == "" || ptr != "/"+field {
 		return err
 	}
-	field, _, _ = strings.Cut(field, ";")
+	for _, known := range []string{"input", "sessionId", "runId", "async"} {
+		if strings.EqualFold(field, known) {
+			return switchboard.Errorf(switchboard.CodeInvalidInput,
+				`request body has an unknown field %q: names are case-sensitive; did you mean %q?`, field, known).WithDetails(d)
+		}
+	}
 	return switchboard.Errorf(switchboard.CodeInvalidInput,
-		`request body has an unknown field %s: a tool's fields go inside "input", as in {"input": {%s: ...}}; besides input, a call body takes only sessionId, runId and async`,
-		field, field)
+		`request body has an unknown field %q: a tool's fields go inside "input", as in {"input": {%q: ...}}; besides input, a call body takes only sessionId, runId and async`,
+		field, field).WithDetails(d)
 }
 
 func wantsAsync(r *http.Request, async bool) bool {

@@ -7,7 +7,6 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +23,7 @@ import (
 	"github.com/switchboardhq/switchboard/agent"
 	"github.com/switchboardhq/switchboard/authn"
 	"github.com/switchboardhq/switchboard/broker"
+	"github.com/switchboardhq/switchboard/internal/strictjson"
 	"github.com/switchboardhq/switchboard/panel"
 	"github.com/switchboardhq/switchboard/registry"
 	"github.com/switchboardhq/switchboard/session"
@@ -260,45 +260,26 @@ func (s *Server) credential(r *http.Request, missing string, accept ...authn.Kin
 func bearer(r *http.Request) (string, bool) { return authn.Bearer(r) }
 
 // decode reads a JSON body of at most limit bytes (0: the server default)
-// into v, rejecting unknown fields and trailing data.
-func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any, limit int64) error {
+// into v strictly (internal/strictjson): exact-case member names, no
+// unknown or duplicate members, valid UTF-8, numbers that fit, one value.
+// inputAt, when given, points at the member that holds a tool input, whose
+// faults are the input's (SCHEMA_VIOLATION, as the broker's validation).
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any, limit int64, inputAt ...string) error {
 	if limit <= 0 {
 		limit = s.opts.MaxBodyBytes
 	}
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
 		return switchboard.Errorf(switchboard.CodeInvalidInput, "Content-Type must be application/json, not %q", ct)
 	}
-	body := http.MaxBytesReader(w, r.Body, limit)
-	dec := json.NewDecoder(body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return decodeError(err, limit)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		var maxErr *http.MaxBytesError
+		if errors.As(err, &maxErr) {
+			return switchboard.Errorf(switchboard.CodePayloadTooLarge, "request body is larger than %d bytes", limit)
+		}
+		return switchboard.Errorf(switchboard.CodeInvalidInput, "read request body: %v", err)
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return switchboard.Errorf(switchboard.CodeInvalidInput, "request body has data after the JSON value")
-	}
-	return nil
-}
-
-func decodeError(err error, limit int64) error {
-	var (
-		maxErr    *http.MaxBytesError
-		syntaxErr *json.SyntaxError
-		typeErr   *json.UnmarshalTypeError
-	)
-	switch {
-	case errors.As(err, &maxErr):
-		return switchboard.Errorf(switchboard.CodePayloadTooLarge, "request body is larger than %d bytes", limit)
-	case errors.Is(err, io.EOF):
-		return switchboard.Errorf(switchboard.CodeInvalidInput, "request body is empty; send a JSON document")
-	case errors.As(err, &syntaxErr):
-		return switchboard.Errorf(switchboard.CodeInvalidInput, "request body is not valid JSON at byte %d: %v", syntaxErr.Offset, err)
-	case errors.As(err, &typeErr):
-		return switchboard.Errorf(switchboard.CodeInvalidInput, "field %q must be %s, not JSON %s", typeErr.Field, typeErr.Type, typeErr.Value)
-	case strings.HasPrefix(err.Error(), "json: unknown field"):
-		return switchboard.Errorf(switchboard.CodeInvalidInput, "request body has an %s; check its spelling", strings.TrimPrefix(err.Error(), "json: "))
-	}
-	return switchboard.Errorf(switchboard.CodeInvalidInput, "request body: %v", err)
+	return strictjson.Decode(body, v, strings.Join(inputAt, ""))
 }
 
 // statusWriter remembers the status for the access log and passes Flush

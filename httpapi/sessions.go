@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/authn"
 	"github.com/switchboardhq/switchboard/internal/sse"
+	"github.com/switchboardhq/switchboard/internal/strictjson"
 	"github.com/switchboardhq/switchboard/session"
 )
 
@@ -226,14 +226,8 @@ func (s *Server) actionResult(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var res switchboard.BrowserActionResult
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&res); err != nil {
-		s.writeError(w, r, decodeError(err, limit))
-		return
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		s.writeError(w, r, switchboard.Errorf(switchboard.CodeInvalidInput, "request body has data after the JSON value"))
+	if err := strictjson.Decode(body, &res, ""); err != nil {
+		s.writeError(w, r, err)
 		return
 	}
 	stored, err := s.opts.Sessions.Result(ctx, sid, run, inv, res)

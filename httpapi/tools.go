@@ -6,7 +6,9 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/strictjson"
 	"github.com/switchboardhq/switchboard/registry"
 )
 
@@ -72,32 +74,25 @@ func (s *Server) registerTools(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, switchboard.Manifest{ProtocolVersion: switchboard.ProtocolVersion, Tools: redactAll(out)})
 }
 
-// parseTools decodes one descriptor, an array, or {"tools": [...]}, strictly.
+// parseTools decodes one descriptor, an array, or {"tools": [...]},
+// strictly (internal/strictjson).
 func parseTools(raw json.RawMessage) ([]switchboard.Tool, error) {
 	raw = bytes.TrimSpace(raw)
-	strict := func(b []byte, v any) error {
-		dec := json.NewDecoder(bytes.NewReader(b))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(v); err != nil {
-			return decodeError(err, MaxRegisterBytes)
-		}
-		return nil
-	}
 	switch {
 	case len(raw) > 0 && raw[0] == '[':
 		var tools []switchboard.Tool
-		return tools, strict(raw, &tools)
+		return tools, strictjson.Decode(raw, &tools, "")
 	case len(raw) > 0 && raw[0] == '{':
-		var probe map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &probe); err != nil {
-			return nil, decodeError(err, MaxRegisterBytes)
+		var probe map[string]jsontext.Value
+		if err := strictjson.Decode(raw, &probe, ""); err != nil {
+			return nil, err
 		}
 		if _, ok := probe["tools"]; ok {
 			var m switchboard.Manifest
-			return m.Tools, strict(raw, &m)
+			return m.Tools, strictjson.Decode(raw, &m, "")
 		}
 		var t switchboard.Tool
-		return []switchboard.Tool{t}, strict(raw, &t)
+		return []switchboard.Tool{t}, strictjson.Decode(raw, &t, "")
 	}
 	return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "send a tool descriptor, an array of them, or a manifest {\"tools\": [...]}")
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/broker"
 	"github.com/switchboardhq/switchboard/internal/mcpext"
+	"github.com/switchboardhq/switchboard/internal/strictjson"
 )
 
 // Keys of _meta that switchboard reads or writes on tools/call.
@@ -59,6 +60,15 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	}
 	if !found {
 		return nil, unknownTool(name)
+	}
+	// Checked before objectArgs, whose map would keep the last of two
+	// duplicate names and mend invalid UTF-8; the broker checks the same
+	// way (schema.Validate) what reaches it by other paths.
+	if raw := bytes.TrimSpace(req.Params.Arguments); len(raw) > 0 {
+		if err := strictjson.Input(raw); err != nil {
+			e := switchboard.AsError(err)
+			return errorResult(&switchboard.Error{Code: e.Code, Message: "input of " + t.Name + ": " + e.Message, Details: e.Details}, nil), nil
+		}
 	}
 	args, err := objectArgs(req.Params.Arguments)
 	if err != nil {

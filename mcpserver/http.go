@@ -59,6 +59,9 @@ func (s *Server) newHTTPHandler() http.Handler {
 			writeHTTPError(w, err)
 			return
 		}
+		if !strictBody(w, r) {
+			return
+		}
 		withToken.ServeHTTP(w, r.WithContext(switchboard.WithPrincipal(r.Context(), c.Principal)))
 	})
 }

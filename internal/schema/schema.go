@@ -21,6 +21,7 @@ import (
 	"golang.org/x/text/message"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/strictjson"
 )
 
 // Schema is a compiled JSON Schema.
@@ -73,7 +74,9 @@ type Violation struct {
 // SCHEMA_VIOLATION whose message names the first failing field and whose
 // details list every leaf violation.
 func (s *Schema) Validate(v json.RawMessage) error {
-	if err := CheckKeys(v); err != nil {
+	// Strict first (internal/strictjson): one document must not mean two
+	// things to the validator and to the backend.
+	if err := strictjson.Input(v); err != nil {
 		return err
 	}
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(v))

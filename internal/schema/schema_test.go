@@ -61,3 +61,23 @@ func TestPointerEscapes(t *testing.T) {
 		t.Errorf("pointer = %q", got)
 	}
 }
+
+// Issue 14 item 8: input that is not strict JSON fails validation with the
+// pointer of the offending member, whatever the schema (here: anything).
+func TestValidateStrict(t *testing.T) {
+	t.Parallel()
+	s, _ := Compile(json.RawMessage(`{"type":"object"}`))
+	for in, ptr := range map[string]string{
+		`{"approved":true,"approved":false}`: "/approved",
+		`{"a":{"Title":"x","title":"y"}}`:    "/a/title",
+		`{"n":1e400}`:                        "/n",
+		`{"n":9007199254740993}`:             "/n",
+		`{"s":"\ud800"}`:                     "/s",
+		"{\"s\":\"\xff\"}":                   "/s",
+	} {
+		e := switchboard.AsError(s.Validate(json.RawMessage(in)))
+		if e == nil || e.Code != switchboard.CodeSchemaViolation || e.Details.(map[string]any)["pointer"] != ptr {
+			t.Errorf("%q: %v, want SCHEMA_VIOLATION at %s", in, e, ptr)
+		}
+	}
+}

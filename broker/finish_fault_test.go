@@ -17,6 +17,7 @@ import (
 	"github.com/switchboardhq/switchboard/postgres"
 	"github.com/switchboardhq/switchboard/registry"
 	"github.com/switchboardhq/switchboard/sqlite"
+	"github.com/switchboardhq/switchboard/storetest"
 )
 
 // lockedStore is a store with a short lock wait, and a way to hold a lock
@@ -128,5 +129,47 @@ func TestFinishRetriesUnderAStoreLock(t *testing.T) {
 				t.Fatalf("tool.call entries: %d %v; want 1", len(es), err)
 			}
 		})
+	}
+}
+
+// Issue 14 item 2, the bound: when the outcome cannot land within the
+// finish bound (every attempt fails), the caller gets OUTCOME_UNKNOWN with
+// the outcome in its details — never UNAVAILABLE — and the record stays
+// dispatched for the start-up sweep. Takes the full bound (10 s).
+func TestFinishGivesUpWithOutcomeUnknown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the finish bound")
+	}
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "sb.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	f := &storetest.Faulty{Store: st, FailNext: func(op string) error {
+		if op == "InvocationFinish" {
+			return storetest.Busy(op)
+		}
+		return nil
+	}}
+	reg, err := registry.New(ctx, f, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := broker.New(broker.Options{Store: f, Registry: reg})
+	defer b.Close()
+	if _, err := reg.Register(ctx, switchboard.SourceHost, []switchboard.Tool{{Name: "test.send", Description: "Send.",
+		Class: switchboard.ClassMutate, Binding: &switchboard.Binding{Go: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	b.Handle("test.send", func(context.Context, json.RawMessage) (any, error) { return "sent", nil })
+	inv, err := b.Call(ctx, broker.CallRequest{Tool: "test.send"})
+	e := wantCode(t, err, switchboard.CodeOutcomeUnknown)
+	d, _ := e.Details.(map[string]any)
+	if d["status"] != switchboard.StatusSucceeded || d["recorded"] != false || inv.Status != switchboard.StatusSucceeded {
+		t.Fatalf("the caller's answer: %+v %+v", inv, e)
+	}
+	if got, err := st.InvocationGet(ctx, inv.ID); err != nil || got.Status != switchboard.StatusDispatched {
+		t.Fatalf("the record: %+v %v; want it left dispatched for the sweep", got, err)
 	}
 }

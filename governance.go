@@ -51,14 +51,16 @@ type ApprovalRequest struct {
 	Summary      string          `json:"summary"`
 	Class        Class           `json:"class"`
 	Agent        string          `json:"agent"`
-	Status       ApprovalStatus  `json:"status"`
-	Reason       string          `json:"reason,omitempty"`
-	DecidedBy    string          `json:"decidedBy,omitempty"`
-	Channel      string          `json:"channel,omitempty"`
-	CreatedAt    time.Time       `json:"createdAt"`
-	ExpiresAt    time.Time       `json:"expiresAt"`
-	DecidedAt    time.Time       `json:"decidedAt,omitzero"`
-	ConsumedAt   time.Time       `json:"consumedAt,omitzero"`
+	// AgentID is the agent session whose call waits on it.
+	AgentID    string         `json:"agentId,omitempty"`
+	Status     ApprovalStatus `json:"status"`
+	Reason     string         `json:"reason,omitempty"`
+	DecidedBy  string         `json:"decidedBy,omitempty"`
+	Channel    string         `json:"channel,omitempty"`
+	CreatedAt  time.Time      `json:"createdAt"`
+	ExpiresAt  time.Time      `json:"expiresAt"`
+	DecidedAt  time.Time      `json:"decidedAt,omitzero"`
+	ConsumedAt time.Time      `json:"consumedAt,omitzero"`
 }
 
 // ApprovalFilter selects approval requests (oldest first). Empty fields

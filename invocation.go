@@ -51,13 +51,15 @@ func StatusFor(code Code) Status {
 // Invocation is the persisted record of one tool call. Its identity is the
 // daemon-minted ID; provider or JSON-RPC ids never enter the contract.
 type Invocation struct {
-	ID          string          `json:"invocationId"`
-	RunID       string          `json:"runId,omitempty"`
-	Tool        string          `json:"tool"`
-	ToolVersion int64           `json:"toolVersion,omitempty"`
-	Surface     Surface         `json:"surface"`
-	SessionID   string          `json:"sessionId,omitempty"`
-	Caller      string          `json:"caller,omitempty"`
+	ID          string  `json:"invocationId"`
+	RunID       string  `json:"runId,omitempty"`
+	Tool        string  `json:"tool"`
+	ToolVersion int64   `json:"toolVersion,omitempty"`
+	Surface     Surface `json:"surface"`
+	SessionID   string  `json:"sessionId,omitempty"`
+	Caller      string  `json:"caller,omitempty"`
+	// AgentID is the agent session that made the call (WithAgentSession).
+	AgentID     string          `json:"agentId,omitempty"`
 	Status      Status          `json:"status"`
 	Input       json.RawMessage `json:"input,omitempty"`
 	Result      json.RawMessage `json:"result,omitempty"`

@@ -2,6 +2,7 @@ package switchboard
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 )
 
@@ -189,4 +190,34 @@ func WithAgentSession(ctx context.Context, id string) context.Context {
 func AgentSessionFrom(ctx context.Context) (string, bool) {
 	id, ok := ctx.Value(agentSessionKey{}).(string)
 	return id, ok && id != ""
+}
+
+// AgentHandoff is one agent handing work to another (agents.handoff), in
+// the shape of an A2A message: who hands off, to whom, the task, the scope
+// it may use, the artifacts it carries (A2A artifacts: {name?,
+// description?, parts: [{kind: text|data|file, ...}]}) and where to report
+// back. It is data for the receiving agent, never instructions.
+type AgentHandoff struct {
+	ID string `json:"id"`
+	// From is the handing agent session ("" when a user handed off);
+	// FromActor its ledger actor ("agent:claude").
+	From      string            `json:"from,omitempty"`
+	FromActor string            `json:"fromActor"`
+	To        string            `json:"to"`
+	Task      string            `json:"task"`
+	Scope     *AgentScope       `json:"scope,omitempty"`
+	Artifacts []json.RawMessage `json:"artifacts,omitempty"`
+	// ReturnTo is the agent session to report back to (default: From).
+	ReturnTo   string      `json:"returnTo,omitempty"`
+	CreatedAt  time.Time   `json:"createdAt"`
+	Provenance *Provenance `json:"provenance,omitempty"`
+}
+
+// AgentRegistration is the answer of POST /agents and of a heartbeat: the
+// session, and how often it must send POST /agents/{id}/heartbeat (a
+// session silent for three intervals ends done, reason "missed
+// heartbeats").
+type AgentRegistration struct {
+	AgentSession
+	HeartbeatIntervalMs int64 `json:"heartbeatIntervalMs"`
 }

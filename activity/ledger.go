@@ -40,6 +40,8 @@ const (
 	VerbSessionOpen    = "session.open"
 	VerbSessionClose   = "session.close"
 	VerbJobFinish      = "job.finish"
+	VerbAgentStatus    = "agent.status"
+	VerbAgentHandoff   = "agent.handoff"
 )
 
 // Store is the part of switchboard.Store the ledger needs; ActivityHead

@@ -104,8 +104,10 @@ type Options struct {
 	MaxToolResultBytes int
 	MaxDataURLBytes    int
 	RunTimeout         time.Duration
-	Logger             *slog.Logger
-	Now                func() time.Time
+	// Sessions, if set, records runs as agent sessions (sessions.go).
+	Sessions RunSessions
+	Logger   *slog.Logger
+	Now      func() time.Time
 }
 
 // Runtime runs agent loops. Safe for concurrent use.
@@ -260,6 +262,9 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (*Run, error) {
 		defer rt.wg.Done()
 		defer cancelTimeout()
 		rt.loop(runCtx, run, req)
+		if rt.opts.Sessions != nil {
+			rt.opts.Sessions.RunEnded(runCtx, run)
+		}
 		rt.retire(run)
 	}()
 	return run, nil

@@ -40,6 +40,9 @@ type runState struct {
 func (rt *Runtime) loop(ctx context.Context, run *Run, req StartRequest) {
 	st := &runState{run: run, em: newEmitter(run, rt.now), req: req}
 	st.em.emit(&agui.RunStarted{ThreadID: run.thread, RunID: run.id})
+	if rt.opts.Sessions != nil {
+		ctx = rt.opts.Sessions.RunStarted(ctx, run)
+	}
 	if s := bytes.TrimSpace(req.State); len(s) > 0 && !bytes.Equal(s, []byte("null")) {
 		st.em.emit(&agui.StateSnapshot{Snapshot: json.RawMessage(s)})
 	}
@@ -164,7 +167,7 @@ func (rt *Runtime) modelTurn(ctx context.Context, st *runState) ([]call, error) 
 	}
 	req := model.Request{
 		Model:     st.b.Model,
-		System:    st.ts.systemPrompt(rt.opts.Instructions, st.req.Context),
+		System:    rt.withNotes(ctx, st.run, st.ts.systemPrompt(rt.opts.Instructions, st.req.Context)),
 		Messages:  toModel(st.conv, st.ts, st.b.Caps),
 		MaxTokens: st.b.MaxTokens,
 	}

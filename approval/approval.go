@@ -294,7 +294,7 @@ func (s *Service) RequestApproval(ctx context.Context, inv switchboard.Invocatio
 		ID: "apr_" + randomHex(16), InvocationID: inv.ID, RunID: inv.RunID, SessionID: inv.SessionID,
 		Tool: t.Name, ToolVersion: inv.ToolVersion, ArgsHash: ArgsHash(inv.Input), Input: redact.JSON(inv.Input),
 		Summary: fmt.Sprintf("%s wants to call %s: %s", agent, t.Name, search.SummaryOf(t)),
-		Class:   t.Class, Agent: agent, Status: switchboard.ApprovalPending, CreatedAt: now, ExpiresAt: now.Add(s.opts.TTL),
+		Class:   t.Class, Agent: agent, AgentID: inv.AgentID, Status: switchboard.ApprovalPending, CreatedAt: now, ExpiresAt: now.Add(s.opts.TTL),
 	}
 	if a.Class == "" {
 		a.Class = switchboard.ClassMutate

@@ -9,6 +9,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/activity"
+	"github.com/switchboardhq/switchboard/workspace"
 )
 
 // AwaitApproval blocks until request id is decided. Approved, it consumes
@@ -219,7 +220,7 @@ func (s *Service) settle(ctx context.Context, a switchboard.ApprovalRequest, sta
 	if s.ledger != nil {
 		details, _ := json.Marshal(map[string]any{
 			"approvalId": stored.ID, "invocationId": stored.InvocationID, "decision": stored.Status,
-			"reason": stored.Reason, "agent": stored.Agent, "channel": stored.Channel,
+			"reason": stored.Reason, "agent": stored.Agent, "agentId": stored.AgentID, "channel": stored.Channel,
 			"toolVersion": stored.ToolVersion, "argsHash": stored.ArgsHash,
 		})
 		prov, _ := json.Marshal(map[string]string{"channel": stored.Channel})
@@ -255,6 +256,7 @@ type RequestEvent struct {
 	Summary      string            `json:"summary"`
 	Class        switchboard.Class `json:"class"`
 	Agent        string            `json:"agent"`
+	AgentID      string            `json:"agentId,omitempty"`
 	ExpiresAt    time.Time         `json:"expiresAt"`
 	// SessionID is the tab the call was made in: the only tab told.
 	SessionID string `json:"sessionId,omitempty"`
@@ -269,6 +271,7 @@ type ResolvedEvent struct {
 	Channel      string                     `json:"channel,omitempty"`
 	Reason       string                     `json:"reason,omitempty"`
 	Agent        string                     `json:"agent"`
+	AgentID      string                     `json:"agentId,omitempty"`
 	SessionID    string                     `json:"sessionId,omitempty"`
 }
 
@@ -281,29 +284,29 @@ func requestEvent(a switchboard.ApprovalRequest) []byte {
 		input = json.RawMessage(`{}`)
 	}
 	b, _ := json.Marshal(RequestEvent{ApprovalID: a.ID, InvocationID: a.InvocationID, Tool: a.Tool, Input: input,
-		Summary: a.Summary, Class: a.Class, Agent: a.Agent, ExpiresAt: a.ExpiresAt, SessionID: a.SessionID})
+		Summary: a.Summary, Class: a.Class, Agent: a.Agent, AgentID: a.AgentID, ExpiresAt: a.ExpiresAt, SessionID: a.SessionID})
 	return b
 }
 
 func resolvedEvent(a switchboard.ApprovalRequest) []byte {
 	b, _ := json.Marshal(ResolvedEvent{ApprovalID: a.ID, InvocationID: a.InvocationID, Status: a.Status,
-		DecidedBy: a.DecidedBy, Channel: a.Channel, Reason: a.Reason, Agent: a.Agent, SessionID: a.SessionID})
+		DecidedBy: a.DecidedBy, Channel: a.Channel, Reason: a.Reason, Agent: a.Agent, AgentID: a.AgentID, SessionID: a.SessionID})
 	return b
 }
 
-// TabNotifier returns a Notifier that delivers an approval event to the one
-// tab that may decide it (the built-in assistant's call in that tab,
-// switchboard.Assistant) through send, and to no tab otherwise: an external
-// agent can mint or steal a session (with --demo any local process can) and
-// must not approve its own calls through it, so its calls are decided with
-// the user's token.
+// TabNotifier returns a Notifier that delivers an approval event to the tab
+// of the built-in assistant's call through send, and to no tab otherwise:
+// workspace.TabMayDecide without an agent registry. The daemon's notifier
+// also reaches the tabs of the user a background or external agent acts
+// for (daemon/agents.go).
 func TabNotifier(send func(ctx context.Context, sessionID, kind string, data []byte) error) Notifier {
 	return func(ctx context.Context, kind string, data []byte) {
 		var to struct {
 			SessionID string `json:"sessionId"`
 			Agent     string `json:"agent"`
 		}
-		if json.Unmarshal(data, &to) != nil || to.SessionID == "" || to.Agent != switchboard.Assistant().String() {
+		if json.Unmarshal(data, &to) != nil || to.SessionID == "" ||
+			!workspace.TabMayDecide(nil, switchboard.ApprovalRequest{SessionID: to.SessionID, Agent: to.Agent}, to.SessionID, "") {
 			return
 		}
 		_ = send(ctx, to.SessionID, kind, data) // the tab is gone or on another replica: nothing to tell here

@@ -212,6 +212,7 @@ type call struct {
 	input     json.RawMessage
 	caller    switchboard.Principal
 	hasCaller bool
+	agentID   string // the acting agent session (switchboard.WithAgentSession)
 	reversal  json.RawMessage
 	claim     *claim // the idempotency key this call holds, if any
 	// invocationID is the record's id once dispatched: the Idempotency-Key
@@ -298,6 +299,7 @@ func (b *Broker) dispatch(ctx, cctx context.Context, c *call, inv switchboard.In
 func (b *Broker) prepare(ctx context.Context, req CallRequest) (*call, error) {
 	c := &call{}
 	c.caller, c.hasCaller = switchboard.PrincipalFrom(ctx)
+	c.agentID, _ = switchboard.AgentSessionFrom(ctx)
 	if err := b.resolve(ctx, req, c); err != nil {
 		return nil, err
 	}

@@ -48,6 +48,7 @@ func (b *Broker) newInvocation(c *call, req CallRequest, status switchboard.Stat
 	if c.hasCaller {
 		inv.Caller = c.caller.String()
 	}
+	inv.AgentID = c.agentID
 	return inv
 }
 
@@ -134,6 +135,7 @@ type ledgerDetails struct {
 	InvocationID string              `json:"invocationId"`
 	RunID        string              `json:"runId,omitempty"`
 	SessionID    string              `json:"sessionId,omitempty"`
+	AgentID      string              `json:"agentId,omitempty"`
 	Status       switchboard.Status  `json:"status"`
 	Code         switchboard.Code    `json:"code,omitempty"`
 	Surface      switchboard.Surface `json:"surface,omitempty"`
@@ -146,7 +148,7 @@ type ledgerDetails struct {
 // entry builds the ledger entry of a terminal record.
 func (b *Broker) entry(c *call, inv switchboard.Invocation) *switchboard.ActivityEntry {
 	d := ledgerDetails{
-		InvocationID: inv.ID, RunID: inv.RunID, SessionID: inv.SessionID, Status: inv.Status,
+		InvocationID: inv.ID, RunID: inv.RunID, SessionID: inv.SessionID, AgentID: inv.AgentID, Status: inv.Status,
 		Surface: inv.Surface, ToolVersion: inv.ToolVersion, DurationMs: inv.DurationMs,
 		InputBytes: inv.InputBytes, ResultBytes: inv.ResultBytes,
 	}

@@ -11,6 +11,7 @@ import (
 func (d *Daemon) newAgent(opts Options) (*agent.Runtime, error) {
 	ao := opts.Agent
 	ao.Broker, ao.Registry, ao.Browser, ao.Logger = d.Broker, d.Registry, d.Sessions, d.log
+	ao.Sessions = runSessions{d}
 	ao.Models = opts.Resolver
 	if ao.Models == nil {
 		r, err := model.NewResolver(opts.Models, nil)

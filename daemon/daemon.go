@@ -27,6 +27,7 @@ import (
 	"github.com/switchboardhq/switchboard/scope"
 	"github.com/switchboardhq/switchboard/session"
 	"github.com/switchboardhq/switchboard/web"
+	"github.com/switchboardhq/switchboard/workspace"
 )
 
 // Options configures a Daemon. Store and AdminToken are required; the
@@ -59,6 +60,9 @@ type Options struct {
 	Agent agent.Options
 	// Governance tunes approvals, rate limits and the ledger.
 	Governance GovernanceOptions
+	// AgentSessions tunes the agent-session registry (heartbeat interval,
+	// idle window); the daemon fills in its ledger, events and logger.
+	AgentSessions workspace.AgentsOptions
 }
 
 // Daemon is a running switchboard: its subsystems and its HTTP handler.
@@ -80,6 +84,9 @@ type Daemon struct {
 	Jobs      *job.Service
 	Tokens    *scope.Tokens
 	gov       governance
+	// Agents is the registry of agent sessions at work (daemon/agents.go).
+	Agents *workspace.Agents
+	agents agentWiring
 
 	resumed resumed // calls awaiting an approval that outlived a restart (sweep.go)
 
@@ -116,6 +123,7 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 		return nil, err
 	}
 	d.Registry = reg
+	d.startAgents(opts)
 	if err := d.startSessions(ctx, opts); err != nil {
 		return nil, err
 	}
@@ -152,6 +160,7 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 			_, err := opts.Store.ActivityHead(ctx) // one indexed read
 			return err
 		},
+		Agents: d.Agents,
 	})
 	if err != nil {
 		return nil, err
@@ -166,6 +175,7 @@ func (d *Daemon) Handler() http.Handler { return d.api }
 func (d *Daemon) Close() error {
 	_ = d.mcp.Close() // ends MCP sessions and their streams
 	d.Agent.Close()   // cancels runs, which ends their streams
+	d.closeAgents()
 	// Ends panel subscriptions and actions waiting for approval.
 	d.closePanels()
 	d.closeGovernance() // cancels running jobs

@@ -94,17 +94,11 @@ func (d *Daemon) startGovernance(ctx context.Context, opts Options) (broker.Opti
 	return bo, nil
 }
 
-// notifyTabs sends an approval event to the one tab that may decide it —
-// the tab whose own assistant made the call (approval.TabNotifier) —
-// on whichever replica holds it: through the bus, whose subscriber on each
-// replica delivers to the tabs it holds. Other approvals (external agents')
-// reach no tab: the user decides them in the console or the CLI.
+// notifyTabs sends an approval event to every replica through the bus,
+// whose subscriber on each replica updates its agent sessions and tells
+// the tabs it holds that may decide it (daemon/agents.go approvalEvent).
 func (d *Daemon) notifyTabs(opts Options) approval.Notifier {
-	broadcast := func(ctx context.Context, kind string, data []byte) {
-		if d.Sessions != nil {
-			approval.TabNotifier(d.Sessions.Send)(ctx, kind, data)
-		}
-	}
+	broadcast := d.approvalEvent
 	if opts.Bus == nil {
 		return broadcast
 	}

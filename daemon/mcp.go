@@ -13,6 +13,9 @@ func (d *Daemon) newMCP(ctx context.Context, opts Options) (*mcpserver.Server, e
 	o := opts.MCP
 	o.Logger = d.log
 	o.Auth = d.auth
+	if o.Agents == nil {
+		o.Agents = d.Agents
+	}
 	// Live tabs' browser tools are listed beside the catalog, and a tab
 	// advertising or going away sends list_changed.
 	if o.Live == nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/approval"
 	"github.com/switchboardhq/switchboard/authn"
+	"github.com/switchboardhq/switchboard/workspace"
 )
 
 func (s *Server) approvalRoutes() {
@@ -19,10 +20,10 @@ func (s *Server) approvalRoutes() {
 // decider accepts the admin token, an agent token (to list its own
 // requests; deciding is FORBIDDEN) and a browser session token. A tab is the
 // signed-in user's own, so its decision is the user's (channel "sdk") — but
-// only for the calls its own assistant makes in that tab (tabApproval). An
-// external agent may mint or steal a session (with --demo any local process
-// can), and would otherwise approve its own calls; those are decided with
-// the user's token (console, CLI).
+// only for the approvals workspace.TabMayDecide gives it: its own
+// assistant's calls in that tab, and the escalated calls of background and
+// external agents acting for its user. Anything else is decided with the
+// user's token (console, CLI).
 func (s *Server) decider(h http.HandlerFunc) http.HandlerFunc {
 	viaCaller := s.caller(h)
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -49,7 +50,7 @@ func (s *Server) decider(h http.HandlerFunc) http.HandlerFunc {
 			p.ID = "admin" // a session opened without naming a user is the daemon's user
 		}
 		ctx := switchboard.WithPrincipal(r.Context(), p)
-		ctx = context.WithValue(ctx, tabKey{}, sid)
+		ctx = context.WithValue(ctx, tabKey{}, tab{sid, p.String()})
 		h(w, r.WithContext(withChannel(ctx, approval.ChannelSDK)))
 	}
 }
@@ -82,10 +83,10 @@ func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
 		f.Agent = p.String()
 	}
 	items, err := s.opts.Governance.Approvals.List(r.Context(), f)
-	if sid, ok := tabOf(r); ok && err == nil {
+	if _, ok := tabOf(r); ok && err == nil {
 		mine := items[:0]
 		for _, a := range items {
-			if tabApproval(a, sid) {
+			if s.tabApproval(r, a) {
 				mine = append(mine, a)
 			}
 		}
@@ -104,7 +105,7 @@ func (s *Server) getApproval(w http.ResponseWriter, r *http.Request) {
 		if p := principal(r); p.Kind == switchboard.PrincipalAgent && a.Agent != p.String() {
 			err = switchboard.Errorf(switchboard.CodeNotFound, "no approval %q", r.PathValue("id"))
 		}
-		if sid, ok := tabOf(r); ok && !tabApproval(a, sid) {
+		if _, ok := tabOf(r); ok && !s.tabApproval(r, a) {
 			err = switchboard.Errorf(switchboard.CodeNotFound, "no approval %q for this tab", r.PathValue("id"))
 		}
 	}
@@ -144,11 +145,11 @@ func (s *Server) decideApproval(w http.ResponseWriter, r *http.Request) {
 	} else if body.Channel == approval.ChannelCLI {
 		d.Channel = approval.ChannelCLI
 	}
-	if sid, ok := tabOf(r); ok {
+	if _, ok := tabOf(r); ok {
 		a, err := s.opts.Governance.Approvals.Get(r.Context(), r.PathValue("id"))
-		if err == nil && !tabApproval(a, sid) {
+		if err == nil && !s.tabApproval(r, a) {
 			err = switchboard.Errorf(switchboard.CodeForbidden,
-				"a tab decides only its own assistant's calls in that tab; decide this one with the user's token (console or `switchboard approvals`)")
+				"a tab decides only its own assistant's calls in that tab and the waiting calls of background and external agents acting for its user; decide this one with the user's token (console or `switchboard approvals`)")
 		}
 		if err != nil {
 			s.writeError(w, r, err)
@@ -163,18 +164,22 @@ func (s *Server) decideApproval(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, a)
 }
 
-// tabApproval reports whether the tab of session sid may see and decide a:
-// a call its own assistant made in that very tab.
-func tabApproval(a switchboard.ApprovalRequest, sid string) bool {
-	return a.SessionID == sid && a.Agent == switchboard.Assistant().String()
+// tabApproval reports whether the request's tab may see and decide a
+// (workspace.TabMayDecide is the rule).
+func (s *Server) tabApproval(r *http.Request, a switchboard.ApprovalRequest) bool {
+	t, _ := tabOf(r)
+	return workspace.TabMayDecide(s.opts.Agents, a, t.sid, t.user)
 }
 
 type tabKey struct{}
 
-// tabOf returns the session id when the request came with a session token.
-func tabOf(r *http.Request) (string, bool) {
-	sid, ok := r.Context().Value(tabKey{}).(string)
-	return sid, ok
+// tab is the browser session a request came with and its user.
+type tab struct{ sid, user string }
+
+// tabOf returns the tab when the request came with a session token.
+func tabOf(r *http.Request) (tab, bool) {
+	t, ok := r.Context().Value(tabKey{}).(tab)
+	return t, ok
 }
 
 type channelKey struct{}

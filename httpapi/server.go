@@ -27,6 +27,7 @@ import (
 	"github.com/switchboardhq/switchboard/panel"
 	"github.com/switchboardhq/switchboard/registry"
 	"github.com/switchboardhq/switchboard/session"
+	"github.com/switchboardhq/switchboard/workspace"
 )
 
 // DefaultMaxBodyBytes bounds a request body unless a route says otherwise.
@@ -75,6 +76,8 @@ type Options struct {
 	// Ready answers GET /readyz: nil when the daemon can serve calls (its
 	// store answers). Nil Ready means ready whenever the process is up.
 	Ready func(context.Context) error
+	// Agents serves the agent-session routes (/agents); nil leaves them out.
+	Agents *workspace.Agents
 }
 
 // Server serves the HTTP API. Create it with New.
@@ -144,6 +147,7 @@ func (s *Server) routes() {
 	s.agentRoutes()
 	s.panelRoutes()
 	s.governanceRoutes()
+	s.agentSessionRoutes()
 	s.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, switchboard.Errorf(switchboard.CodeNotFound, "no route %s %s", r.Method, r.URL.Path))
 	})

@@ -97,6 +97,17 @@ type Options struct {
 	Extension *mcpext.Extension
 	Version   string
 	Logger    *slog.Logger
+	// Agents records each agent token's MCP session as an external agent
+	// session (the daemon's *workspace.Agents); nil records none.
+	Agents AgentSessions
+}
+
+// AgentSessions is the agent-session registry as MCP uses it: an agent's
+// MCP session is one external agent session, seen on every request and
+// done when the MCP session closes.
+type AgentSessions interface {
+	External(ctx context.Context, p switchboard.Principal, transport, conn string) string
+	EndExternal(ctx context.Context, p switchboard.Principal, transport, conn, reason string)
 }
 
 // Server is the MCP server of one daemon. Safe for concurrent use.
@@ -112,6 +123,8 @@ type Server struct {
 
 	runMu sync.Mutex
 	runs  map[*mcp.ServerSession]string
+	// watched holds the MCP sessions whose close ends their agent session.
+	watched sync.Map
 
 	stop chan struct{}
 	done chan struct{}
@@ -205,6 +218,7 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if p, ok := principal(ctx, req.GetExtra()); ok {
 			ctx = switchboard.WithPrincipal(ctx, p)
+			ctx = s.acting(ctx, p, req.GetSession())
 		}
 		switch r := req.(type) {
 		case *mcp.ListToolsRequest:

@@ -63,3 +63,17 @@ func (m *Manager) SubscribeTools(ch chan<- struct{}) (cancel func()) {
 		m.watch.mu.Unlock()
 	}
 }
+
+// LiveIDs lists the sessions this process holds with a connected stream
+// or within their grace window (for events addressed to a user's tabs).
+func (m *Manager) LiveIDs() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for id, st := range m.sessions {
+		if st.live() {
+			out = append(out, id)
+		}
+	}
+	return out
+}

@@ -57,7 +57,7 @@ func approvalReq(id, inv string) switchboard.ApprovalRequest {
 	return switchboard.ApprovalRequest{
 		ID: id, InvocationID: inv, RunID: "run-1", Tool: "tasks.delete", ToolVersion: 3, ArgsHash: "abc",
 		Input: json.RawMessage(`{"id": 7}`), Summary: "delete task 7", Class: switchboard.ClassMutate,
-		Agent: "agent:planner", Status: switchboard.ApprovalPending, CreatedAt: base, ExpiresAt: base.Add(10 * time.Minute),
+		Agent: "agent:planner", AgentID: "agt_planner", Status: switchboard.ApprovalPending, CreatedAt: base, ExpiresAt: base.Add(10 * time.Minute),
 	}
 }
 

@@ -21,6 +21,7 @@ func invocation(id string, status switchboard.Status) switchboard.Invocation {
 		ToolVersion: 7,
 		Surface:     switchboard.SurfaceAPI,
 		Caller:      "agent:alice",
+		AgentID:     "agt_alice",
 		Status:      status,
 		// Odd spacing and key order: JSON must come back byte for byte.
 		Input:      json.RawMessage(`{"z": "<q>",  "a":[1, 2.50, {"b":null}]}`),

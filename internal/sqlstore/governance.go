@@ -100,7 +100,7 @@ func (s *Store) TokenRevoke(ctx context.Context, id string, at time.Time) (switc
 // --- approvals ---
 
 const approvalCols = `id, invocation_id, run_id, session_id, tool, tool_version, args_hash, input, summary,
-	class, agent, status, reason, decided_by, channel, created_at, expires_at, decided_at, consumed_at`
+	class, agent, status, reason, decided_by, channel, created_at, expires_at, decided_at, consumed_at, agent_id`
 
 func scanApproval(row Row) (switchboard.ApprovalRequest, error) {
 	var (
@@ -109,7 +109,7 @@ func scanApproval(row Row) (switchboard.ApprovalRequest, error) {
 	)
 	err := row.Scan(&a.ID, &a.InvocationID, &a.RunID, &a.SessionID, &a.Tool, &a.ToolVersion, &a.ArgsHash, scanJSON(&a.Input),
 		&a.Summary, &class, &a.Agent, &status, &a.Reason, &a.DecidedBy, &a.Channel,
-		scanTime(&a.CreatedAt), scanTime(&a.ExpiresAt), scanTime(&a.DecidedAt), scanTime(&a.ConsumedAt))
+		scanTime(&a.CreatedAt), scanTime(&a.ExpiresAt), scanTime(&a.DecidedAt), scanTime(&a.ConsumedAt), &a.AgentID)
 	a.Class, a.Status = switchboard.Class(class), switchboard.ApprovalStatus(status)
 	return a, err
 }
@@ -127,10 +127,10 @@ func (s *Store) ApprovalCreate(ctx context.Context, a switchboard.ApprovalReques
 	}
 	return s.db.Write(ctx, op, func(q Querier) error {
 		_, err := q.Exec(ctx, s.sql(`INSERT INTO approvals (`+approvalCols+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 			a.ID, a.InvocationID, a.RunID, a.SessionID, a.Tool, a.ToolVersion, a.ArgsHash, input, a.Summary,
 			string(a.Class), a.Agent, string(a.Status), a.Reason, a.DecidedBy, a.Channel,
-			s.time(a.CreatedAt), s.time(a.ExpiresAt), s.time(a.DecidedAt), s.time(a.ConsumedAt))
+			s.time(a.CreatedAt), s.time(a.ExpiresAt), s.time(a.DecidedAt), s.time(a.ConsumedAt), a.AgentID)
 		return err
 	})
 }

@@ -9,12 +9,12 @@ import (
 )
 
 const invocationCols = `id, run_id, tool, tool_version, surface, session_id, caller, status,
-	input, result, error, input_bytes, result_bytes, created_at, updated_at, finished_at, duration_ms`
+	input, result, error, input_bytes, result_bytes, created_at, updated_at, finished_at, duration_ms, agent_id`
 
 // Statements of the call path, constant so statement caches hit them.
 const (
 	sqlInsertInvocation = `INSERT INTO invocations (` + invocationCols + `)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	sqlSelectInvocation = `SELECT ` + invocationCols + ` FROM invocations WHERE id = ?`
 )
 
@@ -28,7 +28,7 @@ func scanInvocation(row Row) (switchboard.Invocation, error) {
 	if err := row.Scan(&inv.ID, &inv.RunID, &inv.Tool, &inv.ToolVersion, &surface, &inv.SessionID,
 		&inv.Caller, &status, scanJSON(&inv.Input), scanJSON(&inv.Result), scanJSON(&errJSON),
 		&inv.InputBytes, &inv.ResultBytes, scanTime(&inv.CreatedAt), scanTime(&inv.UpdatedAt),
-		scanTime(&inv.FinishedAt), &inv.DurationMs); err != nil {
+		scanTime(&inv.FinishedAt), &inv.DurationMs, &inv.AgentID); err != nil {
 		return inv, err
 	}
 	inv.Surface = switchboard.Surface(surface)
@@ -77,7 +77,7 @@ func (s *Store) invocationArgs(inv switchboard.Invocation) ([]any, error) {
 	}
 	return []any{inv.ID, inv.RunID, inv.Tool, inv.ToolVersion, string(inv.Surface), inv.SessionID, inv.Caller,
 		string(inv.Status), input, result, errJSON, inv.InputBytes, inv.ResultBytes,
-		s.time(inv.CreatedAt), s.time(inv.UpdatedAt), s.time(inv.FinishedAt), inv.DurationMs}, nil
+		s.time(inv.CreatedAt), s.time(inv.UpdatedAt), s.time(inv.FinishedAt), inv.DurationMs, inv.AgentID}, nil
 }
 
 // InvocationGet returns one record or NOT_FOUND.

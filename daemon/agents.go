@@ -1,0 +1,186 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/agent"
+	"github.com/switchboardhq/switchboard/agui"
+	"github.com/switchboardhq/switchboard/approval"
+	"github.com/switchboardhq/switchboard/workspace"
+)
+
+// EventAgentStatus names the AG-UI CUSTOM event of an agent session's
+// transition, on run streams and (as the SSE event kind) on tab streams.
+const EventAgentStatus = "switchboard.agent.status"
+
+// agentWiring is the agent registry's background work.
+type agentWiring struct {
+	stop context.CancelFunc
+	done chan struct{}
+}
+
+// startAgents builds the agent-session registry (docs/agents.md) over the
+// ledger and starts its sweep of silent sessions.
+func (d *Daemon) startAgents(opts Options) {
+	ao := opts.AgentSessions
+	ao.Ledger, ao.Logger, ao.Notify = d.Ledger, d.log, d.agentStatusEvent
+	d.Agents = workspace.NewAgents(&ao)
+	ctx, stop := context.WithCancel(context.Background())
+	d.agents = agentWiring{stop: stop, done: make(chan struct{})}
+	every := d.Agents.HeartbeatInterval() / 3
+	go func() {
+		defer close(d.agents.done)
+		d.Agents.Run(ctx, every)
+	}()
+}
+
+func (d *Daemon) closeAgents() {
+	if d.agents.stop != nil {
+		d.agents.stop()
+		<-d.agents.done
+	}
+}
+
+// agentStatus is the value of a switchboard.agent.status event.
+type agentStatus struct {
+	AgentID string                  `json:"agentId"`
+	Kind    switchboard.AgentKind   `json:"kind"`
+	Label   string                  `json:"label"`
+	Status  switchboard.AgentStatus `json:"status"`
+	Task    string                  `json:"task,omitempty"`
+	Reason  string                  `json:"reason,omitempty"`
+}
+
+// agentStatusEvent sends a transition to the streams that can see the
+// session: the tabs and assistant runs of the user it acts for (the tabs
+// known to the registry: those with an agent session bound to them).
+func (d *Daemon) agentStatusEvent(ctx context.Context, s switchboard.AgentSession) {
+	ev := &agui.Custom{Name: EventAgentStatus, Value: agentStatus{AgentID: s.ID, Kind: s.Kind, Label: s.Label, Status: s.Status, Task: s.Task, Reason: s.Reason}}
+	ev.SetTimestamp(time.Now())
+	data, err := agui.Marshal(ev)
+	if err != nil {
+		return
+	}
+	user, _ := d.Agents.UserOf(s.ID)
+	tabs := map[string]bool{}
+	if s.SessionID != "" {
+		tabs[s.SessionID] = true
+	}
+	for _, o := range d.Agents.List(workspace.ViewerOf(switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"}), workspace.Filter{Active: true}) {
+		if u, _ := d.Agents.UserOf(o.ID); u != user {
+			continue
+		}
+		if o.SessionID != "" {
+			tabs[o.SessionID] = true
+		}
+		if o.Kind == switchboard.AgentChat && o.RunID != "" && d.Agent != nil {
+			if run, err := d.Agent.Get(o.RunID); err == nil {
+				run.Emit(ev)
+			}
+		}
+	}
+	if s.Kind == switchboard.AgentChat && s.RunID != "" && s.Status.Final() && d.Agent != nil {
+		if run, err := d.Agent.Get(s.RunID); err == nil {
+			run.Emit(ev) // its own end, before the run's stream closes if it still can
+		}
+	}
+	for sid := range tabs {
+		_ = d.Sessions.Send(ctx, sid, EventAgentStatus, json.RawMessage(data)) // a tab elsewhere or gone: nothing to tell here
+	}
+}
+
+// runSessions records every assistant run as a chat agent session bound
+// to its tab (agent.RunSessions).
+type runSessions struct{ d *Daemon }
+
+var _ agent.RunSessions = runSessions{}
+
+func (rs runSessions) RunStarted(ctx context.Context, run *agent.Run) context.Context {
+	d := rs.d
+	user := ""
+	if sid := run.SessionID(); sid != "" {
+		user, _ = d.Sessions.User(ctx, sid) // a session without a user is the daemon's user's
+	}
+	transport := workspace.TransportAGUI
+	if run.Info().Harness == agent.HarnessAISDK.Name {
+		transport = workspace.TransportAISDK
+	}
+	s, err := d.Agents.Start(ctx, workspace.Spec{
+		Kind: switchboard.AgentChat, Label: "assistant", Principal: switchboard.Assistant(), User: user,
+		Transport: transport, SessionID: run.SessionID(), RunID: run.ID(), Status: switchboard.AgentRunning,
+		Interrupt: func(context.Context, string) error { run.Cancel(); return nil },
+	})
+	if err != nil {
+		return ctx
+	}
+	return switchboard.WithAgentSession(ctx, s.ID)
+}
+
+func (rs runSessions) RunEnded(ctx context.Context, run *agent.Run) {
+	s, ok := rs.d.Agents.ByRun(run.ID())
+	if !ok || s.Status.Final() {
+		return
+	}
+	in := run.Info()
+	status, reason := switchboard.AgentDone, "run "+string(in.Status)
+	if in.Status == switchboard.RunCancelled {
+		status = switchboard.AgentCancelled
+	}
+	if in.Error != nil {
+		reason += ": " + in.Error.Message
+	}
+	_, _ = rs.d.Agents.End(ctx, s.ID, status, reason)
+}
+
+func (rs runSessions) Notes(ctx context.Context, run *agent.Run) []json.RawMessage {
+	s, ok := rs.d.Agents.ByRun(run.ID())
+	if !ok {
+		return nil
+	}
+	user, _ := rs.d.Agents.UserOf(s.ID)
+	var out []json.RawMessage
+	for _, n := range rs.d.Agents.TakeNotes(run.SessionID(), user) {
+		if b, err := json.Marshal(n); err == nil {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// approvalEvent runs on each replica for every approval event: the agent
+// session whose call it is shows waiting_approval while it waits (derived
+// here, from the approval service, not threaded through the loop); a
+// background or external agent's approval is escalated (a note for the
+// user's assistant); and the event goes to each tab this replica holds
+// that may decide it (workspace.TabMayDecide). The registry is per
+// replica: an agent on another replica is unknown here.
+func (d *Daemon) approvalEvent(ctx context.Context, kind string, data []byte) {
+	var ev approval.RequestEvent
+	if json.Unmarshal(data, &ev) != nil {
+		return
+	}
+	apr := switchboard.ApprovalRequest{ID: ev.ApprovalID, SessionID: ev.SessionID, Agent: ev.Agent, AgentID: ev.AgentID,
+		Tool: ev.Tool, Summary: ev.Summary, ExpiresAt: ev.ExpiresAt}
+	if d.Agents != nil && ev.AgentID != "" {
+		switch kind {
+		case approval.EventRequest:
+			d.Agents.ApprovalPending(ctx, ev.AgentID, ev.ApprovalID)
+			d.Agents.Escalate(ev.AgentID, apr)
+		case approval.EventResolved:
+			d.Agents.ApprovalSettled(ctx, ev.AgentID, ev.ApprovalID)
+		}
+	}
+	if d.Sessions == nil {
+		return
+	}
+	for _, sid := range d.Sessions.LiveIDs() {
+		user, err := d.Sessions.User(ctx, sid)
+		if err != nil || !workspace.TabMayDecide(d.Agents, apr, sid, user) {
+			continue
+		}
+		_ = d.Sessions.Send(ctx, sid, kind, data) // the tab just went away: nothing to tell
+	}
+}

@@ -1,0 +1,112 @@
+package workspace
+
+import (
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/scope"
+)
+
+// ToolAgentsList is the catalog tool whose scope lets an agent token see
+// the other agents at work.
+const ToolAgentsList = "agents.list"
+
+// Viewer is who asks about agent sessions. This file is the one home of
+// who may see and control which session:
+//
+//   - a user (the admin token is user:admin, the daemon's own user) sees
+//     and controls the sessions acting for them; user:admin sees all;
+//   - a browser tab (its session token) is its signed-in user's: it sees
+//     and controls that user's sessions, as the user would;
+//   - an agent token sees and controls its own sessions, and sees the
+//     others only when its scope admits agents.list;
+//   - nobody else sees anything.
+//
+// "Control" is heartbeat and interrupt. Sessions a viewer may not see are
+// AGENT_NOT_FOUND to it, so ids cannot be probed.
+type Viewer struct {
+	Principal switchboard.Principal
+	// User is the tab's signed-in user when Principal is a session
+	// ("user:alice"; "" means the daemon's user).
+	User string
+}
+
+// ViewerOf returns the viewer of a principal (a user or an agent).
+func ViewerOf(p switchboard.Principal) Viewer { return Viewer{Principal: p} }
+
+// TabViewer returns the viewer of browser session sid opened for user.
+func TabViewer(sid, user string) Viewer {
+	return Viewer{Principal: switchboard.Principal{Kind: switchboard.PrincipalSession, ID: sid}, User: user}
+}
+
+// user is whose sessions the viewer stands for ("" for agents).
+func (v Viewer) user() string {
+	switch v.Principal.Kind {
+	case switchboard.PrincipalUser:
+		return v.Principal.String()
+	case switchboard.PrincipalSession:
+		return userOf(v.User)
+	}
+	return ""
+}
+
+func (v Viewer) admin() bool {
+	return v.Principal.Kind == switchboard.PrincipalUser && v.Principal.ID == "admin"
+}
+
+func (v Viewer) canSee(st *agentState) bool {
+	if v.canControl(st) {
+		return true
+	}
+	return v.Principal.Kind == switchboard.PrincipalAgent && scope.Allows(v.Principal, ToolAgentsList)
+}
+
+func (v Viewer) canControl(st *agentState) bool {
+	switch v.Principal.Kind {
+	case switchboard.PrincipalUser, switchboard.PrincipalSession:
+		return v.admin() || st.user == v.user()
+	case switchboard.PrincipalAgent:
+		return st.s.Principal == v.Principal.String()
+	}
+	return false
+}
+
+// CanSee reports whether v may see session id (false for an unknown id).
+func (a *Agents) CanSee(v Viewer, id string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	st, ok := a.sessions[id]
+	return ok && v.canSee(st)
+}
+
+// ActsFor reports whether session id acts for user ("user:alice"; ""
+// means the daemon's user): whose tabs may see and decide its approvals.
+func (a *Agents) ActsFor(id, user string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	st, ok := a.sessions[id]
+	return ok && st.user == userOf(user)
+}
+
+// TabMayDecide is the one rule of which approvals a browser tab may see
+// and decide, as its signed-in user (user; "" is the daemon's user):
+//
+//   - the built-in assistant's calls made in that very tab, and
+//   - the calls of a background or external agent session acting for the
+//     tab's user (escalated approvals: no chat in front of the user asks).
+//
+// A tab is never shown another user's agents' calls, and agents act for
+// the user their credential belongs to (an agent token for the daemon's
+// user), so a tab an agent could open for another user (--demo opens
+// "demo" sessions) cannot decide that agent's calls. agents may be nil
+// (no registry: only the first rule).
+func TabMayDecide(agents *Agents, apr switchboard.ApprovalRequest, sid, user string) bool {
+	if apr.SessionID == sid && apr.Agent == switchboard.Assistant().String() {
+		return true
+	}
+	if agents == nil || apr.AgentID == "" {
+		return false
+	}
+	agents.mu.Lock()
+	defer agents.mu.Unlock()
+	st, ok := agents.sessions[apr.AgentID]
+	return ok && escalates(st.s.Kind) && st.user == userOf(user)
+}

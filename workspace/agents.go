@@ -1,0 +1,600 @@
+package workspace
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/activity"
+)
+
+// Defaults for AgentsOptions.
+const (
+	// DefaultHeartbeatInterval is how often a registered session (POST
+	// /agents) must send a heartbeat.
+	DefaultHeartbeatInterval = 15 * time.Second
+	// DefaultMissedHeartbeats: a registered session that sends none for
+	// this many intervals is done ("missed heartbeats").
+	DefaultMissedHeartbeats = 3
+	// DefaultIdleTimeout ends an external agent's session (an agent token
+	// over HTTP, or an MCP session whose close the daemon did not see)
+	// after this long without a request.
+	DefaultIdleTimeout = 10 * time.Minute
+	// DefaultRetainAgents is how many finished sessions stay listed.
+	DefaultRetainAgents = 256
+	// maxLabel and maxTask bound what a host may register.
+	maxLabel = 200
+	maxTask  = 2000
+)
+
+// Transports an agent session reaches the daemon by.
+const (
+	TransportAGUI  = "agui"
+	TransportAISDK = "aisdk"
+	TransportRuns  = "runs"
+	TransportMCP   = "mcp"
+	TransportHTTP  = "http"
+	TransportJob   = "job"
+	TransportHost  = "host"
+)
+
+// Appender writes ledger entries (*activity.Ledger).
+type Appender interface {
+	Append(ctx context.Context, e *switchboard.ActivityEntry) error
+}
+
+// AgentsOptions configures Agents. Every field is optional.
+type AgentsOptions struct {
+	// Ledger records every status transition (verb agent.status) and every
+	// handoff (agent.handoff).
+	Ledger Appender
+	// Notify is told of every transition, after it is recorded; the daemon
+	// turns it into switchboard.agent.status events on the runs and tabs
+	// that can see the session. It must not block.
+	Notify            func(ctx context.Context, s switchboard.AgentSession)
+	Now               func() time.Time
+	Logger            *slog.Logger
+	HeartbeatInterval time.Duration
+	MissedHeartbeats  int
+	IdleTimeout       time.Duration
+	Retain            int
+}
+
+// Agents is the registry of agent sessions: every built-in assistant run,
+// external agent, job and host-registered agent at work. It is in memory:
+// a session lives as long as the work it stands for, which a restart ends
+// (the ledger keeps every transition). Safe for concurrent use.
+type Agents struct {
+	opts AgentsOptions
+	log  *slog.Logger
+	now  func() time.Time
+
+	mu       sync.Mutex
+	sessions map[string]*agentState
+	keys     map[string]string // external key (principal + transport + connection) → session id
+	finished []string          // ended session ids, oldest first, for retention
+	notes    map[string][]Note // tab (browser session) → system notes for its assistant's next turn
+}
+
+// agentState is one session and what only the registry needs of it.
+type agentState struct {
+	s         switchboard.AgentSession
+	user      string                // the user it acts for ("user:alice"); see Viewer
+	principal switchboard.Principal // for scope checks of what it may see
+	interrupt func(ctx context.Context, reason string) error
+	heartbeat bool            // registered: expires when heartbeats stop
+	idle      bool            // external: expires after the idle window
+	key       string          // external dedupe key
+	approvals map[string]bool // pending approvals of its calls
+	base      switchboard.AgentStatus
+	handoffs  []switchboard.AgentHandoff
+}
+
+// NewAgents returns an empty registry.
+func NewAgents(opts *AgentsOptions) *Agents {
+	var o AgentsOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.HeartbeatInterval <= 0 {
+		o.HeartbeatInterval = DefaultHeartbeatInterval
+	}
+	if o.MissedHeartbeats <= 0 {
+		o.MissedHeartbeats = DefaultMissedHeartbeats
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.Retain <= 0 {
+		o.Retain = DefaultRetainAgents
+	}
+	return &Agents{opts: o, log: o.Logger, now: o.Now, sessions: map[string]*agentState{}, keys: map[string]string{}, notes: map[string][]Note{}}
+}
+
+// HeartbeatInterval is how often a registered session must send one.
+func (a *Agents) HeartbeatInterval() time.Duration { return a.opts.HeartbeatInterval }
+
+// Spec describes a session to start.
+type Spec struct {
+	Kind  switchboard.AgentKind
+	Label string
+	// Principal is who acts (its String() is the ledger's actor); an
+	// agent's scope comes from it.
+	Principal switchboard.Principal
+	// User is the user the session acts for ("user:alice"; "" means the
+	// daemon's user, user:admin): who may see and stop it.
+	User      string
+	Transport string
+	Task      string
+	SessionID string
+	RunID     string
+	JobID     string
+	// Status is the first status: idle (the default) or running.
+	Status switchboard.AgentStatus
+	// Interrupt stops the session's work (a run's or a job's own cancel);
+	// nil means an interrupt only ends the session's record.
+	Interrupt func(ctx context.Context, reason string) error
+	// Heartbeat makes the session expire when its heartbeats stop (POST
+	// /agents); Idle when its requests stop (external agents).
+	Heartbeat bool
+	Idle      bool
+}
+
+// Start records a new session and returns it.
+func (a *Agents) Start(ctx context.Context, sp Spec) (switchboard.AgentSession, error) {
+	st, err := a.newState(sp)
+	if err != nil {
+		return switchboard.AgentSession{}, err
+	}
+	a.mu.Lock()
+	a.sessions[st.s.ID] = st
+	s := st.s
+	a.mu.Unlock()
+	a.transitioned(ctx, s, "")
+	return s, nil
+}
+
+func (a *Agents) newState(sp Spec) (*agentState, error) {
+	switch sp.Kind {
+	case switchboard.AgentChat, switchboard.AgentVoice, switchboard.AgentBackground, switchboard.AgentExternal:
+	default:
+		return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "kind must be chat, voice, background or external, not %q", sp.Kind)
+	}
+	sp.Label = strings.TrimSpace(sp.Label)
+	if len(sp.Label) > maxLabel || len(sp.Task) > maxTask {
+		return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "label is limited to %d bytes and task to %d", maxLabel, maxTask)
+	}
+	if sp.Status == "" {
+		sp.Status = switchboard.AgentIdle
+	}
+	if sp.Status != switchboard.AgentIdle && sp.Status != switchboard.AgentRunning {
+		return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "a session starts idle or running, not %q", sp.Status)
+	}
+	if sp.Label == "" {
+		sp.Label = sp.Principal.ID
+	}
+	now := a.now().UTC()
+	st := &agentState{
+		s: switchboard.AgentSession{
+			ID: "agt_" + randomHex(12), Kind: sp.Kind, Label: sp.Label, Principal: sp.Principal.String(),
+			Transport: sp.Transport, Status: sp.Status, Task: sp.Task, SessionID: sp.SessionID, RunID: sp.RunID,
+			JobID: sp.JobID, StartedAt: now, LastSeen: now,
+		},
+		user: userOf(sp.User), principal: sp.Principal, interrupt: sp.Interrupt,
+		heartbeat: sp.Heartbeat, idle: sp.Idle, approvals: map[string]bool{}, base: sp.Status,
+	}
+	if sp.Principal.Kind == switchboard.PrincipalAgent && (len(sp.Principal.Allow) > 0 || len(sp.Principal.Deny) > 0) {
+		st.s.Scope = &switchboard.AgentScope{Allow: sp.Principal.Allow, Deny: sp.Principal.Deny}
+	}
+	return st, nil
+}
+
+// userOf normalises the user a session acts for: a session opened
+// without naming one is the daemon's user (as the approval routes say).
+func userOf(name string) string {
+	p, ok := switchboard.UserPrincipal(name)
+	if !ok {
+		p.ID = "admin"
+	}
+	return p.String()
+}
+
+// External returns the session of an external agent acting over a
+// transport, starting it on its first call, and marks it seen. conn
+// tells apart concurrent connections of one principal (an MCP session
+// id; "" for plain HTTP, where a principal is one session).
+func (a *Agents) External(ctx context.Context, p switchboard.Principal, transport, conn string) string {
+	key := p.String() + "\x00" + transport + "\x00" + conn
+	now := a.now().UTC()
+	a.mu.Lock()
+	if id, ok := a.keys[key]; ok {
+		if st := a.sessions[id]; st != nil && !st.s.Status.Final() {
+			st.s.LastSeen = now
+			a.mu.Unlock()
+			return id
+		}
+		delete(a.keys, key)
+	}
+	a.mu.Unlock()
+	s, err := a.Start(ctx, Spec{Kind: switchboard.AgentExternal, Label: p.ID, Principal: p, Transport: transport,
+		Status: switchboard.AgentRunning, Idle: true})
+	if err != nil { // a fixed spec: cannot fail
+		return ""
+	}
+	a.mu.Lock()
+	if id, ok := a.keys[key]; ok && a.sessions[id] != nil && !a.sessions[id].s.Status.Final() {
+		// A concurrent first call won; drop ours without a trace of work.
+		delete(a.sessions, s.ID)
+		a.mu.Unlock()
+		return id
+	}
+	a.keys[key] = s.ID
+	a.sessions[s.ID].key = key
+	a.mu.Unlock()
+	return s.ID
+}
+
+// EndExternal ends the external session of that connection (its MCP
+// session closed).
+func (a *Agents) EndExternal(ctx context.Context, p switchboard.Principal, transport, conn, reason string) {
+	a.mu.Lock()
+	id := a.keys[p.String()+"\x00"+transport+"\x00"+conn]
+	a.mu.Unlock()
+	if id != "" {
+		_, _ = a.End(ctx, id, switchboard.AgentDone, reason)
+	}
+}
+
+// Touch marks a session seen (a request on its behalf).
+func (a *Agents) Touch(id string) {
+	a.mu.Lock()
+	if st := a.sessions[id]; st != nil && !st.s.Status.Final() {
+		st.s.LastSeen = a.now().UTC()
+	}
+	a.mu.Unlock()
+}
+
+// SetStatus moves a live session to idle or running (with its task);
+// waiting_approval is derived from its approvals (ApprovalPending) and
+// stays shown while one waits. Unknown id: AGENT_NOT_FOUND; a finished
+// session: CONFLICT.
+func (a *Agents) SetStatus(ctx context.Context, id string, status switchboard.AgentStatus, task string) (switchboard.AgentSession, error) {
+	if status != switchboard.AgentIdle && status != switchboard.AgentRunning {
+		return switchboard.AgentSession{}, switchboard.Errorf(switchboard.CodeInvalidInput, "status must be idle or running, not %q", status)
+	}
+	a.mu.Lock()
+	st, err := a.liveLocked(id)
+	if err != nil {
+		a.mu.Unlock()
+		return switchboard.AgentSession{}, err
+	}
+	st.base = status
+	st.s.LastSeen = a.now().UTC()
+	changed := st.s.Task != task
+	st.s.Task = task
+	from := st.s.Status
+	a.settleLocked(st)
+	s := st.s
+	a.mu.Unlock()
+	if changed || s.Status != from {
+		a.transitioned(ctx, s, from)
+	}
+	return s, nil
+}
+
+// End finishes a session (done or cancelled) with a reason. Ending one
+// already finished is CONFLICT.
+func (a *Agents) End(ctx context.Context, id string, status switchboard.AgentStatus, reason string) (switchboard.AgentSession, error) {
+	if !status.Final() {
+		return switchboard.AgentSession{}, switchboard.Errorf(switchboard.CodeInvalidInput, "a session ends done or cancelled, not %q", status)
+	}
+	a.mu.Lock()
+	st, err := a.liveLocked(id)
+	if err != nil {
+		a.mu.Unlock()
+		return switchboard.AgentSession{}, err
+	}
+	from := st.s.Status
+	now := a.now().UTC()
+	st.s.Status, st.s.Reason, st.s.EndedAt, st.s.LastSeen = status, reason, now, now
+	if st.key != "" && a.keys[st.key] == id {
+		delete(a.keys, st.key)
+	}
+	a.finished = append(a.finished, id)
+	for len(a.finished) > a.opts.Retain {
+		delete(a.sessions, a.finished[0])
+		a.finished = a.finished[1:]
+	}
+	s := st.s
+	a.mu.Unlock()
+	a.transitioned(ctx, s, from)
+	return s, nil
+}
+
+// Heartbeat keeps a registered session alive; only who registered it
+// (or the user) may send one.
+func (a *Agents) Heartbeat(ctx context.Context, id string, v Viewer) (switchboard.AgentSession, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	st, ok := a.sessions[id]
+	if !ok || !v.canSee(st) {
+		return switchboard.AgentSession{}, notFound(id)
+	}
+	if !v.canControl(st) {
+		return switchboard.AgentSession{}, switchboard.Errorf(switchboard.CodeForbidden, "only %s or the user may keep agent %s alive", st.s.Principal, id)
+	}
+	if st.s.Status.Final() {
+		return st.s, finished(st.s)
+	}
+	st.s.LastSeen = a.now().UTC()
+	return st.s, nil
+}
+
+// Interrupt resolves a session's work to a definite state: its run or job
+// is cancelled through its own cancel (which cancels the approval its call
+// waits on), and the session ends cancelled. Interrupting a finished
+// session is CONFLICT.
+func (a *Agents) Interrupt(ctx context.Context, id string, v Viewer) (switchboard.AgentSession, error) {
+	a.mu.Lock()
+	st, ok := a.sessions[id]
+	if !ok || !v.canSee(st) {
+		a.mu.Unlock()
+		return switchboard.AgentSession{}, notFound(id)
+	}
+	if !v.canControl(st) {
+		a.mu.Unlock()
+		return switchboard.AgentSession{}, switchboard.Errorf(switchboard.CodeForbidden, "%s may not interrupt agent %s", v.Principal, id)
+	}
+	if st.s.Status.Final() {
+		s := st.s
+		a.mu.Unlock()
+		return s, finished(s)
+	}
+	stop := st.interrupt
+	a.mu.Unlock()
+	reason := "interrupted by " + v.Principal.String()
+	if stop != nil {
+		if err := stop(ctx, reason); err != nil && switchboard.CodeOf(err) != switchboard.CodeConflict {
+			return switchboard.AgentSession{}, err
+		}
+	}
+	s, err := a.End(ctx, id, switchboard.AgentCancelled, reason)
+	if switchboard.CodeOf(err) == switchboard.CodeConflict {
+		// The work's own end (a run's RUN_FINISHED, cancelled) was recorded
+		// first: that is the definite state the interrupt resolved it to.
+		return a.Get(id, v)
+	}
+	return s, err
+}
+
+// Get returns one session the viewer may see; AGENT_NOT_FOUND otherwise.
+func (a *Agents) Get(id string, v Viewer) (switchboard.AgentSession, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	st, ok := a.sessions[id]
+	if !ok || !v.canSee(st) {
+		return switchboard.AgentSession{}, notFound(id)
+	}
+	return st.s, nil
+}
+
+// Filter selects sessions; empty fields match all.
+type Filter struct {
+	Kind      switchboard.AgentKind
+	Status    switchboard.AgentStatus
+	SessionID string
+	// Active leaves out finished sessions.
+	Active bool
+}
+
+// List returns the sessions the viewer may see, newest first.
+func (a *Agents) List(v Viewer, f Filter) []switchboard.AgentSession {
+	a.mu.Lock()
+	out := make([]switchboard.AgentSession, 0, len(a.sessions))
+	for _, st := range a.sessions {
+		s := st.s
+		if !v.canSee(st) || (f.Kind != "" && s.Kind != f.Kind) || (f.Status != "" && s.Status != f.Status) ||
+			(f.SessionID != "" && s.SessionID != f.SessionID) || (f.Active && s.Status.Final()) {
+			continue
+		}
+		out = append(out, s)
+	}
+	a.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].StartedAt.Equal(out[j].StartedAt) {
+			return out[i].StartedAt.After(out[j].StartedAt)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
+
+// ByRun returns the session of an assistant run.
+func (a *Agents) ByRun(runID string) (switchboard.AgentSession, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, st := range a.sessions {
+		if st.s.RunID == runID && st.s.Kind == switchboard.AgentChat {
+			return st.s, true
+		}
+	}
+	return switchboard.AgentSession{}, false
+}
+
+// Sweep ends registered sessions whose heartbeats stopped and external
+// sessions idle past the window, as of now; it returns how many. The
+// daemon calls it on a ticker; tests call it with an injected clock.
+func (a *Agents) Sweep(ctx context.Context) int {
+	now := a.now().UTC()
+	beat := a.opts.HeartbeatInterval * time.Duration(a.opts.MissedHeartbeats)
+	type due struct{ id, reason string }
+	var list []due
+	a.mu.Lock()
+	for id, st := range a.sessions {
+		if st.s.Status.Final() {
+			continue
+		}
+		quiet := now.Sub(st.s.LastSeen)
+		switch {
+		case st.heartbeat && quiet >= beat:
+			list = append(list, due{id, "missed heartbeats: none for " + quiet.Round(time.Second).String() + " (interval " + a.opts.HeartbeatInterval.String() + ")"})
+		case st.idle && len(st.approvals) == 0 && quiet >= a.opts.IdleTimeout:
+			list = append(list, due{id, "idle: no request for " + quiet.Round(time.Second).String()})
+		}
+	}
+	a.mu.Unlock()
+	n := 0
+	for _, d := range list {
+		if _, err := a.End(ctx, d.id, switchboard.AgentDone, d.reason); err == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// Run calls Sweep every interval until ctx ends.
+func (a *Agents) Run(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			a.Sweep(ctx)
+		}
+	}
+}
+
+// ApprovalPending records that a call by agent session id waits on
+// approval apr: the session shows waiting_approval until it is settled.
+// The daemon feeds it from the approval service's events, so nothing in
+// the loop threads it through. An unknown or finished session is ignored.
+func (a *Agents) ApprovalPending(ctx context.Context, id, apr string) {
+	a.approvalChange(ctx, id, apr, true)
+}
+
+// ApprovalSettled records that approval apr no longer waits.
+func (a *Agents) ApprovalSettled(ctx context.Context, id, apr string) {
+	a.approvalChange(ctx, id, apr, false)
+}
+
+func (a *Agents) approvalChange(ctx context.Context, id, apr string, pending bool) {
+	a.mu.Lock()
+	st, ok := a.sessions[id]
+	if !ok || st.s.Status.Final() {
+		a.mu.Unlock()
+		return
+	}
+	if pending {
+		st.approvals[apr] = true
+	} else {
+		delete(st.approvals, apr)
+	}
+	st.s.LastSeen = a.now().UTC()
+	from := st.s.Status
+	a.settleLocked(st)
+	s := st.s
+	a.mu.Unlock()
+	if s.Status != from {
+		a.transitioned(ctx, s, from)
+	}
+}
+
+// settleLocked derives the shown status from the base and the approvals.
+func (a *Agents) settleLocked(st *agentState) {
+	if len(st.approvals) > 0 {
+		st.s.Status = switchboard.AgentWaitingApproval
+	} else {
+		st.s.Status = st.base
+	}
+}
+
+// Escalated reports whether approval apr waits for a background or
+// external agent: the digest flags it, the user's tabs show its card and
+// the focused assistant is told.
+func (a *Agents) Escalated(apr string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, st := range a.sessions {
+		if st.approvals[apr] && escalates(st.s.Kind) {
+			return true
+		}
+	}
+	return false
+}
+
+// escalates: the kinds whose approvals no chat in front of the user asks
+// about by itself.
+func escalates(k switchboard.AgentKind) bool {
+	return k == switchboard.AgentBackground || k == switchboard.AgentExternal
+}
+
+// UserOf returns the user a session acts for ("user:alice").
+func (a *Agents) UserOf(id string) (string, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	st, ok := a.sessions[id]
+	if !ok {
+		return "", false
+	}
+	return st.user, true
+}
+
+// transitioned writes the ledger entry of a transition and tells Notify.
+func (a *Agents) transitioned(ctx context.Context, s switchboard.AgentSession, from switchboard.AgentStatus) {
+	wctx := context.WithoutCancel(ctx)
+	if a.opts.Ledger != nil {
+		details, _ := json.Marshal(map[string]any{
+			"agentId": s.ID, "kind": s.Kind, "status": s.Status, "from": from, "task": s.Task, "reason": s.Reason,
+			"transport": s.Transport, "sessionId": s.SessionID, "runId": s.RunID, "jobId": s.JobID,
+		})
+		e := &switchboard.ActivityEntry{Ts: a.now().UTC(), Actor: s.Principal, Verb: activity.VerbAgentStatus, Target: s.ID, Details: details}
+		if err := a.opts.Ledger.Append(wctx, e); err != nil {
+			a.log.WarnContext(ctx, "record agent status", "agent", s.ID, "status", s.Status, "err", err)
+		}
+	}
+	if a.opts.Notify != nil {
+		a.opts.Notify(wctx, s)
+	}
+}
+
+func (a *Agents) liveLocked(id string) (*agentState, error) {
+	st, ok := a.sessions[id]
+	if !ok {
+		return nil, notFound(id)
+	}
+	if st.s.Status.Final() {
+		return nil, finished(st.s)
+	}
+	return st, nil
+}
+
+func notFound(id string) error {
+	return switchboard.Errorf(switchboard.CodeAgentNotFound, "no agent session %q; list them with GET /api/v1/agents or `switchboard agents`", id).
+		WithDetails(map[string]any{"agentId": id})
+}
+
+func finished(s switchboard.AgentSession) error {
+	return switchboard.Errorf(switchboard.CodeConflict, "agent %s already ended %s (%s)", s.ID, s.Status, s.Reason).
+		WithDetails(map[string]any{"agentId": s.ID, "status": s.Status})
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,288 @@
+package workspace_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/workspace"
+)
+
+// clock is an injected clock tests move by hand.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// ledger keeps what the registry appends.
+type ledger struct {
+	mu      sync.Mutex
+	entries []switchboard.ActivityEntry
+}
+
+func (l *ledger) Append(_ context.Context, e *switchboard.ActivityEntry) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.entries = append(l.entries, *e)
+	return nil
+}
+
+func (l *ledger) statuses(id string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, e := range l.entries {
+		var d struct {
+			Status string `json:"status"`
+		}
+		if e.Target == id && e.Verb == "agent.status" && json.Unmarshal(e.Details, &d) == nil {
+			out = append(out, d.Status)
+		}
+	}
+	return out
+}
+
+func newAgents(t *testing.T) (*workspace.Agents, *clock, *ledger, *[]switchboard.AgentSession) {
+	t.Helper()
+	c := &clock{t: time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)}
+	l := &ledger{}
+	var mu sync.Mutex
+	var events []switchboard.AgentSession
+	a := workspace.NewAgents(&workspace.AgentsOptions{Ledger: l, Now: c.now, HeartbeatInterval: 10 * time.Second, IdleTimeout: time.Minute,
+		Notify: func(_ context.Context, s switchboard.AgentSession) {
+			mu.Lock()
+			events = append(events, s)
+			mu.Unlock()
+		}})
+	return a, c, l, &events
+}
+
+var (
+	admin = workspace.ViewerOf(switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"})
+	alice = workspace.ViewerOf(switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "alice"})
+)
+
+// The status machine: idle → running → waiting_approval (derived from the
+// approvals of its calls) → running → done; every transition is one
+// ledger entry and one event; a finished session takes nothing more.
+func TestStatusMachine(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	a, _, l, events := newAgents(t)
+	s, err := a.Start(ctx, workspace.Spec{Kind: switchboard.AgentBackground, Label: "export", Principal: switchboard.Assistant()})
+	if err != nil || s.Status != switchboard.AgentIdle {
+		t.Fatalf("start: %+v %v", s, err)
+	}
+	if _, err := a.SetStatus(ctx, s.ID, switchboard.AgentRunning, "exporting"); err != nil {
+		t.Fatal(err)
+	}
+	a.ApprovalPending(ctx, s.ID, "apr_1")
+	a.ApprovalPending(ctx, s.ID, "apr_2")
+	if got, _ := a.Get(s.ID, admin); got.Status != switchboard.AgentWaitingApproval || got.Task != "exporting" {
+		t.Fatalf("with approvals pending: %+v", got)
+	}
+	if !a.Escalated("apr_1") {
+		t.Fatal("a background agent's approval is escalated")
+	}
+	a.ApprovalSettled(ctx, s.ID, "apr_1")
+	if got, _ := a.Get(s.ID, admin); got.Status != switchboard.AgentWaitingApproval {
+		t.Fatalf("one approval still waits: %+v", got)
+	}
+	a.ApprovalSettled(ctx, s.ID, "apr_2")
+	if _, err := a.End(ctx, s.ID, switchboard.AgentDone, "finished"); err != nil {
+		t.Fatal(err)
+	}
+	want := "idle running waiting_approval running done"
+	if got := strings.Join(l.statuses(s.ID), " "); got != want {
+		t.Fatalf("ledger transitions %q, want %q", got, want)
+	}
+	if len(*events) != 5 {
+		t.Fatalf("%d events, want 5", len(*events))
+	}
+	if _, err := a.End(ctx, s.ID, switchboard.AgentCancelled, "again"); switchboard.CodeOf(err) != switchboard.CodeConflict {
+		t.Fatalf("ending twice: %v, want CONFLICT", err)
+	}
+	if _, err := a.SetStatus(ctx, "agt_nope", switchboard.AgentRunning, ""); switchboard.CodeOf(err) != switchboard.CodeAgentNotFound {
+		t.Fatalf("unknown: %v", err)
+	}
+	if _, err := a.Start(ctx, workspace.Spec{Kind: "robot"}); switchboard.CodeOf(err) != switchboard.CodeInvalidInput {
+		t.Fatalf("bad kind: %v", err)
+	}
+}
+
+// A registered session that stops sending heartbeats ends done with a
+// reason; one that keeps them stays; an external agent ends after the
+// idle window, but not while its call waits for approval.
+func TestHeartbeatExpiry(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	a, c, _, _ := newAgents(t)
+	quiet, _ := a.Start(ctx, workspace.Spec{Kind: switchboard.AgentVoice, Label: "voice", Principal: admin.Principal, Heartbeat: true})
+	alive, _ := a.Start(ctx, workspace.Spec{Kind: switchboard.AgentVoice, Label: "voice 2", Principal: admin.Principal, Heartbeat: true})
+	ext := a.External(ctx, switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "claude"}, workspace.TransportHTTP, "")
+	waiting := a.External(ctx, switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "codex"}, workspace.TransportHTTP, "")
+	a.ApprovalPending(ctx, waiting, "apr_x")
+	for range 2 {
+		c.add(10 * time.Second)
+		if _, err := a.Heartbeat(ctx, alive.ID, admin); err != nil {
+			t.Fatal(err)
+		}
+		if n := a.Sweep(ctx); n != 0 {
+			t.Fatalf("swept %d before three intervals passed", n)
+		}
+	}
+	c.add(10 * time.Second)
+	if n := a.Sweep(ctx); n != 1 {
+		t.Fatalf("swept %d, want the silent one", n)
+	}
+	got, _ := a.Get(quiet.ID, admin)
+	if got.Status != switchboard.AgentDone || !strings.Contains(got.Reason, "missed heartbeats") || got.EndedAt.IsZero() {
+		t.Fatalf("silent session: %+v", got)
+	}
+	if _, err := a.Heartbeat(ctx, quiet.ID, admin); switchboard.CodeOf(err) != switchboard.CodeConflict {
+		t.Fatalf("heartbeat after expiry: %v, want CONFLICT", err)
+	}
+	c.add(time.Minute)
+	a.Heartbeat(ctx, alive.ID, admin)
+	a.Sweep(ctx)
+	if got, _ := a.Get(ext, admin); got.Status != switchboard.AgentDone || !strings.HasPrefix(got.Reason, "idle") {
+		t.Fatalf("idle external agent: %+v", got)
+	}
+	if got, _ := a.Get(waiting, admin); got.Status != switchboard.AgentWaitingApproval {
+		t.Fatalf("an external agent waiting on approval is not idle: %+v", got)
+	}
+	// A new call after its session ended starts a new one.
+	if again := a.External(ctx, switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "claude"}, workspace.TransportHTTP, ""); again == ext || again == "" {
+		t.Fatalf("a call after the idle end reuses %s", again)
+	}
+}
+
+// Interrupt runs the session's own cancel and ends it cancelled; a second
+// interrupt is CONFLICT; who may see and stop what follows Viewer.
+func TestInterruptAndVisibility(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	a, _, _, _ := newAgents(t)
+	stopped := 0
+	mine, _ := a.Start(ctx, workspace.Spec{Kind: switchboard.AgentChat, Principal: switchboard.Assistant(), User: "alice", SessionID: "ses_a",
+		Status: switchboard.AgentRunning, Interrupt: func(context.Context, string) error { stopped++; return nil }})
+	bobs, _ := a.Start(ctx, workspace.Spec{Kind: switchboard.AgentChat, Principal: switchboard.Assistant(), User: "user:bob"})
+	claude := switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "claude", Allow: []string{"tasks.*"}}
+	lister := switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "lister", Allow: []string{"agents.*"}}
+	ext := a.External(ctx, claude, workspace.TransportMCP, "m1")
+
+	tab := workspace.TabViewer("ses_other", "alice")
+	for _, tc := range []struct {
+		name string
+		v    workspace.Viewer
+		sees []string
+	}{
+		{"admin", admin, []string{mine.ID, bobs.ID, ext}},
+		{"alice", alice, []string{mine.ID}},
+		{"alice's other tab", tab, []string{mine.ID}},
+		{"claude", workspace.ViewerOf(claude), []string{ext}},
+		{"an agent allowed agents.list", workspace.ViewerOf(lister), []string{mine.ID, bobs.ID, ext}},
+	} {
+		var got []string
+		for _, s := range a.List(tc.v, workspace.Filter{}) {
+			got = append(got, s.ID)
+		}
+		if strings.Join(sorted(got), ",") != strings.Join(sorted(tc.sees), ",") {
+			t.Errorf("%s sees %v, want %v", tc.name, got, tc.sees)
+		}
+	}
+	if _, err := a.Get(bobs.ID, alice); switchboard.CodeOf(err) != switchboard.CodeAgentNotFound {
+		t.Fatalf("alice reading bob's agent: %v, want AGENT_NOT_FOUND", err)
+	}
+	if _, err := a.Interrupt(ctx, mine.ID, workspace.ViewerOf(lister)); switchboard.CodeOf(err) != switchboard.CodeForbidden {
+		t.Fatalf("an agent interrupting another: %v, want FORBIDDEN", err)
+	}
+	s, err := a.Interrupt(ctx, mine.ID, tab)
+	if err != nil || s.Status != switchboard.AgentCancelled || stopped != 1 || !strings.Contains(s.Reason, "session:ses_other") {
+		t.Fatalf("interrupt: %+v %v (stopped %d)", s, err, stopped)
+	}
+	if _, err := a.Interrupt(ctx, mine.ID, alice); switchboard.CodeOf(err) != switchboard.CodeConflict {
+		t.Fatalf("interrupting a finished one: %v, want CONFLICT", err)
+	}
+	if got := a.List(admin, workspace.Filter{Active: true, Kind: switchboard.AgentExternal}); len(got) != 1 || got[0].ID != ext {
+		t.Fatalf("active external: %+v", got)
+	}
+	a.EndExternal(ctx, claude, workspace.TransportMCP, "m1", "MCP session closed")
+	if got, _ := a.Get(ext, admin); got.Status != switchboard.AgentDone || got.Reason != "MCP session closed" {
+		t.Fatalf("closed MCP session: %+v", got)
+	}
+}
+
+func sorted(s []string) []string {
+	out := append([]string(nil), s...)
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			if out[j] < out[i] {
+				out[i], out[j] = out[j], out[i]
+			}
+		}
+	}
+	return out
+}
+
+// A handoff is recorded, lands in the target's inbox, and reaches the
+// built-in assistant's tab as a note for its next turn; escalations reach
+// the user's next turn in any tab.
+func TestHandoffAndNotes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	a, _, l, _ := newAgents(t)
+	chat, _ := a.Start(ctx, workspace.Spec{Kind: switchboard.AgentChat, Principal: switchboard.Assistant(), User: "alice", SessionID: "ses_a", Status: switchboard.AgentRunning})
+	job, _ := a.Start(ctx, workspace.Spec{Kind: switchboard.AgentBackground, Principal: switchboard.Assistant(), User: "alice", Status: switchboard.AgentRunning})
+	from := switchboard.WithAgentSession(ctx, job.ID)
+	h, err := a.Handoff(from, alice, workspace.HandoffRequest{To: chat.ID, Task: "Review the export",
+		Artifacts: []json.RawMessage{json.RawMessage(`{"name":"report","parts":[{"kind":"text","text":"done"}]}`)}})
+	if err != nil || h.From != job.ID || h.ReturnTo != job.ID {
+		t.Fatalf("handoff: %+v %v", h, err)
+	}
+	if in := a.Handoffs(chat.ID); len(in) != 1 || in[0].ID != h.ID {
+		t.Fatalf("inbox: %+v", in)
+	}
+	for _, bad := range []workspace.HandoffRequest{
+		{To: chat.ID},
+		{Task: "x"},
+		{To: chat.ID, Task: "x", Artifacts: []json.RawMessage{json.RawMessage(`"text"`)}},
+	} {
+		if _, err := a.Handoff(from, alice, bad); switchboard.CodeOf(err) != switchboard.CodeInvalidInput {
+			t.Errorf("%+v: %v, want INVALID_INPUT", bad, err)
+		}
+	}
+	if _, err := a.Handoff(from, alice, workspace.HandoffRequest{To: "agt_gone", Task: "x"}); switchboard.CodeOf(err) != switchboard.CodeAgentNotFound {
+		t.Fatalf("unknown target: %v", err)
+	}
+	a.ApprovalPending(ctx, job.ID, "apr_9")
+	a.Escalate(job.ID, switchboard.ApprovalRequest{ID: "apr_9", Tool: "deck.export"})
+	a.Escalate(chat.ID, switchboard.ApprovalRequest{ID: "apr_10"}) // the chat asks by itself: no note
+	notes := a.TakeNotes("ses_a", "alice")
+	if len(notes) != 2 || notes[0].Kind != "handoff" || notes[1].Kind != "approval" || !strings.Contains(notes[1].Text, "apr_9") {
+		t.Fatalf("notes: %+v", notes)
+	}
+	if again := a.TakeNotes("ses_a", "alice"); len(again) != 0 {
+		t.Fatalf("notes are consumed: %+v", again)
+	}
+	var handoffs int
+	for _, e := range l.entries {
+		if e.Verb == "agent.handoff" && e.Target == chat.ID {
+			handoffs++
+		}
+	}
+	if handoffs != 1 {
+		t.Fatalf("%d agent.handoff entries, want 1", handoffs)
+	}
+}

@@ -1,0 +1,173 @@
+package workspace
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/activity"
+)
+
+// Bounds of a handoff.
+const (
+	maxArtifacts     = 16
+	maxArtifactBytes = 32 << 10 // all artifacts together
+	maxInbox         = 32       // handoffs kept per receiving session
+	maxNotes         = 16       // system notes queued per tab or user
+)
+
+// Note is a system note for the built-in assistant's next turn: a handoff
+// it received or an approval an agent waits on. It reaches the model as
+// tagged data (agent/trust.go), never as instructions.
+type Note struct {
+	Kind string          `json:"kind"` // "handoff" or "approval"
+	Text string          `json:"text"`
+	Data json.RawMessage `json:"data,omitempty"`
+}
+
+// HandoffRequest is the input of agents.handoff.
+type HandoffRequest struct {
+	To        string                  `json:"to"`
+	Task      string                  `json:"task"`
+	Scope     *switchboard.AgentScope `json:"scope,omitempty"`
+	Artifacts []json.RawMessage       `json:"artifacts,omitempty"`
+	ReturnTo  string                  `json:"returnTo,omitempty"`
+}
+
+// Handoff delivers a handoff from the session acting in ctx (or the
+// caller itself) to session req.To: it is recorded in the ledger
+// (agent.handoff, the record as details), kept in the target's inbox
+// (Handoffs, which the digest reads) and, when the target is the built-in
+// assistant, queued as a system note for its tab's next turn. The target
+// must be a live session the caller may see (else AGENT_NOT_FOUND /
+// CONFLICT). The scope is what the task should be confined to: it grants
+// nothing (the target acts with its own credential and scope).
+func (a *Agents) Handoff(ctx context.Context, v Viewer, req HandoffRequest) (switchboard.AgentHandoff, error) {
+	req.Task = strings.TrimSpace(req.Task)
+	switch {
+	case req.To == "":
+		return switchboard.AgentHandoff{}, switchboard.Errorf(switchboard.CodeInvalidInput, "to is required: the agent session id to hand off to (see agents.list)")
+	case req.Task == "" || len(req.Task) > maxTask:
+		return switchboard.AgentHandoff{}, switchboard.Errorf(switchboard.CodeInvalidInput, "task is required and at most %d bytes", maxTask)
+	case len(req.Artifacts) > maxArtifacts:
+		return switchboard.AgentHandoff{}, switchboard.Errorf(switchboard.CodeInvalidInput, "at most %d artifacts per handoff", maxArtifacts)
+	}
+	size := 0
+	for i, art := range req.Artifacts {
+		size += len(art)
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(art, &obj) != nil {
+			return switchboard.AgentHandoff{}, switchboard.Errorf(switchboard.CodeInvalidInput, "artifacts[%d] must be an object (an A2A artifact: {name, parts: [...]})", i)
+		}
+	}
+	if size > maxArtifactBytes {
+		return switchboard.AgentHandoff{}, switchboard.Errorf(switchboard.CodePayloadTooLarge, "artifacts are %d bytes; the limit is %d (hand over ids, not contents)", size, maxArtifactBytes)
+	}
+	from, _ := switchboard.AgentSessionFrom(ctx)
+	h := switchboard.AgentHandoff{
+		ID: "hof_" + randomHex(12), From: from, FromActor: v.Principal.String(), To: req.To, Task: req.Task,
+		Scope: req.Scope, Artifacts: req.Artifacts, ReturnTo: req.ReturnTo, CreatedAt: a.now().UTC(),
+	}
+	if h.ReturnTo == "" {
+		h.ReturnTo = from
+	}
+	a.mu.Lock()
+	st, ok := a.sessions[req.To]
+	if !ok || !v.canSee(st) {
+		a.mu.Unlock()
+		return h, notFound(req.To)
+	}
+	if st.s.Status.Final() {
+		s := st.s
+		a.mu.Unlock()
+		return h, finished(s)
+	}
+	if req.ReturnTo != "" {
+		if rt, ok := a.sessions[req.ReturnTo]; !ok || !v.canSee(rt) {
+			a.mu.Unlock()
+			return h, notFound(req.ReturnTo)
+		}
+	}
+	st.handoffs = append(st.handoffs, h)
+	if len(st.handoffs) > maxInbox {
+		st.handoffs = st.handoffs[len(st.handoffs)-maxInbox:]
+	}
+	if st.s.Kind == switchboard.AgentChat && st.s.SessionID != "" {
+		data, _ := json.Marshal(h)
+		a.noteLocked("tab:"+st.s.SessionID, Note{Kind: "handoff",
+			Text: fmt.Sprintf("%s handed you a task (handoff %s); report back to %s.", h.FromActor, h.ID, orNone(h.ReturnTo)), Data: data})
+	}
+	a.mu.Unlock()
+	if a.opts.Ledger != nil {
+		details, _ := json.Marshal(h)
+		e := &switchboard.ActivityEntry{Ts: h.CreatedAt, Actor: h.FromActor, Verb: activity.VerbAgentHandoff, Target: h.To, Details: details}
+		if err := a.opts.Ledger.Append(context.WithoutCancel(ctx), e); err != nil {
+			return h, err
+		}
+	}
+	return h, nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "nobody (no returnTo)"
+	}
+	return s
+}
+
+// Handoffs returns the handoffs delivered to session id, oldest first
+// (the digest shows them; the inbox keeps the last 32).
+func (a *Agents) Handoffs(id string) []switchboard.AgentHandoff {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	st, ok := a.sessions[id]
+	if !ok {
+		return nil
+	}
+	return append([]switchboard.AgentHandoff(nil), st.handoffs...)
+}
+
+// noteLocked queues a system note under key ("tab:<sid>" or
+// "user:<name>"), keeping the newest maxNotes.
+func (a *Agents) noteLocked(key string, n Note) {
+	q := append(a.notes[key], n)
+	if len(q) > maxNotes {
+		q = q[len(q)-maxNotes:]
+	}
+	a.notes[key] = q
+}
+
+// Escalate queues a system note for the user's assistant about approval
+// apr that agent session id waits on (a background or external agent's):
+// the next assistant turn of that user, in whichever tab, surfaces it.
+func (a *Agents) Escalate(id string, apr switchboard.ApprovalRequest) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	st, ok := a.sessions[id]
+	if !ok || !escalates(st.s.Kind) {
+		return
+	}
+	data, _ := json.Marshal(map[string]any{"approvalId": apr.ID, "agentId": id, "agent": st.s.Label, "tool": apr.Tool,
+		"summary": apr.Summary, "expiresAt": apr.ExpiresAt})
+	a.noteLocked(st.user, Note{Kind: "approval",
+		Text: fmt.Sprintf("%s agent %s waits for the user's approval %s (%s). Tell the user; they decide it on its card, not you.", st.s.Kind, st.s.Label, apr.ID, apr.Tool),
+		Data: data})
+}
+
+// TakeNotes returns and clears the notes for the assistant's next turn in
+// tab sid opened for user: the tab's own, then its user's.
+func (a *Agents) TakeNotes(sid, user string) []Note {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []Note
+	for _, k := range []string{"tab:" + sid, userOf(user)} {
+		if sid == "" && strings.HasPrefix(k, "tab:") {
+			continue
+		}
+		out = append(out, a.notes[k]...)
+		delete(a.notes, k)
+	}
+	return out
+}

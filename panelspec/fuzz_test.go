@@ -120,6 +120,9 @@ func FuzzFastSchema(f *testing.F) {
 		}
 		defer ps.release()
 		e := builtins()[types[int(typ)%len(types)]]
+		if e.fast == nil {
+			return // beyond the subset: only jsonschema/v6 runs
+		}
 		fast := e.fast.valid(ps.root())
 		full := e.schema.Validate(ps.root().toAny()) == nil
 		if fast != full {

@@ -70,7 +70,7 @@ func (r *run) propsStage() {
 		if !props.ok() {
 			props = emptyObject
 		}
-		if e.typ == TypeChart && r.chartBudget(id, props) {
+		if e.typ == TypeChart && r.chartBudget(id, props) || e.typ == TypeDocument && r.documentBudget(id, props) {
 			continue
 		}
 		if err := e.check(props); err != nil {
@@ -93,6 +93,8 @@ func (r *run) propsStage() {
 			r.chartRules(id, props)
 		case TypeProgress:
 			r.progressRules(id, props)
+		case TypeDocument:
+			r.documentRules(id, props)
 		}
 	}
 }

@@ -21,6 +21,7 @@
 // placeholder.
 
 import { renderChart, renderMetric, renderProgress } from "./charts.js";
+import { renderDocument } from "./document.js";
 
 const MAX_NODES = 200;
 const MAX_DEPTH = 12;
@@ -267,10 +268,11 @@ const RENDERERS = {
     return renderMetric(H, p, value);
   },
   progress: (ctx, id, p) => renderProgress(H, p),
+  document: (ctx, id, p) => renderDocument(H, p, { assetURL: ctx.opts.assetURL }),
 };
 
 // H is what charts.js builds its HTML with: the same safe helpers.
-const H = { el, text };
+const H = { el, text, safeURL };
 
 function sourceError(ctx, source) {
   const e = typeof source === "string" ? own(ctx.snap.errors, source) : undefined;
@@ -472,6 +474,7 @@ const CSS_TEXT = `
 :where(.sb-metric-label){font-size:.8rem;color:#475467}:where(.sb-metric-value){font-size:1.5rem;font-weight:600}:where(.sb-metric-unit){font-size:1rem;font-weight:400}
 :where(.sb-metric-delta){font-size:.85rem}:where(.sb-delta-good){color:#067647}:where(.sb-delta-bad){color:#b42318}
 :where(.sb-progress){display:flex;flex-direction:column;gap:.2rem;min-width:12rem}:where(.sb-progress-head){display:flex;justify-content:space-between;gap:.5rem;font-size:.85rem}:where(.sb-progress progress){width:100%}
+:where(.sb-document){display:flex;flex-direction:column;gap:.5rem;max-width:48rem}:where(.sb-page-break){border:0;border-top:1px dashed #d0d5dd;margin:1rem 0}
 :where(.sb-tab){border:0;background:none;padding:.3rem .6rem;cursor:pointer}:where(.sb-tab[aria-selected=true]){border-bottom:2px solid #3559e0}
 `;
 

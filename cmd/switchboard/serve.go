@@ -97,6 +97,7 @@ type serveFlags struct {
 	store        string
 	durability   string
 	allowOrigins []string
+	storeFile    string
 	demo         bool
 	logLevel     string
 	logFormat    string
@@ -119,7 +120,8 @@ func newServe(g *globals) *cobra.Command {
 		RunE: func(c *cobra.Command, _ []string) error { return runServe(c, g, f) },
 	}
 	fl := c.Flags()
-	fl.StringVar(&f.store, "store", os.Getenv("SWITCHBOARD_STORE"), "store: a postgres:// URL, or empty for SQLite under the data root [$SWITCHBOARD_STORE]")
+	fl.StringVar(&f.store, "store", os.Getenv("SWITCHBOARD_STORE"), "store: a postgres:// URL, or empty for SQLite under the data root [$SWITCHBOARD_STORE]; a password here shows in ps, so prefer the variable or --store-file")
+	fl.StringVar(&f.storeFile, "store-file", "", "read the store's postgres:// URL from this file (keeps its password out of ps)")
 	fl.StringVar(&f.durability, "durability", os.Getenv("SWITCHBOARD_DURABILITY"), "which failures a commit survives: process (a daemon crash; the default) or power (an OS crash or power loss, slower) [$SWITCHBOARD_DURABILITY]")
 	fl.StringSliceVar(&f.allowOrigins, "allow-origin", nil, "browser origin allowed to call the API (repeatable), e.g. http://localhost:3000")
 	fl.BoolVar(&f.demo, "demo", false, "let the demo app at /demo/ open its own browser session (a token-less, same-origin-only route; for trying switchboard locally)")
@@ -161,6 +163,14 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 	if err != nil {
 		return usageError{err, c.CommandPath()}
 	}
+	dsn, warn, err := storeFromFlags(f.store, f.storeFile, c.Flags().Changed("store"))
+	if err != nil {
+		return usageError{err, c.CommandPath()}
+	}
+	if warn {
+		log.WarnContext(ctx, "the --store URL carries a password, which any local user can read in ps; pass it in $SWITCHBOARD_STORE or --store-file instead")
+	}
+	f.store = dsn
 	store, err := daemon.OpenStore(ctx, f.store, dir, daemon.WithDurability(durability))
 	if err != nil {
 		return fmt.Errorf("open store: %w", err)

@@ -18,6 +18,7 @@ import (
 	"github.com/switchboardhq/switchboard/broker"
 	"github.com/switchboardhq/switchboard/httpapi"
 	"github.com/switchboardhq/switchboard/internal/bus"
+	"github.com/switchboardhq/switchboard/internal/demobackend"
 	"github.com/switchboardhq/switchboard/internal/redact"
 	"github.com/switchboardhq/switchboard/job"
 	"github.com/switchboardhq/switchboard/mcpserver"
@@ -206,8 +207,12 @@ func (d *Daemon) webRoutes(opts Options) map[string]http.Handler {
 	if opts.Demo {
 		demo.OpenSession = func(ctx context.Context) (any, error) { return d.Sessions.Create(ctx, "demo") }
 	}
-	return map[string]http.Handler{
+	routes := map[string]http.Handler{
 		"/sdk/": web.SDK(), "/demo/": web.Demo(demo), "/demo": http.RedirectHandler("/demo/", http.StatusFound),
 		"/": web.Console(), // the operator console; unknown paths are 404
 	}
+	if opts.Demo { // the examples' sample backend (README walkthrough)
+		routes[demobackend.Prefix] = demobackend.New()
+	}
+	return routes
 }

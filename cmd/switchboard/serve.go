@@ -225,6 +225,9 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 		tokenFrom = filepath.Join(dir, daemon.TokenFile)
 	}
 	log.Info("console at http://"+ln.Addr().String()+"/ ; the CLI and API use the admin token", "token", tokenFrom)
+	if f.demo {
+		log.Info("demo app at http://" + ln.Addr().String() + "/demo/ ; its sample backend (the examples' bindings) at /demo/api/")
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -26,12 +26,14 @@ arguments, tool version), is good once, and expires (a denial with reason
 
 func newApprovalsList(g *globals) *cobra.Command {
 	var q client.ApprovalQuery
+	var quiet bool
 	c := &cobra.Command{
 		Use:   "list",
 		Short: "List approvals (pending unless --status says otherwise)",
 		Example: `  switchboard approvals list
   switchboard approvals list --status all --agent agent:planner
-  switchboard approvals list --json`,
+  switchboard approvals list --json
+  switchboard approvals approve $(switchboard approvals list --quiet)   # approve every pending call`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			cl, err := g.client()
@@ -44,6 +46,12 @@ func newApprovalsList(g *globals) *cobra.Command {
 			}
 			if g.json {
 				return g.printJSON(items)
+			}
+			if quiet { // ids only, for $(...) in scripts and the README
+				for _, a := range items {
+					fmt.Fprintln(g.stdout, a.ID)
+				}
+				return nil
 			}
 			tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tSTATUS\tAGENT\tTOOL\tINPUT\tEXPIRES")
@@ -60,6 +68,7 @@ func newApprovalsList(g *globals) *cobra.Command {
 	c.Flags().StringVar(&q.Status, "status", "", "pending (default), approved, denied, expired, cancelled or all")
 	c.Flags().StringVar(&q.Agent, "agent", "", "only this agent's (e.g. agent:planner)")
 	c.Flags().IntVar(&q.Limit, "limit", 0, "at most this many")
+	c.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the IDs, one a line")
 	return c
 }
 
@@ -78,23 +87,35 @@ func newApprovalsDecide(g *globals, approve bool) *cobra.Command {
 	}
 	var reason string
 	c := &cobra.Command{
-		Use:     verb + " ID",
+		Use:     verb + " ID...",
 		Short:   short,
 		Example: fmt.Sprintf("  switchboard approvals %s apr_3f2a...", verb),
-		Args:    exactArgs(1, "one approval ID (see 'switchboard approvals list')"),
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 { // also what $(approvals list -q) gives when nothing waits
+				return usageError{fmt.Errorf("%s expects one or more approval IDs; 'switchboard approvals list' shows the pending ones", c.CommandPath()), c.CommandPath()}
+			}
+			return nil
+		},
 		RunE: func(c *cobra.Command, args []string) error {
 			cl, err := g.client()
 			if err != nil {
 				return err
 			}
-			a, err := cl.Decide(c.Context(), args[0], client.Decision{Approve: approve, Reason: reason, Channel: "cli"})
-			if err != nil {
-				return err
+			// In order, stopping at the first refusal: what was decided
+			// before it stays decided and has been printed.
+			for _, id := range args {
+				a, err := cl.Decide(c.Context(), id, client.Decision{Approve: approve, Reason: reason, Channel: "cli"})
+				if err != nil {
+					return err
+				}
+				if g.json {
+					if err := g.printJSON(a); err != nil {
+						return err
+					}
+					continue
+				}
+				fmt.Fprintf(g.stdout, "%s %s: %s by %s (invocation %s)\n", a.ID, a.Status, a.Tool, a.Agent, a.InvocationID)
 			}
-			if g.json {
-				return g.printJSON(a)
-			}
-			fmt.Fprintf(g.stdout, "%s %s: %s by %s (invocation %s)\n", a.ID, a.Status, a.Tool, a.Agent, a.InvocationID)
 			return nil
 		},
 	}

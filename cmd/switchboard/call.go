@@ -86,6 +86,9 @@ func callAndPrint(c *cobra.Command, g *globals, name string, input json.RawMessa
 		return err
 	}
 	resp, err := cl.CallToolWith(c.Context(), name, input, o, x)
+	if err == nil && x.Async && resp.InvocationID != "" && !resp.Status.Terminal() {
+		resp, err = latest(c, cl, resp)
+	}
 	if resp.InvocationID == "" {
 		err = suggestTool(c.Context(), cl, name, err) // refused before it was recorded: maybe a typo
 	}
@@ -123,4 +126,20 @@ func callAndPrint(c *cobra.Command, g *globals, name string, input json.RawMessa
 	buf.WriteByte('\n')
 	_, err = g.stdout.Write(buf.Bytes())
 	return err
+}
+
+// latest re-reads an asynchronous call's record: the 202 says what the call
+// was when it was recorded ("dispatched"), and a fast call has often
+// finished by the time the answer is printed. A finished call then prints
+// as a waited-for one would (its result, or its error and exit 1).
+func latest(c *cobra.Command, cl *client.Client, resp switchboard.CallResponse) (switchboard.CallResponse, error) {
+	inv, err := cl.GetInvocation(c.Context(), resp.InvocationID)
+	if err != nil || inv.Status == resp.Status {
+		return resp, nil // the 202 stands: the call is recorded either way
+	}
+	resp = switchboard.CallResponse{InvocationID: inv.ID, Status: inv.Status, Result: inv.Result, Error: inv.Error}
+	if inv.Error != nil {
+		return resp, inv.Error
+	}
+	return resp, nil
 }

@@ -17,10 +17,16 @@ type SearchHit struct {
 	Surface Surface `json:"surface"`
 	Class   Class   `json:"class"`
 	Score   float64 `json:"score,omitempty"`
+	// SessionID names the open tab whose live browser tool this is.
+	SessionID string `json:"sessionId,omitempty"`
 }
 
 // SearchResult is one page of hits, best first.
 type SearchResult struct {
 	Items      []SearchHit `json:"items"`
 	NextCursor string      `json:"nextCursor,omitempty"`
+	// OpenTab holds the matching browser tools of open tabs (first page
+	// only), beside Items: they have their own index, and scores of two
+	// indexes are not comparable.
+	OpenTab []SearchHit `json:"openTab,omitempty"`
 }

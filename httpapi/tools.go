@@ -32,15 +32,11 @@ func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The registry lists what the caller may see (registry.Visible), and
-	// passes a session's live tools through the same predicate.
-	var live *registry.Live
-	if id := q.Get("session"); id != "" {
-		tools, err := s.liveTools(r, id)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		live = registry.NewLive(tools)
+	// passes the open tabs' live tools through the same predicate.
+	live, err := s.openTabs(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
 	}
 	tools, err := s.reg.ListWith(r.Context(), surface, live)
 	if err != nil {
@@ -98,7 +94,14 @@ func parseTools(raw json.RawMessage) ([]switchboard.Tool, error) {
 }
 
 func (s *Server) getTool(w http.ResponseWriter, r *http.Request) {
-	t, err := s.reg.Get(r.Context(), r.PathValue("name")) // TOOL_NOT_FOUND for a tool the caller may not see
+	live, err := s.openTabs(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	// The tab's version first (it is what a call runs); TOOL_NOT_FOUND for
+	// a tool the caller may not see.
+	t, err := s.reg.Describe(r.Context(), r.PathValue("name"), live)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -125,12 +128,17 @@ func (s *Server) searchTools(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, switchboard.Errorf(switchboard.CodeInvalidInput, "limit must be within 1..100"))
 		return
 	}
-	res, err := s.reg.Search(r.Context(), q) // only what the caller may see
+	live, err := s.openTabs(r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, res)
+	res, err := s.reg.SearchMeta(r.Context(), q, live) // only what the caller may see
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res.SearchResult)
 }
 
 // redact hides literal header values of HTTP bindings: they may be secrets

@@ -81,13 +81,11 @@ func (r *Registry) ListWith(ctx context.Context, surface switchboard.Surface, li
 	return tools, nil
 }
 
-// Found is one answer of the search meta tool.
+// Found is one answer of the search meta tool. Its OpenTab holds the
+// matching live browser tools, each naming its tab, on the first page only
+// and unless the query is for api tools.
 type Found struct {
 	switchboard.SearchResult
-	// OpenTab holds the matching live browser tools, on the first page
-	// only and unless the query is for api tools: the live tools have
-	// their own index, and scores of two indexes are not comparable.
-	OpenTab []switchboard.SearchHit
 }
 
 // SearchMeta answers the search meta tool: a page of the catalog for q
@@ -102,7 +100,11 @@ func (r *Registry) SearchMeta(ctx context.Context, q switchboard.SearchQuery, li
 	if live != nil && q.Cursor == "" && q.Surface != switchboard.SurfaceAPI {
 		lq := switchboard.SearchQuery{Query: q.Query, Surface: switchboard.SurfaceBrowser, Limit: search.MaxLimit}
 		if lres, err := live.index.Search(lq, func(t switchboard.Tool) bool { return r.Visible(ctx, t) }); err == nil {
-			out.OpenTab = lres.Items
+			for _, h := range lres.Items {
+				t, _ := live.get(h.Name)
+				h.SessionID = sessionOf(t)
+				out.OpenTab = append(out.OpenTab, h)
+			}
 		}
 	}
 	return out, nil

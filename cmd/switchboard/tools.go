@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -28,7 +29,7 @@ func newToolsList(g *globals) *cobra.Command {
 		Short: "List the catalog",
 		Example: `  switchboard tools list
   switchboard tools list --surface api --json
-  switchboard tools list --session 3f2a...   # with that tab's live browser tools`,
+  switchboard tools list --session 3f2a...   # only that tab's live browser tools`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			cl, err := g.client()
@@ -43,8 +44,18 @@ func newToolsList(g *globals) *cobra.Command {
 				return g.printJSON(m)
 			}
 			tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tSURFACE\tCLASS\tAPPROVAL\tSUMMARY")
+			// An open tab's tool names its tab: it is live only while the tab is.
+			live := slices.ContainsFunc(m.Tools, func(t switchboard.Tool) bool { return tabOf(t) != "" })
+			if live {
+				fmt.Fprintln(tw, "NAME\tSURFACE\tCLASS\tAPPROVAL\tSESSION\tSUMMARY")
+			} else {
+				fmt.Fprintln(tw, "NAME\tSURFACE\tCLASS\tAPPROVAL\tSUMMARY")
+			}
 			for _, t := range m.Tools {
+				if live {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Surface, t.Class, t.Approval, or(tabOf(t), "-"), clip(t.Summary, 70))
+					continue
+				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.Name, t.Surface, t.Class, t.Approval, clip(t.Summary, 70))
 			}
 			if err := tw.Flush(); err != nil {
@@ -55,7 +66,7 @@ func newToolsList(g *globals) *cobra.Command {
 		},
 	}
 	c.Flags().StringVar(&surface, "surface", "", "only api or browser tools")
-	c.Flags().StringVar(&session, "session", "", "add the live browser tools of this session")
+	c.Flags().StringVar(&session, "session", "", "list only this session's live browser tools (default: every open tab's)")
 	return c
 }
 
@@ -89,7 +100,18 @@ func newToolsSearch(g *globals) *cobra.Command {
 			if err := tw.Flush(); err != nil {
 				return err
 			}
-			if len(res.Items) == 0 {
+			if len(res.OpenTab) > 0 {
+				fmt.Fprintln(g.stdout, "\nin open tabs:")
+				tw = tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "NAME\tSESSION\tCLASS\tSCORE\tSUMMARY")
+				for _, h := range res.OpenTab {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%s\n", h.Name, h.SessionID, h.Class, h.Score, clip(h.Summary, 70))
+				}
+				if err := tw.Flush(); err != nil {
+					return err
+				}
+			}
+			if len(res.Items) == 0 && len(res.OpenTab) == 0 {
 				fmt.Fprintln(g.stderr, "no matching tools")
 			}
 			if res.NextCursor != "" {
@@ -173,6 +195,21 @@ func joinSources(ss []switchboard.Source) string {
 func clip(s string, n int) string {
 	if r := []rune(s); len(r) > n {
 		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// tabOf names the open tab a live browser tool came from ("" for the catalog's).
+func tabOf(t switchboard.Tool) string {
+	if t.Origin == nil {
+		return ""
+	}
+	return t.Origin.SessionID
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
 	}
 	return s
 }

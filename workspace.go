@@ -94,11 +94,23 @@ type WorkspaceContext struct {
 	Label     string           `json:"label"`
 	Attention Attention        `json:"attention"`
 	Panels    []WorkspacePanel `json:"panels"`
+	// Route is the tab's location for a page context (path and query).
+	Route string `json:"route,omitempty"`
+	// Selection is what the user has selected in the context, if anything.
+	Selection *ContextSelection `json:"selection,omitempty"`
 	// SessionID is the tab that reported the context (set by the daemon).
 	SessionID string `json:"sessionId,omitempty"`
 	// Provenance marks what was derived from page content: tabs report it,
 	// so it is data, never instructions.
 	Provenance *Provenance `json:"provenance,omitempty"`
+}
+
+// ContextSelection is the user's selection in a context: a panel, a node
+// of it, and the selected text (page content, so data).
+type ContextSelection struct {
+	PanelID string `json:"panelId,omitempty"`
+	NodeID  string `json:"nodeId,omitempty"`
+	Text    string `json:"text,omitempty"`
 }
 
 // WorkspacePanel is a panel mounted in a context.
@@ -175,6 +187,10 @@ type DigestDropped struct {
 	Panels             int `json:"panels,omitempty"`
 	Agents             int `json:"agents,omitempty"`
 	Jobs               int `json:"jobs,omitempty"`
+	// Contexts counts focused and visible contexts left out to stay under
+	// the hard cap (background ones are BackgroundContexts).
+	Contexts         int `json:"contexts,omitempty"`
+	PendingApprovals int `json:"pendingApprovals,omitempty"`
 }
 
 type agentSessionKey struct{}

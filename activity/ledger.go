@@ -130,6 +130,19 @@ func (l *Ledger) Observe(e switchboard.ActivityEntry) {
 	l.mu.Unlock()
 }
 
+// Head returns the newest entry id in the ring and a channel closed when
+// the next entry arrives: the change signal of what the ledger holds,
+// without a store read (the workspace digest caches on it).
+func (l *Ledger) Head() (int64, <-chan struct{}) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var id int64
+	if n := len(l.ring); n > 0 {
+		id = l.ring[n-1].ID
+	}
+	return id, l.wake
+}
+
 // insertLocked keeps the ring sorted by ID, without duplicates, at most
 // size long. Concurrent appends may be observed out of order.
 func (l *Ledger) insertLocked(e switchboard.ActivityEntry) {

@@ -95,6 +95,9 @@ type Options struct {
 	// capabilities); nil means the built-in loop for every chat, or the AI
 	// SDK binding for chats started through /agent/chat.
 	Harness func(ctx context.Context, chatSessionID string) (switchboard.Harness, bool)
+	// Digests gives every turn the workspace digest (system context) and
+	// every run its AG-UI state; nil leaves both out.
+	Digests Digests
 	// Instructions replace DefaultInstructions.
 	Instructions       string
 	MaxSteps           int

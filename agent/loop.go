@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -33,6 +32,7 @@ type runState struct {
 	dirty bool // conv differs from the saved history
 	b     model.Binding
 	req   StartRequest
+	ws    *workspaceState // the digest in the run's state (agent/workspace.go)
 }
 
 // loop runs a run to its end. It always ends with exactly one RUN_FINISHED
@@ -43,9 +43,7 @@ func (rt *Runtime) loop(ctx context.Context, run *Run, req StartRequest) {
 	if rt.opts.Sessions != nil {
 		ctx = rt.opts.Sessions.RunStarted(ctx, run)
 	}
-	if s := bytes.TrimSpace(req.State); len(s) > 0 && !bytes.Equal(s, []byte("null")) {
-		st.em.emit(&agui.StateSnapshot{Snapshot: json.RawMessage(s)})
-	}
+	rt.startState(ctx, st) // STATE_SNAPSHOT (the client's state, the workspace digest), then deltas
 	b, err := rt.models.Resolve(ctx, req.Model)
 	if err != nil {
 		rt.end(ctx, st, switchboard.RunFailed, err, nil, nil)
@@ -167,7 +165,7 @@ func (rt *Runtime) modelTurn(ctx context.Context, st *runState) ([]call, error) 
 	}
 	req := model.Request{
 		Model:     st.b.Model,
-		System:    rt.withNotes(ctx, st.run, st.ts.systemPrompt(rt.opts.Instructions, st.req.Context)),
+		System:    rt.withNotes(ctx, st.run, st.ts.systemPrompt(rt.opts.Instructions, st.req.Context)) + rt.digestBlock(ctx, st),
 		Messages:  toModel(st.conv, st.ts, st.b.Caps),
 		MaxTokens: st.b.MaxTokens,
 	}
@@ -314,6 +312,7 @@ func (rt *Runtime) runCall(ctx context.Context, st *runState, c call) *agui.Mess
 // end closes everything open and emits the run's terminal event.
 func (rt *Runtime) end(ctx context.Context, st *runState, status switchboard.RunStatus, err error, outcome *agui.Outcome, result any) {
 	run, em := st.run, st.em
+	st.stopState()
 	if err != nil && ctx.Err() != nil {
 		err = context.Cause(ctx)
 		if switchboard.CodeOf(err) == switchboard.CodeCancelled {

@@ -15,6 +15,9 @@ const (
 	FromSite = "site-html"
 	// FromUser is an answer the user's client gave (a frontend tool).
 	FromUser = "user"
+	// FromWorkspace is the workspace digest the daemon compiles; the
+	// contexts in it carry their own provenance (site-html).
+	FromWorkspace = "workspace"
 )
 
 // trustNote rides on every tool result the model sees. Tool results are
@@ -36,11 +39,17 @@ type wrappedResult struct {
 // wrapResult tags content as data with its provenance. JSON stays JSON;
 // anything else (a truncated result, a plain message) travels as a string.
 func wrapResult(content, derivedFrom string) string {
+	return wrapData("tool_result", content, derivedFrom)
+}
+
+// wrapData is the one tagged-data wrapper: tool results, the workspace
+// digest and anything else that reaches the model as data.
+func wrapData(kind, content, derivedFrom string) string {
 	data := json.RawMessage(strings.TrimSpace(content))
 	if len(data) == 0 || !json.Valid(data) {
 		data, _ = json.Marshal(content)
 	}
-	b, err := json.Marshal(wrappedResult{Type: "tool_result", Trust: "data", DerivedFrom: derivedFrom, Note: trustNote, Data: data})
+	b, err := json.Marshal(wrappedResult{Type: kind, Trust: "data", DerivedFrom: derivedFrom, Note: trustNote, Data: data})
 	if err != nil {
 		return content
 	}

@@ -13,6 +13,9 @@ func (d *Daemon) newAgent(opts Options) (*agent.Runtime, error) {
 	ao.Broker, ao.Registry, ao.Browser, ao.Logger = d.Broker, d.Registry, d.Sessions, d.log
 	ao.Sessions = runSessions{d}
 	ao.Models = opts.Resolver
+	if ao.Digests == nil && d.Workspace != nil {
+		ao.Digests = digests{w: d.Workspace, users: d.Sessions.User}
+	}
 	if ao.Models == nil {
 		r, err := model.NewResolver(opts.Models, nil)
 		if err != nil {

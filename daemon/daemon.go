@@ -9,6 +9,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/activity"
@@ -88,6 +89,10 @@ type Daemon struct {
 	// Agents is the registry of agent sessions at work (daemon/agents.go).
 	Agents *workspace.Agents
 	agents agentWiring
+	// Workspace keeps the tabs' contexts and compiles the digest
+	// (daemon/workspace.go).
+	Workspace *workspace.Workspace
+	ws        atomic.Pointer[workspace.Workspace]
 
 	resumed resumed // calls awaiting an approval that outlived a restart (sweep.go)
 
@@ -134,6 +139,9 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	if err := d.startPanels(ctx, opts); err != nil {
 		return nil, err
 	}
+	if err := d.startWorkspace(ctx); err != nil {
+		return nil, err
+	}
 	if d.auth, err = d.newAuth(opts); err != nil {
 		return nil, err
 	}
@@ -161,7 +169,8 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 			_, err := opts.Store.ActivityHead(ctx) // one indexed read
 			return err
 		},
-		Agents: d.Agents,
+		Agents:    d.Agents,
+		Workspace: d.Workspace,
 	})
 	if err != nil {
 		return nil, err
@@ -181,6 +190,7 @@ func (d *Daemon) Close() error {
 	d.closePanels()
 	d.closeGovernance() // cancels running jobs
 	d.stopResumed()     // resumed calls stop waiting; their approvals stay pending
+	d.closeWorkspace()
 	d.Broker.Close()
 	d.Sessions.Shutdown() // ends every tab stream so graceful shutdown completes
 	return nil

@@ -76,7 +76,7 @@ func (d *Daemon) startGovernance(ctx context.Context, opts Options) (broker.Opti
 	if err != nil {
 		return bo, err
 	}
-	if d.gov.jobs, err = job.New(job.Options{Store: opts.Store, Ledger: ledger, Logger: d.log}); err != nil {
+	if d.gov.jobs, err = job.New(job.Options{Store: opts.Store, Ledger: ledger, Logger: d.log, OnChange: d.touchWorkspace}); err != nil {
 		return bo, err
 	}
 	d.gov.tokens = scope.NewTokens(opts.Store, nil)
@@ -98,7 +98,10 @@ func (d *Daemon) startGovernance(ctx context.Context, opts Options) (broker.Opti
 // whose subscriber on each replica updates its agent sessions and tells
 // the tabs it holds that may decide it (daemon/agents.go approvalEvent).
 func (d *Daemon) notifyTabs(opts Options) approval.Notifier {
-	broadcast := d.approvalEvent
+	broadcast := func(ctx context.Context, kind string, data []byte) {
+		d.touchWorkspace() // every replica's digest shows the approval
+		d.approvalEvent(ctx, kind, data)
+	}
 	if opts.Bus == nil {
 		return broadcast
 	}

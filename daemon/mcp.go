@@ -21,6 +21,9 @@ func (d *Daemon) newMCP(ctx context.Context, opts Options) (*mcpserver.Server, e
 	if o.Live == nil {
 		o.Live = d.Sessions
 	}
+	if o.Digest == nil && d.Workspace != nil {
+		o.Digest = d.Workspace
+	}
 	return mcpserver.New(ctx, d.Registry, d.Broker, &o)
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/sse"
+	"github.com/switchboardhq/switchboard/workspace"
 )
 
 // The ledger's routes. There is no route that updates or deletes an entry:
@@ -34,13 +35,11 @@ func activityFilter(r *http.Request, now time.Time) (switchboard.ActivityFilter,
 	q := r.URL.Query()
 	f := switchboard.ActivityFilter{Actor: q.Get("actor"), Verb: q.Get("verb"), Limit: 100}
 	if v := q.Get("since"); v != "" {
-		if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
-			f.Since = t
-		} else if d, err := time.ParseDuration(v); err == nil && d > 0 {
-			f.Since = now.Add(-d)
-		} else {
-			return f, false, switchboard.Errorf(switchboard.CodeInvalidInput, "since must be an RFC 3339 time or a duration like 1h, not %q", v)
+		t, err := workspace.ParseSince(v, now)
+		if err != nil {
+			return f, false, err
 		}
+		f.Since = t
 	}
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)

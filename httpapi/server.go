@@ -66,6 +66,9 @@ type Options struct {
 	// Panels serves the tab's panel routes (instances, edits, actions); nil
 	// leaves them out.
 	Panels *panel.Service
+	// Workspace serves the tabs' context reports and the digest; nil
+	// leaves them out.
+	Workspace *workspace.Workspace
 	// Extra mounts more handlers (e.g. /mcp) behind the same Host and Origin
 	// checks; the pattern is a net/http ServeMux pattern.
 	Extra map[string]http.Handler
@@ -148,6 +151,7 @@ func (s *Server) routes() {
 	s.panelRoutes()
 	s.governanceRoutes()
 	s.agentSessionRoutes()
+	s.workspaceRoutes()
 	s.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, switchboard.Errorf(switchboard.CodeNotFound, "no route %s %s", r.Method, r.URL.Path))
 	})

@@ -2,6 +2,7 @@ package job
 
 import (
 	"context"
+	"slices"
 
 	"github.com/switchboardhq/switchboard"
 )
@@ -93,4 +94,16 @@ func (s *Service) Close() {
 	for _, r := range live {
 		r.cancel(switchboard.Errorf(switchboard.CodeUnavailable, "the daemon stopped while job %s ran", r.job.ID))
 	}
+}
+
+// Running returns the jobs this process is running, oldest first.
+func (s *Service) Running() []switchboard.Job {
+	s.mu.Lock()
+	out := make([]switchboard.Job, 0, len(s.live))
+	for _, r := range s.live {
+		out = append(out, r.job)
+	}
+	s.mu.Unlock()
+	slices.SortFunc(out, func(a, b switchboard.Job) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	return out
 }

@@ -53,6 +53,9 @@ type Options struct {
 	Logger    *slog.Logger
 	Now       func() time.Time
 	SaveEvery time.Duration
+	// OnChange, if set, is told (without blocking) when a job starts,
+	// reports progress or ends: the workspace digest's change signal.
+	OnChange func()
 }
 
 // Service runs and tracks jobs. Safe for concurrent use.
@@ -62,6 +65,7 @@ type Service struct {
 	log    *slog.Logger
 	now    func() time.Time
 	every  time.Duration
+	change func()
 
 	mu   sync.Mutex
 	live map[string]*running
@@ -90,7 +94,11 @@ func New(opts Options) (*Service, error) {
 	if opts.SaveEvery <= 0 {
 		opts.SaveEvery = DefaultSaveEvery
 	}
-	return &Service{store: opts.Store, ledger: opts.Ledger, log: opts.Logger, now: opts.Now, every: opts.SaveEvery, live: map[string]*running{}}, nil
+	if opts.OnChange == nil {
+		opts.OnChange = func() {}
+	}
+	return &Service{store: opts.Store, ledger: opts.Ledger, log: opts.Logger, now: opts.Now, every: opts.SaveEvery,
+		change: opts.OnChange, live: map[string]*running{}}, nil
 }
 
 // Recover fails every job a previous run left running: its work died with
@@ -122,6 +130,7 @@ func (s *Service) Start(ctx context.Context, inv switchboard.Invocation, work fu
 	s.mu.Lock()
 	s.live[j.ID] = r
 	s.mu.Unlock()
+	s.change()
 	go func() {
 		defer cancel(nil)
 		result, err := s.run(jctx, work)
@@ -165,6 +174,7 @@ func (s *Service) progress(r *running, p switchboard.Progress) {
 	}
 	j := r.job
 	s.mu.Unlock()
+	s.change()
 	if save {
 		ctx, cancel := context.WithTimeout(context.Background(), finishTimeout)
 		defer cancel()
@@ -210,6 +220,7 @@ func (s *Service) settle(ctx context.Context, r *running, j switchboard.Job) (sw
 		delete(s.live, j.ID)
 	}
 	s.mu.Unlock()
+	s.change()
 	// Waiters wake once the outcome is recorded, ledger entry included.
 	defer r.once.Do(func() { close(r.done) })
 	if won && s.ledger != nil {

@@ -89,6 +89,10 @@ type Options struct {
 	// aliased tool answers only to its alias. For clients that call names
 	// they did not choose, such as the conformance suite's fixtures.
 	Aliases map[string]string
+	// Digest serves the caller's workspace digest as the resource
+	// switchboard://workspace/digest, with resources/subscribe updates;
+	// nil serves no resource.
+	Digest Digest
 	// Extension adds to the SDK server what switchboard does not serve
 	// itself (resources, prompts, completions, logging). Its type is
 	// internal: only switchboard's conformance harness
@@ -126,9 +130,10 @@ type Server struct {
 	// watched holds the MCP sessions whose close ends their agent session.
 	watched sync.Map
 
-	stop chan struct{}
-	done chan struct{}
-	once sync.Once
+	stop       chan struct{}
+	done       chan struct{}
+	digestDone chan struct{}
+	once       sync.Once
 }
 
 // New returns a Server over the registry and broker.
@@ -162,10 +167,11 @@ func New(ctx context.Context, reg *registry.Registry, br *broker.Broker, opts *O
 	}
 	s := &Server{
 		reg: reg, br: br, opts: o, log: o.Logger,
-		live: newLiveIndex(o.Live),
-		runs: map[*mcp.ServerSession]string{},
-		stop: make(chan struct{}),
-		done: make(chan struct{}),
+		live:       newLiveIndex(o.Live),
+		runs:       map[*mcp.ServerSession]string{},
+		stop:       make(chan struct{}),
+		done:       make(chan struct{}),
+		digestDone: make(chan struct{}),
 	}
 	sopts := &mcp.ServerOptions{
 		Instructions: instructions,
@@ -179,6 +185,9 @@ func New(ctx context.Context, reg *registry.Registry, br *broker.Broker, opts *O
 			return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "MCP alias %q of %s: use letters, digits and \"_\", and no meta tool's name", alias, catalog)
 		}
 		s.names.alias(catalog, alias)
+	}
+	if o.Digest != nil {
+		digestOptions(sopts)
 	}
 	ext := mcpext.Extension{}
 	if o.Extension != nil {
@@ -194,6 +203,12 @@ func New(ctx context.Context, reg *registry.Registry, br *broker.Broker, opts *O
 	}
 	s.http = s.newHTTPHandler()
 	go s.watch()
+	if o.Digest != nil {
+		s.addDigest()
+		go s.watchDigest()
+	} else {
+		close(s.digestDone)
+	}
 	return s, nil
 }
 
@@ -203,6 +218,7 @@ func (s *Server) Close() error {
 	s.once.Do(func() {
 		close(s.stop)
 		<-s.done
+		<-s.digestDone
 		for ss := range s.sdk.Sessions() {
 			_ = ss.Close()
 		}

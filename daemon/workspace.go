@@ -1,0 +1,71 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/switchboardhq/switchboard/agent"
+	"github.com/switchboardhq/switchboard/panel"
+	"github.com/switchboardhq/switchboard/workspace"
+)
+
+// startWorkspace builds the world model every agent reads — the tabs'
+// contexts and the digest compiled from them, the jobs, the approvals and
+// the ledger — and puts its drill-down tools in the catalog.
+func (d *Daemon) startWorkspace(ctx context.Context) error {
+	w, err := workspace.New(workspace.Options{Registry: d.Registry, Jobs: d.Jobs, Approvals: d.Approvals,
+		Ledger: d.Ledger, Sessions: d.Sessions, Logger: d.log})
+	if err != nil {
+		return err
+	}
+	d.Workspace = w
+	d.ws.Store(w)
+	tools := make([]panel.ToolFunc, 0, 2)
+	for _, t := range w.Tools() {
+		tools = append(tools, panel.ToolFunc(t))
+	}
+	return d.registerCore(ctx, tools)
+}
+
+// touchWorkspace marks a change batch of the digest (a job moved, an
+// approval was asked or decided); before the workspace exists it does
+// nothing.
+func (d *Daemon) touchWorkspace() {
+	if w := d.ws.Load(); w != nil {
+		w.Touch()
+	}
+}
+
+func (d *Daemon) closeWorkspace() {
+	if d.Workspace != nil {
+		d.Workspace.Close()
+	}
+}
+
+// digests is the assistant's view of the workspace: a run bound to a tab
+// reads the workspace of the user that tab was opened for.
+type digests struct {
+	w     *workspace.Workspace
+	users func(ctx context.Context, sessionID string) (string, error)
+}
+
+func (s digests) Digest(ctx context.Context, sessionID string) (json.RawMessage, error) {
+	if sessionID != "" {
+		user, err := s.users(ctx, sessionID)
+		if err != nil {
+			user = unknownUser // a tab we cannot place sees no one's tabs but the daemon user's
+		}
+		ctx = workspace.WithUser(ctx, user)
+	}
+	return s.w.DigestJSON(ctx)
+}
+
+func (s digests) Changed() <-chan struct{} {
+	ch, _ := s.w.Changed()
+	return ch
+}
+
+// unknownUser matches no signed-in user.
+const unknownUser = "\x00unknown"
+
+var _ agent.Digests = digests{}

@@ -3,6 +3,7 @@ package workspace
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
 	"sync"
 
 	"github.com/switchboardhq/switchboard"
@@ -63,11 +64,14 @@ func trim(m *tokenMemo, d switchboard.WorkspaceDigest, dropped switchboard.Diges
 			note(l)
 		}
 		out := b.digest()
+		out.Tokens = 0
 		body, _ := json.Marshal(out)
+		// One count: the tokens field's number is its own piece (o200k
+		// splits digits from punctuation, three digits a token), so its
+		// final value changes the count by its extra digit groups only.
 		n := Tokens(string(body))
-		out.Tokens = n
-		body, _ = json.Marshal(out)
-		out.Tokens = Tokens(string(body))
+		out.Tokens = n + numberTokens(n) - 1
+		out.Tokens = n + numberTokens(out.Tokens) - 1
 		if out.Tokens <= hard || b.empty() {
 			return out, trace
 		}
@@ -268,6 +272,12 @@ func (m *tokenMemo) tokens(body []byte) int {
 	m.m[string(body)] = n
 	m.mu.Unlock()
 	return n
+}
+
+// numberTokens is how many tokens o200k_base gives a non-negative integer.
+func numberTokens(n int) int {
+	digits := len(strconv.Itoa(n))
+	return (digits + 2) / 3
 }
 
 func sum(xs []int) int {

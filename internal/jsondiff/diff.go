@@ -98,6 +98,10 @@ func diffObject(ops *[]Op, path string, a, b map[string]any) {
 }
 
 func diffArray(ops *[]Op, path string, a, b []any) {
+	if keyed(a) && keyed(b) {
+		diffKeyed(ops, path, a, b)
+		return
+	}
 	n := min(len(a), len(b))
 	for i := range n {
 		diff(ops, path+"/"+strconv.Itoa(i), a[i], b[i])
@@ -108,6 +112,50 @@ func diffArray(ops *[]Op, path string, a, b []any) {
 	}
 	for i := n; i < len(b); i++ {
 		*ops = append(*ops, Op{Op: "add", Path: path + "/" + strconv.Itoa(i), Value: raw(b[i])})
+	}
+}
+
+// keyed reports whether every element is an object with a string "id":
+// a list of records (contexts, panels, agents), diffed by id.
+func keyed(xs []any) bool {
+	for _, x := range xs {
+		m, ok := x.(map[string]any)
+		if !ok {
+			return false
+		}
+		if _, ok := m["id"].(string); !ok {
+			return false
+		}
+	}
+	return len(xs) > 0
+}
+
+func idOf(x any) string { return x.(map[string]any)["id"].(string) }
+
+// diffKeyed keeps the records common to the start and the end of both
+// lists in place (diffing each), and removes and adds the middle: an item
+// dropped from or added to a list costs one operation, not a shift of
+// every item after it.
+func diffKeyed(ops *[]Op, path string, a, b []any) {
+	p := 0
+	for p < len(a) && p < len(b) && idOf(a[p]) == idOf(b[p]) {
+		p++
+	}
+	s := 0
+	for s < len(a)-p && s < len(b)-p && idOf(a[len(a)-1-s]) == idOf(b[len(b)-1-s]) {
+		s++
+	}
+	for i := range p {
+		diff(ops, path+"/"+strconv.Itoa(i), a[i], b[i])
+	}
+	for i := len(a) - s - 1; i >= p; i-- {
+		*ops = append(*ops, Op{Op: "remove", Path: path + "/" + strconv.Itoa(i)})
+	}
+	for i := p; i < len(b)-s; i++ {
+		*ops = append(*ops, Op{Op: "add", Path: path + "/" + strconv.Itoa(i), Value: raw(b[i])})
+	}
+	for k := range s {
+		diff(ops, path+"/"+strconv.Itoa(len(b)-s+k), a[len(a)-s+k], b[len(b)-s+k])
 	}
 }
 

@@ -23,10 +23,16 @@ func TestDiffAppliesWithJSONPatch(t *testing.T) {
 				m[[]string{"a", "b", "c/d", "e~f"}[rnd.IntN(4)]] = gen(depth + 1)
 			}
 			return m
-		default:
+		case k < 6:
 			var s []any
 			for range rnd.IntN(5) {
 				s = append(s, gen(depth+1))
+			}
+			return s
+		default: // a list of records, diffed by id
+			var s []any
+			for range rnd.IntN(6) {
+				s = append(s, map[string]any{"id": []string{"p1", "p2", "p3", "p4"}[rnd.IntN(4)], "v": gen(depth + 1)})
 			}
 			return s
 		}

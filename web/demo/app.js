@@ -3,6 +3,7 @@
 // curl — can drive it. Plain ES modules, no build step.
 import { connect, SwitchboardError } from "/sdk/switchboard.js";
 import { attachPanels } from "/sdk/panels.js";
+import { reportContexts } from "/sdk/context.js";
 import "/sdk/chat.js"; // defines <switchboard-chat>
 
 // ---- data -----------------------------------------------------------------
@@ -76,7 +77,8 @@ function renderProjects() {
     h("h1", {}, "Projects"),
     h("button", { type: "button", class: "link", "data-open-dashboard": "", onclick: openDashboard }, "Studio dashboard"),
     projects.map((p) =>
-      h("article", { class: "card", id: `project-${p.id}`, "data-target": `project-${p.id}`, "data-label": p.name },
+      h("article", { class: "card", id: `project-${p.id}`, "data-target": `project-${p.id}`, "data-label": p.name,
+                     "data-sb-context": `project:${p.id}`, "data-sb-context-kind": "project", "data-sb-context-label": p.name },
         h("h3", {}, p.name),
         h("ul", { class: "tasks" }, p.tasks.map((t) => h("li", {}, t))),
         h("button", { type: "button", class: "link", "data-open-settings": p.id, onclick: () => openSettings(p.id) }, "Project settings"))));
@@ -104,7 +106,8 @@ function renderMedia() {
       h("option", { value: "all" }, "Everything"),
       Object.keys(kinds).map((k) => h("option", { value: k }, k))),
     h("p", {}, "Selected: ", h("strong", { id: "media-selected" }, "nothing")),
-    h("div", { class: "grid", "data-target": "media", "data-label": "media grid (select an item)" },
+    h("div", { class: "grid", "data-target": "media", "data-label": "media grid (select an item)",
+               "data-sb-context": "media-grid", "data-sb-context-kind": "list", "data-sb-context-label": "Media library grid" },
       media.map((m) =>
         h("div", { class: "media", id: m.id, "data-target": m.id, "data-label": m.title, "data-kind": m.kind, tabindex: 0,
                    onclick: () => selectMedia(m.id) },
@@ -129,7 +132,8 @@ function selectMedia(id) {
 
 function renderSettings() {
   const field = (id, label, input) => [h("label", { for: id }, label), input];
-  return h("form", { onsubmit: (e) => e.preventDefault() },
+  return h("form", { onsubmit: (e) => e.preventDefault(), "data-sb-context": "settings", "data-sb-context-kind": "form",
+                     "data-sb-context-label": "Account settings" },
     h("h1", {}, "Settings"),
     field("settings-name", "Display name",
       h("input", { id: "settings-name", "data-target": "settings-name", "data-label": "display name", value: settings.name })),
@@ -288,6 +292,9 @@ async function start() {
   document.querySelector("switchboard-chat").connection = sb;
   window.switchboard = sb; // for the console and the end-to-end tests
   window.switchboardPanels = panels;
+  // What the user sees (the page, the project cards, the media grid, the
+  // panels) reaches the assistant's workspace digest.
+  window.switchboardContexts = reportContexts(sb, { panels });
   show(location.pathname);
   explain(sb);
   document.body.dataset.session = sb.sessionId;

@@ -26,7 +26,11 @@ type agentWiring struct {
 // ledger and starts its sweep of silent sessions.
 func (d *Daemon) startAgents(opts Options) {
 	ao := opts.AgentSessions
-	ao.Ledger, ao.Logger, ao.Notify = d.Ledger, d.log, d.agentStatusEvent
+	ao.Ledger, ao.Logger = d.Ledger, d.log
+	ao.Notify = func(ctx context.Context, s switchboard.AgentSession) {
+		d.agentStatusEvent(ctx, s)
+		d.touchWorkspace() // the digests show the agents at work
+	}
 	d.Agents = workspace.NewAgents(&ao)
 	ctx, stop := context.WithCancel(context.Background())
 	d.agents = agentWiring{stop: stop, done: make(chan struct{})}

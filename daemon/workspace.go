@@ -13,7 +13,7 @@ import (
 // contexts and the digest compiled from them, the jobs, the approvals and
 // the ledger — and puts its drill-down tools in the catalog.
 func (d *Daemon) startWorkspace(ctx context.Context) error {
-	w, err := workspace.New(workspace.Options{Registry: d.Registry, Jobs: d.Jobs, Approvals: d.Approvals,
+	w, err := workspace.New(workspace.Options{Registry: d.Registry, Agents: d.Agents.Lister(), Jobs: d.Jobs, Approvals: d.Approvals,
 		Ledger: d.Ledger, Sessions: d.Sessions, Logger: d.log})
 	if err != nil {
 		return err

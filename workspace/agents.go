@@ -598,3 +598,21 @@ func randomHex(n int) string {
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// Lister reads, for a digest, the agent sessions at work that its reader
+// may see: the user's when the reader is bound to one (a tab, the
+// assistant running in a tab), else what the reader's principal may see
+// (access.go).
+func (a *Agents) Lister() AgentLister { return agentsLister{a} }
+
+type agentsLister struct{ a *Agents }
+
+func (l agentsLister) List(ctx context.Context) ([]switchboard.AgentSession, error) {
+	var v Viewer
+	if u := viewerUser(ctx); u != "" {
+		v = TabViewer("", u)
+	} else if p, ok := switchboard.PrincipalFrom(ctx); ok {
+		v = ViewerOf(p)
+	}
+	return l.a.List(v, Filter{Active: true}), nil
+}

@@ -209,14 +209,16 @@ func TestCountsArePlural(t *testing.T) {
 	url := startDaemon(t)
 	g := []string{"--addr", url, "--token", testToken}
 	file := filepath.Join(t.TempDir(), "one.yaml")
-	one := "tools:\n  - name: tasks.list\n    description: List the tasks.\n    class: read\n"
+	// The daemon's own read tools (activity.get, …) are api tools: the
+	// one browser tool is alone in its surface.
+	one := "tools:\n  - name: page.scroll\n    description: Scroll the page.\n    class: ui\n    surface: browser\n    viewStateOnly: true\n"
 	if err := os.WriteFile(file, []byte(one), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if code, _, errs := run(t, append(g, "tools", "register", file)...); code != 0 {
 		t.Fatalf("register: %d %q", code, errs)
 	}
-	if code, _, errs := run(t, append(g, "tools", "list")...); code != 0 || errs != "1 tool\n" {
+	if code, _, errs := run(t, append(g, "tools", "list", "--surface", "browser")...); code != 0 || errs != "1 tool\n" {
 		t.Errorf("tools list: exit %d, stderr %q, want \"1 tool\\n\"", code, errs)
 	}
 	if code, _, errs := run(t, append(g, "approvals", "list")...); code != 0 || errs != "0 approvals\n" {

@@ -22,6 +22,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -88,6 +89,9 @@ type Options struct {
 	// Models resolves aliases; nil means none is configured (every run
 	// fails at once with MODEL_ERROR saying how to configure one).
 	Models model.Resolver
+	// Approvals decides approvals answered through interrupts; nil means
+	// runs never interrupt (a call needing approval waits inside its run).
+	Approvals Approvals
 	// History persists chat history; nil keeps none (the history routes
 	// answer UNAVAILABLE and runtime-owned chats start empty each run).
 	History HistoryStore
@@ -115,14 +119,15 @@ type Options struct {
 
 // Runtime runs agent loops. Safe for concurrent use.
 type Runtime struct {
-	opts    Options
-	call    Caller
-	reg     *registry.Registry
-	browser BrowserTools
-	models  model.Resolver
-	history HistoryStore
-	log     *slog.Logger
-	now     func() time.Time
+	opts      Options
+	call      Caller
+	reg       *registry.Registry
+	browser   BrowserTools
+	models    model.Resolver
+	history   HistoryStore
+	approvals Approvals
+	log       *slog.Logger
+	now       func() time.Time
 
 	mu       sync.Mutex
 	runs     map[string]*Run
@@ -168,7 +173,7 @@ func New(opts Options) (*Runtime, error) {
 	}
 	return &Runtime{
 		opts: opts, call: opts.Broker, reg: opts.Registry, browser: opts.Browser, models: opts.Models,
-		history: opts.History, log: opts.Logger, now: opts.Now,
+		history: opts.History, approvals: opts.Approvals, log: opts.Logger, now: opts.Now,
 		runs: map[string]*Run{}, chats: map[string]*chatState{}, tabs: map[string]string{},
 	}, nil
 }
@@ -195,8 +200,13 @@ type StartRequest struct {
 	Context []agui.Context
 	// State is the client's agent state, echoed as STATE_SNAPSHOT.
 	State json.RawMessage
-	// Resume answers the interrupts of the thread's previous run.
+	// Resume answers the interrupts of the thread's previous run (see
+	// interrupt.go); the caller's principal (ctx) decides them.
 	Resume []agui.ResumeEntry
+	// Interrupts ends the run with an interrupt outcome when a call waits
+	// for approval (AG-UI and AI SDK clients answer it themselves); false
+	// keeps the call waiting inside the run for the tab or console.
+	Interrupts bool
 	// Harness is the binding this transport implies (HarnessLoop for /runs
 	// and /agui, HarnessAISDK for /agent/chat); zero means HarnessLoop.
 	Harness switchboard.Harness
@@ -223,6 +233,26 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (*Run, error) {
 	if err := rt.checkOwner(ctx, req.ThreadID, req.Owner, true); err != nil {
 		return nil, err
 	}
+	// Starts of one chat are serialized, so what a resume checked is what
+	// it decides.
+	rt.mu.Lock()
+	chat := rt.chatLocked(req.ThreadID)
+	rt.mu.Unlock()
+	chat.smu.Lock()
+	defer chat.smu.Unlock()
+	rt.mu.Lock()
+	intr := chat.intr
+	busy := chat.run != nil && chat.run.busy()
+	rt.mu.Unlock()
+	var plan *resumePlan
+	if !busy && rt.approvals != nil {
+		var err error
+		if plan, err = rt.planResume(ctx, intr, req); err != nil {
+			return nil, err
+		}
+	} else if !busy && len(req.Resume) > 0 {
+		return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "this daemon has no approvals to resume; send the run without resume")
+	}
 	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	runCtx, cancelTimeout := context.WithTimeoutCause(runCtx, rt.opts.RunTimeout,
 		switchboard.Errorf(switchboard.CodeTimeout, "run took longer than %s", rt.opts.RunTimeout))
@@ -235,12 +265,16 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (*Run, error) {
 		cancelTimeout()
 		return nil, switchboard.Errorf(switchboard.CodeUnavailable, "the agent runtime is shutting down")
 	}
-	if _, ok := rt.runs[req.RunID]; ok {
-		rt.mu.Unlock()
-		cancelTimeout()
-		return nil, switchboard.Errorf(switchboard.CodeConflict, "run %s already exists", req.RunID)
+	if old, ok := rt.runs[req.RunID]; ok {
+		// CopilotKit resumes an interrupt under the interrupted run's own
+		// id: the new run takes the id over.
+		if plan == nil || plan.intr == nil || plan.intr.runID != req.RunID || old.thread != req.ThreadID {
+			rt.mu.Unlock()
+			cancelTimeout()
+			return nil, switchboard.Errorf(switchboard.CodeConflict, "run %s already exists", req.RunID)
+		}
+		rt.finished = slices.DeleteFunc(rt.finished, func(id string) bool { return id == req.RunID })
 	}
-	chat := rt.chatLocked(req.ThreadID)
 	if chat.run != nil && chat.run.busy() {
 		busy := chat.run.id
 		rt.mu.Unlock()
@@ -249,8 +283,38 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (*Run, error) {
 			"chat session %s has run %s in progress; cancel it or send a follow-up", req.ThreadID, busy).
 			WithDetails(map[string]any{"runId": busy})
 	}
+	prevRun, prevOld := chat.run, rt.runs[req.RunID]
 	chat.run, chat.harness = run, req.Harness
 	rt.runs[run.id] = run
+	if plan != nil {
+		chat.intr = nil
+	}
+	rt.mu.Unlock()
+
+	if err := rt.decide(ctx, plan); err != nil {
+		rt.mu.Lock() // undo: the chat is as it was
+		chat.run, chat.intr = prevRun, intr
+		if prevOld != nil {
+			rt.runs[req.RunID] = prevOld
+			rt.finished = append(rt.finished, req.RunID)
+		} else {
+			delete(rt.runs, req.RunID)
+		}
+		rt.mu.Unlock()
+		cancelTimeout()
+		return nil, err
+	}
+	rt.mu.Lock()
+	if plan != nil && plan.intr != nil {
+		if old := prevOld; old != nil || rt.runs[plan.intr.runID] != nil {
+			if old == nil {
+				old = rt.runs[plan.intr.runID]
+			}
+			old.mu.Lock()
+			old.stop = nil // its calls belong to this run now
+			old.mu.Unlock()
+		}
+	}
 	stale := rt.switchTabLocked(req.SessionID, req.ThreadID)
 	rt.wg.Add(1)
 	rt.mu.Unlock()
@@ -264,7 +328,7 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (*Run, error) {
 	go func() {
 		defer rt.wg.Done()
 		defer cancelTimeout()
-		rt.loop(runCtx, run, req)
+		rt.loop(runCtx, run, req, plan)
 		if rt.opts.Sessions != nil {
 			rt.opts.Sessions.RunEnded(runCtx, run)
 		}
@@ -303,9 +367,19 @@ func (rt *Runtime) Close() {
 	for _, r := range rt.runs {
 		live = append(live, r)
 	}
+	var waiting []*parked
+	for _, c := range rt.chats {
+		if c.intr != nil {
+			waiting = append(waiting, c.intr.calls...)
+		}
+	}
 	rt.mu.Unlock()
+	stop := switchboard.Errorf(switchboard.CodeCancelled, "the daemon is shutting down")
 	for _, r := range live {
-		r.cancel(switchboard.Errorf(switchboard.CodeCancelled, "the daemon is shutting down"))
+		r.cancel(stop)
+	}
+	for _, p := range waiting {
+		p.cancel(stop)
 	}
 	rt.wg.Wait()
 }

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/agui"
 )
 
@@ -83,11 +84,17 @@ func (e *emitter) endTextLocked() {
 	}
 }
 
-func (e *emitter) toolStart(id, name, parent string) {
+// toolStart opens a tool call; the tool's UI hints (renderer, group,
+// icon) ride in its metadata so a client can pick how to show the call.
+func (e *emitter) toolStart(id, name, parent string, ui *switchboard.UIMeta) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.tools[id] = true
-	e.emitLocked(&agui.ToolCallStart{ToolCallID: id, ToolCallName: name, ParentMessageID: parent})
+	ev := &agui.ToolCallStart{ToolCallID: id, ToolCallName: name, ParentMessageID: parent}
+	if ui != nil {
+		ev.Metadata = map[string]any{"switchboard": map[string]any{"ui": ui}}
+	}
+	e.emitLocked(ev)
 }
 
 func (e *emitter) toolArgs(id, delta string) {

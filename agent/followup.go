@@ -25,6 +25,9 @@ type chatState struct {
 	owner   string
 	ownerOK bool // owner has been read from the history store
 
+	smu  sync.Mutex      // serializes starts of this chat (resumes check, then decide)
+	intr *interruptState // what the chat's interrupted run left waiting
+
 	fmu  sync.Mutex // serializes follow-ups of this chat
 	seqs map[int64]followUpEntry
 }

@@ -29,6 +29,12 @@ type env struct {
 
 func newEnv(t *testing.T, mutate func(*agent.Options)) *env {
 	t.Helper()
+	return newEnvWith(t, nil, mutate)
+}
+
+// newEnvWith is newEnv with the broker's options adjusted first (a policy).
+func newEnvWith(t *testing.T, withBroker func(*sqlite.Store, *broker.Options), mutate func(*agent.Options)) *env {
+	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "sb.db"), nil)
 	if err != nil {
@@ -39,7 +45,11 @@ func newEnv(t *testing.T, mutate func(*agent.Options)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	br := broker.New(broker.Options{Store: st, Registry: reg})
+	bo := broker.Options{Store: st, Registry: reg}
+	if withBroker != nil {
+		withBroker(st, &bo)
+	}
+	br := broker.New(bo)
 	t.Cleanup(br.Close)
 	srv := modeltest.NewOpenAI(t)
 	models, err := model.NewResolver(map[string]model.Config{

@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/agui"
+	"github.com/switchboardhq/switchboard/approval"
 	"github.com/switchboardhq/switchboard/broker"
 	"github.com/switchboardhq/switchboard/model"
 )
@@ -37,7 +38,7 @@ type runState struct {
 
 // loop runs a run to its end. It always ends with exactly one RUN_FINISHED
 // or RUN_ERROR, everything closed before it.
-func (rt *Runtime) loop(ctx context.Context, run *Run, req StartRequest) {
+func (rt *Runtime) loop(ctx context.Context, run *Run, req StartRequest, plan *resumePlan) {
 	st := &runState{run: run, em: newEmitter(run, rt.now), req: req}
 	st.em.emit(&agui.RunStarted{ThreadID: run.thread, RunID: run.id})
 	if rt.opts.Sessions != nil {
@@ -63,11 +64,16 @@ func (rt *Runtime) loop(ctx context.Context, run *Run, req StartRequest) {
 	if strings.TrimSpace(req.Input) != "" {
 		rt.addUser(st, req.Input, nil)
 	}
-	// Approvals (issue 7) resume here: req.Resume answers the interrupts the
-	// thread's previous run ended with.
 	if st.ts, err = rt.buildToolset(ctx, run, req.Tools); err != nil {
 		rt.end(ctx, st, switchboard.RunFailed, err, nil, nil)
 		return
+	}
+	if plan != nil { // the chat's interrupted run continues here
+		rt.resume(ctx, st, plan)
+		if plan.cancelled {
+			rt.end(ctx, st, switchboard.RunCancelled, nil, nil, nil)
+			return
+		}
 	}
 	maxSteps := rt.opts.MaxSteps
 	if req.MaxSteps > 0 && req.MaxSteps < maxSteps {
@@ -103,8 +109,12 @@ func (rt *Runtime) loop(ctx context.Context, run *Run, req StartRequest) {
 			}
 			continue // a follow-up arrived while the model answered
 		}
-		pending := rt.execute(ctx, st, calls)
+		pending, parks := rt.execute(ctx, st, calls)
 		st.em.endStep()
+		if len(parks) > 0 {
+			rt.park(ctx, st, parks)
+			return
+		}
 		if len(pending) > 0 {
 			run.dropQueued("the run is waiting for the client's tool results")
 			run.finishUnlessQueued(switchboard.RunWaiting)
@@ -151,7 +161,7 @@ func (rt *Runtime) modelTurn(ctx context.Context, st *runState) ([]call, error) 
 			byID[e.ToolCallID] = len(calls)
 			calls = append(calls, c)
 			st.em.endText()
-			st.em.toolStart(c.id, c.name, msgID)
+			st.em.toolStart(c.id, c.name, msgID, uiOf(o))
 		case model.EventToolArgs:
 			if i, ok := byID[e.ToolCallID]; ok {
 				calls[i].args += e.ArgsDelta
@@ -190,7 +200,7 @@ func (rt *Runtime) modelTurn(ctx context.Context, st *runState) ([]call, error) 
 		if o != nil {
 			c.name = o.real
 		}
-		st.em.toolStart(c.id, c.name, msgID)
+		st.em.toolStart(c.id, c.name, msgID, uiOf(o))
 		if tc.Args != "" {
 			st.em.toolArgs(c.id, tc.Args)
 		}
@@ -206,6 +216,13 @@ func (rt *Runtime) modelTurn(ctx context.Context, st *runState) ([]call, error) 
 		st.dirty = true
 	}
 	return calls, nil
+}
+
+func uiOf(o *offered) *switchboard.UIMeta {
+	if o == nil {
+		return nil
+	}
+	return o.ui
 }
 
 // account adds a turn's usage (and cost, when the model has prices) to
@@ -231,60 +248,133 @@ func (rt *Runtime) account(st *runState, u model.Usage) {
 // execute runs a step's tool calls, in parallel, each through the broker
 // (one invocation record each), and adds their results to the conversation
 // in call order. Frontend calls are not run: their ids are returned for the
-// client to answer.
-func (rt *Runtime) execute(ctx context.Context, st *runState, calls []call) (pending []string) {
+// client to answer. In a run with interrupts, calls that wait for approval
+// are returned parked, still waiting.
+func (rt *Runtime) execute(ctx context.Context, st *runState, calls []call) (pending []string, parks []*parked) {
 	results := make([]*agui.Message, len(calls))
+	parkedAt := make([]*parked, len(calls))
 	var wg sync.WaitGroup
 	for i, c := range calls {
 		if c.tool != nil && c.tool.kind == kindFrontend {
 			pending = append(pending, c.id)
 			continue
 		}
-		wg.Go(func() { results[i] = rt.runCall(ctx, st, c) })
+		wg.Go(func() { results[i], parkedAt[i] = rt.runCall(ctx, st, c, nil, nil) })
 	}
 	wg.Wait()
-	for _, m := range results {
+	for i, m := range results {
 		if m != nil {
 			st.conv = append(st.conv, *m)
 		}
+		if parkedAt[i] != nil {
+			parks = append(parks, parkedAt[i])
+		}
 	}
-	return pending
+	return pending, parks
 }
 
-// runCall executes one call and emits its TOOL_CALL_RESULT.
-func (rt *Runtime) runCall(ctx context.Context, st *runState, c call) *agui.Message {
-	var (
-		result json.RawMessage
-		err    error
-		meta   = map[string]any{"tool": c.name}
-	)
+// runCall executes one call and emits its TOOL_CALL_RESULT — or, in a run
+// with interrupts, returns it parked once it waits for approval (then no
+// result yet). auto, when set, decides the call's approval as it is
+// requested (an approve-with-edits); meta joins the result's metadata.
+func (rt *Runtime) runCall(ctx context.Context, st *runState, c call, auto *autoApprove, meta map[string]any) (*agui.Message, *parked) {
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	meta["tool"] = c.name
 	switch {
 	case !json.Valid([]byte(argsOrEmpty(c.args))):
-		err = switchboard.Errorf(switchboard.CodeInvalidInput, "the arguments of %s are not valid JSON: %.200s", c.name, c.args)
+		err := switchboard.Errorf(switchboard.CodeInvalidInput, "the arguments of %s are not valid JSON: %.200s", c.name, c.args)
+		return rt.callResult(st, c, nil, switchboard.Invocation{}, err, meta), nil
 	case c.tool != nil && c.tool.kind == kindMeta:
-		var out string
-		out, err = rt.answerMeta(ctx, st.ts, c.tool, c.args)
-		result = json.RawMessage(out)
-	default:
-		if c.tool != nil && c.tool.kind == kindBrowser {
-			st.em.emit(&agui.Custom{Name: "switchboard.browser.dispatch", Value: map[string]any{
-				"toolCallId": c.id, "tool": c.name, "sessionId": st.run.session,
-			}})
+		out, err := rt.answerMeta(ctx, st.ts, c.tool, c.args)
+		return rt.callResult(st, c, json.RawMessage(out), switchboard.Invocation{}, err, meta), nil
+	}
+	if c.tool != nil && c.tool.kind == kindBrowser {
+		st.em.emit(&agui.Custom{Name: "switchboard.browser.dispatch", Value: map[string]any{
+			"toolCallId": c.id, "tool": c.name, "sessionId": st.run.session,
+		}})
+	}
+	p := &parked{c: c, done: make(chan struct{})}
+	p.sink.Store(st.em)
+	// Progress (a job's, an approval wait's) streams on the events of the
+	// run that owns the call now.
+	pctx := switchboard.WithProgress(switchboard.WithPrincipal(ctx, switchboard.Assistant()), func(pr switchboard.Progress) {
+		p.sink.Load().emit(&agui.Custom{Name: "switchboard.tool.progress", Value: map[string]any{
+			"toolCallId": c.id, "tool": c.name, "progress": pr.Progress, "total": pr.Total, "message": pr.Message,
+		}})
+	})
+	req := broker.CallRequest{Tool: c.name, Input: json.RawMessage(argsOrEmpty(c.args)), SessionID: st.run.session, RunID: st.run.id}
+	if !rt.interruptible(st) && auto == nil {
+		p.inv, p.err = rt.call.Call(pctx, req)
+		return rt.callResult(st, c, p.inv.Result, p.inv, p.err, meta), nil
+	}
+	// The call may outlive this run (parked), so it runs on a context of
+	// its own, cancelled with the run's until it parks.
+	cctx, cancel := context.WithCancelCause(context.WithoutCancel(pctx))
+	p.cancel = cancel
+	waiting := make(chan switchboard.Invocation, 1)
+	req.OnRecord = func(inv switchboard.Invocation) {
+		if inv.Status == switchboard.StatusAwaitingApproval {
+			waiting <- inv
 		}
-		// Progress (a job's, an approval wait's) streams on the run's events.
-		pctx := switchboard.WithProgress(switchboard.WithPrincipal(ctx, switchboard.Assistant()), func(p switchboard.Progress) {
-			st.em.emit(&agui.Custom{Name: "switchboard.tool.progress", Value: map[string]any{
-				"toolCallId": c.id, "tool": c.name, "progress": p.Progress, "total": p.Total, "message": p.Message,
-			}})
-		})
-		var inv switchboard.Invocation
-		inv, err = rt.call.Call(pctx, broker.CallRequest{
-			Tool: c.name, Input: json.RawMessage(argsOrEmpty(c.args)), SessionID: st.run.session, RunID: st.run.id,
-		})
-		if inv.ID != "" {
-			meta["invocationId"], meta["status"] = inv.ID, inv.Status
+	}
+	rt.wg.Add(1)
+	go func() {
+		defer rt.wg.Done()
+		p.inv, p.err = rt.call.Call(cctx, req)
+		close(p.done)
+	}()
+	wait := waiting
+	for {
+		select {
+		case <-p.done:
+			cancel(nil)
+			return rt.callResult(st, c, p.inv.Result, p.inv, p.err, meta), nil
+		case <-ctx.Done():
+			cancel(context.Cause(ctx))
+			<-p.done
+			return rt.callResult(st, c, p.inv.Result, p.inv, p.err, meta), nil
+		case inv := <-wait:
+			wait = nil
+			a, ok := rt.approvalOf(ctx, inv)
+			if !ok {
+				continue // no record to name: wait here as without interrupts
+			}
+			if auto != nil {
+				if _, err := rt.approvals.Decide(ctx, a.ID, approval.Decision{By: auto.by, Approve: true, Channel: auto.channel,
+					Reason: "approved with edited arguments in the resume of the run"}); err != nil {
+					cancel(err)
+				}
+				meta["approvalId"] = a.ID
+				continue
+			}
+			select {
+			case <-p.done: // decided and finished already
+				continue
+			default:
+			}
+			p.approval = a
+			return nil, p
 		}
-		result = inv.Result
+	}
+}
+
+// approvalOf finds the approval request of a call awaiting approval.
+func (rt *Runtime) approvalOf(ctx context.Context, inv switchboard.Invocation) (switchboard.ApprovalRequest, bool) {
+	list, err := rt.approvals.List(context.WithoutCancel(ctx), switchboard.ApprovalFilter{InvocationID: inv.ID, Limit: 1})
+	if err != nil || len(list) == 0 {
+		rt.log.WarnContext(ctx, "no approval request for a call awaiting approval", "invocation", inv.ID, "err", err)
+		return switchboard.ApprovalRequest{}, false
+	}
+	return list[0], true
+}
+
+// callResult turns a call's outcome into its tool message and emits its
+// TOOL_CALL_RESULT.
+func (rt *Runtime) callResult(st *runState, c call, result json.RawMessage, inv switchboard.Invocation, err error, meta map[string]any) *agui.Message {
+	if inv.ID != "" {
+		meta["invocationId"], meta["status"] = inv.ID, inv.Status
 	}
 	msg := &agui.Message{ID: newID(), Role: agui.RoleTool, ToolCallID: c.id}
 	if err != nil {

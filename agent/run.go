@@ -45,6 +45,7 @@ type Run struct {
 	err      *switchboard.Error
 	finished time.Time
 	queue    []queuedFollowUp
+	stop     func() // cancels what an interrupted run left waiting
 }
 
 func newRun(id, thread, session, owner string, h switchboard.Harness, now time.Time, maxEvents int) *Run {
@@ -67,6 +68,18 @@ func (r *Run) Done() <-chan struct{} { return r.done }
 // Cancel stops the run; it ends with RUN_FINISHED {outcome: cancelled}.
 func (r *Run) Cancel() {
 	r.cancel(switchboard.Errorf(switchboard.CodeCancelled, "run %s was cancelled", r.id))
+}
+
+// Stop cancels the run; a run that ended interrupted has its calls still
+// waiting for approval cancelled (it is then cancelled too).
+func (r *Run) Stop() {
+	r.Cancel()
+	r.mu.Lock()
+	stop := r.stop
+	r.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
 }
 
 // append encodes ev and adds it to the log, waking subscribers.

@@ -43,6 +43,7 @@ type offered struct {
 	summary string
 	schema  json.RawMessage
 	pinned  bool
+	ui      *switchboard.UIMeta // the tool's renderer hints, sent with its calls
 }
 
 // toolset is what one run offers the model, built once per run from the
@@ -113,7 +114,7 @@ func (rt *Runtime) buildToolset(ctx context.Context, run *Run, frontend []agui.T
 		live = slices.DeleteFunc(live, func(t switchboard.Tool) bool { return !rt.reg.Visible(ctx, t) })
 		ts.live = registry.NewLive(live)
 		for _, t := range live {
-			ts.add(&offered{real: t.Name, kind: kindBrowser, desc: t.Description, summary: search.SummaryOf(t), schema: t.InputSchema, pinned: true})
+			ts.add(&offered{real: t.Name, kind: kindBrowser, desc: t.Description, summary: search.SummaryOf(t), schema: t.InputSchema, pinned: true, ui: t.UI})
 		}
 	}
 	api, err := rt.reg.List(ctx, switchboard.SurfaceAPI)
@@ -121,7 +122,7 @@ func (rt *Runtime) buildToolset(ctx context.Context, run *Run, frontend []agui.T
 		return nil, err
 	}
 	for _, t := range api {
-		ts.add(&offered{real: t.Name, kind: kindCatalog, desc: t.Description, summary: search.SummaryOf(t), schema: t.InputSchema, pinned: t.Pinned})
+		ts.add(&offered{real: t.Name, kind: kindCatalog, desc: t.Description, summary: search.SummaryOf(t), schema: t.InputSchema, pinned: t.Pinned, ui: t.UI})
 	}
 	if len(api) > rt.opts.DeferThreshold {
 		ts.deferred = true

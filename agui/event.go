@@ -290,3 +290,50 @@ func Decode(b []byte) (Event, error) {
 	}
 	return ev, nil
 }
+
+// Capabilities is an AG-UI AgentCapabilities declaration, as much of it as
+// switchboard declares (omitted groups are undeclared, not unsupported).
+type Capabilities struct {
+	Identity       *IdentityCapabilities       `json:"identity,omitempty"`
+	Transport      *TransportCapabilities      `json:"transport,omitempty"`
+	Tools          *ToolsCapabilities          `json:"tools,omitempty"`
+	State          *StateCapabilities          `json:"state,omitempty"`
+	HumanInTheLoop *HumanInTheLoopCapabilities `json:"humanInTheLoop,omitempty"`
+}
+
+// IdentityCapabilities names the agent.
+type IdentityCapabilities struct {
+	Name        string `json:"name,omitempty"`
+	Type        string `json:"type,omitempty"`
+	Description string `json:"description,omitempty"`
+	Version     string `json:"version,omitempty"`
+}
+
+// TransportCapabilities says how runs stream.
+type TransportCapabilities struct {
+	Streaming bool `json:"streaming,omitempty"`
+	Resumable bool `json:"resumable,omitempty"`
+}
+
+// ToolsCapabilities says whether the agent calls tools, in parallel, and
+// runs the client's own (frontend) tools.
+type ToolsCapabilities struct {
+	Supported      bool `json:"supported,omitempty"`
+	ParallelCalls  bool `json:"parallelCalls,omitempty"`
+	ClientProvided bool `json:"clientProvided,omitempty"`
+}
+
+// StateCapabilities says how the agent treats the client's state.
+type StateCapabilities struct {
+	Snapshots bool `json:"snapshots,omitempty"`
+}
+
+// HumanInTheLoopCapabilities says how the agent asks a person: approvals
+// as interrupts (RUN_FINISHED outcome interrupt, answered in
+// RunAgentInput.resume), with edited arguments accepted.
+type HumanInTheLoopCapabilities struct {
+	Supported        bool `json:"supported,omitempty"`
+	Approvals        bool `json:"approvals,omitempty"`
+	Interrupts       bool `json:"interrupts,omitempty"`
+	ApproveWithEdits bool `json:"approveWithEdits,omitempty"`
+}

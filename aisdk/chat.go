@@ -41,6 +41,36 @@ type UIPart struct {
 	Output     json.RawMessage `json:"output,omitempty"`
 	ErrorText  string          `json:"errorText,omitempty"`
 	Data       json.RawMessage `json:"data,omitempty"`
+	// Approval is a tool part's approval: {id} once requested, with
+	// approved (and reason) once the user answered (addToolApprovalResponse).
+	Approval *UIApproval `json:"approval,omitempty"`
+}
+
+// UIApproval is a tool part's approval state.
+type UIApproval struct {
+	ID       string `json:"id"`
+	Approved *bool  `json:"approved,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+// ApprovalResponses turns the user's answers to tool approvals — tool
+// parts in state approval-responded on the last message, an assistant
+// message, as useChat sends them after addToolApprovalResponse — into
+// resume entries for the run's interrupts (the approval id is the
+// interrupt id). Answers on earlier messages were already consumed.
+func ApprovalResponses(ms []UIMessage) []agui.ResumeEntry {
+	if len(ms) == 0 || ms[len(ms)-1].Role != agui.RoleAssistant {
+		return nil
+	}
+	var out []agui.ResumeEntry
+	for _, p := range ms[len(ms)-1].Parts {
+		if _, ok := p.toolPart(); !ok || p.State != "approval-responded" || p.Approval == nil || p.Approval.Approved == nil {
+			continue
+		}
+		payload, _ := json.Marshal(map[string]any{"approved": *p.Approval.Approved, "reason": p.Approval.Reason, "toolCallId": p.ToolCallID})
+		out = append(out, agui.ResumeEntry{InterruptID: p.Approval.ID, Status: "resolved", Payload: payload})
+	}
+	return out
 }
 
 // ParseChatRequest decodes a DefaultChatTransport body.

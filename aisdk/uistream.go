@@ -2,6 +2,7 @@ package aisdk
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -44,7 +45,23 @@ type Chunk struct {
 	Transient      bool            `json:"transient,omitempty"`
 	FinishReason   string          `json:"finishReason,omitempty"`
 	Reason         string          `json:"reason,omitempty"`
+	ApprovalID     string          `json:"approvalId,omitempty"`
+	// ToolMetadata carries the tool's UI hints on tool chunks
+	// ({"switchboard": {"ui": {...}}}); useChat keeps it on the tool part.
+	ToolMetadata map[string]any `json:"toolMetadata,omitempty"`
 }
+
+// ToolUIData is the data of a data-switchboard-tool-ui part: the UI hints
+// (rendererId, displayGroup, icon) of the tool a call uses, keyed by the
+// call (the part's id is the toolCallId).
+type ToolUIData struct {
+	ToolCallID string `json:"toolCallId"`
+	ToolName   string `json:"toolName"`
+	UI         any    `json:"ui"`
+}
+
+// DataToolUI is the type of the tool UI data part.
+const DataToolUI = "data-switchboard-tool-ui"
 
 // UIStream translates a run's AG-UI events into UI Message Stream chunks.
 // It keeps the little state the translation needs (each tool call's name
@@ -58,6 +75,7 @@ type UIStream struct {
 type uiCall struct {
 	name string
 	args strings.Builder
+	meta map[string]any // toolMetadata for the call's chunks
 }
 
 // NewUIStream returns a translator; messageID names the assistant message
@@ -97,8 +115,15 @@ func (u *UIStream) Translate(ev agui.Event) []Chunk {
 		}
 		return []Chunk{{Type: "text-end", ID: e.MessageID}}
 	case *agui.ToolCallStart:
-		u.calls[e.ToolCallID] = &uiCall{name: e.ToolCallName}
-		return []Chunk{{Type: "tool-input-start", ToolCallID: e.ToolCallID, ToolName: e.ToolCallName, Dynamic: true}}
+		c := &uiCall{name: e.ToolCallName}
+		u.calls[e.ToolCallID] = c
+		out := []Chunk{{Type: "tool-input-start", ToolCallID: e.ToolCallID, ToolName: e.ToolCallName, Dynamic: true}}
+		if sb, ok := e.Metadata["switchboard"].(map[string]any); ok && sb["ui"] != nil {
+			c.meta = map[string]any{"switchboard": map[string]any{"ui": sb["ui"]}}
+			out[0].ToolMetadata = c.meta
+			out = append(out, Chunk{Type: DataToolUI, ID: e.ToolCallID, Data: ToolUIData{ToolCallID: e.ToolCallID, ToolName: e.ToolCallName, UI: sb["ui"]}})
+		}
+		return out
 	case *agui.ToolCallArgs:
 		if c := u.calls[e.ToolCallID]; c != nil {
 			c.args.WriteString(e.Delta)
@@ -112,9 +137,14 @@ func (u *UIStream) Translate(ev agui.Event) []Chunk {
 		if c == nil {
 			return nil
 		}
-		return []Chunk{{Type: "tool-input-available", ToolCallID: e.ToolCallID, ToolName: c.name, Input: jsonOrString(c.args.String(), "{}"), Dynamic: true}}
+		return []Chunk{{Type: "tool-input-available", ToolCallID: e.ToolCallID, ToolName: c.name, Input: jsonOrString(c.args.String(), "{}"), Dynamic: true, ToolMetadata: c.meta}}
 	case *agui.ToolCallResult:
 		if e.IsError {
+			if sb, ok := e.Metadata["switchboard"].(map[string]any); ok && fmt.Sprint(sb["code"]) == "USER_DENIED" {
+				// The user said no: the part ends output-denied, as a
+				// denial in useChat's own approval flow does.
+				return []Chunk{{Type: "tool-output-denied", ToolCallID: e.ToolCallID}}
+			}
 			return []Chunk{{Type: "tool-output-error", ToolCallID: e.ToolCallID, ErrorText: e.Content, Dynamic: true}}
 		}
 		return []Chunk{{Type: "tool-output-available", ToolCallID: e.ToolCallID, Output: jsonOrString(e.Content, "null"), Dynamic: true}}
@@ -122,11 +152,20 @@ func (u *UIStream) Translate(ev agui.Event) []Chunk {
 		return []Chunk{{Type: "data-" + strings.ReplaceAll(e.Name, ".", "-"), Data: orEmpty(e.Value), Transient: true}}
 	case *agui.RunFinished:
 		reason := "stop"
+		var out []Chunk
 		if e.Outcome != nil {
 			switch e.Outcome.Type {
 			case agui.OutcomeCancelled:
 				return []Chunk{{Type: "abort", Reason: "cancelled"}}
 			case agui.OutcomeInterrupt:
+				// Each tool approval the run stopped at becomes the tool
+				// part's approval request (state approval-requested); the
+				// approval id is the interrupt id, answered on the next POST.
+				for _, in := range e.Outcome.Interrupts {
+					if in.ToolCallID != "" {
+						out = append(out, Chunk{Type: "tool-approval-request", ApprovalID: in.ID, ToolCallID: in.ToolCallID})
+					}
+				}
 				reason = "other"
 			case agui.OutcomeSuccess:
 				if len(e.Outcome.PendingToolCallIDs) > 0 {
@@ -134,7 +173,7 @@ func (u *UIStream) Translate(ev agui.Event) []Chunk {
 				}
 			}
 		}
-		return []Chunk{{Type: "finish", FinishReason: reason}}
+		return append(out, Chunk{Type: "finish", FinishReason: reason})
 	case *agui.RunError:
 		return []Chunk{{Type: "error", ErrorText: e.Message}, {Type: "finish", FinishReason: "error"}}
 	}

@@ -51,9 +51,13 @@ const (
 	ChannelCLI         = "cli"
 	ChannelSDK         = "sdk"
 	ChannelElicitation = "elicitation"
-	channelExpiry      = "expiry"
-	channelCaller      = "caller"
-	channelRestart     = "restart"
+	// ChannelAGUI and ChannelAISDK: a resume entry of an AG-UI run, an
+	// approval response of an AI SDK chat (the client's own approval UI).
+	ChannelAGUI    = "agui"
+	ChannelAISDK   = "aisdk"
+	channelExpiry  = "expiry"
+	channelCaller  = "caller"
+	channelRestart = "restart"
 )
 
 // Events sent to the user's tabs.

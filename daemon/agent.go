@@ -12,6 +12,9 @@ func (d *Daemon) newAgent(opts Options) (*agent.Runtime, error) {
 	ao := opts.Agent
 	ao.Broker, ao.Registry, ao.Browser, ao.Logger = d.Broker, d.Registry, d.Sessions, d.log
 	ao.Sessions = runSessions{d}
+	if ao.Approvals == nil && d.Approvals != nil {
+		ao.Approvals = d.Approvals // AG-UI and AI SDK clients answer approvals as interrupts
+	}
 	ao.Models = opts.Resolver
 	if ao.Digests == nil && d.Workspace != nil {
 		ao.Digests = digests{w: d.Workspace, users: d.Sessions.User}

@@ -38,6 +38,9 @@ func (s *Server) agentRoutes() {
 	s.mux.HandleFunc("POST /api/v1/runs/{id}/cancel", s.agentAuth(s.cancelRun))
 	s.mux.HandleFunc("GET /api/v1/runs/{id}/events", s.agentAuth(s.runEvents))
 	s.mux.HandleFunc("POST /api/v1/agui", s.agentAuth(s.aguiRun))
+	s.mux.HandleFunc("GET /api/v1/agui/capabilities", s.agentAuth(func(w http.ResponseWriter, r *http.Request, _ agentCaller) {
+		writeJSON(w, http.StatusOK, s.opts.Agent.AGUICapabilities())
+	}))
 	s.mux.HandleFunc("POST /api/v1/agent/chat", s.agentAuth(s.aiSDKChat))
 	s.mux.HandleFunc("GET /api/v1/agent/capabilities", s.agentAuth(s.capabilities))
 	s.mux.HandleFunc("POST /api/v1/agent/chat/{sessionId}/followup", s.agentAuth(s.followUp))
@@ -156,7 +159,7 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, c agentCaller
 		s.writeError(w, r, err)
 		return
 	}
-	run.Cancel()
+	run.Stop()
 	select { // usually ends at once; answer with the final record when it does
 	case <-run.Done():
 	case <-time.After(2 * time.Second):
@@ -220,7 +223,7 @@ func (s *Server) aguiRun(w http.ResponseWriter, r *http.Request, c agentCaller) 
 	run, err := s.opts.Agent.Start(r.Context(), agent.StartRequest{
 		RunID: in.RunID, ThreadID: in.ThreadID, SessionID: tab, Model: props.Model,
 		Messages: in.Messages, Tools: in.Tools, Context: in.Context, State: in.State, Resume: in.Resume,
-		Owner: c.owner, Harness: agent.HarnessLoop,
+		Owner: c.owner, Harness: agent.HarnessLoop, Interrupts: true,
 	})
 	if err != nil {
 		s.writeError(w, r, err)
@@ -277,6 +280,7 @@ func (s *Server) aiSDKChat(w http.ResponseWriter, r *http.Request, c agentCaller
 	}
 	run, err := s.opts.Agent.Start(r.Context(), agent.StartRequest{
 		ThreadID: req.ID, SessionID: tab, Model: extra.Model, Messages: conv, Owner: c.owner, Harness: agent.HarnessAISDK,
+		Resume: aisdk.ApprovalResponses(msgs), Interrupts: true,
 	})
 	if err != nil {
 		s.writeError(w, r, err)

@@ -17,6 +17,7 @@ import (
 	"github.com/switchboardhq/switchboard/agent"
 	"github.com/switchboardhq/switchboard/agui"
 	"github.com/switchboardhq/switchboard/agui/aguitest"
+	"github.com/switchboardhq/switchboard/approval"
 	"github.com/switchboardhq/switchboard/broker"
 	"github.com/switchboardhq/switchboard/client"
 	"github.com/switchboardhq/switchboard/httpapi"
@@ -37,9 +38,19 @@ type assistantEnv struct {
 	rt    *agent.Runtime
 	admin *client.Client
 	tasks chan map[string]any
+	// approvals is the approval service of a hitl env.
+	approvals *approval.Service
 }
 
 func newAssistant(t *testing.T, configured bool) *assistantEnv {
+	t.Helper()
+	return newAssistantWith(t, configured, false)
+}
+
+// newAssistantWith is newAssistant; with hitl, tasks.create (mutate) needs
+// the user's approval (the real approval service) and AG-UI and AI SDK runs
+// interrupt for it.
+func newAssistantWith(t *testing.T, configured, hitl bool) *assistantEnv {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "sb.db"), nil)
@@ -54,8 +65,16 @@ func newAssistant(t *testing.T, configured bool) *assistantEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := broker.New(broker.Options{Store: st, Registry: reg, Browser: sm})
-	e := &assistantEnv{store: st, model: modeltest.NewOpenAI(t), tasks: make(chan map[string]any, 16)}
+	bo := broker.Options{Store: st, Registry: reg, Browser: sm}
+	var approvals *approval.Service
+	if hitl {
+		if approvals, err = approval.New(approval.Options{Store: st, PollInterval: 20 * time.Millisecond}); err != nil {
+			t.Fatal(err)
+		}
+		bo.Policy = approvals
+	}
+	b := broker.New(bo)
+	e := &assistantEnv{store: st, model: modeltest.NewOpenAI(t), tasks: make(chan map[string]any, 16), approvals: approvals}
 	if _, err := reg.Register(ctx, switchboard.SourceHost, []switchboard.Tool{{
 		Name: "tasks.create", Description: "Create a task in a project.", Surface: switchboard.SurfaceAPI, Class: switchboard.ClassMutate,
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"projectId":{"type":"string"},"title":{"type":"string"}},"required":["projectId","title"]}`),
@@ -77,7 +96,11 @@ func newAssistant(t *testing.T, configured bool) *assistantEnv {
 			t.Fatal(err)
 		}
 	}
-	e.rt, err = agent.New(agent.Options{Broker: b, Registry: reg, Browser: sm, Models: models, History: st})
+	ao := agent.Options{Broker: b, Registry: reg, Browser: sm, Models: models, History: st}
+	if hitl {
+		ao.Approvals = approvals
+	}
+	e.rt, err = agent.New(ao)
 	if err != nil {
 		t.Fatal(err)
 	}

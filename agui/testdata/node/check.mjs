@@ -2,11 +2,12 @@
 // packages, run by Go tests (agui, httpapi). Usage:
 //
 //   node check.mjs schema < events.jsonl       validate each AG-UI event with @ag-ui/core's EventSchema
+//   node check.mjs capabilities < caps.json     validate an AgentCapabilities declaration
 //   node check.mjs agui URL [opts-json]        run @ag-ui/client's HttpAgent against URL
 //   node check.mjs aisdk URL body-json [hdrs]  POST body, read the UI Message Stream with `ai`
 //
 // Each prints one JSON document on stdout; a failure prints {"error": ...}.
-import { EventSchema } from "@ag-ui/core/schemas";
+import { AgentCapabilitiesSchema, EventSchema } from "@ag-ui/core/schemas";
 import { HttpAgent } from "@ag-ui/client";
 import { parseJsonEventStream, readUIMessageStream, uiMessageChunkSchema } from "ai";
 import { readFileSync } from "node:fs";
@@ -23,6 +24,11 @@ async function schema() {
     return r.success ? { type: ev.type, ok: true } : { type: ev.type, ok: false, issues: r.error.issues };
   });
   out({ results });
+}
+
+async function capabilities() {
+  const r = AgentCapabilitiesSchema.strict().safeParse(JSON.parse(readFileSync(0, "utf8")));
+  out(r.success ? { ok: true } : { ok: false, issues: r.error.issues });
 }
 
 async function agui() {
@@ -64,14 +70,18 @@ async function aisdk() {
     },
   }));
   const errors = [];
-  let message = null;
-  for await (const m of readUIMessageStream({ stream: chunkStream, onError: (e) => errors.push(String(e?.message ?? e)) })) {
+  // As useChat does: a stream answering an assistant message (an approval
+  // response) continues that message.
+  const sent = JSON.parse(arg).messages ?? [];
+  const lastSent = sent[sent.length - 1];
+  let message = lastSent?.role === "assistant" ? structuredClone(lastSent) : null;
+  for await (const m of readUIMessageStream({ message: message ?? undefined, stream: chunkStream, onError: (e) => errors.push(String(e?.message ?? e)) })) {
     message = m;
   }
   out({ status: res.status, header, contentType: res.headers.get("content-type"), chunks, invalid, errors, message });
 }
 
-const modes = { schema, agui, aisdk };
+const modes = { schema, capabilities, agui, aisdk };
 if (!modes[mode]) {
   out({ error: `unknown mode ${mode}` });
   process.exit(2);

@@ -48,6 +48,8 @@ func TestListFull(t *testing.T) {
 	mutate := tool("tasks.delete", "mutate")
 	mutate.Pinned = true
 	ui := tool("view.zoom", "ui")
+	ui.UI = &switchboard.UIMeta{RendererID: "zoom-slider", DisplayGroup: "View", Icon: "https://app.example/icons/zoom.svg"}
+	read.UI = &switchboard.UIMeta{Icon: "list"}
 	long := tool("docs.explain", "read")
 	long.Description = strings.Repeat("Explains a part of the docs in great detail. ", 150) // ~6.7 KB
 	e.register(read, mutate, ui, long)
@@ -77,6 +79,13 @@ func TestListFull(t *testing.T) {
 	}
 	if lt.Meta[metaAlwaysLoad] != nil {
 		t.Errorf("unpinned tool has alwaysLoad")
+	}
+	if m, _ := json.Marshal(got["view-zoom"].Meta[metaUI]); string(m) != `{"displayGroup":"View","icon":"https://app.example/icons/zoom.svg","rendererId":"zoom-slider"}` ||
+		len(got["view-zoom"].Icons) != 1 || got["view-zoom"].Icons[0].Source != "https://app.example/icons/zoom.svg" {
+		t.Errorf("ui hints: _meta %s, icons %+v", m, got["view-zoom"].Icons)
+	}
+	if lt.Icons != nil || lt.Meta[metaUI] == nil {
+		t.Errorf("an icon name is not an icon src: %+v %v", lt.Icons, lt.Meta)
 	}
 	z := got["view-zoom"].Annotations
 	if z.DestructiveHint == nil || *z.DestructiveHint || !z.IdempotentHint {

@@ -163,7 +163,25 @@ func (s *Server) mcpTool(t switchboard.Tool) *mcp.Tool {
 	if t.Pinned {
 		mt.Meta = mcp.Meta{metaAlwaysLoad: true}
 	}
+	if t.UI != nil {
+		// The renderer hints travel in _meta; an icon that is a URI is
+		// also the 2025-11-25 icons field (a bare icon name is not a src).
+		if mt.Meta == nil {
+			mt.Meta = mcp.Meta{}
+		}
+		mt.Meta[metaUI] = t.UI
+		if iconURI(t.UI.Icon) {
+			mt.Icons = []mcp.Icon{{Source: t.UI.Icon}}
+		}
+	}
 	return mt
+}
+
+// metaUI is the _meta key of a tool's UI hints (rendererId, displayGroup, icon).
+const metaUI = "switchboard/ui"
+
+func iconURI(s string) bool {
+	return strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "data:image/")
 }
 
 // describe is a tool's description as a model should read it.

@@ -40,6 +40,18 @@ type runState struct {
 // or RUN_ERROR, everything closed before it.
 func (rt *Runtime) loop(ctx context.Context, run *Run, req StartRequest, plan *resumePlan) {
 	st := &runState{run: run, em: newEmitter(run, rt.now), req: req}
+	resumed := false
+	if plan != nil && plan.intr != nil {
+		defer func() {
+			if !resumed { // failed before collecting them: the next run does
+				rt.mu.Lock()
+				if c := rt.chats[run.thread]; c != nil && c.intr == nil {
+					c.intr = plan.intr
+				}
+				rt.mu.Unlock()
+			}
+		}()
+	}
 	st.em.emit(&agui.RunStarted{ThreadID: run.thread, RunID: run.id})
 	if rt.opts.Sessions != nil {
 		ctx = rt.opts.Sessions.RunStarted(ctx, run)
@@ -69,6 +81,7 @@ func (rt *Runtime) loop(ctx context.Context, run *Run, req StartRequest, plan *r
 		return
 	}
 	if plan != nil { // the chat's interrupted run continues here
+		resumed = true
 		rt.resume(ctx, st, plan)
 		if plan.cancelled {
 			rt.end(ctx, st, switchboard.RunCancelled, nil, nil, nil)

@@ -6,13 +6,15 @@ import (
 )
 
 // AgentToken is a bearer token minted for an agent, with the tool-name
-// scopes its principal carries. Only the SHA-256 of the secret is stored
-// (Hash, never serialized); the secret itself is shown once, at creation.
+// and panel scopes its principal carries. Only the SHA-256 of the secret
+// is stored (Hash, never serialized); the secret itself is shown once, at
+// creation.
 type AgentToken struct {
-	ID        string    `json:"id"`
-	Agent     string    `json:"agent"`
-	Allow     []string  `json:"allow,omitempty"`
-	Deny      []string  `json:"deny,omitempty"`
+	ID    string   `json:"id"`
+	Agent string   `json:"agent"`
+	Allow []string `json:"allow,omitempty"`
+	Deny  []string `json:"deny,omitempty"`
+	PanelScope
 	Hash      string    `json:"-"`
 	CreatedAt time.Time `json:"createdAt"`
 	RevokedAt time.Time `json:"revokedAt,omitzero"`
@@ -20,8 +22,23 @@ type AgentToken struct {
 
 // Principal is who a token stands for.
 func (t AgentToken) Principal() Principal {
-	return Principal{Kind: PrincipalAgent, ID: t.Agent, Allow: t.Allow, Deny: t.Deny}
+	return Principal{Kind: PrincipalAgent, ID: t.Agent, Allow: t.Allow, Deny: t.Deny, PanelScope: t.PanelScope}
 }
+
+// PanelScope limits an agent to some panels and page slots, beside the
+// tool names its Allow and Deny limit it to (issue 18, role scopes on
+// panels). Panels are globs over registered panel ids ("project.*"); Slots
+// globs over the page slots panels are shown in ("sidebar"). An empty list
+// does not limit. Package scope says what each admits (scope.AllowsPanel);
+// the panel tools enforce it before they act and filter their listings
+// with it.
+type PanelScope struct {
+	Panels []string `json:"panels,omitempty"`
+	Slots  []string `json:"slots,omitempty"`
+}
+
+// Limited reports whether ps limits anything.
+func (ps PanelScope) Limited() bool { return len(ps.Panels) > 0 || len(ps.Slots) > 0 }
 
 // ApprovalStatus is where a human decision stands:
 // pending → approved | denied | expired | cancelled.

@@ -19,12 +19,14 @@ const (
 )
 
 // Principal is who is calling. Allow and Deny are tool-name glob scopes
-// (agents only; empty Allow means everything).
+// (agents only; empty Allow means everything); PanelScope limits an agent
+// to panels and page slots.
 type Principal struct {
 	Kind  PrincipalKind `json:"kind"`
 	ID    string        `json:"id"`
 	Allow []string      `json:"allow,omitempty"`
 	Deny  []string      `json:"deny,omitempty"`
+	PanelScope
 }
 
 // String renders p as "kind:id", the actor name used in the ledger.

@@ -42,10 +42,12 @@ const (
 func (s AgentStatus) Final() bool { return s == AgentDone || s == AgentCancelled }
 
 // AgentScope is what an agent session may touch: tool-name globs (the
-// agent token's Allow and Deny).
+// agent token's Allow and Deny) and the panels and page slots it may work
+// on (PanelScope: panels, slots).
 type AgentScope struct {
 	Allow []string `json:"allow,omitempty"`
 	Deny  []string `json:"deny,omitempty"`
+	PanelScope
 }
 
 // AgentSession is one actor at work (GET /agents/{id}).

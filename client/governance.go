@@ -159,16 +159,21 @@ type TokenCreated struct {
 	Token string `json:"token"`
 }
 
-// CreateToken mints an agent token with allow and deny globs over tool
-// names (admin token only).
-func (c *Client) CreateToken(ctx context.Context, agent string, allow, deny []string) (TokenCreated, error) {
-	body := struct {
-		Agent string   `json:"agent"`
-		Allow []string `json:"allow,omitempty"`
-		Deny  []string `json:"deny,omitempty"`
-	}{agent, allow, deny}
+// TokenRequest says whom a token is for and what it may touch: allow and
+// deny globs over tool names, and globs over the panels and page slots the
+// agent may work on (empty: not limited).
+type TokenRequest struct {
+	Agent  string   `json:"agent"`
+	Allow  []string `json:"allow,omitempty"`
+	Deny   []string `json:"deny,omitempty"`
+	Panels []string `json:"panels,omitempty"`
+	Slots  []string `json:"slots,omitempty"`
+}
+
+// CreateToken mints an agent token (admin token only).
+func (c *Client) CreateToken(ctx context.Context, req TokenRequest) (TokenCreated, error) {
 	var out TokenCreated
-	err := c.Do(ctx, http.MethodPost, "/api/v1/tokens", body, &out)
+	err := c.Do(ctx, http.MethodPost, "/api/v1/tokens", req, &out)
 	return out, err
 }
 

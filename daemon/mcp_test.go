@@ -14,6 +14,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/daemon"
+	"github.com/switchboardhq/switchboard/scope"
 	"github.com/switchboardhq/switchboard/sqlite"
 )
 
@@ -127,7 +128,7 @@ func TestMCPAndAPIShareTheAuthenticator(t *testing.T) {
 	}
 	srv := httptest.NewServer(d.Handler())
 	t.Cleanup(srv.Close)
-	tok, err := d.Tokens.Create(ctx, "planner", []string{"orders.*"}, nil)
+	tok, err := d.Tokens.Create(ctx, scope.TokenRequest{Agent: "planner", Allow: []string{"orders.*"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -130,7 +130,7 @@ func newGov(t *testing.T) *gov {
 // agent mints a token for name and returns its client.
 func (g *gov) agent(t *testing.T, name string, allow, deny []string) (*client.Client, client.TokenCreated) {
 	t.Helper()
-	tok, err := g.admin.CreateToken(context.Background(), name, allow, deny)
+	tok, err := g.admin.CreateToken(context.Background(), client.TokenRequest{Agent: name, Allow: allow, Deny: deny})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -71,25 +71,21 @@ func principal(r *http.Request) switchboard.Principal {
 	return p
 }
 
-type tokenBody struct {
-	Agent string   `json:"agent"`
-	Allow []string `json:"allow,omitempty"`
-	Deny  []string `json:"deny,omitempty"`
-}
-
 // createToken mints an agent token; the secret is in this answer only.
 func (s *Server) createToken(w http.ResponseWriter, r *http.Request) {
-	var body tokenBody
+	var body scope.TokenRequest
 	if err := s.decode(w, r, &body, 64<<10); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	created, err := s.opts.Governance.Tokens.Create(r.Context(), strings.TrimSpace(body.Agent), body.Allow, body.Deny)
+	body.Agent = strings.TrimSpace(body.Agent)
+	created, err := s.opts.Governance.Tokens.Create(r.Context(), body)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	s.record(r, "token.create", created.Agent, map[string]any{"tokenId": created.ID, "allow": created.Allow, "deny": created.Deny})
+	s.record(r, "token.create", created.Agent, map[string]any{"tokenId": created.ID, "allow": created.Allow, "deny": created.Deny,
+		"panels": created.Panels, "slots": created.Slots})
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusCreated, created)
 }

@@ -68,7 +68,8 @@ func TestTokens(t *testing.T) {
 	}
 	defer st.Close()
 	toks := scope.NewTokens(st, nil)
-	created, err := toks.Create(ctx, "planner", []string{"tasks.*"}, []string{"*.delete"})
+	created, err := toks.Create(ctx, scope.TokenRequest{Agent: "planner", Allow: []string{"tasks.*"}, Deny: []string{"*.delete"},
+		PanelScope: switchboard.PanelScope{Panels: []string{"project.*"}, Slots: []string{"sidebar"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,8 @@ func TestTokens(t *testing.T) {
 		t.Fatalf("created %+v", created)
 	}
 	p, err := toks.Authenticate(ctx, created.Token)
-	if err != nil || p.Kind != switchboard.PrincipalAgent || p.ID != "planner" || len(p.Allow) != 1 || p.Deny[0] != "*.delete" {
+	if err != nil || p.Kind != switchboard.PrincipalAgent || p.ID != "planner" || len(p.Allow) != 1 || p.Deny[0] != "*.delete" ||
+		p.Panels[0] != "project.*" || p.Slots[0] != "sidebar" {
 		t.Fatalf("authenticate: %+v %v", p, err)
 	}
 	for _, bad := range []string{"", "sbt_", created.Token + "x", "sbt_" + created.ID + ".wrong", "admin-token"} {
@@ -90,16 +92,47 @@ func TestTokens(t *testing.T) {
 	if _, err := toks.Authenticate(ctx, created.Token); switchboard.CodeOf(err) != switchboard.CodeUnauthorized {
 		t.Fatalf("revoked token: %v, want UNAUTHORIZED", err)
 	}
-	for _, c := range []struct {
-		agent       string
-		allow, deny []string
-	}{
-		{"Bad Name", nil, nil},
-		{"ok", []string{"tasks/*"}, nil},
-		{"ok", nil, []string{""}},
+	for _, c := range []scope.TokenRequest{
+		{Agent: "Bad Name"},
+		{Agent: "ok", Allow: []string{"tasks/*"}},
+		{Agent: "ok", Deny: []string{""}},
+		{Agent: "ok", PanelScope: switchboard.PanelScope{Panels: []string{"Project Settings"}}},
+		{Agent: "ok", PanelScope: switchboard.PanelScope{Slots: []string{""}}},
 	} {
-		if _, err := toks.Create(ctx, c.agent, c.allow, c.deny); switchboard.CodeOf(err) != switchboard.CodeInvalidInput {
+		if _, err := toks.Create(ctx, c); switchboard.CodeOf(err) != switchboard.CodeInvalidInput {
 			t.Errorf("create %+v: %v, want INVALID_INPUT", c, err)
 		}
+	}
+}
+
+func TestAllowsPanel(t *testing.T) {
+	t.Parallel()
+	settings := scope.PanelTarget{Panel: "project.settings", Slot: "main"}
+	sidebar := scope.PanelTarget{Panel: "booking.form", Slot: "sidebar"}
+	mine := scope.PanelTarget{Slot: "sidebar", Own: true}
+	theirs := scope.PanelTarget{Slot: "sidebar"}
+	for _, c := range []struct {
+		name string
+		ps   switchboard.PanelScope
+		t    scope.PanelTarget
+		want bool
+	}{
+		{"no scope admits a host panel", switchboard.PanelScope{}, settings, true},
+		{"no scope admits another's composed panel", switchboard.PanelScope{}, theirs, true},
+		{"a panel glob admits its panels", switchboard.PanelScope{Panels: []string{"project.*"}}, settings, true},
+		{"a panel glob refuses others", switchboard.PanelScope{Panels: []string{"project.*"}}, sidebar, false},
+		{"a panel-limited agent keeps its own composed panels", switchboard.PanelScope{Panels: []string{"project.*"}}, mine, true},
+		{"a panel-limited agent does not see another's composed panel", switchboard.PanelScope{Panels: []string{"*"}}, theirs, false},
+		{"a slot glob admits its slot", switchboard.PanelScope{Slots: []string{"side*"}}, sidebar, true},
+		{"a slot glob refuses other slots", switchboard.PanelScope{Slots: []string{"sidebar"}}, settings, false},
+		{"a slot limit applies to own panels too", switchboard.PanelScope{Slots: []string{"main"}}, mine, false},
+		{"both must hold", switchboard.PanelScope{Panels: []string{"booking.*"}, Slots: []string{"main"}}, sidebar, false},
+	} {
+		if got := scope.AllowsPanel(c.ps, c.t); got != c.want {
+			t.Errorf("%s: AllowsPanel(%+v, %+v) = %v", c.name, c.ps, c.t, got)
+		}
+	}
+	if scope.AllowsSlot(switchboard.PanelScope{Slots: []string{"sidebar"}}, "main") || !scope.AllowsSlot(switchboard.PanelScope{}, "main") {
+		t.Error("AllowsSlot")
 	}
 }

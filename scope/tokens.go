@@ -51,8 +51,19 @@ type Created struct {
 
 var agentName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
 
-// Create mints a token for agent with the given scopes.
-func (t *Tokens) Create(ctx context.Context, agent string, allow, deny []string) (Created, error) {
+// TokenRequest is what a token is minted for: the agent's name, the tool
+// names it may call (Allow minus Deny) and the panels and slots it may
+// work on.
+type TokenRequest struct {
+	Agent string   `json:"agent"`
+	Allow []string `json:"allow,omitempty"`
+	Deny  []string `json:"deny,omitempty"`
+	switchboard.PanelScope
+}
+
+// Create mints a token for an agent with the given scopes.
+func (t *Tokens) Create(ctx context.Context, req TokenRequest) (Created, error) {
+	agent, allow, deny := req.Agent, req.Allow, req.Deny
 	if !agentName.MatchString(agent) {
 		return Created{}, switchboard.Errorf(switchboard.CodeInvalidInput,
 			"agent name %q must be 1-64 characters of a-z, 0-9, '.', '_' and '-', starting with a letter or digit", agent)
@@ -62,11 +73,14 @@ func (t *Tokens) Create(ctx context.Context, agent string, allow, deny []string)
 			return Created{}, err
 		}
 	}
+	if err := CheckPanelScope(req.PanelScope); err != nil {
+		return Created{}, err
+	}
 	id := randomHex(12)
 	secret := make([]byte, 32)
 	_, _ = rand.Read(secret) // never fails on supported platforms
 	token := TokenPrefix + id + "." + base64.RawURLEncoding.EncodeToString(secret)
-	rec := switchboard.AgentToken{ID: id, Agent: agent, Allow: allow, Deny: deny, Hash: hashToken(token), CreatedAt: t.now().UTC().Truncate(time.Microsecond)}
+	rec := switchboard.AgentToken{ID: id, Agent: agent, Allow: allow, Deny: deny, PanelScope: req.PanelScope, Hash: hashToken(token), CreatedAt: t.now().UTC().Truncate(time.Microsecond)}
 	if err := t.store.TokenCreate(ctx, rec); err != nil {
 		return Created{}, err
 	}

@@ -18,7 +18,8 @@ import (
 
 func testTokens(t *testing.T, s switchboard.Store) {
 	ctx := context.Background()
-	tok := switchboard.AgentToken{ID: "tok-1", Agent: "planner", Allow: []string{"tasks.*"}, Deny: []string{"*.delete"}, Hash: "h1", CreatedAt: base}
+	tok := switchboard.AgentToken{ID: "tok-1", Agent: "planner", Allow: []string{"tasks.*"}, Deny: []string{"*.delete"},
+		PanelScope: switchboard.PanelScope{Panels: []string{"project.*"}, Slots: []string{"sidebar", "main"}}, Hash: "h1", CreatedAt: base}
 	must(t, s.TokenCreate(ctx, tok))
 	wantCode(t, s.TokenCreate(ctx, tok), switchboard.CodeConflict)
 	must(t, s.TokenCreate(ctx, switchboard.AgentToken{ID: "tok-2", Agent: "other", Hash: "h2", CreatedAt: base.Add(time.Second)}))
@@ -34,7 +35,8 @@ func testTokens(t *testing.T, s switchboard.Store) {
 	}
 	list, err := s.TokenList(ctx)
 	must(t, err)
-	if len(list) != 2 || list[0].ID != "tok-1" || list[1].ID != "tok-2" || list[1].Allow != nil && len(list[1].Allow) != 0 {
+	if len(list) != 2 || list[0].ID != "tok-1" || list[1].ID != "tok-2" || list[1].Allow != nil && len(list[1].Allow) != 0 ||
+		list[1].PanelScope.Limited() || len(list[0].Slots) != 2 {
 		t.Fatalf("list: %+v", list)
 	}
 	rev, err := s.TokenRevoke(ctx, "tok-1", base.Add(time.Minute))

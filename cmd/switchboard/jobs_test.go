@@ -48,7 +48,7 @@ func TestAsyncCallJobsAndInvocation(t *testing.T) {
 	admin := []string{"--addr", srv.URL, "--token", testToken}
 
 	// An agent's mutation waits for approval; --async returns at once.
-	tok, err := client.New(srv.URL, testToken, nil).CreateToken(ctx, "planner", []string{"tasks.*"}, nil)
+	tok, err := client.New(srv.URL, testToken, nil).CreateToken(ctx, client.TokenRequest{Agent: "planner", Allow: []string{"tasks.*"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -138,6 +138,12 @@ func decodeTool(desc []byte, source switchboard.Source, version int64) (switchbo
 	return t, nil
 }
 
+// panelScope binds a token's panel scope as a JSON object.
+func panelScope(ps switchboard.PanelScope) string {
+	b, _ := json.Marshal(ps) // two string lists: cannot fail
+	return string(b)
+}
+
 // globList binds a list of tool-name globs as a JSON array.
 func globList(g []string) string {
 	if g == nil {

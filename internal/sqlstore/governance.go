@@ -12,20 +12,24 @@ import (
 )
 
 // The governance part of the store: agent tokens and approvals (here), jobs
-// and idempotency keys (jobs.go), in tables created by migration 0007.
+// and idempotency keys (jobs.go), in tables created by migration 0007
+// (0008 adds a token's panel scope).
 // Compare-and-swaps are single statements, so replicas agree on one winner.
 
 // --- agent tokens ---
 
-const tokenCols = `id, agent, allow, deny, token_hash, created_at, revoked_at`
+const tokenCols = `id, agent, allow, deny, panel_scope, token_hash, created_at, revoked_at`
 
 func scanToken(row Row) (switchboard.AgentToken, error) {
 	var (
-		t           switchboard.AgentToken
-		allow, deny json.RawMessage
+		t                  switchboard.AgentToken
+		allow, deny, panel json.RawMessage
 	)
-	if err := row.Scan(&t.ID, &t.Agent, scanJSON(&allow), scanJSON(&deny), &t.Hash,
+	if err := row.Scan(&t.ID, &t.Agent, scanJSON(&allow), scanJSON(&deny), scanJSON(&panel), &t.Hash,
 		scanTime(&t.CreatedAt), scanTime(&t.RevokedAt)); err != nil {
+		return t, err
+	}
+	if err := json.Unmarshal(panel, &t.PanelScope); err != nil {
 		return t, err
 	}
 	if err := json.Unmarshal(allow, &t.Allow); err != nil {
@@ -45,8 +49,8 @@ func (s *Store) TokenCreate(ctx context.Context, t switchboard.AgentToken) error
 	}
 	t.CreatedAt = s.stamp(t.CreatedAt)
 	return s.db.Write(ctx, op, func(q Querier) error {
-		_, err := q.Exec(ctx, s.sql(`INSERT INTO agent_tokens (`+tokenCols+`) VALUES (?, ?, ?, ?, ?, ?, ?)`),
-			t.ID, t.Agent, globList(t.Allow), globList(t.Deny), t.Hash, s.time(t.CreatedAt), s.time(t.RevokedAt))
+		_, err := q.Exec(ctx, s.sql(`INSERT INTO agent_tokens (`+tokenCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
+			t.ID, t.Agent, globList(t.Allow), globList(t.Deny), panelScope(t.PanelScope), t.Hash, s.time(t.CreatedAt), s.time(t.RevokedAt))
 		return err
 	})
 }

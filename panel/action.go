@@ -65,11 +65,20 @@ func (s *Service) targetToolLocked(spec *panelspec.Spec, a panelspec.Action) (st
 // constrained fields are checked first. RunAction waits for the call until
 // ctx ends (or ActionWait passes); a call still waiting then (for an
 // approval, typically) goes on, and its outcome reaches the panel.
+//
+// The caller takes the instance's lease (LEASE_HELD while another agent
+// holds it).
 func (s *Service) RunAction(ctx context.Context, req ActionRequest) (ActionResult, error) {
 	in, err := s.instance(ctx, req.InstanceID)
 	if err != nil {
 		return ActionResult{}, err
 	}
+	return s.runAction(ctx, in, req, actorOf(ctx))
+}
+
+// runAction runs req on in for who: an agent takes the lease, the user
+// ends it (who.user; the call itself runs as the principal in ctx).
+func (s *Service) runAction(ctx context.Context, in *instance, req ActionRequest, who actor) (ActionResult, error) {
 	res := ActionResult{InstanceID: in.id, Action: req.Action}
 	s.mu.Lock()
 	spec := in.spec
@@ -85,6 +94,10 @@ func (s *Service) RunAction(ctx context.Context, req ActionRequest) (ActionResul
 	}
 	tool, err := s.targetToolLocked(spec, a)
 	if err != nil {
+		s.mu.Unlock()
+		return ActionResult{}, err
+	}
+	if _, err := s.leases.take(in.id, who); err != nil {
 		s.mu.Unlock()
 		return ActionResult{}, err
 	}

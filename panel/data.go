@@ -206,7 +206,7 @@ func (in *instance) apply(l loaded) {
 // push sends an event to the instance's tab. A tab that is not connected
 // misses it; the renderer asks for every snapshot when it (re)mounts.
 func (s *Service) push(kind string, sn Snapshot) {
-	b, err := json.Marshal(sn)
+	b, err := json.Marshal(s.withLease(sn))
 	if err != nil {
 		s.log.Error("encode panel snapshot", "instance", sn.InstanceID, "err", err)
 		return

@@ -36,6 +36,12 @@ var agentP = switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "assist
 
 func newEnv(t *testing.T, policy broker.Policy) *env {
 	t.Helper()
+	return newEnvWith(t, policy, nil)
+}
+
+// newEnvWith is newEnv with the panel service's options adjusted by opt.
+func newEnvWith(t *testing.T, policy broker.Policy, opt func(*panel.Options)) *env {
+	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
 	st, err := sqlite.Open(ctx, filepath.Join(dir, "sb.db"), nil)
@@ -54,7 +60,11 @@ func newEnv(t *testing.T, policy broker.Policy) *env {
 	t.Cleanup(sess.Shutdown)
 	br := broker.New(broker.Options{Store: st, Registry: reg, Browser: sess, Policy: policy})
 	t.Cleanup(br.Close)
-	svc := panel.New(panel.Options{Caller: br, Tabs: sess, Tools: reg})
+	po := panel.Options{Caller: br, Tabs: sess, Tools: reg}
+	if opt != nil {
+		opt(&po)
+	}
+	svc := panel.New(po)
 	t.Cleanup(svc.Close)
 	e := &env{store: st, reg: reg, br: br, sess: sess, svc: svc}
 	e.register(t, svc.Tools())
@@ -177,11 +187,27 @@ func drain(conn *session.Conn) {
 // call runs a panel tool through the broker as p.
 func (e *env) call(t *testing.T, p switchboard.Principal, tool string, input any) (switchboard.Invocation, error) {
 	t.Helper()
+	return e.callIn(t, switchboard.WithPrincipal(context.Background(), p), tool, input)
+}
+
+// callIn runs a panel tool through the broker with ctx (its principal and
+// agent session).
+func (e *env) callIn(t *testing.T, ctx context.Context, tool string, input any) (switchboard.Invocation, error) {
+	t.Helper()
 	b, err := json.Marshal(input)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return e.br.Call(switchboard.WithPrincipal(context.Background(), p), broker.CallRequest{Tool: tool, Input: b})
+	return e.br.Call(ctx, broker.CallRequest{Tool: tool, Input: b})
+}
+
+// as is ctx for principal p acting in agent session agentID ("" for none).
+func as(p switchboard.Principal, agentID string) context.Context {
+	ctx := switchboard.WithPrincipal(context.Background(), p)
+	if agentID != "" {
+		ctx = switchboard.WithAgentSession(ctx, agentID)
+	}
+	return ctx
 }
 
 // do runs a panel tool through the broker as p and decodes its result.

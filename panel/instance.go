@@ -67,6 +67,7 @@ type instance struct {
 	id, session string
 	panelID     string // "" for a composed panel
 	title       string
+	slot        string
 	spec        *panelspec.Spec
 	specVersion int
 	version     int
@@ -120,6 +121,7 @@ type Snapshot struct {
 	Panel       string                        `json:"panel,omitempty"`
 	Title       string                        `json:"title,omitempty"`
 	Origin      string                        `json:"origin"`
+	Slot        string                        `json:"slot"`
 	Version     int                           `json:"version"`
 	SpecVersion int                           `json:"specVersion"`
 	Spec        *panelspec.Spec               `json:"spec"`
@@ -129,13 +131,16 @@ type Snapshot struct {
 	Dirty       map[string][]string           `json:"dirty,omitempty"`
 	Filled      map[string][]string           `json:"filled,omitempty"`
 	Actions     map[string]ActionState        `json:"actions,omitempty"`
+	// Lease is the agent editing the panel now, if any (the renderer shows
+	// who; see Lease).
+	Lease *Lease `json:"lease,omitempty"`
 }
 
 // snapshot renders in. Caller holds s.mu. Maps are copied: the snapshot is
 // encoded after the lock is released.
 func (in *instance) snapshot() Snapshot {
 	sn := Snapshot{
-		InstanceID: in.id, SessionID: in.session, Panel: in.panelID, Title: in.title,
+		InstanceID: in.id, SessionID: in.session, Panel: in.panelID, Title: in.title, Slot: in.slot,
 		Origin: in.spec.Origin, Version: in.version, SpecVersion: in.specVersion, Spec: in.spec,
 		Values: map[string]map[string]any{},
 	}
@@ -175,12 +180,15 @@ type Summary struct {
 	Panel      string              `json:"panel,omitempty"`
 	Title      string              `json:"title,omitempty"`
 	Origin     string              `json:"origin"`
+	Slot       string              `json:"slot"`
 	Version    int                 `json:"version"`
 	Dirty      map[string][]string `json:"dirty,omitempty"`
 	Filled     map[string][]string `json:"filled,omitempty"`
 	// Unsaved counts the fields edited or filled and not yet saved.
 	Unsaved int                    `json:"unsaved"`
 	Actions map[string]ActionState `json:"actions,omitempty"`
+	// Lease is the agent editing the panel now, if any.
+	Lease *Lease `json:"lease,omitempty"`
 }
 
 func (in *instance) summary() Summary {
@@ -197,7 +205,7 @@ func (in *instance) summary() Summary {
 		}
 	}
 	return Summary{InstanceID: sn.InstanceID, SessionID: sn.SessionID, Panel: sn.Panel, Title: sn.Title,
-		Origin: sn.Origin, Version: sn.Version, Dirty: sn.Dirty, Filled: sn.Filled, Unsaved: n, Actions: sn.Actions}
+		Origin: sn.Origin, Slot: sn.Slot, Version: sn.Version, Dirty: sn.Dirty, Filled: sn.Filled, Unsaved: n, Actions: sn.Actions}
 }
 
 func pathLists(m map[string]map[string]bool) map[string][]string {
@@ -241,12 +249,12 @@ func formsOf(spec *panelspec.Spec) []form {
 }
 
 // newInstance builds an instance of spec (already validated) for a tab.
-func newInstance(session, panelID, title string, spec *panelspec.Spec, params map[string]any, owner switchboard.Principal) *instance {
+func newInstance(session, panelID, title, slot string, spec *panelspec.Spec, params map[string]any, owner switchboard.Principal) *instance {
 	if title == "" {
 		title = specTitle(spec)
 	}
 	return &instance{
-		id: "pi_" + randomHex(12), session: session, panelID: panelID, title: title,
+		id: "pi_" + randomHex(12), session: session, panelID: panelID, title: title, slot: slot,
 		spec: spec, specVersion: 1, version: 1, params: params, owner: owner, forms: formsOf(spec),
 		data: map[string]json.RawMessage{}, errs: map[string]*switchboard.Error{},
 		values: map[string]map[string]any{}, dirty: map[string]map[string]bool{},

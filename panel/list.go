@@ -41,6 +41,7 @@ type PanelInfo struct {
 	Description      string       `json:"description"`
 	AgentDescription string       `json:"agentDescription"`
 	Scope            string       `json:"scope,omitempty"`
+	Slot             string       `json:"slot"`
 	ContextKinds     []string     `json:"contextKinds"`
 	Params           []string     `json:"params,omitempty"`
 	Fields           []FieldInfo  `json:"fields"`
@@ -57,17 +58,21 @@ type ListResult struct {
 }
 
 // List returns the registered panels and the open instances: of the named
-// tab, of the calling tab, or else of every connected tab.
+// tab, of the calling tab, or else of every connected tab; for an agent
+// with a panel scope, only those it admits. Each instance carries the
+// lease in force on it.
 func (s *Service) List(ctx context.Context, sessionID string) (ListResult, error) {
 	if p, ok := switchboard.PrincipalFrom(ctx); ok && p.Kind == switchboard.PrincipalSession {
 		sessionID = p.ID
 	}
+	scopes, who := s.panelScopes(ctx), caller(ctx)
 	res := ListResult{Panels: []PanelInfo{}, Instances: []Summary{}}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	ids := make([]string, 0, len(s.defs))
-	for id := range s.defs {
-		ids = append(ids, id)
+	for id, d := range s.defs {
+		if admitsDef(scopes, d) {
+			ids = append(ids, id)
+		}
 	}
 	sort.Strings(ids)
 	for _, id := range ids {
@@ -78,8 +83,14 @@ func (s *Service) List(ctx context.Context, sessionID string) (ListResult, error
 			continue
 		}
 		for _, iid := range t.order {
-			res.Instances = append(res.Instances, t.instances[iid].summary())
+			if in := t.instances[iid]; admits(scopes, who, in) {
+				res.Instances = append(res.Instances, in.summary())
+			}
 		}
+	}
+	s.mu.Unlock()
+	for i := range res.Instances {
+		res.Instances[i].Lease = s.leases.get(res.Instances[i].InstanceID)
 	}
 	sort.SliceStable(res.Instances, func(i, j int) bool { return res.Instances[i].SessionID < res.Instances[j].SessionID })
 	for i := range res.Panels {
@@ -99,7 +110,7 @@ func (s *Service) infoLocked(d *def) PanelInfo {
 	if kinds == nil {
 		kinds = []string{}
 	}
-	return PanelInfo{ID: d.ID, Title: d.Title, Description: d.Description, AgentDescription: d.Description, Scope: d.Scope,
+	return PanelInfo{ID: d.ID, Title: d.Title, Description: d.Description, AgentDescription: d.Description, Scope: d.Scope, Slot: d.Slot,
 		ContextKinds: kinds, Params: d.params, Fields: fields, Actions: actions, OpenInstances: []string{}}
 }
 
@@ -196,8 +207,12 @@ var rules = []string{
 func (s *Service) Describe(ctx context.Context, req DescribeRequest) (DescribeResult, error) {
 	res := DescribeResult{Version: panelspec.Version, Catalog: []TypeInfo{}, Adapters: []AdapterInfo{}, Rules: rules}
 	if req.Panel != "" {
+		scopes := s.panelScopes(ctx)
 		s.mu.Lock()
 		d := s.defs[req.Panel]
+		if d != nil && !admitsDef(scopes, d) {
+			d = nil // out of the caller's scope: answered as unknown
+		}
 		if d != nil {
 			res.Panel = &PanelDetail{PanelInfo: s.infoLocked(d), Sources: d.Spec.Sources, Spec: d.Spec}
 		}

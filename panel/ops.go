@@ -70,6 +70,7 @@ func (s *Service) dropTab(id string) {
 	delete(s.sessions, id)
 	for iid := range t.instances {
 		delete(s.byID, iid)
+		s.leases.drop(iid)
 	}
 	done := t.closeLocked()
 	s.mu.Unlock()
@@ -77,16 +78,21 @@ func (s *Service) dropTab(id string) {
 }
 
 // instance finds an open instance the caller may act on: a tab only its
-// own. Unknown and foreign ids are the same NOT_FOUND.
+// own, an agent only what its panel scope admits. Unknown, foreign and
+// out-of-scope ids are the same NOT_FOUND.
 func (s *Service) instance(ctx context.Context, id string) (*instance, error) {
+	scopes := s.panelScopes(ctx)
 	s.mu.Lock()
 	in := s.byID[id]
+	if in != nil && !admits(scopes, caller(ctx), in) {
+		in = nil
+	}
 	s.mu.Unlock()
 	if in == nil {
 		return nil, switchboard.Errorf(switchboard.CodeNotFound, "no open panel instance %q (panel.list shows the open ones)", id)
 	}
 	if p, ok := switchboard.PrincipalFrom(ctx); ok && p.Kind == switchboard.PrincipalSession && p.ID != in.session {
-		return nil, switchboard.Errorf(switchboard.CodeNotFound, "no open panel instance %q", id)
+		return nil, switchboard.Errorf(switchboard.CodeNotFound, "no open panel instance %q (panel.list shows the open ones)", id)
 	}
 	return in, nil
 }
@@ -105,11 +111,17 @@ type OpenRequest struct {
 // same panel with the same params already open there is shown again.
 func (s *Service) Open(ctx context.Context, req OpenRequest) (Snapshot, error) {
 	req.Params = mergeScope(req.Params, req.Scope)
+	scopes := s.panelScopes(ctx)
 	s.mu.Lock()
 	d := s.defs[req.Panel]
+	if d != nil && !admitsDef(scopes, d) {
+		d = nil // out of scope: answered as unknown
+	}
 	var ids []string
-	for id := range s.defs {
-		ids = append(ids, id)
+	for id, x := range s.defs {
+		if admitsDef(scopes, x) {
+			ids = append(ids, id)
+		}
 	}
 	s.mu.Unlock()
 	if d == nil {
@@ -139,14 +151,14 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (Snapshot, error) {
 					sn := in.snapshot()
 					s.mu.Unlock()
 					s.push(EventOpen, sn) // shown again (the tab brings it into view)
-					return sn, nil
+					return s.withLease(sn), nil
 				}
 			}
 		}
 	}
 	s.mu.Unlock()
 	owner, _ := switchboard.PrincipalFrom(ctx)
-	return s.start(ctx, newInstance(session, d.ID, d.Title, d.Spec, req.Params, owner))
+	return s.start(ctx, newInstance(session, d.ID, d.Title, d.Slot, d.Spec, req.Params, owner))
 }
 
 // start loads a new instance's sources, subscribes to its adapters, adds it
@@ -178,6 +190,15 @@ func (s *Service) start(ctx context.Context, in *instance) (Snapshot, error) {
 	return sn, nil
 }
 
+// slotsOf names the slots scopes allow, for a message.
+func slotsOf(scopes []switchboard.PanelScope) string {
+	var out []string
+	for _, ps := range scopes {
+		out = append(out, ps.Slots...)
+	}
+	return orNone(out)
+}
+
 // ComposeRequest shows an agent's own panel.
 type ComposeRequest struct {
 	Spec      json.RawMessage `json:"spec"`
@@ -186,6 +207,8 @@ type ComposeRequest struct {
 	// Params (the seed's scope) fill the spec's "$scope.*" references.
 	Params map[string]any `json:"params,omitempty"`
 	Scope  map[string]any `json:"scope,omitempty"`
+	// Slot is the page slot to show it in (DefaultSlot when empty).
+	Slot string `json:"slot,omitempty"`
 }
 
 // ComposeResult is a composed panel that opened, with the validator's
@@ -201,6 +224,16 @@ type ComposeResult struct {
 // instead (details.fallbackInstanceId): one repair round, then the user
 // sees what went wrong rather than a broken panel.
 func (s *Service) Compose(ctx context.Context, req ComposeRequest) (ComposeResult, error) {
+	if req.Slot == "" {
+		req.Slot = DefaultSlot
+	}
+	if !slotName.MatchString(req.Slot) {
+		return ComposeResult{}, switchboard.Errorf(switchboard.CodeInvalidInput, "slot %q must be 1-64 characters of a-z, 0-9, '_' and '-', starting with a letter", req.Slot)
+	}
+	if scopes := s.panelScopes(ctx); !admitsSlot(scopes, req.Slot) {
+		return ComposeResult{}, switchboard.Errorf(switchboard.CodeForbidden, "your scope does not let you show panels in slot %q; pass a slot it allows (%s)", req.Slot, slotsOf(scopes)).
+			WithDetails(map[string]any{"slot": req.Slot})
+	}
 	session, err := s.resolveSession(ctx, req.SessionID)
 	if err != nil {
 		return ComposeResult{}, err
@@ -212,7 +245,7 @@ func (s *Service) Compose(ctx context.Context, req ComposeRequest) (ComposeResul
 	if !panelspec.HasErrors(issues) {
 		delete(t.composeFailures, owner.String())
 		s.mu.Unlock()
-		sn, err := s.start(ctx, newInstance(session, "", req.Title, spec, mergeScope(req.Params, req.Scope), owner))
+		sn, err := s.start(ctx, newInstance(session, "", req.Title, req.Slot, spec, mergeScope(req.Params, req.Scope), owner))
 		return ComposeResult{Snapshot: sn, Warnings: issues}, err
 	}
 	t.composeFailures[owner.String()]++
@@ -226,7 +259,7 @@ func (s *Service) Compose(ctx context.Context, req ComposeRequest) (ComposeResul
 		return ComposeResult{}, &switchboard.Error{Code: e.Code, Message: panelspec.RepairHint(issues), Details: refusal(issues)}
 	}
 	card := panelspec.FallbackCard(req.Title, issues)
-	sn, err := s.start(ctx, newInstance(session, "", req.Title, card, nil, owner))
+	sn, err := s.start(ctx, newInstance(session, "", req.Title, req.Slot, card, nil, owner))
 	details := refusal(issues)
 	if err == nil {
 		details["fallbackInstanceId"] = sn.InstanceID
@@ -260,6 +293,8 @@ type FillResult struct {
 	SkippedUserDirty []string     `json:"skippedUserDirty"`
 	Errors           []FieldError `json:"errors"`
 	Version          int          `json:"version"`
+	// Lease is the caller's hold on the instance after the fill.
+	Lease *Lease `json:"lease,omitempty"`
 }
 
 // Fill sets unsaved form values of an instance from an agent. Only declared
@@ -288,6 +323,10 @@ func (s *Service) Fill(ctx context.Context, req FillRequest) (FillResult, error)
 	if req.Form != "" && !in.hasForm(req.Form) {
 		s.mu.Unlock()
 		return FillResult{}, switchboard.Errorf(switchboard.CodeInvalidInput, "panel instance %s has no form %q", in.id, req.Form)
+	}
+	if _, err := s.leases.take(in.id, actorOf(ctx)); err != nil {
+		s.mu.Unlock()
+		return FillResult{}, err
 	}
 	for _, p := range paths {
 		ref, fe := in.field(p, req.Form)
@@ -330,6 +369,7 @@ func (s *Service) Fill(ctx context.Context, req FillRequest) (FillResult, error)
 	if len(res.Applied) > 0 {
 		s.push(EventUpdate, sn)
 	}
+	res.Lease = s.leases.get(in.id)
 	return res, nil
 }
 
@@ -363,6 +403,10 @@ func (s *Service) Patch(ctx context.Context, req PatchRequest) (ComposeResult, e
 	if origin != panelspec.OriginAgent {
 		return ComposeResult{}, switchboard.Errorf(switchboard.CodeForbidden, "panel instance %s is the host's; only composed panels can be patched (compose a new one instead)", in.id)
 	}
+	who := actorOf(ctx)
+	if err := s.leases.check(in.id, who); err != nil {
+		return ComposeResult{}, err
+	}
 	patched, issues := panelspec.Patch(spec, req.Patch, s.validateOpts(panelspec.OriginAgent))
 	if e := panelspec.IssuesError(issues); e != nil {
 		return ComposeResult{}, &switchboard.Error{Code: e.Code, Message: "the patch was not applied; the panel is unchanged. " + panelspec.RepairHint(issues), Details: map[string]any{"issues": issues}}
@@ -374,6 +418,11 @@ func (s *Service) Patch(ctx context.Context, req PatchRequest) (ComposeResult, e
 		s.mu.Unlock()
 		cancel()
 		return ComposeResult{}, switchboard.Errorf(switchboard.CodeConflict, "panel instance %s changed while the patch applied; read it again and retry", in.id)
+	}
+	if _, err := s.leases.take(in.id, who); err != nil { // taken by another agent meanwhile
+		s.mu.Unlock()
+		cancel()
+		return ComposeResult{}, err
 	}
 	old := in.cancelSubs
 	in.spec, in.forms, in.cancelSubs = patched, formsOf(patched), cancel
@@ -389,7 +438,7 @@ func (s *Service) Patch(ctx context.Context, req PatchRequest) (ComposeResult, e
 		old()
 	}
 	s.push(EventUpdate, sn)
-	return ComposeResult{Snapshot: sn, Warnings: issues}, nil
+	return ComposeResult{Snapshot: s.withLease(sn), Warnings: issues}, nil
 }
 
 // prune drops values and marks of fields the spec no longer declares.
@@ -430,6 +479,9 @@ func (s *Service) CloseInstance(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
+	if err := s.leases.check(in.id, actorOf(ctx)); err != nil { // closing drops the holder's unsaved values
+		return err
+	}
 	s.mu.Lock()
 	if t := s.sessions[in.session]; t != nil {
 		delete(t.instances, in.id)
@@ -443,6 +495,7 @@ func (s *Service) CloseInstance(ctx context.Context, id string) error {
 	delete(s.byID, in.id)
 	in.release()
 	s.mu.Unlock()
+	s.leases.drop(in.id)
 	b, _ := json.Marshal(map[string]string{"instanceId": in.id})
 	s.send(in.session, EventClose, b)
 	return nil

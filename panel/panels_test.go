@@ -16,6 +16,7 @@ import (
 type view struct {
 	InstanceID string                    `json:"instanceId"`
 	SessionID  string                    `json:"sessionId"`
+	Slot       string                    `json:"slot"`
 	Version    int                       `json:"version"`
 	Values     map[string]map[string]any `json:"values"`
 	Warnings   []panelspec.Issue         `json:"warnings"`

@@ -69,6 +69,15 @@ type Options struct {
 	// ActionWait bounds how long RunAction waits when its ctx has no
 	// deadline of its own.
 	ActionWait time.Duration
+	// LeaseTTL is how long an agent's fill, patch or action holds the
+	// instance against other agents (DefaultLeaseTTL).
+	LeaseTTL time.Duration
+	// Now is the clock leases read (time.Now).
+	Now func() time.Time
+	// AgentScope, when set, returns the scope of a registered agent
+	// session (workspace.Agents): a call made in an agent session is held
+	// to that session's panel scope as well as its principal's.
+	AgentScope func(ctx context.Context, agentID string) (switchboard.AgentScope, bool)
 }
 
 // Def is a panel a host registers: a builder-made spec plus what an agent
@@ -86,6 +95,11 @@ type Def struct {
 	// ContextKinds are the tab context kinds ("project", "page") the panel
 	// applies to (the seed's contextKinds); empty means any.
 	ContextKinds []string `json:"contextKinds,omitempty"`
+	// Slot is the page slot the panel is shown in (DefaultSlot when
+	// empty): a name the host's page gives a place ("main", "sidebar"),
+	// which agent scopes may be limited to and the renderer's place()
+	// reads from the snapshot.
+	Slot string `json:"slot,omitempty"`
 	// Spec is the panel, origin host. Values {"$param": "name"} in its
 	// sources' query and input are filled from panel.open's params.
 	Spec *panelspec.Spec `json:"-"`
@@ -101,6 +115,7 @@ type Service struct {
 	opts   Options
 	base   context.Context // cancelled by Close: ends background work
 	stop   context.CancelFunc
+	leases *leaseBook
 
 	mu       sync.Mutex
 	defs     map[string]*def
@@ -133,10 +148,16 @@ func New(opts Options) *Service {
 	if opts.ActionWait <= 0 {
 		opts.ActionWait = DefaultActionWait
 	}
+	if opts.LeaseTTL <= 0 {
+		opts.LeaseTTL = DefaultLeaseTTL
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
 	base, stop := context.WithCancel(context.Background())
 	return &Service{
 		caller: opts.Caller, tabs: opts.Tabs, tools: opts.Tools, cat: opts.Catalog,
-		log: opts.Logger, opts: opts, base: base, stop: stop,
+		log: opts.Logger, opts: opts, base: base, stop: stop, leases: newLeaseBook(opts.LeaseTTL, opts.Now),
 		defs: map[string]*def{}, adapters: map[string]*adapterEntry{},
 		sessions: map[string]*tabState{}, byID: map[string]*instance{},
 	}
@@ -162,7 +183,13 @@ func (s *Service) Close() {
 	}
 }
 
-var panelID = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*$`)
+var (
+	panelID  = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*$`)
+	slotName = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,63}$`)
+)
+
+// DefaultSlot is the page slot of a panel that names none.
+const DefaultSlot = "main"
 
 // Register adds a host panel or replaces one with the same ID (open
 // instances keep the spec they were opened with). The spec is validated
@@ -173,6 +200,12 @@ func (s *Service) Register(d Def) error {
 	}
 	if d.Spec == nil {
 		return switchboard.Errorf(switchboard.CodeInvalidInput, "panel %s has no spec", d.ID)
+	}
+	if d.Slot == "" {
+		d.Slot = DefaultSlot
+	}
+	if !slotName.MatchString(d.Slot) {
+		return switchboard.Errorf(switchboard.CodeInvalidInput, "panel %s: slot %q must be 1-64 characters of a-z, 0-9, '_' and '-', starting with a letter", d.ID, d.Slot)
 	}
 	if d.Title == "" || d.Description == "" {
 		return switchboard.Errorf(switchboard.CodeInvalidInput, "panel %s needs a title and a description (agents choose panels by them)", d.ID)

@@ -19,6 +19,7 @@ const (
 	ToolPatch     = "panel.patch"
 	ToolRunAction = "panel.run_action"
 	ToolClose     = "panel.close"
+	ToolReadState = "panel.read_state"
 )
 
 // runActionTimeoutMs bounds panel.run_action: it waits for its action's
@@ -50,6 +51,22 @@ func (s *Service) Tools() []ToolFunc {
 				SessionID string `json:"sessionId"`
 			}) (ListResult, error) {
 				return s.List(ctx, in.SessionID)
+			})),
+		read(ToolReadState,
+			"Read one open panel's current state: its values by source and field, the fields the user edited and has not saved (dirty: never overwrite them), the fields agents filled, each action's last outcome, and the lease (which agent is editing it, until when). panelId is the instance id panel.list and the workspace digest show.",
+			`{"type": "object", "properties": {
+				"panelId": {"type": "string", "description": "the panel instance id (pi_...)"},
+				"instanceId": {"type": "string", "description": "the same, under the name the other panel tools use"}
+			}, "anyOf": [{"required": ["panelId"]}, {"required": ["instanceId"]}], "additionalProperties": false}`,
+			broker.Typed(func(ctx context.Context, in struct {
+				PanelID    string `json:"panelId"`
+				InstanceID string `json:"instanceId"`
+			}) (State, error) {
+				id := in.PanelID
+				if id == "" {
+					id = in.InstanceID
+				}
+				return s.ReadState(ctx, id)
 			})),
 		read(ToolDescribe,
 			"Describe how to write a panel spec: each node type's props schema, the data adapters sources may read, curated example specs and the rules; with panel, also that registered panel's full spec. Read it before panel.compose.",
@@ -90,6 +107,7 @@ func (s *Service) Tools() []ToolFunc {
 				"title": {"type": "string"},
 				"params": {"type": "object", "description": "values for the spec's $scope.* references"},
 				"scope": {"type": "object", "description": "the seed's name for params"},
+				"slot": {"type": "string", "description": "the page slot to show it in (default main)"},
 				`+sessionProp+`
 			}, "required": ["spec"], "additionalProperties": false}`,
 			func(ctx context.Context, input json.RawMessage) (any, error) {
@@ -152,16 +170,18 @@ type instanceView struct {
 	SessionID  string                        `json:"sessionId"`
 	Panel      string                        `json:"panel,omitempty"`
 	Title      string                        `json:"title,omitempty"`
+	Slot       string                        `json:"slot,omitempty"`
 	Version    int                           `json:"version"`
 	Values     map[string]map[string]any     `json:"values,omitempty"`
 	Dirty      map[string][]string           `json:"dirty,omitempty"`
 	Errors     map[string]*switchboard.Error `json:"sourceErrors,omitempty"`
 	Warnings   []panelspec.Issue             `json:"warnings,omitempty"`
+	Lease      *Lease                        `json:"lease,omitempty"`
 }
 
 func view(sn Snapshot, warnings []panelspec.Issue) instanceView {
 	v := instanceView{OK: true, PanelID: sn.InstanceID, InstanceID: sn.InstanceID, SessionID: sn.SessionID, Panel: sn.Panel, Title: sn.Title,
-		Version: sn.Version, Dirty: sn.Dirty, Errors: sn.Errors}
+		Slot: sn.Slot, Version: sn.Version, Dirty: sn.Dirty, Errors: sn.Errors, Lease: sn.Lease}
 	for src, vals := range sn.Values {
 		if len(vals) > 0 {
 			if v.Values == nil {
@@ -174,4 +194,44 @@ func view(sn Snapshot, warnings []panelspec.Issue) instanceView {
 		v.Warnings = warnings
 	}
 	return v
+}
+
+// State is what panel.read_state returns: one open instance's current
+// values, unsaved marks, action outcomes and lease, without its spec.
+type State struct {
+	PanelID   string                    `json:"panelId"` // the instance id
+	SessionID string                    `json:"sessionId"`
+	Panel     string                    `json:"panel,omitempty"` // the registered panel, "" when composed
+	Title     string                    `json:"title,omitempty"`
+	Origin    string                    `json:"origin"`
+	Slot      string                    `json:"slot"`
+	Version   int                       `json:"version"`
+	Values    map[string]map[string]any `json:"values"`
+	// Dirty are the fields the user edited and has not saved; Filled those
+	// agents filled.
+	Dirty   map[string][]string           `json:"dirty"`
+	Filled  map[string][]string           `json:"filled"`
+	Actions map[string]ActionState        `json:"actions,omitempty"`
+	Errors  map[string]*switchboard.Error `json:"sourceErrors,omitempty"`
+	// Lease is who is editing the panel now; null when nobody is.
+	Lease *Lease `json:"lease"`
+}
+
+// ReadState returns one open instance's state as the caller may see it
+// (NOT_FOUND outside its tab or panel scope).
+func (s *Service) ReadState(ctx context.Context, id string) (State, error) {
+	sn, err := s.Snapshot(ctx, id)
+	if err != nil {
+		return State{}, err
+	}
+	st := State{PanelID: sn.InstanceID, SessionID: sn.SessionID, Panel: sn.Panel, Title: sn.Title, Origin: sn.Origin,
+		Slot: sn.Slot, Version: sn.Version, Values: sn.Values, Dirty: sn.Dirty, Filled: sn.Filled,
+		Actions: sn.Actions, Errors: sn.Errors, Lease: sn.Lease}
+	if st.Dirty == nil {
+		st.Dirty = map[string][]string{}
+	}
+	if st.Filled == nil {
+		st.Filled = map[string][]string{}
+	}
+	return st, nil
 }

@@ -25,6 +25,9 @@ func (s *Service) Attach(ctx context.Context, session string) []Snapshot {
 	for _, id := range t.order {
 		out = append(out, t.instances[id].snapshot())
 	}
+	for i := range out {
+		out[i] = s.withLease(out[i])
+	}
 	return out
 }
 
@@ -35,8 +38,9 @@ func (s *Service) Snapshot(ctx context.Context, id string) (Snapshot, error) {
 		return Snapshot{}, err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return in.snapshot(), nil
+	sn := in.snapshot()
+	s.mu.Unlock()
+	return s.withLease(sn), nil
 }
 
 // EditRequest carries the user's edits of form fields: path → value.
@@ -55,7 +59,9 @@ type EditResult struct {
 // Edit records the user's edits: the values are kept and the fields marked
 // dirty, so panel.fill leaves them alone until the form is saved. A value
 // may be incomplete (an empty required field); a value of the wrong type
-// for its field, a read-only field or an undeclared path is refused.
+// for its field, a read-only field or an undeclared path is refused. The
+// user always wins: an edit that keeps a value ends any agent's lease on
+// the instance, and the tab is told.
 func (s *Service) Edit(ctx context.Context, id string, req EditRequest) (EditResult, error) {
 	in, err := s.instance(ctx, id)
 	if err != nil {
@@ -68,7 +74,6 @@ func (s *Service) Edit(ctx context.Context, id string, req EditRequest) (EditRes
 	sort.Strings(paths)
 	res := EditResult{Applied: []string{}, Errors: []FieldError{}}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	for _, p := range paths {
 		ref, fe := in.field(p, req.Form)
 		if fe != nil {
@@ -95,10 +100,17 @@ func (s *Service) Edit(ctx context.Context, id string, req EditRequest) (EditRes
 		mark(in.dirty, ref.form.bind, p)
 		res.Applied = append(res.Applied, p)
 	}
+	ended := false
 	if len(res.Applied) > 0 {
+		ended = s.leases.drop(in.id)
 		in.version++
 	}
 	res.Version = in.version
+	sn := in.snapshot()
+	s.mu.Unlock()
+	if ended { // the lease badge goes away at once
+		s.push(EventUpdate, sn)
+	}
 	return res, nil
 }
 
@@ -125,7 +137,9 @@ func (s *Service) UserAction(ctx context.Context, id, action string) (ActionResu
 		}
 		as = userPrincipal(user, in.session)
 	}
-	return s.RunAction(switchboard.WithPrincipal(ctx, as), ActionRequest{InstanceID: id, Action: action})
+	// The user's click wins over any agent's lease and ends it, whoever the
+	// call then runs as.
+	return s.runAction(switchboard.WithPrincipal(ctx, as), in, ActionRequest{InstanceID: id, Action: action}, actor{user: true})
 }
 
 // userPrincipal is the user a session was opened for ("user:42" or "42"),

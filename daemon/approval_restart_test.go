@@ -69,7 +69,7 @@ func TestApprovalOutlivesRestart(t *testing.T) {
 			if _, err := admin.RegisterTools(ctx, switchboard.SourceHost, []switchboard.Tool{tool}); err != nil {
 				t.Fatal(err)
 			}
-			tok, err := admin.CreateToken(ctx, "bot", nil, nil)
+			tok, err := admin.CreateToken(ctx, client.TokenRequest{Agent: "bot"})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -40,7 +41,9 @@ const seedSpec = `{"v": 1, "origin": "host", "root": "body",
 func TestSeedShapes(t *testing.T) {
 	t.Parallel()
 	g := newGate()
-	e := newEnv(t, g)
+	// A fixed clock: the fill's lease is part of the golden answer.
+	at := time.Date(2026, 12, 2, 1, 0, 0, 0, time.UTC)
+	e := newEnvWith(t, g, func(o *panel.Options) { o.Now = func() time.Time { return at } })
 	e.br.Handle("site.seo", func(_ context.Context, in json.RawMessage) (any, error) {
 		var q struct{ PageID string }
 		_ = json.Unmarshal(in, &q)

@@ -122,7 +122,7 @@ func (p *panelDaemon) open(t *testing.T, tok, id string) string {
 	return body["result"].(map[string]any)["instanceId"].(string)
 }
 
-func errCode(body map[string]any) string {
+func panelErrCode(body map[string]any) string {
 	e, _ := body["error"].(map[string]any)
 	c, _ := e["code"].(string)
 	return c
@@ -142,18 +142,18 @@ func TestHTTPPanelLeases(t *testing.T) {
 		t.Fatalf("planner's fill: %d %v", code, body)
 	}
 	code, body := p.call(t, writer, panel.ToolFill, map[string]any{"instanceId": id, "values": map[string]any{"title": "Mine"}})
-	if code != http.StatusConflict || errCode(body) != "LEASE_HELD" {
+	if code != http.StatusConflict || panelErrCode(body) != "LEASE_HELD" {
 		t.Fatalf("writer's fill: %d %v, want 409 LEASE_HELD", code, body)
 	}
 	details := body["error"].(map[string]any)["details"].(map[string]any)
-	if details["agentId"] != "agent:planner" || details["principal"] != "agent:planner" || details["expiresAt"] == nil || details["instanceId"] != id {
+	if !strings.HasPrefix(details["agentId"].(string), "agt_") || details["principal"] != "agent:planner" || details["expiresAt"] == nil || details["instanceId"] != id {
 		t.Fatalf("LEASE_HELD details: %v", details)
 	}
 	if body["invocationId"] == nil {
 		t.Fatalf("the refused call is recorded: %v", body)
 	}
 	code, body = p.call(t, writer, panel.ToolRunAction, map[string]any{"instanceId": id, "action": "keep"})
-	if code != http.StatusConflict || errCode(body) != "LEASE_HELD" {
+	if code != http.StatusConflict || panelErrCode(body) != "LEASE_HELD" {
 		t.Fatalf("writer's action: %d %v", code, body)
 	}
 
@@ -180,7 +180,7 @@ func TestHTTPPanelLeases(t *testing.T) {
 	}
 	code, body = p.call(t, writer, panel.ToolFill, map[string]any{"instanceId": id, "values": map[string]any{"title": "Mine", "stars": 4}})
 	res, _ := body["result"].(map[string]any)
-	if code != 200 || len(res["skipped"].([]any)) != 1 || res["lease"].(map[string]any)["agentId"] != "agent:writer" {
+	if code != 200 || len(res["skipped"].([]any)) != 1 || res["lease"].(map[string]any)["principal"] != "agent:writer" {
 		t.Fatalf("writer after the user's edit: %d %v", code, body)
 	}
 	// The tab closes the panel whatever the lease.
@@ -208,10 +208,10 @@ func TestPanelScopesOnEveryTransport(t *testing.T) {
 			res["instances"].([]any)[0].(map[string]any)["instanceId"] != note {
 			t.Fatalf("list: %d %v", code, body)
 		}
-		if code, body := p.call(t, concierge, panel.ToolFill, map[string]any{"instanceId": board, "values": map[string]any{"title": "x"}}); code != 404 || errCode(body) != "NOT_FOUND" {
+		if code, body := p.call(t, concierge, panel.ToolFill, map[string]any{"instanceId": board, "values": map[string]any{"title": "x"}}); code != 404 || panelErrCode(body) != "NOT_FOUND" {
 			t.Fatalf("fill out of scope: %d %v", code, body)
 		}
-		if code, body := p.call(t, concierge, panel.ToolRunAction, map[string]any{"instanceId": note, "action": "keep"}); code != 404 || errCode(body) != "TOOL_NOT_FOUND" {
+		if code, body := p.call(t, concierge, panel.ToolRunAction, map[string]any{"instanceId": note, "action": "keep"}); code != 404 || panelErrCode(body) != "TOOL_NOT_FOUND" {
 			t.Fatalf("run_action: %d %v", code, body)
 		}
 		if code, body := p.call(t, concierge, panel.ToolFill, map[string]any{"instanceId": note, "values": map[string]any{"title": "Concierge"}}); code != 200 {

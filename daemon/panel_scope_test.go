@@ -159,7 +159,7 @@ func TestHTTPPanelLeases(t *testing.T) {
 
 	code, body = p.call(t, writer, panel.ToolReadState, map[string]any{"panelId": id})
 	st, _ := body["result"].(map[string]any)
-	if code != 200 || st["lease"].(map[string]any)["agentId"] != "agent:planner" {
+	if code != 200 || st["lease"].(map[string]any)["agentId"] != details["agentId"] {
 		t.Fatalf("read_state: %d %v", code, body)
 	}
 	code, body = p.call(t, writer, panel.ToolList, map[string]any{})

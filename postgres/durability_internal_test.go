@@ -2,9 +2,12 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/switchboardhq/switchboard"
 )
 
@@ -17,12 +20,21 @@ func TestDurabilitySetsSynchronousCommit(t *testing.T) {
 		t.Skip("SWITCHBOARD_TEST_POSTGRES is not set")
 	}
 	ctx := context.Background()
+	// A schema of its own: the shared test database's public schema may
+	// hold another branch's migrations.
+	schema := fmt.Sprintf("sbtest_durability_%d", time.Now().UnixNano())
+	t.Cleanup(func() {
+		if conn, err := pgx.Connect(ctx, dsn); err == nil {
+			_, _ = conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
+			conn.Close(ctx)
+		}
+	})
 	var server string
 	for _, tc := range []struct {
 		d    switchboard.Durability
 		want string
 	}{{"", ""}, {switchboard.DurabilityProcess, "off"}, {switchboard.DurabilityPower, "on"}} {
-		s, err := Open(ctx, dsn, &Options{Durability: tc.d})
+		s, err := Open(ctx, dsn, &Options{Schema: schema, Durability: tc.d})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -42,7 +54,7 @@ func TestDurabilitySetsSynchronousCommit(t *testing.T) {
 	if server == "" {
 		t.Error("the default read no synchronous_commit")
 	}
-	if _, err := Open(ctx, dsn, &Options{Durability: "disk"}); switchboard.CodeOf(err) != switchboard.CodeInvalidInput {
+	if _, err := Open(ctx, dsn, &Options{Schema: schema, Durability: "disk"}); switchboard.CodeOf(err) != switchboard.CodeInvalidInput {
 		t.Fatalf("durability disk: %v, want INVALID_INPUT", err)
 	}
 }

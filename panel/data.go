@@ -243,8 +243,12 @@ func recordOf(raw json.RawMessage) any {
 }
 
 // walk follows a field's dot path ("address.city", "items.0.qty").
-func walk(v any, path string) (any, bool) {
-	for seg := range strings.SplitSeq(path, ".") {
+func walk(v any, path string) (any, bool) { return walkSegs(v, strings.Split(path, ".")) }
+
+// walkSegs follows path segments through decoded JSON. It reads own
+// members only (a map lookup), so prototype keys mean nothing here.
+func walkSegs(v any, segs []string) (any, bool) {
+	for _, seg := range segs {
 		switch x := v.(type) {
 		case map[string]any:
 			var ok bool

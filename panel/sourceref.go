@@ -2,7 +2,6 @@ package panel
 
 import (
 	"encoding/json"
-	"strconv"
 	"strings"
 
 	"github.com/switchboardhq/switchboard"
@@ -73,7 +72,7 @@ func (s *Service) resolveRef(src panelspec.Source, state any, scope map[string]a
 			if root == "scope" {
 				from = scope
 			}
-			got, found := dotGet(from, segs)
+			got, found := walkSegs(from, segs)
 			if !found && root == "scope" {
 				missing = append(missing, x)
 			}
@@ -103,29 +102,6 @@ func (s *Service) resolveRef(src panelspec.Source, state any, scope map[string]a
 		out.Input = b
 	}
 	return out, nil
-}
-
-// dotGet follows a reference's segments through decoded JSON; it reads
-// own members only (a map lookup), so prototype keys mean nothing here.
-func dotGet(v any, segs []string) (any, bool) {
-	for _, seg := range segs {
-		switch x := v.(type) {
-		case map[string]any:
-			var ok bool
-			if v, ok = x[seg]; !ok {
-				return nil, false
-			}
-		case []any:
-			i, err := strconv.Atoi(seg)
-			if err != nil || i < 0 || i >= len(x) {
-				return nil, false
-			}
-			v = x[i]
-		default:
-			return nil, false
-		}
-	}
-	return v, true
 }
 
 // scopeParams lists the scope names ("$scope.entityId" → "entityId") the

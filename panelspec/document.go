@@ -94,30 +94,6 @@ func (r *run) documentRules(id string, props val) {
 		return
 	}
 	ids := map[string]bool{}
-	var path []string
-	var walk func(v val)
-	walk = func(v val) {
-		switch v.kind() {
-		case kStr:
-			if what := hiddenChar(v.str()); what != "" {
-				r.add(switchboard.CodeSpecUnsafe, id, nodePtr(id, append([]string{"props", "blocks"}, path...)...), "text contains "+what,
-					"remove it; write plain text (tabs and newlines are fine)")
-			}
-		case kObj:
-			for i := range v.len() {
-				c := v.at(i)
-				path = append(path, c.key())
-				walk(c)
-				path = path[:len(path)-1]
-			}
-		case kArr:
-			for i := range v.len() {
-				path = append(path, strconv.Itoa(i))
-				walk(v.at(i))
-				path = path[:len(path)-1]
-			}
-		}
-	}
 	for i := range blocks.len() {
 		b := blocks.at(i)
 		at := func(k string) string { return nodePtr(id, "props", "blocks", strconv.Itoa(i), k) }
@@ -132,8 +108,12 @@ func (r *run) documentRules(id string, props val) {
 				r.add(switchboard.CodeSpecUnsafe, id, at("asset"), "a document image is an asset id, not a URL", "upload the image as an asset and name its id")
 			}
 		}
-		path = append(path[:0], strconv.Itoa(i))
-		walk(b)
+		b.eachString(func(path []string, text string) {
+			if what := hiddenChar(text); what != "" {
+				r.add(switchboard.CodeSpecUnsafe, id, nodePtr(id, append([]string{"props", "blocks", strconv.Itoa(i)}, path...)...), "text contains "+what,
+					"remove it; write plain text (tabs and newlines are fine)")
+			}
+		})
 	}
 }
 

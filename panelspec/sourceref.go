@@ -36,28 +36,9 @@ func (r *run) checkSourceRef(id string, src Source) {
 	if !params.ok() {
 		return
 	}
-	var path []string
-	var walk func(v val)
-	walk = func(v val) {
-		switch v.kind() {
-		case kStr:
-			r.checkParamRef(id, v.str(), p+"/params"+pointerOf(path))
-		case kObj:
-			for i := range v.len() {
-				c := v.at(i)
-				path = append(path, c.key())
-				walk(c)
-				path = path[:len(path)-1]
-			}
-		case kArr:
-			for i := range v.len() {
-				path = append(path, strconv.Itoa(i))
-				walk(v.at(i))
-				path = path[:len(path)-1]
-			}
-		}
-	}
-	walk(params)
+	params.eachString(func(path []string, ref string) {
+		r.checkParamRef(id, ref, p+"/params"+pointerOf(path))
+	})
 }
 
 func pointerOf(path []string) string {

@@ -255,3 +255,30 @@ func (b *docBuilder) place(kids []value) span {
 	b.vals = append(b.vals, kids...)
 	return sp
 }
+
+// eachString calls f with every string inside v and the path of keys and
+// indexes that leads to it from v (the slice is reused between calls).
+func (v val) eachString(f func(path []string, s string)) {
+	var path []string
+	var walk func(v val)
+	walk = func(v val) {
+		switch v.kind() {
+		case kStr:
+			f(path, v.str())
+		case kObj:
+			for i := range v.len() {
+				c := v.at(i)
+				path = append(path, c.key())
+				walk(c)
+				path = path[:len(path)-1]
+			}
+		case kArr:
+			for i := range v.len() {
+				path = append(path, strconv.Itoa(i))
+				walk(v.at(i))
+				path = path[:len(path)-1]
+			}
+		}
+	}
+	walk(v)
+}

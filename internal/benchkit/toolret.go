@@ -61,6 +61,10 @@ func LoadRetrievalSet(dir string) (*RetrievalSet, error) {
 		if len(schema) == 0 || string(schema) == "null" {
 			schema = json.RawMessage(`{"type":"object"}`)
 		}
+		schema, err := visibleKeys(schema)
+		if err != nil {
+			return fmt.Errorf("tool %s: %w", t.Name, err)
+		}
 		set.Tools = append(set.Tools, switchboard.Tool{
 			Name: name, Description: t.Description, InputSchema: schema,
 			Surface: switchboard.SurfaceAPI, Class: switchboard.ClassRead,
@@ -93,6 +97,56 @@ func LoadRetrievalSet(dir string) (*RetrievalSet, error) {
 		return nil, err
 	}
 	return set, nil
+}
+
+// visibleKeys drops control and format characters from the schema's member
+// names and from the property names it lists as required: the daemon refuses
+// such names from outside (a tool input could never carry them), and a few
+// ToolBench schemas have them by accident ("date\t").
+func visibleKeys(schema json.RawMessage) (json.RawMessage, error) {
+	if !strings.ContainsFunc(string(schema), func(r rune) bool { return r < 0x20 || r == '\\' || r >= 0x80 }) {
+		return schema, nil
+	}
+	dec := json.NewDecoder(strings.NewReader(string(schema)))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return json.Marshal(cleanKeys(v, false))
+}
+
+func cleanKeys(v any, required bool) any {
+	visible := func(s string) string {
+		return strings.Map(func(r rune) rune {
+			if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+				return -1
+			}
+			return r
+		}, s)
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			ck := visible(k)
+			if _, dup := out[ck]; dup && ck != k {
+				continue // the clean name already exists: keep that one
+			}
+			out[ck] = cleanKeys(e, k == "required")
+		}
+		return out
+	case []any:
+		for i, e := range v {
+			if s, ok := e.(string); ok && required {
+				v[i] = visible(s)
+			} else {
+				v[i] = cleanKeys(e, false)
+			}
+		}
+		return v
+	}
+	return v
 }
 
 func readJSONL(path string, each func([]byte) error) error {

@@ -147,6 +147,7 @@ func (s *Server) routes() {
 	s.toolRoutes()
 	s.callRoutes()
 	s.sessionRoutes()
+	s.tabRoutes()
 	s.agentRoutes()
 	s.panelRoutes()
 	s.governanceRoutes()

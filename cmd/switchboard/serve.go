@@ -22,6 +22,7 @@ import (
 	"github.com/switchboardhq/switchboard/manifest"
 	"github.com/switchboardhq/switchboard/mcpserver"
 	"github.com/switchboardhq/switchboard/model"
+	"github.com/switchboardhq/switchboard/session"
 )
 
 // shutdownGrace bounds how long in-flight requests may finish after SIGTERM.
@@ -37,6 +38,14 @@ type serveConfig struct {
 	Models       map[string]model.Config `yaml:"models"`
 	Governance   *governanceConfig       `yaml:"governance"`
 	MCP          *mcpConfig              `yaml:"mcp"`
+	Sessions     *sessionsConfig         `yaml:"sessions"`
+}
+
+// sessionsConfig is the config file's `sessions:` section: the two windows
+// after a tab's stream drops (docs/browser.md).
+type sessionsConfig struct {
+	ReconnectWindow time.Duration `yaml:"reconnectWindow"` // calls wait this long for the stream
+	KeepWindow      time.Duration `yaml:"keepWindow"`      // the session is kept this long for a reload
 }
 
 // storeConfig is the config file's `store:` key: a postgres:// URL as a
@@ -105,6 +114,7 @@ type serveFlags struct {
 	models       map[string]model.Config // from the config file only
 	governance   daemon.GovernanceOptions
 	mcp          mcpserver.Options
+	session      session.Options // Reconnect from --reconnect-window, Grace from the config file
 }
 
 func newServe(g *globals) *cobra.Command {
@@ -128,6 +138,7 @@ func newServe(g *globals) *cobra.Command {
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fl.StringVar(&f.manifest, "manifest", "", "manifest file (YAML or JSON) registered at start and reloaded when it changes")
+	fl.DurationVar(&f.session.Reconnect, "reconnect-window", session.DefaultReconnect, "how long a browser call to a tab whose stream dropped waits for it to come back before SESSION_GONE (config sessions.reconnectWindow)")
 	return c
 }
 
@@ -140,6 +151,9 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 	}
 	log, err := newLogger(g.stderr, f.logLevel, f.logFormat)
 	if err != nil {
+		return usageError{err, c.CommandPath()}
+	}
+	if err := checkWindows(f.session); err != nil {
 		return usageError{err, c.CommandPath()}
 	}
 	dir, err := daemon.DataDir(g.data)
@@ -188,7 +202,7 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 		return fmt.Errorf("listen on %s: %w", g.addr, err)
 	}
 	opts := daemon.Options{Store: store, AdminToken: token, AllowOrigins: f.allowOrigins, Logger: log, Demo: f.demo, Models: f.models,
-		Governance: f.governance, MCP: f.mcp}
+		Governance: f.governance, MCP: f.mcp, Session: f.session}
 	if loopback(ln.Addr()) {
 		opts.AllowHosts = []string{"localhost", "127.0.0.1", "::1"}
 	} else {
@@ -286,6 +300,30 @@ func applyConfig(c *cobra.Command, g *globals, f *serveFlags) error {
 	}
 	if cfg.LogLevel != "" && !set("log-level") {
 		f.logLevel = cfg.LogLevel
+	}
+	if sc := cfg.Sessions; sc != nil {
+		if sc.ReconnectWindow != 0 && !set("reconnect-window") {
+			f.session.Reconnect = sc.ReconnectWindow
+		}
+		f.session.Grace = sc.KeepWindow
+	}
+	return nil
+}
+
+// checkWindows refuses session windows the daemon could not honour, in
+// the terms of the flag and the config keys that set them.
+func checkWindows(o session.Options) error {
+	keep := o.Grace
+	if keep == 0 {
+		keep = 2 * session.DefaultHeartbeat
+	}
+	switch {
+	case o.Reconnect <= 0:
+		return fmt.Errorf("--reconnect-window (sessions.reconnectWindow) must be positive, such as 5s; not %s", o.Reconnect)
+	case o.Grace < 0:
+		return fmt.Errorf("sessions.keepWindow must be positive, such as 30s; not %s", o.Grace)
+	case o.Reconnect > keep:
+		return fmt.Errorf("--reconnect-window (sessions.reconnectWindow) %s is longer than sessions.keepWindow %s: a session must be kept at least as long as calls wait for its tab", o.Reconnect, keep)
 	}
 	return nil
 }

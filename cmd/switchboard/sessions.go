@@ -210,7 +210,11 @@ func seen(s switchboard.SessionInfo, now time.Time) string {
 	return ago(s.LastSeen, now)
 }
 
+// ago says how long before now t was, to the second; "-" for no time.
 func ago(t, now time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
 	d := now.Sub(t).Round(time.Second)
 	if d <= 0 {
 		return "now"

@@ -162,4 +162,3 @@ func printAgent(w io.Writer, a switchboard.AgentSession) error {
 	}
 	return tw.Flush()
 }
-

@@ -85,8 +85,8 @@ func TestSameDocumentSameFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		outs := make([][]byte, 4)
-		errs := make([]error, 4)
+		outs := make([][]byte, 2)
+		errs := make([]error, 2)
 		var wg sync.WaitGroup
 		for i := range outs {
 			wg.Go(func() { outs[i], errs[i] = Render(context.Background(), doc, f) })

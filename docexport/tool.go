@@ -20,12 +20,12 @@ type Panels interface {
 
 // Input is document.export's input.
 type Input struct {
-	PanelID string `json:"panelId"`
+	PanelID string `json:"panelId,omitempty"`
 	// InstanceID is the same, under the name the other panel tools use.
-	InstanceID string `json:"instanceId"`
+	InstanceID string `json:"instanceId,omitempty"`
 	Format     Format `json:"format"`
 	// Node names the document node when the panel has several.
-	Node string `json:"node"`
+	Node string `json:"node,omitempty"`
 }
 
 // Result is the job's result: what was exported and the file.

@@ -407,6 +407,13 @@ func (p *pdfWriter) row(cells []Cell, lines [][]string, h float64, widths []floa
 	x := pdfMargin
 	f.SetDrawColor(170, 170, 170)
 	f.SetLineWidth(0.5)
+	// The lines were measured in this font; a header drawn since (a page
+	// break repeats it) may have left another one set.
+	if head {
+		p.font("B", pdfBody-1)
+	} else {
+		p.font("", pdfBody-1)
+	}
 	for i, c := range cells {
 		if head {
 			f.SetFillColor(235, 238, 242)

@@ -1,10 +1,15 @@
 package docexport
 
 import (
+	"bytes"
+	"compress/zlib"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -149,4 +154,61 @@ func FuzzRender(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestTableAcrossPages: a table longer than a page repeats its header on
+// each page, and the rows after a repeated header are set in the body
+// font, not the header's bold (read from the PDF's page content streams:
+// the font selected before each page's first row).
+func TestTableAcrossPages(t *testing.T) {
+	rows := make([][]any, 80)
+	for i := range rows {
+		rows[i] = []any{"Row " + strconv.Itoa(i), i * 1000, strings.Repeat("wrapping note text ", i%9)}
+	}
+	doc := specOf(t, map[string]any{"blocks": []any{map[string]any{"type": "table", "header": []any{"Name", "Amount", "Notes"}, "rows": rows}}})
+	b, err := Render(context.Background(), doc, FormatPDF)
+	if err != nil {
+		t.Fatal(err)
+	}
+	utf16 := func(s string) []byte {
+		var out []byte
+		for _, r := range s {
+			out = append(out, 0, byte(r))
+		}
+		return out
+	}
+	tf := regexp.MustCompile(`/(F[0-9a-f]+) [0-9.]+ Tf`)
+	fontBefore := func(content, text []byte) string {
+		i := bytes.Index(content, text)
+		if i < 0 {
+			return ""
+		}
+		m := tf.FindAllSubmatch(content[:i], -1)
+		if len(m) == 0 {
+			return ""
+		}
+		return string(m[len(m)-1][1])
+	}
+	var pages, bodyFonts, headFonts []string
+	for _, m := range regexp.MustCompile(`(?s)stream\r?\n(.*?)endstream`).FindAllSubmatch(b, -1) {
+		zr, err := zlib.NewReader(bytes.NewReader(m[1]))
+		if err != nil {
+			continue
+		}
+		content, err := io.ReadAll(zr)
+		if err != nil || !bytes.Contains(content, utf16("Amount")) {
+			continue // not a page with the table
+		}
+		pages = append(pages, "")
+		headFonts = append(headFonts, fontBefore(content, utf16("Name")))
+		bodyFonts = append(bodyFonts, fontBefore(content, utf16("Row")))
+	}
+	if len(pages) < 2 {
+		t.Fatalf("the table spans %d pages with a header, want at least 2", len(pages))
+	}
+	for i := range pages {
+		if headFonts[i] == "" || bodyFonts[i] == "" || headFonts[i] == bodyFonts[i] || bodyFonts[i] != bodyFonts[0] || headFonts[i] != headFonts[0] {
+			t.Fatalf("page %d: header font %q, first row font %q (page 1: %q, %q)", i+1, headFonts[i], bodyFonts[i], headFonts[0], bodyFonts[0])
+		}
+	}
 }

@@ -274,11 +274,12 @@ func docxColumnWidths(b Block, cols int) []int {
 			measure(i, r[i].Text)
 		}
 	}
-	// About 120 twips a character at the body size, two more for the
-	// cell's margins.
+	// About 130 twips a character at the table's size (wide enough for
+	// a bold header in a wide fallback font such as DejaVu Sans), three
+	// more for the cell's margins.
 	for i := range least {
-		least[i] = (least[i] + 2) * 120
-		natural[i] = (natural[i] + 2) * 120
+		least[i] = (least[i] + 3) * 130
+		natural[i] = (natural[i] + 3) * 130
 	}
 	out := make([]int, cols)
 	for i, w := range shareWidths(least, natural, docxTextW) {

@@ -48,6 +48,7 @@ func (s *Server) governanceRoutes() {
 	if g.Jobs != nil {
 		s.mux.HandleFunc("GET /api/v1/jobs/{id}", s.caller(s.getJob))
 		s.mux.HandleFunc("POST /api/v1/jobs/{id}/cancel", s.caller(s.cancelJob))
+		s.mux.HandleFunc("GET /api/v1/jobs/{id}/file", s.caller(s.jobFile))
 	}
 }
 

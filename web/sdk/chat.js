@@ -396,6 +396,9 @@ export class SwitchboardChat extends HTMLElement {
   #offEvent = null;
   #built = false;
   #renderers = {};
+  #agents = new Map(); // agent session id → label, from the digest
+  #early = new Map(); // approval id → a resolution that came before its card
+  #digest = null; // the digest read at start (a promise)
   #suggestions = null;
   #log; #input; #send; #stop; #state; #empty = null;
 
@@ -504,6 +507,7 @@ export class SwitchboardChat extends HTMLElement {
     this.#log.replaceChildren();
     this.#nodes.clear();
     this.#empty = null;
+    this.#digest = this.#readDigest();
     try {
       const caps = await conn.request(`/api/v1/agent/capabilities?session=${encodeURIComponent(this.#thread)}`);
       this.#native = caps?.nativeFollowUp !== false;
@@ -580,10 +584,7 @@ export class SwitchboardChat extends HTMLElement {
     const box = el("li", "sbc-empty");
     box.dataset.sbcItem = "empty";
     this.#empty = box;
-    const [catalog, digest] = await Promise.all([
-      this.#conn?.request("/api/v1/agent/tools").catch(() => null),
-      this.#conn?.request("/api/v1/digest").catch(() => null),
-    ]);
+    const [catalog, digest] = await Promise.all([this.#conn?.request("/api/v1/agent/tools").catch(() => null), this.#digest]);
     if (this.#empty !== box || this.#log.querySelector(":scope > li:not(.sbc-empty)")) return; // the chat began meanwhile
     const tools = (catalog?.tools ?? []).filter((t) => t.class !== "meta" && t.description);
     const groups = new Map();
@@ -635,6 +636,26 @@ export class SwitchboardChat extends HTMLElement {
       box.append(el("p", "sbc-empty-where", "I can work with:"), ul);
     }
     this.#log.prepend(box);
+  }
+
+  // #readDigest reads the user's digest and learns the agents' labels from
+  // it (approval cards name the agent that asks).
+  async #readDigest() {
+    const d = await this.#conn?.request("/api/v1/digest").catch(() => null);
+    for (const a of d?.agents ?? []) if (a.id && a.label) this.#agents.set(a.id, String(a.label));
+    return d;
+  }
+
+  // #agentLabel is the label of agent session id; an agent this element has
+  // not heard of is looked up once in a fresh digest.
+  async #agentLabel(id) {
+    if (!id) return "";
+    await this.#digest;
+    if (!this.#agents.has(id)) {
+      this.#agents.set(id, "");
+      await this.#readDigest();
+    }
+    return this.#agents.get(id) ?? "";
   }
 
   #hideEmpty() {
@@ -886,14 +907,20 @@ export class SwitchboardChat extends HTMLElement {
   // #approvalRequested joins a request to its tool call when this element
   // shows the call; otherwise (another agent's call, a run not shown here)
   // it stands alone in the log.
-  #approvalRequested(a) {
+  async #approvalRequested(a) {
     const id = a?.approvalId ?? a?.id;
     if (typeof id !== "string" || (a.status && a.status !== "pending")) return;
-    if (this.#approvals.has(id) || this.#live.some((i) => i.approval?.id === id)) return;
+    const seen = () => this.#approvals.has(id) || this.#live.some((i) => i.approval?.id === id);
+    if (seen()) return;
+    const agentId = String(a.agentId ?? "");
+    const agentLabel = await this.#agentLabel(agentId);
+    if (seen()) return;
     const req = {
       id, invocationId: a.invocationId ?? "", tool: String(a.tool ?? ""), summary: String(a.summary ?? ""),
-      input: parseJSON(a.input ?? {}), agent: String(a.agent ?? ""), agentId: String(a.agentId ?? ""), status: "pending",
+      input: parseJSON(a.input ?? {}), agent: String(a.agent ?? ""), agentId, agentLabel, status: "pending",
     };
+    const early = this.#early.get(id);
+    if (early) Object.assign(req, { status: early.status, decidedBy: early.decidedBy ?? "", reason: early.reason ?? "" });
     const item = req.invocationId && this.#live.find((i) => i.k === "tool" && i.invocationId === req.invocationId);
     if (item) {
       this.#bindApproval(item, req);
@@ -918,6 +945,7 @@ export class SwitchboardChat extends HTMLElement {
     item.approval = req;
     if (req.status === "pending" && item.status === "running") item.status = "waiting";
     this.#update(item);
+    this.#nodes.get(item.key)?.scrollIntoView({ block: "nearest" }); // it needs the user now
   }
 
   // #fillCard writes the approval card into node: who wants to do what
@@ -933,7 +961,7 @@ export class SwitchboardChat extends HTMLElement {
     // wants to call <tool>: <what the tool does>"; only its last part is
     // kept, so nothing is said twice.
     const agent = req.agent.replace(/^agent:/, "");
-    const who = !agent || agent === "assistant" ? (this.getAttribute("heading") ?? "The assistant") : agent;
+    const who = !agent || agent === "assistant" ? (this.getAttribute("heading") ?? "The assistant") : req.agentLabel || agent;
     node.append(el("div", "sbc-approval-title", `${who} wants to run ${req.tool || "a tool"}`));
     const what = /\bwants to call \S+?:\s*([\s\S]*)$/.exec(req.summary)?.[1] ?? (/\bwants to\b/.test(req.summary) ? "" : req.summary);
     if (what && req.status === "pending") node.append(el("p", "sbc-approval-summary", what));
@@ -986,7 +1014,12 @@ export class SwitchboardChat extends HTMLElement {
     }
     const req = this.#approvals.get(id);
     const li = this.#nodes.get(`a${id}`);
-    if (!req || !li || req.status !== "pending") return;
+    if (!req || !li) {
+      if (typeof id === "string") this.#early.set(id, { status: st, decidedBy: a.decidedBy, reason: a.reason });
+      if (this.#early.size > 100) this.#early.delete(this.#early.keys().next().value);
+      return;
+    }
+    if (req.status !== "pending") return;
     Object.assign(req, { status: st, decidedBy: a.decidedBy ?? "", reason: a.reason ?? "" });
     li.replaceChildren();
     this.#fillCard(li, req, true);

@@ -183,6 +183,52 @@ func TestChatInChromium(t *testing.T) {
 		shot(t, ctx, "markdown")
 	})
 
+	t.Run("renderMarkdown makes only allowed elements and web links", func(t *testing.T) {
+		// Each case: the Markdown, then what the fragment must hold (its
+		// links, its element names); and for every case: only allowed
+		// elements, no attributes but a link's href/target/rel and a code
+		// block's data-lang and class, and each link http(s) with rel=noopener.
+		got := eval[string](t, ctx, `import("/sdk/chat.js").then(({ renderMarkdown }) => {
+			const cases = [
+				["[a](javascript:alert(1)) [b](data:text/html,x) [c](//evil.example/x) [d](vbscript:x) [e](/relative)", ""],
+				["[site](HTTPS://Example.com/a?b=1) and https://example.org/x).", "https://example.com/a?b=1 https://example.org/x"],
+				["<b>x</b> <script>alert(1)</script> <a href=x>y</a> &amp; &lt;", ""],
+				["**bold _and em_** ~~gone~~ ` + "`" + `<i>code</i>` + "`" + `", ""],
+				["` + "```" + `js\nlet a = '<script>'\n(still streaming", ""],
+				["> quote **x**\n> - item [l](https://example.com)\n\n---\n# h1\n###### h6", "https://example.com/"],
+				["- a\n  - b\n    - c\n- d\n\n3. three\n4. four", ""],
+				// not a link (the quote ends it): the bare URL alone is linked
+				["[x](https://example.com/\" onmouseover=\"alert(1))", "https://example.com/"],
+			];
+			const allowed = new Set(["P","BR","STRONG","EM","DEL","CODE","PRE","A","UL","OL","LI","H1","H2","H3","H4","H5","H6","BLOCKQUOTE","HR"]);
+			const out = [];
+			for (const [src, links] of cases) {
+				const box = document.createElement("div");
+				box.append(renderMarkdown(src));
+				for (const n of box.querySelectorAll("*")) {
+					if (!allowed.has(n.tagName)) out.push("element " + n.tagName + " from " + src);
+					for (const a of n.attributes) {
+						const ok = (n.tagName === "A" && ["href","target","rel"].includes(a.name)) || (n.tagName === "CODE" && a.name === "data-lang") || (n.tagName === "PRE" && a.name === "class") || (n.tagName === "OL" && a.name === "start");
+						if (!ok) out.push("attribute " + a.name + " on " + n.tagName + " from " + src);
+					}
+					if (n.tagName === "A" && (!/^https?:$/.test(new URL(n.href).protocol) || !n.rel.includes("noopener"))) out.push("link " + n.href);
+				}
+				const hrefs = [...box.querySelectorAll("a")].map((a) => a.href).join(" ");
+				if (hrefs !== links) out.push("links of " + src + ": " + hrefs);
+			}
+			const nested = document.createElement("div");
+			nested.append(renderMarkdown("- a\n  - b\n    - c\n- d\n\n3. three\n4. four"));
+			out.push(nested.querySelectorAll("ul ul ul li").length + "|" + nested.querySelector("ol")?.start + "|" + nested.querySelector("ol li")?.textContent);
+			const mixed = document.createElement("div");
+			mixed.append(renderMarkdown("**bold _and em_** ~~gone~~"));
+			out.push(mixed.querySelector("strong em")?.textContent + "|" + mixed.querySelector("del")?.textContent);
+			return out.join("\n");
+		})`)
+		if got != "1|3|three\nand em|gone" {
+			t.Fatalf("renderMarkdown:\n%s", got)
+		}
+	})
+
 	t.Run("a tool call shows its progress, then the host's renderer shows its result", func(t *testing.T) {
 		eval[bool](t, ctx, chat+`.toolRenderers = { "reports.build": (part) => {
 			const d = document.createElement("div"); d.className = "host-report";

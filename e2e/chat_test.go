@@ -157,9 +157,33 @@ func TestChatInChromium(t *testing.T) {
 			}
 		}
 		prompts := eval[string](t, ctx, `[...document.querySelectorAll("switchboard-chat .sbc-suggestion")].map(n => n.textContent).join("|")`)
-		if prompts == "" {
-			t.Fatal("no suggested prompts")
+		if !strings.Contains(prompts, "Build the weekly status report") {
+			t.Fatalf("suggested prompts %q lack the app's read tool", prompts)
 		}
+		// What the user has open (the digest) leads the answer: the tab
+		// reports its page, and a chat that starts afresh reads it.
+		eval[bool](t, ctx, `window.switchboard.request("/api/v1/sessions/" + window.switchboard.sessionId + "/context", { method: "PUT",
+			body: { contexts: [{ id: "page", kind: "page", label: "Projects", attention: "focused", panels: [] }] } }).then(() => true)`)
+		eval[bool](t, ctx, `(() => { const old = `+chat+`; const next = document.createElement("switchboard-chat");
+			old.replaceWith(next); next.connection = window.switchboard; return true })()`)
+		poll(t, ctx, `document.querySelector("switchboard-chat .sbc-empty-where")?.textContent === "I can see what you have open: Projects."`)
+		if first := eval[string](t, ctx, `document.querySelector("switchboard-chat .sbc-suggestion").textContent`); first != "What can I do on Projects?" {
+			t.Fatalf("first suggestion %q", first)
+		}
+		// A suggestion sends itself.
+		llm.Push(modeltest.Turn{Text: "On Projects I can list, update and open projects."})
+		click(t, ctx, `switchboard-chat .sbc-suggestion`)
+		poll(t, ctx, `!`+chat+`.busy && [...document.querySelectorAll("switchboard-chat .sbc-assistant")].pop()?.textContent === "On Projects I can list, update and open projects."`)
+		if eval[bool](t, ctx, `!!document.querySelector("switchboard-chat .sbc-empty")`) {
+			t.Fatal("the empty state stayed after the first message")
+		}
+	})
+
+	t.Run("the empty state, as the docs show it", func(t *testing.T) {
+		// The picture is of a fresh chat on the page the tab reported.
+		eval[bool](t, ctx, `(() => { const old = `+chat+`; const next = document.createElement("switchboard-chat");
+			next.setAttribute("thread", "chat_fresh"); old.replaceWith(next); next.connection = window.switchboard; return true })()`)
+		poll(t, ctx, `document.querySelectorAll("switchboard-chat .sbc-empty .sbc-group").length > 0`)
 		shot(t, ctx, "empty")
 	})
 
@@ -193,8 +217,8 @@ func TestChatInChromium(t *testing.T) {
 				["[a](javascript:alert(1)) [b](data:text/html,x) [c](//evil.example/x) [d](vbscript:x) [e](/relative)", ""],
 				["[site](HTTPS://Example.com/a?b=1) and https://example.org/x).", "https://example.com/a?b=1 https://example.org/x"],
 				["<b>x</b> <script>alert(1)</script> <a href=x>y</a> &amp; &lt;", ""],
-				["**bold _and em_** ~~gone~~ ` + "`" + `<i>code</i>` + "`" + `", ""],
-				["` + "```" + `js\nlet a = '<script>'\n(still streaming", ""],
+				["**bold _and em_** ~~gone~~ `+"`"+`<i>code</i>`+"`"+`", ""],
+				["`+"```"+`js\nlet a = '<script>'\n(still streaming", ""],
 				["> quote **x**\n> - item [l](https://example.com)\n\n---\n# h1\n###### h6", "https://example.com/"],
 				["- a\n  - b\n    - c\n- d\n\n3. three\n4. four", ""],
 				// not a link (the quote ends it): the bare URL alone is linked

@@ -961,7 +961,7 @@ export class SwitchboardChat extends HTMLElement {
     // wants to call <tool>: <what the tool does>"; only its last part is
     // kept, so nothing is said twice.
     const agent = req.agent.replace(/^agent:/, "");
-    const who = !agent || agent === "assistant" ? (this.getAttribute("heading") ?? "The assistant") : req.agentLabel || agent;
+    const who = !agent || agent === "assistant" ? (this.getAttribute("heading") ?? "Assistant") : req.agentLabel || agent;
     node.append(el("div", "sbc-approval-title", `${who} wants to run ${req.tool || "a tool"}`));
     const what = /\bwants to call \S+?:\s*([\s\S]*)$/.exec(req.summary)?.[1] ?? (/\bwants to\b/.test(req.summary) ? "" : req.summary);
     if (what && req.status === "pending") node.append(el("p", "sbc-approval-summary", what));

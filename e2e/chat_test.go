@@ -354,6 +354,17 @@ func TestChatInChromium(t *testing.T) {
 		shot(t, ctx, "denied")
 	})
 
+	t.Run("a chat that comes back shows its history, each call with its outcome", func(t *testing.T) {
+		eval[bool](t, ctx, `(() => { const old = `+chat+`; const next = document.createElement("switchboard-chat");
+			next.setAttribute("thread", old.thread); old.replaceWith(next); next.connection = window.switchboard; return true })()`)
+		poll(t, ctx, chat+`.dataset.sbcReady === "true"`)
+		got := eval[string](t, ctx, `[...document.querySelectorAll('`+toolCard("data.projects.update")+`')].map(c => c.dataset.sbcStatus + ":" + !!c.querySelector(".sbc-out")).join(",") + "|" +
+			[...document.querySelectorAll("switchboard-chat .sbc-assistant")].pop().textContent`)
+		if got != "succeeded:true,denied:false|Understood: Apollo stays with Kim." {
+			t.Fatalf("history shows %q", got)
+		}
+	})
+
 	t.Run("the assistant opens, fills and saves a panel only after approval", func(t *testing.T) {
 		// The model reads each tool result to make its next call.
 		llm.Push(modeltest.Turn{ToolCalls: []modeltest.Call{{ID: "p1", Name: "panel_open", Args: `{"panel":"project.settings","params":{"projectId":"borealis"}}`}}})

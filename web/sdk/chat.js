@@ -555,6 +555,8 @@ export class SwitchboardChat extends HTMLElement {
     for (const m of msgs) {
       if (m.role === "user" && typeof m.content === "string") this.#render({ k: "user", text: m.content }, false);
       else if (m.role === "assistant") {
+        // as the run showed it: the step's words, then its calls
+        if (typeof m.content === "string" && m.content) this.#render({ k: "assistant", text: m.content }, false);
         for (const tc of m.toolCalls ?? []) {
           const res = results.get(tc.id);
           const denied = /^USER_DENIED\b/.test(res?.error ?? "");
@@ -564,7 +566,6 @@ export class SwitchboardChat extends HTMLElement {
             error: res?.error && !denied ? res.error : "", result: res && !res.error ? String(res.content ?? "").slice(0, MAX_RESULT_CHARS) : undefined,
           }, false);
         }
-        if (typeof m.content === "string" && m.content) this.#render({ k: "assistant", text: m.content }, false);
       }
     }
   }

@@ -106,3 +106,60 @@ func reopen(t *testing.T, path string) (*sqlite.Store, string) {
 	t.Cleanup(func() { st.Close() })
 	return st, path
 }
+
+// A ledger cut back and written again reaches the checkpoint's entry
+// number with another entry there: verify names it.
+func TestAnchorCatchesRewrite(t *testing.T) {
+	ctx := context.Background()
+	st, path := openStore(t)
+	l := newLedger(t, st, &activity.Options{Anchor: openAnchor(t, "", switchboard.DurabilityPower)})
+	appendN(t, l, 5, "user:admin")
+	deleteFrom(t, path, 4)
+	st2, _ := reopen(t, path)
+	for range 2 {
+		if err := st2.ActivityAppend(ctx, &switchboard.ActivityEntry{Actor: "user:mallory", Verb: "test.verb", Target: "t"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, _ := l.Verify(ctx)
+	if r.OK || r.BadID != 5 || !strings.Contains(r.Problem, "entry 5 is not the entry the daemon checkpoint") {
+		t.Fatalf("a rewritten tail: %+v", r)
+	}
+}
+
+// A start over a ledger with a hole where the checkpoint points records
+// it and starts (a tampered database must not stop the daemon); verify
+// names the hole.
+func TestAnchorStartsOverAHole(t *testing.T) {
+	ctx := context.Background()
+	st, path := openStore(t)
+	dir := t.TempDir()
+	a := openAnchor(t, dir, switchboard.DurabilityPower)
+	l := newLedger(t, st, &activity.Options{Anchor: a})
+	appendN(t, l, 5, "user:admin")
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, l, 2, "user:admin")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`DELETE FROM activity WHERE id = 5`); err != nil {
+		t.Fatal(err)
+	}
+	st2, _ := reopen(t, path)
+	l2, err := activity.New(ctx, st2, &activity.Options{Anchor: openAnchor(t, dir, switchboard.DurabilityPower)})
+	if err != nil {
+		t.Fatalf("start over a hole: %v", err)
+	}
+	r, _ := l2.Verify(ctx)
+	if r.OK || r.BadID != 5 || !strings.Contains(r.Problem, "entry 5 is missing") {
+		t.Fatalf("verify over a hole: %+v", r)
+	}
+	tail, _ := l2.Tail(ctx, switchboard.ActivityFilter{Verb: activity.VerbLedgerRollback, Limit: 1})
+	if len(tail) != 1 || !strings.Contains(string(tail[0].Details), `"missing":{"from":5,"to":5}`) {
+		t.Fatalf("the rollback entry: %+v", tail)
+	}
+}

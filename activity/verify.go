@@ -225,14 +225,19 @@ func (l *Ledger) reconcile(ctx context.Context) error {
 		}
 	default:
 		e, err := l.Get(ctx, found.Seq)
-		if err != nil {
+		switch {
+		case switchboard.CodeOf(err) == switchboard.CodeNotFound:
+			// Deleted from the middle: verify names it; starting is not
+			// refused, or a tampered database would stop the daemon.
+			details["missing"] = Range{From: found.Seq, To: found.Seq}
+		case err != nil:
 			return fmt.Errorf("check the ledger's checkpoint: %w", err)
-		}
-		if e.Hash == found.Hash {
+		case e.Hash == found.Hash:
 			l.anchor.reset(head.ID, head.Hash)
 			return nil
+		default:
+			details["rewrittenFrom"] = found.Seq
 		}
-		details["rewrittenFrom"] = found.Seq
 		details["cause"] = CauseUnexplained
 	}
 	d, err := json.Marshal(details)

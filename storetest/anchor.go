@@ -129,6 +129,14 @@ func testAnchorOperator(t *testing.T, s switchboard.Store, tamper Tamper) {
 	if r, _ := l.VerifyCheckpoint(ctx, forged); r.OK || !strings.Contains(r.Problem, "signature") {
 		t.Fatalf("a checkpoint edited by hand: %+v", r)
 	}
+	noted := switchboard.LedgerCheckpoint{Seq: cp.Seq, Hash: cp.Hash} // headId and headHash of a verify, kept unsigned
+	if r, err := l.VerifyCheckpoint(ctx, noted); err != nil || !r.OK {
+		t.Fatalf("an unsigned checkpoint on an untouched ledger: %+v %v", r, err)
+	}
+	noted.Hash = strings.Repeat("0", 64)
+	if r, _ := l.VerifyCheckpoint(ctx, noted); r.OK || r.BadID != 5 {
+		t.Fatalf("an unsigned checkpoint of another ledger: %+v", r)
+	}
 	// Cut back to entry 3 and restart, losing the daemon's own checkpoint
 	// as an attacker with the data root would: the operator's still fails.
 	s = tamper(t, 4)

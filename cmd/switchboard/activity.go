@@ -162,7 +162,11 @@ entry; verify lists those as warnings.`,
 				if r.Missing != nil {
 					details["missing"] = r.Missing
 				}
-				return switchboard.Errorf(switchboard.CodeConflict, "the ledger does not verify at entry %d: %s", r.BadID, r.Problem).
+				at := ""
+				if r.BadID > 0 {
+					at = fmt.Sprintf(" at entry %d", r.BadID)
+				}
+				return switchboard.Errorf(switchboard.CodeConflict, "the ledger does not verify%s: %s", at, r.Problem).
 					WithDetails(details)
 			}
 			return nil

@@ -185,8 +185,14 @@ func (a *Anchor) mac(cp switchboard.LedgerCheckpoint) string {
 
 // checkpoint returns a signed checkpoint of entry seq with hash.
 func (a *Anchor) checkpoint(seq int64, hash string) switchboard.LedgerCheckpoint {
-	return a.Sign(switchboard.LedgerCheckpoint{Seq: seq, Hash: hash, Ts: a.now().UTC().Truncate(time.Microsecond),
-		Durability: a.durability, Boot: a.boot})
+	return a.Sign(a.unsigned(seq, hash))
+}
+
+// unsigned is checkpoint without the MAC: the head is signed when read,
+// not on every append.
+func (a *Anchor) unsigned(seq int64, hash string) switchboard.LedgerCheckpoint {
+	return switchboard.LedgerCheckpoint{Seq: seq, Hash: hash, Ts: a.now().UTC().Truncate(time.Microsecond),
+		Durability: a.durability, Boot: a.boot}
 }
 
 // Head returns the newest checkpoint, signed; ok is false before any entry.
@@ -213,8 +219,7 @@ func (a *Anchor) advance(seq int64, hash string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if seq > a.head.Seq {
-		a.head = a.checkpoint(seq, hash)
-		a.head.MAC = ""
+		a.head = a.unsigned(seq, hash)
 		a.dirty = true
 	}
 }
@@ -224,8 +229,7 @@ func (a *Anchor) advance(seq int64, hash string) {
 func (a *Anchor) reset(seq int64, hash string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.head = a.checkpoint(seq, hash)
-	a.head.MAC = ""
+	a.head = a.unsigned(seq, hash)
 	a.dirty = true
 }
 

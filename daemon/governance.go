@@ -30,6 +30,11 @@ type GovernanceOptions struct {
 	// RateLimit bounds agents' calls per agent and per tool; nil means
 	// DefaultRateLimit, a zero RateLimit means unlimited.
 	RateLimit *broker.RateLimit
+	// LedgerAnchor keeps the ledger's head checkpoint outside the store
+	// (in the data root), so that verify notices deleted last entries
+	// across restarts; nil keeps it in memory for this process only. The
+	// caller opens, starts and closes it (serve does).
+	LedgerAnchor *activity.Anchor
 }
 
 // DefaultRateLimit is generous: an agent gets 20 calls a second (bursts of
@@ -59,7 +64,7 @@ type governance struct {
 // always on: every switchboard.Store keeps what it needs.
 func (d *Daemon) startGovernance(ctx context.Context, opts Options) (broker.Options, error) {
 	var bo broker.Options
-	ledger, err := activity.New(ctx, opts.Store, &activity.Options{Logger: d.log})
+	ledger, err := activity.New(ctx, opts.Store, &activity.Options{Logger: d.log, Anchor: opts.Governance.LedgerAnchor})
 	if err != nil {
 		return bo, fmt.Errorf("open the ledger: %w", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"go.yaml.in/yaml/v4"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/activity"
 	"github.com/switchboardhq/switchboard/broker"
 	"github.com/switchboardhq/switchboard/daemon"
 	"github.com/switchboardhq/switchboard/internal/ratelimit"
@@ -190,6 +191,19 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 		return fmt.Errorf("open store: %w", err)
 	}
 	defer store.Close()
+	// The ledger's anchor lives beside the database; closed after the
+	// daemon (defers run last-first), it saves the final head.
+	anchor, err := activity.OpenAnchor(dir, &activity.AnchorOptions{Durability: effectiveDurability(durability, f.store), Logger: log})
+	if err != nil {
+		return err
+	}
+	anchor.Start()
+	defer func() {
+		if err := anchor.Close(); err != nil {
+			log.Error("the ledger's checkpoint was not saved", "err", err)
+		}
+	}()
+	f.governance.LedgerAnchor = anchor
 
 	ln, err := net.Listen("tcp", g.addr)
 	if errors.Is(err, syscall.EADDRINUSE) {
@@ -341,6 +355,16 @@ func newLogger(w interface{ Write([]byte) (int, error) }, level, format string) 
 		return slog.New(slog.NewJSONHandler(w, o)), nil
 	}
 	return nil, fmt.Errorf("--log-format %q: use text or json", format)
+}
+
+// effectiveDurability is the store's durability for the ledger's anchor:
+// SQLite's default is process; unset on Postgres is the server's own
+// setting, unknown here ("", which the anchor reads as "may roll back").
+func effectiveDurability(d switchboard.Durability, store string) switchboard.Durability {
+	if d == "" && store == "" {
+		return switchboard.DurabilityProcess
+	}
+	return d
 }
 
 func loopback(a net.Addr) bool {

@@ -205,6 +205,16 @@ func TestConsoleOperatorInChromium(t *testing.T) {
 	do(t, tab, chromedp.Navigate(e.srv.URL+"/#tabs"))
 	poll(t, tab, `document.getElementById('tab-list').textContent.includes('`+sid+`') || document.getElementById('tab-list').textContent.includes('not available')`)
 
+	// Revoke the bot's token (a second press confirms): its next call is refused.
+	do(t, tab, chromedp.Navigate(e.srv.URL+"/#tokens"), chromedp.WaitVisible(`#token-list button.danger`),
+		chromedp.Click(`#token-list button.danger`))
+	poll(t, tab, `document.querySelector('#token-list button.danger')?.textContent === 'Revoke: sure?'`)
+	do(t, tab, chromedp.Click(`#token-list button.danger`))
+	poll(t, tab, `document.querySelector('#token-list tr').textContent.includes('revoked')`)
+	if _, err := client.New(e.srv.URL, tok, nil).ListTools(context.Background(), client.ListOptions{}); switchboard.CodeOf(err) != switchboard.CodeUnauthorized {
+		t.Errorf("a revoked token still works: %v", err)
+	}
+
 	// Keyboard: the views are links in tab order; Enter on one switches.
 	eval[bool](t, tab, `(document.activeElement.blur(), true)`)
 	do(t, tab, chromedp.Focus(`#nav a[data-view=approvals]`), chromedp.KeyEvent("\r"))

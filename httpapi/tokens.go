@@ -50,6 +50,7 @@ func (s *Server) governanceRoutes() {
 		s.activityRoutes()
 	}
 	if g.Jobs != nil {
+		s.mux.HandleFunc("GET /api/v1/jobs", s.caller(s.listJobs))
 		s.mux.HandleFunc("GET /api/v1/jobs/{id}", s.caller(s.getJob))
 		s.mux.HandleFunc("POST /api/v1/jobs/{id}/cancel", s.caller(s.cancelJob))
 	}

@@ -59,26 +59,35 @@ function jobRow(j) {
 
 // summary is one line for an AG-UI event in the timeline.
 function summary(ev) {
-  const parts = [ev.toolCallName, ev.delta && JSON.stringify(ev.delta).slice(0, 80), ev.message, ev.outcome && ev.outcome.type]
-    .filter(Boolean);
-  return parts.join(' · ');
+  const sb = (ev.metadata && ev.metadata.switchboard) || {};
+  switch (ev.type) {
+    case 'TOOL_CALL_START': return ev.toolCallName;
+    case 'TOOL_CALL_RESULT': return [sb.status, String(ev.content || '').slice(0, 100)].filter(Boolean).join(' · ');
+    case 'TEXT_MESSAGE_START': return ev.role + ':';
+    case 'STEP_STARTED': case 'STEP_FINISHED': return ev.stepName;
+    case 'CUSTOM': return ev.name;
+    case 'STATE_DELTA': return `${(ev.delta || []).length} changes`;
+    case 'RUN_ERROR': return ev.message;
+    case 'RUN_FINISHED': return ev.outcome ? ev.outcome.type : '';
+    default: return '';
+  }
 }
 
+// timeline reads a run's events into a list; streamed pieces (text and
+// tool argument deltas) join the line of the event that opened them.
 async function timeline(run, box) {
-  box.replaceChildren(el('h3', 'Run ' + run.runId), el('p', 'reading events…', 'muted'));
   const list = el('ol', undefined, 'timeline');
-  box.replaceChildren(box.firstChild, list);
+  box.replaceChildren(el('h3', 'Run ' + run.runId), list);
   const ctrl = new AbortController();
-  let text = null;
+  let collecting = null; // the element collecting deltas
   try {
     await stream(`/api/v1/runs/${encodeURIComponent(run.runId)}/events`, (_kind, ev) => {
       if (!ev || typeof ev !== 'object') return;
-      if (ev.type === 'TEXT_MESSAGE_CONTENT' && text) { text.textContent += ev.delta || ''; return; }
+      if ((ev.type === 'TEXT_MESSAGE_CONTENT' || ev.type === 'TOOL_CALL_ARGS') && collecting) { collecting.textContent += ev.delta || ''; return; }
       const li = el('li');
-      li.append(badge(ev.type || 'event', /ERROR/.test(ev.type) ? 'bad' : /FINISHED|END/.test(ev.type) ? 'good' : ''));
-      const s = el('span', ' ' + summary(ev));
-      li.append(s);
-      if (ev.type === 'TEXT_MESSAGE_START') { text = el('q'); li.append(text); } else if (ev.type !== 'TEXT_MESSAGE_CONTENT') text = null;
+      li.append(badge(ev.type || 'event', /ERROR/.test(ev.type) ? 'bad' : /RUN_FINISHED/.test(ev.type) ? 'good' : ''), el('span', ' ' + summary(ev)));
+      collecting = null;
+      if (ev.type === 'TEXT_MESSAGE_START' || ev.type === 'TOOL_CALL_START') { collecting = el('q'); li.append(' ', collecting); }
       li.append(jsonBlock('event', ev));
       list.append(li);
       if (ev.type === 'RUN_FINISHED' || ev.type === 'RUN_ERROR') ctrl.abort();
@@ -112,17 +121,25 @@ async function fill(path, body, count, row, noun) {
     throw e;
   }
   const items = res.items || [];
+  if (items.some((x) => open.includes(x.status))) busy = true;
   labelled($(body), items.map(row));
-  $(count).textContent = items.length ? `${items.length} ${noun}, newest first` : `No ${noun} yet.`;
+  $(count).textContent = items.length ? `${items.length} ${items.length === 1 ? noun.replace(/s$/, '') : noun}, newest first` : `No ${noun} yet.`;
 }
 
 const status = () => $('c-status').value;
+let busy = false; // something listed is still running
+let timer = null;
 const loadInvocations = () => fill('/api/v1/invocations?limit=100' + (status() ? '&status=' + status() : ''), 'inv-list', 'inv-count', invRow, 'invocations');
 const loadJobs = () => fill('/api/v1/jobs?limit=100', 'job-list', 'job-count', jobRow, 'jobs');
 const loadRuns = () => fill('/api/v1/runs?limit=100', 'run-list', 'run-count', runRow, 'runs');
 
+// loadCalls reads all three lists; while anything listed runs and the
+// view shows, it reads them again every second, so progress bars move.
 export async function loadCalls() {
+  clearTimeout(timer);
+  busy = false;
   await Promise.all([loadInvocations(), loadJobs(), loadRuns()]);
+  if (busy) timer = setTimeout(() => { if (!$('calls').hidden) loadCalls().catch(() => {}); }, 1000);
 }
 
 export function initCalls(guard) {

@@ -58,6 +58,8 @@ async function show() {
     a.classList.toggle('active', on);
     if (on) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
   });
+  // The hash names a view, not a place to jump to: keep the header in sight.
+  window.scrollTo(0, 0);
   $('status').textContent = 'signed in';
   $('status').className = 'pill ok';
   if (!following) { following = true; followApprovals(); }

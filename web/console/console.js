@@ -8,8 +8,7 @@ import { loadCatalog, initCatalog } from './catalog.js';
 import { loadApprovals, followApprovals, stopApprovals } from './approvals.js';
 import { loadActivity, initActivity } from './activity.js';
 import { loadCalls, initCalls } from './calls.js';
-import { loadTokens, initTokens } from './tokens.js';
-import { loadAgents, loadTabs } from './agents.js';
+import { loadAgents, loadTabs, loadTokens, initTokens } from './agents.js';
 
 const views = {
   catalog: loadCatalog, approvals: loadApprovals, activity: loadActivity, calls: loadCalls,

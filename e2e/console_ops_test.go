@@ -202,6 +202,9 @@ func TestConsoleOperatorInChromium(t *testing.T) {
 	// Agents (the bot's external session can be interrupted) and open tabs.
 	do(t, tab, chromedp.Navigate(e.srv.URL+"/#agents"))
 	poll(t, tab, `[...document.querySelectorAll('#agent-list tr')].some(r => r.textContent.includes('bot'))`)
+	const bot = `[...document.querySelectorAll('#agent-list tr')].find(r => r.textContent.includes('bot') && r.querySelector('button'))`
+	eval[bool](t, tab, `(`+bot+`.querySelector('button').click(), true)`)
+	poll(t, tab, `[...document.querySelectorAll('#agent-list tr .result')].some(r => r.textContent.includes('cancelled'))`)
 	do(t, tab, chromedp.Navigate(e.srv.URL+"/#tabs"))
 	poll(t, tab, `document.getElementById('tab-list').textContent.includes('`+sid+`') || document.getElementById('tab-list').textContent.includes('not available')`)
 

@@ -124,15 +124,6 @@ export function absent(err) {
   return err instanceof ApiError && err.status === 404 && err.code === 'NOT_FOUND' && /no route/.test(err.message);
 }
 
-// progress renders a progress bar for {current, total} or an indeterminate one.
-export function progressBar(p) {
-  const bar = el('progress');
-  if (p && p.total > 0) { bar.max = p.total; bar.value = Math.min(p.current || 0, p.total); }
-  if (p && p.message) bar.title = p.message;
-  bar.setAttribute('aria-label', (p && p.message) || 'progress');
-  return bar;
-}
-
 // followCall re-reads an invocation until it settles and renders it into
 // out: its status, then its error or result. Short pauses: a console
 // follows one call a person just started.

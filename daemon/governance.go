@@ -11,6 +11,7 @@ import (
 	"github.com/switchboardhq/switchboard/approval"
 	"github.com/switchboardhq/switchboard/broker"
 	"github.com/switchboardhq/switchboard/httpapi"
+	"github.com/switchboardhq/switchboard/internal/bus"
 	"github.com/switchboardhq/switchboard/job"
 	"github.com/switchboardhq/switchboard/panel"
 	"github.com/switchboardhq/switchboard/scope"
@@ -55,7 +56,12 @@ type governance struct {
 	jobs      *job.Service
 	tokens    *scope.Tokens
 	unsub     func()
+	// console fans approval events out to the consoles' live inboxes on
+	// this replica (GET /approvals/events); topicConsole is its one topic.
+	console *bus.Local
 }
+
+const topicConsole = "approval.console"
 
 // startGovernance builds the ledger, approvals, jobs and agent tokens over
 // the store, fails jobs a previous run left running (its approvals and
@@ -103,9 +109,11 @@ func (d *Daemon) startGovernance(ctx context.Context, opts Options) (broker.Opti
 // whose subscriber on each replica updates its agent sessions and tells
 // the tabs it holds that may decide it (daemon/agents.go approvalEvent).
 func (d *Daemon) notifyTabs(opts Options) approval.Notifier {
+	d.gov.console = bus.NewLocal()
 	broadcast := func(ctx context.Context, kind string, data []byte) {
 		d.touchWorkspace() // every replica's digest shows the approval
 		d.approvalEvent(ctx, kind, data)
+		_ = d.gov.console.Publish(context.WithoutCancel(ctx), topicConsole, append([]byte(kind+"\n"), data...))
 	}
 	if opts.Bus == nil {
 		return broadcast
@@ -136,6 +144,13 @@ func (d *Daemon) apiGovernance(opts Options) *httpapi.Governance {
 		SessionUser: func(ctx context.Context, id string) (string, error) {
 			s, err := opts.Store.SessionGet(ctx, id)
 			return s.Principal, err
+		},
+		ApprovalEvents: func(h func(kind string, data []byte)) (func(), error) {
+			return d.gov.console.Subscribe(topicConsole, func(p []byte) {
+				if kind, data, ok := bytes.Cut(p, []byte("\n")); ok {
+					h(string(kind), data)
+				}
+			})
 		},
 	}
 }

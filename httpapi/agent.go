@@ -35,6 +35,7 @@ func (s *Server) agentRoutes() {
 		return
 	}
 	s.mux.HandleFunc("POST /api/v1/runs", s.agentAuth(s.startRun))
+	s.mux.HandleFunc("GET /api/v1/runs", s.admin(s.listRuns))
 	s.mux.HandleFunc("GET /api/v1/runs/{id}", s.agentAuth(s.getRun))
 	s.mux.HandleFunc("POST /api/v1/runs/{id}/cancel", s.agentAuth(s.cancelRun))
 	s.mux.HandleFunc("GET /api/v1/runs/{id}/events", s.agentAuth(s.runEvents))

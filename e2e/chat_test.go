@@ -94,10 +94,10 @@ var enter = chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
 	return nil
 })
 
-// shot saves the chat element as docs/chat/NAME.png when
+// chatShot saves the chat element as docs/chat/NAME.png when
 // SWITCHBOARD_CHAT_SHOTS names a directory (`make`-free: run the test with
 // SWITCHBOARD_CHAT_SHOTS=$PWD/docs/chat to refresh the docs' pictures).
-func shot(t *testing.T, ctx context.Context, name string) {
+func chatShot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
 	dir := os.Getenv("SWITCHBOARD_CHAT_SHOTS")
 	if dir == "" {
@@ -184,7 +184,7 @@ func TestChatInChromium(t *testing.T) {
 		eval[bool](t, ctx, `(() => { const old = `+chat+`; const next = document.createElement("switchboard-chat");
 			next.setAttribute("thread", "chat_fresh"); old.replaceWith(next); next.connection = window.switchboard; return true })()`)
 		poll(t, ctx, `document.querySelectorAll("switchboard-chat .sbc-empty .sbc-group").length > 0`)
-		shot(t, ctx, "empty")
+		chatShot(t, ctx, "empty")
 	})
 
 	t.Run("an answer is rendered as Markdown, and only as Markdown", func(t *testing.T) {
@@ -204,7 +204,7 @@ func TestChatInChromium(t *testing.T) {
 		if got != want {
 			t.Fatalf("rendered\n got %s\nwant %s", got, want)
 		}
-		shot(t, ctx, "markdown")
+		chatShot(t, ctx, "markdown")
 	})
 
 	t.Run("renderMarkdown makes only allowed elements and web links", func(t *testing.T) {
@@ -269,7 +269,7 @@ func TestChatInChromium(t *testing.T) {
 			return c.dataset.sbcStatus + "|" + p?.value + "/" + p?.max + "|" + c.querySelector(".host-report")?.textContent })()`); got != "running|1/3|Preparing the 2026-W48 report" {
 			t.Fatalf("running card: %s", got)
 		}
-		shot(t, ctx, "tool-running")
+		chatShot(t, ctx, "tool-running")
 		release()
 		poll(t, ctx, `document.querySelector('`+card+`').dataset.sbcStatus === "succeeded" && !`+chat+`.busy`)
 		if got := eval[string](t, ctx, `document.querySelector('`+card+` .host-report').textContent`); got != "Report for 2026-W48: 4 pages" {
@@ -301,7 +301,7 @@ func TestChatInChromium(t *testing.T) {
 		if !eval[bool](t, ctx, chat+`.busy`) {
 			t.Fatal("the run is not busy while it waits")
 		}
-		shot(t, ctx, "approval")
+		chatShot(t, ctx, "approval")
 		click(t, ctx, card+` button.sbc-approve`)
 		poll(t, ctx, `document.querySelector('`+card+`').dataset.sbcResolved === "approved"`)
 		poll(t, ctx, `!!document.querySelector('`+toolCard("data.projects.update")+`[data-sbc-status="succeeded"]')`)
@@ -316,7 +316,7 @@ func TestChatInChromium(t *testing.T) {
 		}
 		eval[bool](t, ctx, `(() => { const c = document.querySelector('`+toolCard("data.projects.update")+`');
 			c.querySelector(".sbc-out").open = true; c.scrollIntoView({block: "end"}); return true })()`)
-		shot(t, ctx, "approved")
+		chatShot(t, ctx, "approved")
 		res := panelCall[map[string]any](t, e, "data.projects.query", map[string]any{"query": map[string]any{"where": map[string]any{"id": "apollo"}}})
 		if owner := res["records"].([]any)[0].(map[string]any)["owner"]; owner != "Kim Park" {
 			t.Fatalf("owner %v", owner)
@@ -351,7 +351,7 @@ func TestChatInChromium(t *testing.T) {
 		if owner := res["records"].([]any)[0].(map[string]any)["owner"]; owner != "Kim Park" {
 			t.Fatalf("a denied call changed the owner to %v", owner)
 		}
-		shot(t, ctx, "denied")
+		chatShot(t, ctx, "denied")
 	})
 
 	t.Run("a chat that comes back shows its history, each call with its outcome", func(t *testing.T) {

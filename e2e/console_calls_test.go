@@ -71,7 +71,7 @@ func TestConsoleCallsInChromium(t *testing.T) {
 	if s := text(t, tab, "#run-timeline"); !strings.Contains(s, "Two tasks are open.") || !strings.Contains(s, `tasks.list {"projectId":"p1"}`) {
 		t.Errorf("timeline text %q", s)
 	}
-	shot(t, tab, "calls")
+	consoleShot(t, tab, "calls")
 
 	close(release)
 	poll(t, tab, `[...document.querySelectorAll('#job-list tr')].some(r => r.cells[2].textContent === 'succeeded' && r.querySelector('progress').value === 1)`)

@@ -16,11 +16,11 @@ import (
 	"github.com/switchboardhq/switchboard/client"
 )
 
-// shot captures the page (or the element sel) as a PNG. With
+// consoleShot captures the page (or the element sel) as a PNG. With
 // SWITCHBOARD_CONSOLE_SHOTS=1 it writes docs/console/NAME.png, the
 // screenshots docs/console.md shows; otherwise it only checks one can be
 // taken.
-func shot(t *testing.T, ctx context.Context, name string) {
+func consoleShot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
 	sctx, cancel := context.WithTimeout(ctx, stepTimeout)
 	defer cancel()
@@ -138,7 +138,7 @@ func TestConsoleOperatorInChromium(t *testing.T) {
 	do(t, tab, chromedp.Click(`#describe form.tryit input[type=checkbox]:not([name])`), chromedp.Click(`#describe form.tryit button[type=submit]`))
 	poll(t, tab, `document.querySelector('#describe .result').textContent.includes('SCHEMA_VIOLATION')`)
 	poll(t, tab, `/\(\/(title|estimate)\)/.test(document.querySelector('[data-field=title] .field-error').textContent + document.querySelector('[data-field=estimate] .field-error').textContent)`)
-	shot(t, tab, "catalog-tryit-error")
+	consoleShot(t, tab, "catalog-tryit-error")
 	do(t, tab, chromedp.Click(`#describe form.tryit input[type=checkbox]:not([name])`))
 	eval[bool](t, tab, `(document.querySelector('[data-field=estimate] input').value = '', document.querySelector('[data-field=title] input').value = '', true)`)
 	do(t, tab, chromedp.SendKeys(`[data-field=title] input`, "Write the report"), chromedp.SetValue(`[data-field=priority] select`, `"high"`),
@@ -146,7 +146,7 @@ func TestConsoleOperatorInChromium(t *testing.T) {
 	poll(t, tab, `document.querySelector('#describe .result').textContent.includes('succeeded') && document.querySelector('#describe .result pre')?.textContent.includes('Write the report')`)
 	eval[bool](t, tab, `(document.getElementById('query').value = '', document.getElementById('query').dispatchEvent(new Event('input')), true)`)
 	poll(t, tab, `document.getElementById('catalog-count').textContent.includes('live in open tabs')`)
-	shot(t, tab, "catalog")
+	consoleShot(t, tab, "catalog")
 
 	// Agent tokens: create one in the console; it is listed; its secret works.
 	do(t, tab, chromedp.Navigate(e.srv.URL+"/#tokens"), chromedp.WaitVisible("#t-agent"),
@@ -156,7 +156,7 @@ func TestConsoleOperatorInChromium(t *testing.T) {
 	if !strings.HasPrefix(tok, "sbt_") {
 		t.Fatalf("token secret %q", tok)
 	}
-	shot(t, tab, "tokens")
+	consoleShot(t, tab, "tokens")
 
 	// Approvals: cards arrive live; each decision shows its outcome.
 	do(t, tab, chromedp.Navigate(e.srv.URL+"/#approvals"))
@@ -165,7 +165,7 @@ func TestConsoleOperatorInChromium(t *testing.T) {
 	poll(t, tab, `document.querySelectorAll('#approval-list article').length === 1 && document.getElementById('approval-count').textContent === '1'`)
 	agentCall(t, e, tok, "Drop the table")
 	poll(t, tab, `document.querySelectorAll('#approval-list article').length === 2`)
-	shot(t, tab, "approvals")
+	consoleShot(t, tab, "approvals")
 	do(t, tab, chromedp.Click(`#approval-list article:first-child button.primary`))
 	const approved = `[...document.querySelectorAll('#approval-list article')].find(a => a.querySelector('.result').textContent.includes('approved'))`
 	poll(t, tab, approved+`?.querySelector('.result').textContent.includes('succeeded')`)
@@ -174,7 +174,7 @@ func TestConsoleOperatorInChromium(t *testing.T) {
 	}
 	do(t, tab, chromedp.Click(`#approval-list article:has(button.danger) button.danger`))
 	poll(t, tab, `[...document.querySelectorAll('#approval-list article .result')].some(r => r.textContent.includes('denied'))`)
-	shot(t, tab, "approvals-decided")
+	consoleShot(t, tab, "approvals-decided")
 	if inv, err := e.admin.GetInvocation(context.Background(), inv1); err != nil || inv.Status != switchboard.StatusSucceeded {
 		t.Fatalf("the approved call: %+v %v", inv, err)
 	}
@@ -197,7 +197,7 @@ func TestConsoleOperatorInChromium(t *testing.T) {
 	}
 	do(t, tab, chromedp.Click("#verify"))
 	poll(t, tab, `document.getElementById('verify-result').textContent.includes('chain intact')`)
-	shot(t, tab, "activity")
+	consoleShot(t, tab, "activity")
 
 	// Agents (the bot's external session can be interrupted) and open tabs.
 	do(t, tab, chromedp.Navigate(e.srv.URL+"/#agents"))
@@ -238,12 +238,12 @@ func TestConsoleOperatorInChromium(t *testing.T) {
 	if w := eval[int](t, tab, `document.documentElement.scrollWidth`); w > 360 {
 		t.Errorf("the catalog is %d px wide at 360 px", w)
 	}
-	shot(t, tab, "narrow-catalog")
+	consoleShot(t, tab, "narrow-catalog")
 	do(t, tab, chromedp.Navigate(e.srv.URL+"/#activity"), chromedp.WaitVisible("#entries tr"))
 	if w := eval[int](t, tab, `document.documentElement.scrollWidth`); w > 360 {
 		t.Errorf("the activity view is %d px wide at 360 px", w)
 	}
-	shot(t, tab, "narrow-activity")
+	consoleShot(t, tab, "narrow-activity")
 
 	// Sign out forgets the token.
 	do(t, tab, chromedp.Click("#signout"), chromedp.WaitVisible("#signin-token"))

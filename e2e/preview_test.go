@@ -136,6 +136,24 @@ func TestPreviewSandboxInChromium(t *testing.T) {
 		poll(t, ctx, `!!document.querySelector('[data-sb-canvas="open"]')`)
 	})
 
+	t.Run("a draft shows its badge until the user pins it", func(t *testing.T) {
+		if _, err := e.d.Panels.SetHostCanvas(panel.CanvasPolicy{AutoPin: ptr(false)}); err != nil {
+			t.Fatal(err)
+		}
+		spec := json.RawMessage(`{"v": 1, "root": "t", "nodes": {"t": {"type": "text", "props": {"text": "a draft"}}}}`)
+		v := panelCall[struct{ InstanceID string }](t, e, panel.ToolCompose, map[string]any{"spec": spec})
+		frame := `[data-sb-instance="` + v.InstanceID + `"]`
+		poll(t, ctx, `(() => { const d = document.querySelector('`+frame+` [data-sb-draft]'); return !!d && !d.hidden })()`)
+		click(t, ctx, frame+` .sb-pin`)
+		poll(t, ctx, `document.querySelector('`+frame+` [data-sb-draft]').hidden && document.querySelector('`+frame+` .sb-pin').hidden`)
+		if sn, err := e.d.Panels.Snapshot(context.Background(), v.InstanceID); err != nil || !sn.Pinned {
+			t.Fatalf("pinned in the daemon: %v %v", sn.Pinned, err)
+		}
+		if _, err := e.d.Panels.SetHostCanvas(panel.CanvasPolicy{}); err != nil {
+			t.Fatal(err)
+		}
+	})
+
 	code := strings.ReplaceAll(probeCode, "API", e.srv.URL)
 	v := panelCall[struct{ InstanceID string }](t, e, panel.ToolCompose, map[string]any{"spec": previewSpec(code)})
 	sel := `[data-sb-instance="` + v.InstanceID + `"] iframe`

@@ -138,6 +138,9 @@ func (s *Server) closeSession(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	if s.opts.Panels != nil {
+		s.opts.Panels.ForgetSession(id) // its canvas narrowing ends with it
+	}
 	s.record(r, "session.close", id, nil)
 	w.WriteHeader(http.StatusNoContent)
 }

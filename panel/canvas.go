@@ -195,6 +195,16 @@ func (s *Service) NarrowSession(sessionID string, p CanvasPolicy) error {
 	return nil
 }
 
+// ForgetSession drops a closed session's narrowing. Only the session's
+// close does this: a tab that goes away and comes back within the same
+// session keeps its narrowing (forgetting it earlier would widen the
+// surface).
+func (s *Service) ForgetSession(sessionID string) {
+	s.mu.Lock()
+	delete(s.sessionCanvas, sessionID)
+	s.mu.Unlock()
+}
+
 // maxNarrowedSessions bounds the sessions NarrowSession remembers.
 const maxNarrowedSessions = 100_000
 

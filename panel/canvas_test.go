@@ -11,6 +11,7 @@ import (
 	"github.com/switchboardhq/switchboard/approval"
 	"github.com/switchboardhq/switchboard/broker"
 	"github.com/switchboardhq/switchboard/panel"
+	"github.com/switchboardhq/switchboard/panelspec"
 	"github.com/switchboardhq/switchboard/preview"
 	"github.com/switchboardhq/switchboard/sqlite"
 )
@@ -384,5 +385,28 @@ func TestCanvasPreviewGate(t *testing.T) {
 				t.Fatalf("preview URL %q", u)
 			}
 		})
+	}
+}
+
+// A host panel's preview is the host's own code: shown (in the same
+// sandbox) whatever the canvas gate says, when a preview origin exists.
+func TestHostPreview(t *testing.T) {
+	t.Parallel()
+	srv := preview.New("http://127.0.0.2:7767", nil)
+	e, _, _ := canvasEnv(t, func(o *panel.Options) { o.Previews, o.PreviewOrigin = srv, srv.Origin() })
+	e.tab(t)
+	spec, issues := panelspec.Validate([]byte(previewSpec), &panelspec.Options{ForceOrigin: panelspec.OriginHost})
+	if spec == nil {
+		t.Fatal(issues)
+	}
+	if err := e.svc.Register(panel.Def{ID: "widget.demo", Title: "Widget", Description: "A host widget.", Spec: spec}); err != nil {
+		t.Fatal(err)
+	}
+	if e.svc.CanvasFor("").AllowCodePreview {
+		t.Fatal("code preview is on by default")
+	}
+	v := do[view](t, e, agentP, panel.ToolOpen, map[string]any{"panel": "widget.demo"})
+	if sn, _ := e.svc.Snapshot(context.Background(), v.InstanceID); !strings.HasPrefix(sn.Previews["p"], srv.Origin()+"/p/") {
+		t.Fatalf("host preview: %v", sn.Previews)
 	}
 }

@@ -68,7 +68,6 @@ func (s *Service) dropTab(id string) {
 		return
 	}
 	delete(s.sessions, id)
-	delete(s.sessionCanvas, id)
 	for iid := range t.instances {
 		delete(s.byID, iid)
 		s.leases.drop(iid)
@@ -159,7 +158,9 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (Snapshot, error) {
 	}
 	s.mu.Unlock()
 	owner, _ := switchboard.PrincipalFrom(ctx)
-	return s.start(ctx, newInstance(session, d.ID, d.Title, d.Slot, d.Spec, req.Params, owner))
+	in := newInstance(session, d.ID, d.Title, d.Slot, d.Spec, req.Params, owner)
+	in.previews = s.putPreviews(d.Spec) // the host's own code: no canvas gate, the same sandbox
+	return s.start(ctx, in)
 }
 
 // start loads a new instance's sources, subscribes to its adapters, adds it

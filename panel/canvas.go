@@ -236,10 +236,15 @@ func (s *Service) NeedsApproval(caller switchboard.Principal, t switchboard.Tool
 	switch t.Name {
 	case ToolCompose:
 		var in struct {
-			SessionID string `json:"sessionId"`
+			SessionID string          `json:"sessionId"`
+			Spec      json.RawMessage `json:"spec"`
 		}
 		_ = json.Unmarshal(input, &in)
-		return s.CanvasFor(s.likelySession(in.SessionID)).HITLOnCompose
+		c := s.CanvasFor(s.likelySession(in.SessionID))
+		// A spec that will be refused is not put to the user: the agent
+		// gets its repair hint at once, and only a spec that would show is
+		// approved.
+		return c.HITLOnCompose && s.composable(in.Spec, c)
 	case ToolPatch:
 		var in struct {
 			InstanceID string          `json:"instanceId"`
@@ -265,6 +270,17 @@ func (s *Service) NeedsApproval(caller switchboard.Principal, t switchboard.Tool
 		return ok && own && !s.CanvasFor(session).AllowDelete
 	}
 	return false
+}
+
+// composable reports whether an agent's compose of raw (an object or a
+// JSON string holding one) would pass validation on a surface under c.
+func (s *Service) composable(raw json.RawMessage, c Canvas) bool {
+	var text string
+	if json.Unmarshal(raw, &text) == nil {
+		raw = json.RawMessage(text)
+	}
+	spec, issues := panelspec.Validate(raw, s.validateOpts(panelspec.OriginAgent))
+	return spec != nil && !panelspec.HasErrors(append(issues, previewGate(spec, c)...))
 }
 
 // likelySession is the session a call naming named will act in, without

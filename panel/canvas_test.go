@@ -176,6 +176,15 @@ func TestCanvasGuarded(t *testing.T) {
 		t.Fatalf("the second draft replaces the first: %+v", got)
 	}
 
+	t.Run("a spec that will be refused is not put to the user", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(agent, 30*time.Second) // a bound: a call that asked would block
+		defer cancel()
+		_, err := e.callIn(t, ctx, panel.ToolCompose, map[string]any{"spec": json.RawMessage(`{"v": 1, "root": "t", "nodes": {"t": {"type": "text", "props": {"txt": "x"}}}}`)})
+		if switchboard.CodeOf(err) != switchboard.CodeSpecProps || len(requests) != 0 {
+			t.Fatalf("want SPEC_PROPS at once, no approval: %v (%d asked)", err, len(requests))
+		}
+	})
+
 	t.Run("a denied compose shows nothing", func(t *testing.T) {
 		done := callAsync(t, e, agent, panel.ToolCompose, map[string]any{"spec": json.RawMessage(mineSpec)})
 		decide(t, ap, <-requests, false)
@@ -330,10 +339,10 @@ func TestCanvasLayers(t *testing.T) {
 	if got := e.svc.CanvasFor(c.SessionID); got.Preset != panel.CanvasGuarded || !got.HITLOnCompose {
 		t.Fatalf("narrowed %+v", got)
 	}
-	if !e.svc.NeedsApproval(agentP, switchboard.Tool{Name: panel.ToolCompose}, json.RawMessage(`{"sessionId": "`+c.SessionID+`"}`)) {
+	if !e.svc.NeedsApproval(agentP, switchboard.Tool{Name: panel.ToolCompose}, json.RawMessage(`{"sessionId": "`+c.SessionID+`", "spec": `+mineSpec+`}`)) {
 		t.Fatal("a compose in the narrowed session does not ask")
 	}
-	if e.svc.NeedsApproval(userP, switchboard.Tool{Name: panel.ToolCompose}, json.RawMessage(`{"sessionId": "`+c.SessionID+`"}`)) {
+	if e.svc.NeedsApproval(userP, switchboard.Tool{Name: panel.ToolCompose}, json.RawMessage(`{"sessionId": "`+c.SessionID+`", "spec": `+mineSpec+`}`)) {
 		t.Fatal("the user's own compose asks")
 	}
 }

@@ -260,7 +260,7 @@ func (s *Service) NeedsApproval(caller switchboard.Principal, t switchboard.Tool
 		if del && !own {
 			return false // FORBIDDEN when it runs
 		}
-		return c.HITLOnCompose || del && !c.AllowDelete
+		return (c.HITLOnCompose || del && !c.AllowDelete) && s.patchable(in.InstanceID, in.Patch, c)
 	case ToolClose:
 		var in struct {
 			InstanceID string `json:"instanceId"`
@@ -281,6 +281,24 @@ func (s *Service) composable(raw json.RawMessage, c Canvas) bool {
 	}
 	spec, issues := panelspec.Validate(raw, s.validateOpts(panelspec.OriginAgent))
 	return spec != nil && !panelspec.HasErrors(append(issues, previewGate(spec, c)...))
+}
+
+// patchable reports whether patch would apply to instance id and leave a
+// spec that shows on a surface under c (else it is refused at once,
+// without asking the user).
+func (s *Service) patchable(id string, patch json.RawMessage, c Canvas) bool {
+	s.mu.Lock()
+	in := s.byID[id]
+	var spec *panelspec.Spec
+	if in != nil {
+		spec = in.spec
+	}
+	s.mu.Unlock()
+	if spec == nil {
+		return false
+	}
+	patched, issues := panelspec.Patch(spec, patch, s.validateOpts(panelspec.OriginAgent))
+	return !panelspec.HasErrors(issues) && !panelspec.HasErrors(previewGate(patched, c))
 }
 
 // likelySession is the session a call naming named will act in, without

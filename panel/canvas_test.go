@@ -211,6 +211,20 @@ func TestCanvasGuarded(t *testing.T) {
 		}
 	})
 
+	t.Run("a patch asks; one that will be refused does not", func(t *testing.T) {
+		patch := []map[string]any{{"op": "replace", "path": "/nodes/a/props/text", "value": "patched"}}
+		done := callAsync(t, e, agent, panel.ToolPatch, map[string]any{"instanceId": second.InstanceID, "patch": patch})
+		decide(t, ap, <-requests, true)
+		o := <-done
+		result[view](t, o.inv, o.err)
+		ctx, cancel := context.WithTimeout(agent, 30*time.Second)
+		defer cancel()
+		bad := []map[string]any{{"op": "replace", "path": "/nodes/a/props/txt", "value": "x"}}
+		if _, err := e.callIn(t, ctx, panel.ToolPatch, map[string]any{"instanceId": second.InstanceID, "patch": bad}); !strings.HasPrefix(string(switchboard.CodeOf(err)), "SPEC_") || len(requests) != 0 {
+			t.Fatalf("a bad patch: %v (%d asked)", err, len(requests))
+		}
+	})
+
 	t.Run("closing its own panel asks; a denial keeps it", func(t *testing.T) {
 		done := callAsync(t, e, agent, panel.ToolClose, map[string]any{"instanceId": second.InstanceID})
 		decide(t, ap, <-requests, false)

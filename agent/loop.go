@@ -312,7 +312,7 @@ func (rt *Runtime) runCall(ctx context.Context, st *runState, c call, auto *auto
 	p.sink.Store(st.em)
 	// Progress (a job's, an approval wait's) streams on the events of the
 	// run that owns the call now.
-	pctx := switchboard.WithProgress(switchboard.WithPrincipal(ctx, switchboard.Assistant()), func(pr switchboard.Progress) {
+	pctx := switchboard.WithProgress(switchboard.WithPrincipal(ctx, st.run.principal), func(pr switchboard.Progress) {
 		p.sink.Load().emit(&agui.Custom{Name: "switchboard.tool.progress", Value: map[string]any{
 			"toolCallId": c.id, "tool": c.name, "progress": pr.Progress, "total": pr.Total, "message": pr.Message,
 		}})

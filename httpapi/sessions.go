@@ -67,25 +67,21 @@ func (s *Server) sessionOrAdmin(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-type createSessionBody struct {
-	// Principal names the signed-in user the session acts for.
-	Principal string `json:"principal,omitempty"`
-}
-
 func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
-	var body createSessionBody
+	var body session.OpenRequest
 	if r.ContentLength != 0 {
 		if err := s.decode(w, r, &body, 64<<10); err != nil && !isEmptyBody(err) {
 			s.writeError(w, r, err)
 			return
 		}
 	}
-	created, err := s.opts.Sessions.Create(r.Context(), body.Principal)
+	created, err := s.opts.Sessions.CreateFor(r.Context(), body)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	s.record(r, "session.open", created.SessionID, map[string]any{"principal": body.Principal})
+	s.record(r, "session.open", created.SessionID, map[string]any{"principal": body.Principal,
+		"allow": body.Allow, "deny": body.Deny, "panels": body.Panels, "slots": body.Slots})
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusCreated, created)
 }

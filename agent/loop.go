@@ -12,6 +12,7 @@ import (
 	"github.com/switchboardhq/switchboard/agui"
 	"github.com/switchboardhq/switchboard/approval"
 	"github.com/switchboardhq/switchboard/broker"
+	"github.com/switchboardhq/switchboard/internal/redact"
 	"github.com/switchboardhq/switchboard/model"
 )
 
@@ -390,15 +391,20 @@ func (rt *Runtime) callResult(st *runState, c call, result json.RawMessage, inv 
 		meta["invocationId"], meta["status"] = inv.ID, inv.Status
 	}
 	msg := &agui.Message{ID: newID(), Role: agui.RoleTool, ToolCallID: c.id}
+	// The same redaction as the ledger and the logs (internal/redact), once,
+	// here: what a tool returns reaches the run's event stream (AG-UI, AI
+	// SDK, /runs/{id}/events), the saved history and the model only
+	// through this message, so a cookie or key one tool returns cannot be
+	// read from the stream nor repeated by the model into another call.
 	if err != nil {
 		e := switchboard.AsError(err)
 		b, _ := json.Marshal(switchboard.ErrorEnvelope{Error: e})
-		msg.Content, msg.Error = string(b), string(e.Code)+": "+e.Message
+		msg.Content, msg.Error = string(redact.JSON(b)), redact.String(string(e.Code)+": "+e.Message)
 		meta["code"] = e.Code
 	} else {
-		msg.Content = string(result)
-		if msg.Content == "" {
-			msg.Content = "null"
+		msg.Content = "null"
+		if len(result) > 0 {
+			msg.Content = string(redact.JSON(result))
 		}
 	}
 	if len(msg.Content) > rt.opts.MaxToolResultBytes {

@@ -165,3 +165,32 @@ func TestSessionAssistantHasItsUsersScope(t *testing.T) {
 		t.Fatalf("a bad allow glob: %v, want INVALID_INPUT", err)
 	}
 }
+
+// What a tool returns reaches the run's event stream redacted as the ledger
+// and the logs redact it (issue 14 item 6): a cookie one tool returned is in
+// neither the stream nor what the model is told.
+func TestRunEventsAreRedacted(t *testing.T) {
+	t.Parallel()
+	const cookie = "s3cr3tCookieValue0123456789"
+	e := newAssistantDaemon(t, map[string]string{
+		"profile.read": `{"name":"alice","cookie":"` + cookie + `","headers":{"Set-Cookie":"sid=` + cookie + `; HttpOnly"},"note":"see session=` + cookie + `"}`,
+	})
+	e.model.Push(
+		modeltest.Turn{ToolCalls: []modeltest.Call{{ID: "p1", Name: "profile_read", Args: `{}`}}},
+		modeltest.Turn{Text: "Your name is alice."},
+	)
+	evs, raw := e.run(t, e.token, "who am I?")
+	r := toolResult(evs)
+	if r == nil || r.IsError || !strings.Contains(r.Content, "alice") {
+		t.Fatalf("profile.read result: %+v", r)
+	}
+	if strings.Contains(raw, cookie) {
+		t.Fatalf("the run's event stream carries the cookie value:\n%s", raw)
+	}
+	if b, _ := json.Marshal(e.model.Requests()); strings.Contains(string(b), cookie) {
+		t.Fatal("the model was told the cookie value")
+	}
+	if !strings.Contains(r.Content, "[redacted]") {
+		t.Fatalf("the result does not say what was hidden: %s", r.Content)
+	}
+}

@@ -160,6 +160,17 @@ func TestSessionAssistantHasItsUsersScope(t *testing.T) {
 		t.Fatalf("the admin's assistant calling billing.read: %+v, ran %d", r, e.ran["billing.read"])
 	}
 
+	// A deny list narrows an otherwise unscoped user the same way.
+	denied, err := e.admin.OpenSession(ctx, client.SessionRequest{Principal: "user:bob", Deny: []string{"billing.*"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.model.Push(modeltest.Turn{Text: "Hello."})
+	e.run(t, denied.SessionToken, "hi")
+	if got := strings.Join(e.offered(len(e.model.Requests())-1), ","); !strings.Contains(got, "tasks_list") || strings.Contains(got, "billing_read") {
+		t.Fatalf("the assistant of a session denied billing.* was offered %s", got)
+	}
+
 	// A bad glob opens no session.
 	if _, err := e.admin.OpenSession(ctx, client.SessionRequest{Allow: []string{"tasks list"}}); switchboard.CodeOf(err) != switchboard.CodeInvalidInput {
 		t.Fatalf("a bad allow glob: %v, want INVALID_INPUT", err)

@@ -52,3 +52,19 @@ type ActivityFilter struct {
 	Since   time.Time
 	Limit   int
 }
+
+// LedgerCheckpoint says that the ledger held entry Seq, whose chain hash
+// is Hash, at Ts. Because every hash covers the one before, it vouches for
+// entries 1..Seq: a ledger that no longer reaches Seq, or whose entry Seq
+// hashes differently, was cut or rewritten. MAC is an HMAC-SHA256 by the
+// key in the daemon's data root (activity.Anchor); Durability is the
+// store's setting when the checkpoint was taken, which says whether a
+// crash may legitimately roll back entries it names.
+type LedgerCheckpoint struct {
+	Seq        int64     `json:"seq"`
+	Hash       string    `json:"hash"`
+	Ts         time.Time `json:"ts"`
+	Durability string    `json:"durability,omitempty"`
+	Boot       string    `json:"boot,omitempty"`
+	MAC        string    `json:"mac,omitempty"`
+}

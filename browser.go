@@ -55,3 +55,56 @@ type SessionScope struct {
 func (sc SessionScope) Limited() bool {
 	return len(sc.Allow) > 0 || len(sc.Deny) > 0 || sc.PanelScope.Limited()
 }
+
+// TabState says whether a session's tab can take browser calls now.
+type TabState string
+
+const (
+	// TabConnected: the tab's event stream is attached; calls go to it.
+	TabConnected TabState = "connected"
+	// TabConnecting: the tab advertised tools but has not attached its
+	// stream yet; it is not offered for calls.
+	TabConnecting TabState = "connecting"
+	// TabReconnecting: the stream dropped less than the reconnect window
+	// ago. The tab is not offered for new calls, but a call named to it
+	// waits for the stream (at most the rest of the window).
+	TabReconnecting TabState = "reconnecting"
+	// TabDisconnected: the stream has been down longer than the reconnect
+	// window: calls to the tab fail with SESSION_GONE. The session is kept
+	// until ExpiresAt so a reload resumes it.
+	TabDisconnected TabState = "disconnected"
+	// TabGone: the session is open but no tab is attached to this daemon
+	// (its keep window passed, or it never connected here).
+	TabGone TabState = "gone"
+	// TabClosed: the session was ended for good (DELETE).
+	TabClosed TabState = "closed"
+)
+
+// SessionInfo is one browser session as GET /sessions and GET
+// /sessions/{id} show it: who it is for, whether its tab is connected,
+// the browser tools it offers and the contexts it last reported.
+type SessionInfo struct {
+	ID string `json:"id"`
+	// User is the principal the app's backend opened the session for.
+	User  string   `json:"user,omitempty"`
+	State TabState `json:"state"`
+	// Connected is State == connected: the tab takes calls now.
+	Connected bool      `json:"connected"`
+	CreatedAt time.Time `json:"createdAt"`
+	// LastSeen is when the daemon last heard from the tab: now while its
+	// stream is attached, else when the stream dropped (or when it last
+	// advertised, if it never attached).
+	LastSeen time.Time `json:"lastSeen,omitzero"`
+	// ExpiresAt, for a tab whose stream is down, is when the daemon drops
+	// it (its tools, its pending requests) unless the stream comes back.
+	ExpiresAt time.Time `json:"expiresAt,omitzero"`
+	ClosedAt  time.Time `json:"closedAt,omitzero"`
+	// Pending counts the browser calls dispatched to the tab and not yet
+	// answered.
+	Pending int `json:"pending"`
+	// Tools are the browser tools the tab advertises (each with its origin
+	// naming the session); Contexts what it last reported with PUT
+	// /sessions/{id}/context. Both are empty, never null.
+	Tools    []Tool             `json:"tools"`
+	Contexts []WorkspaceContext `json:"contexts"`
+}

@@ -3,6 +3,7 @@ module github.com/switchboardhq/switchboard
 go 1.26.8
 
 require (
+	codeberg.org/go-pdf/fpdf v0.12.0
 	github.com/anthropics/anthropic-sdk-go/v2 v2.15.0
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
@@ -20,6 +21,7 @@ require (
 	github.com/spf13/pflag v1.0.9
 	github.com/tiktoken-go/tokenizer v0.10.0
 	go.yaml.in/yaml/v4 v4.0.0
+	golang.org/x/image v0.46.0
 	golang.org/x/text v0.42.0
 	modernc.org/sqlite v1.62.0
 )

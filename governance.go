@@ -89,6 +89,14 @@ type ApprovalFilter struct {
 	Limit        int
 }
 
+// JobFilter selects jobs (Store.JobList). Empty fields do not filter;
+// Limit defaults to 100 and is capped at 1000.
+type JobFilter struct {
+	Status JobStatus
+	Caller string
+	Limit  int
+}
+
 // JobStatus is a job's state: running → succeeded | failed | cancelled.
 type JobStatus string
 

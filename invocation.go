@@ -80,3 +80,13 @@ type CallResponse struct {
 	Result       json.RawMessage `json:"result,omitempty"`
 	Error        *Error          `json:"error,omitempty"`
 }
+
+// InvocationFilter selects invocation records (Store.InvocationList). Empty
+// fields do not filter; Limit defaults to 100 and is capped at 1000.
+type InvocationFilter struct {
+	Status Status
+	// Caller is the caller's principal as recorded ("agent:bot").
+	Caller string
+	RunID  string
+	Limit  int
+}

@@ -16,7 +16,10 @@ type SearchHit struct {
 	Summary string  `json:"summary"`
 	Surface Surface `json:"surface"`
 	Class   Class   `json:"class"`
-	Score   float64 `json:"score,omitempty"`
+	// Approval is the tool's declared approval (none, hitl, user-only), so
+	// a listing shows which calls wait for the user without a describe.
+	Approval Approval `json:"approval,omitempty"`
+	Score    float64  `json:"score,omitempty"`
 	// SessionID names the open tab whose live browser tool this is.
 	SessionID string `json:"sessionId,omitempty"`
 }

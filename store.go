@@ -58,6 +58,9 @@ type Store interface {
 	// failed compare it appends nothing, leaves e as it was, and returns the
 	// current record with ErrConflict, exactly like InvocationUpdate.
 	InvocationFinish(ctx context.Context, inv Invocation, e *ActivityEntry, from ...Status) (Invocation, error)
+	// InvocationList returns the records matching f, newest first (by
+	// creation time, then ID).
+	InvocationList(ctx context.Context, f InvocationFilter) ([]Invocation, error)
 
 	// SessionCreate stores a new browser session (ErrConflict if the ID
 	// exists), so a tab's token can be checked on any replica.
@@ -126,6 +129,9 @@ type Store interface {
 	// start: a job the daemon lost is never left running) and returns how
 	// many it moved.
 	JobFailRunning(ctx context.Context, at time.Time, cause *Error) (int, error)
+	// JobList returns the jobs matching f, newest first (by creation time,
+	// then ID).
+	JobList(ctx context.Context, f JobFilter) ([]Job, error)
 
 	// IdempotencyClaim stores r and inserts inv (whose ID is
 	// r.InvocationID) in one transaction, unless a record for (r.Scope,

@@ -11,17 +11,20 @@ import (
 )
 
 // Change is one changed field of a tool: its old and new value and, for
-// schemas, an RFC 7386 merge patch from old to new.
+// schemas, an RFC 7386 merge patch from old to new. For a binding, From
+// and To are masked views (bindingView) and Fields names what changed,
+// since a rotated credential looks the same masked on both sides.
 type Change struct {
-	From  any             `json:"from,omitempty"`
-	To    any             `json:"to,omitempty"`
-	Patch json.RawMessage `json:"patch,omitempty"`
+	From   any             `json:"from,omitempty"`
+	To     any             `json:"to,omitempty"`
+	Patch  json.RawMessage `json:"patch,omitempty"`
+	Fields []string        `json:"fields,omitempty"`
 }
 
-// ToolDiff compares what an agent relies on in two descriptors of one
-// tool: description, summary, schemas, class, approval and the declared
-// inverse. A nil side is an absent tool. Bindings are left out: they may
-// hold credentials, and they do not change what the model is told.
+// ToolDiff compares two descriptors of one tool: what an agent relies on
+// (description, summary, schemas, class, approval, the declared inverse)
+// and where a call goes (the binding, masked: it may hold credentials). A
+// nil side is an absent tool.
 func ToolDiff(before, after *switchboard.Tool) map[string]Change {
 	var b, a switchboard.Tool
 	if before != nil {
@@ -59,6 +62,9 @@ func ToolDiff(before, after *switchboard.Tool) map[string]Change {
 	if !bytes.Equal(bi, ai) || (b.Reversible == nil) != (a.Reversible == nil) || b.Reversible != nil && *b.Reversible != *a.Reversible {
 		out["reversal"] = Change{From: map[string]any{"inverse": b.Inverse, "reversible": b.Reversible}, To: map[string]any{"inverse": a.Inverse, "reversible": a.Reversible}}
 	}
+	if fields := bindingFields(b.Binding, a.Binding); len(fields) > 0 {
+		out["binding"] = Change{From: bindingView(b.Binding), To: bindingView(a.Binding), Fields: fields}
+	}
 	return out
 }
 
@@ -80,10 +86,11 @@ func jsonEqual(a, b json.RawMessage) bool {
 }
 
 // RecordToolChange is the registry's audit hook (registry.Options.Audit):
-// a registration or removal that changes what agents were told writes one
-// ledger entry whose details carry the diff (RELIABILITY row 6, rug pull).
-// Re-registering an identical descriptor writes nothing. The diff is
-// redacted by redactDiff, not by Append; the other details (source,
+// a registration or removal that changes what agents were told, or where
+// a call goes (the binding), writes one ledger entry whose details carry
+// the diff (RELIABILITY row 6, rug pull). Re-registering an identical
+// descriptor writes nothing. The diff is redacted by redactDiff, not by
+// Append; the other details (source,
 // versions) are switchboard's own and hold no secrets.
 func (l *Ledger) RecordToolChange(ctx context.Context, c switchboard.ToolChange) {
 	diff := ToolDiff(c.Before, c.After)
@@ -118,14 +125,28 @@ func (l *Ledger) RecordToolChange(ctx context.Context, c switchboard.ToolChange)
 // schemaFields are the changes whose values are JSON Schemas.
 var schemaFields = map[string]bool{"inputSchema": true, "outputSchema": true}
 
+// maskedFields are the changes whose values ToolDiff masked already; their
+// keys are declarations (header names), so only token-looking values left
+// are masked on top.
+var maskedFields = map[string]bool{"binding": true}
+
 // redactDiff masks secrets in a tool diff. A schema is a declaration: the
 // names under its "properties" name fields, so a property called "secret"
 // or "password" keeps its {"type": "string"}; only token-looking values
-// (a literal key in a "default" or "examples") are masked. Every other
+// (a literal key in a "default" or "examples") are masked. A binding was
+// masked by bindingView and gets the same value-only pass. Every other
 // change is redacted as any ledger detail is.
 func redactDiff(diff map[string]Change) map[string]any {
 	out := make(map[string]any, len(diff))
 	for field, c := range diff {
+		if maskedFields[field] {
+			raw, err := json.Marshal(c)
+			if err != nil {
+				raw = json.RawMessage(`"` + redact.Redacted + `"`)
+			}
+			out[field] = redact.Values(raw)
+			continue
+		}
 		if !schemaFields[field] {
 			raw, err := json.Marshal(c)
 			if err != nil {

@@ -42,6 +42,9 @@ const (
 	VerbJobFinish      = "job.finish"
 	VerbAgentStatus    = "agent.status"
 	VerbAgentHandoff   = "agent.handoff"
+	// VerbLedgerRollback records, at start, that the store no longer holds
+	// entries the anchor's checkpoint named (anchor.go, reconcile).
+	VerbLedgerRollback = "ledger.rollback"
 )
 
 // Store is the part of switchboard.Store the ledger needs; ActivityHead
@@ -60,15 +63,20 @@ type Options struct {
 	// PollInterval is how often a live tail reads the store for entries
 	// other replicas wrote.
 	PollInterval time.Duration
+	// Anchor keeps the head checkpoint outside the ledger table, so that
+	// Verify notices deleted last entries; nil keeps one in memory for this
+	// process only (OpenAnchor with no directory).
+	Anchor *Anchor
 }
 
 // Ledger appends, reads and tails the activity ledger. Safe for
 // concurrent use.
 type Ledger struct {
-	store Store
-	log   *slog.Logger
-	size  int
-	poll  time.Duration
+	store  Store
+	log    *slog.Logger
+	size   int
+	poll   time.Duration
+	anchor *Anchor
 
 	mu   sync.Mutex
 	ring []switchboard.ActivityEntry // sorted by ID, newest last
@@ -91,8 +99,17 @@ func New(ctx context.Context, store Store, opts *Options) (*Ledger, error) {
 	if o.PollInterval <= 0 {
 		o.PollInterval = DefaultPollInterval
 	}
-	l := &Ledger{store: store, log: o.Logger, size: o.RingSize, poll: o.PollInterval, wake: make(chan struct{})}
+	if o.Anchor == nil {
+		var err error
+		if o.Anchor, err = OpenAnchor("", nil); err != nil {
+			return nil, err
+		}
+	}
+	l := &Ledger{store: store, log: o.Logger, size: o.RingSize, poll: o.PollInterval, anchor: o.Anchor, wake: make(chan struct{})}
 	if err := l.sync(ctx); err != nil {
+		return nil, err
+	}
+	if err := l.reconcile(ctx); err != nil {
 		return nil, err
 	}
 	return l, nil
@@ -117,12 +134,14 @@ func (l *Ledger) appendRedacted(ctx context.Context, e *switchboard.ActivityEntr
 	return nil
 }
 
-// Observe adds an entry appended elsewhere (the broker's) to the ring and
-// wakes live tails.
+// Observe adds an entry appended elsewhere (the broker's) to the ring,
+// moves the anchor's checkpoint to it and wakes live tails. Only entries
+// this process appended (and saw committed) come here.
 func (l *Ledger) Observe(e switchboard.ActivityEntry) {
 	if e.ID == 0 {
 		return
 	}
+	l.anchor.advance(e.ID, e.Hash)
 	l.mu.Lock()
 	l.insertLocked(e)
 	close(l.wake)

@@ -258,3 +258,63 @@ func TestSchemaDiffRedactsValuesNotKeywords(t *testing.T) {
 		t.Errorf("the schema change: %s", es[1].Details)
 	}
 }
+
+// A change of only a tool's binding bumps its version and writes a diff
+// (issue 14 item 5): what changed is named, header and variable names are
+// kept, and values that may be credentials are masked.
+func TestBindingChangeIsRecordedMasked(t *testing.T) {
+	st, _ := openStore(t)
+	l := newLedger(t, st, nil)
+	ctx := context.Background()
+	reg, err := registry.New(ctx, st, &registry.Options{Audit: l.RecordToolChange})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bind := func(url, tenant, tokenEnv string) *switchboard.Binding {
+		return &switchboard.Binding{HTTP: &switchboard.HTTPBinding{Method: "POST", URL: url, Headers: map[string]switchboard.HeaderValue{
+			"X-Tenant": {Value: tenant}, "Authorization": {Env: tokenEnv}, "Content-Type": {Value: "application/json"}}}}
+	}
+	tool := switchboard.Tool{Name: "tasks.create", Description: "Create a task.", Class: switchboard.ClassMutate,
+		InputSchema: json.RawMessage(`{"type":"object"}`),
+		Binding:     bind("https://svc:pa55word@api.example/tasks?api_key=abc123secret&project={projectId}", "acme-prod-7f3a", "TASKS_TOKEN")}
+	if _, err := reg.Register(ctx, switchboard.SourceHost, []switchboard.Tool{tool}); err != nil {
+		t.Fatal(err)
+	}
+	changed := tool
+	changed.Binding = bind("https://svc:n3wpa55@api.example/tasks?api_key=def456secret&project={projectId}", "acme-prod-9b1c", "TASKS_TOKEN_V2")
+	if _, err := reg.Register(ctx, switchboard.SourceHost, []switchboard.Tool{changed}); err != nil {
+		t.Fatal(err)
+	}
+	es, _ := st.ActivityList(ctx, switchboard.ActivityFilter{})
+	if len(es) != 2 {
+		t.Fatalf("a binding-only change wrote %d entries, want 2", len(es))
+	}
+	var d struct {
+		Version, PreviousVersion int64
+		Changes                  map[string]json.RawMessage `json:"changes"`
+	}
+	if err := json.Unmarshal(es[1].Details, &d); err != nil {
+		t.Fatal(err)
+	}
+	raw := string(es[1].Details)
+	if len(d.Changes) != 1 || d.Changes["binding"] == nil || d.Version <= d.PreviousVersion {
+		t.Fatalf("the binding change: %s", raw)
+	}
+	var b activity.Change
+	if err := json.Unmarshal(d.Changes["binding"], &b); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"url", "headers.Authorization", "headers.X-Tenant"}; fmt.Sprint(b.Fields) != fmt.Sprint(want) {
+		t.Errorf("fields %v, want %v", b.Fields, want)
+	}
+	for _, secret := range []string{"pa55word", "n3wpa55", "abc123secret", "def456secret", "acme-prod-7f3a", "acme-prod-9b1c"} {
+		if strings.Contains(raw, secret) {
+			t.Errorf("%q reached the ledger: %s", secret, raw)
+		}
+	}
+	for _, kept := range []string{"X-Tenant", "TASKS_TOKEN_V2", "application/json", "api_key=", "project={projectId}", "api.example/tasks"} {
+		if !strings.Contains(raw, kept) {
+			t.Errorf("%q (a name, not a secret) was masked: %s", kept, raw)
+		}
+	}
+}

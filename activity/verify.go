@@ -2,7 +2,9 @@ package activity
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/switchboardhq/switchboard"
 )
@@ -16,15 +18,86 @@ type Report struct {
 	Head    string `json:"headHash,omitempty"`
 	BadID   int64  `json:"badId,omitempty"`
 	Problem string `json:"problem,omitempty"`
+	// Checkpoints are the checkpoints the ledger was held to: the daemon's
+	// own head and, when given, the operator's.
+	Checkpoints []Anchored `json:"checkpoints,omitempty"`
+	// Missing is the range of entries a checkpoint names that the ledger
+	// no longer holds.
+	Missing *Range `json:"missing,omitempty"`
+	// PossibleCrash says that the store's durability lets a crash roll
+	// back the missing entries (docs/architecture.md, Durability), so they
+	// were deleted or lost in a crash; otherwise they were deleted.
+	PossibleCrash bool `json:"possibleCrash,omitempty"`
+	// Gaps are the ledger.rollback entries: checkpoints a start found the
+	// store no longer reached. They are history, not a broken chain: OK
+	// does not depend on them, and every verify shows them.
+	Gaps []Gap `json:"gaps,omitempty"`
 }
+
+// Anchored is one checkpoint a verify checked, and whose it is.
+type Anchored struct {
+	Source string `json:"source"` // daemon or operator
+	switchboard.LedgerCheckpoint
+}
+
+// Range is an inclusive range of entry IDs.
+type Range struct {
+	From int64 `json:"from"`
+	To   int64 `json:"to"`
+}
+
+// Gap is a ledger.rollback entry: Entry is its ID.
+type Gap struct {
+	Entry   int64  `json:"entry"`
+	Missing *Range `json:"missing,omitempty"`
+	Cause   string `json:"cause"`
+}
+
+// Causes a ledger.rollback entry gives.
+const (
+	// CausePossibleCrash: the store is shorter than a checkpoint taken
+	// under a durability that lets a crash roll back the last commits.
+	CausePossibleCrash = "possible-crash"
+	// CauseUnexplained: entries were deleted or rewritten.
+	CauseUnexplained = "unexplained"
+	// CauseForged: the checkpoint file's signature does not verify.
+	CauseForged = "forged-checkpoint"
+)
 
 // Verify reads the whole ledger from the store and recomputes the chain:
 // IDs must run 1, 2, 3 … without gaps, each prevHash must be the hash of
 // the entry before, and each hash must be the hash of the entry's content.
 // An edit, insertion or deletion made behind the daemon's back breaks one
-// of these at the first entry it touched.
+// of these at the first entry it touched. The chain cannot show that its
+// last entries were deleted, so the ledger must also reach this process's
+// head checkpoint, with the same hash there (the Anchor).
 func (l *Ledger) Verify(ctx context.Context) (Report, error) {
+	return l.verify(ctx, nil)
+}
+
+// VerifyCheckpoint is Verify that also holds the ledger to cp, a
+// checkpoint an operator exported earlier (Checkpoint) and kept elsewhere.
+// A cp whose MAC is not this daemon's fails the check; one without a MAC
+// is checked as given.
+func (l *Ledger) VerifyCheckpoint(ctx context.Context, cp switchboard.LedgerCheckpoint) (Report, error) {
+	return l.verify(ctx, &cp)
+}
+
+func (l *Ledger) verify(ctx context.Context, operator *switchboard.LedgerCheckpoint) (Report, error) {
 	var r Report
+	if operator != nil {
+		r.Checkpoints = append(r.Checkpoints, Anchored{"operator", *operator})
+		// An unsigned {seq, hash} (a headId and headHash an operator noted
+		// from an earlier verify) is checked as given: its custody is the
+		// operator's. A signature that is there must be this daemon's.
+		if operator.MAC != "" && !l.anchor.Valid(*operator) {
+			return r.fail(0, "the checkpoint's signature does not verify: this daemon did not issue it (another data root's key) or it was edited"), nil
+		}
+	}
+	// Taken before the scan: every entry it names was committed already.
+	if cp, ok := l.anchor.Head(); ok {
+		r.Checkpoints = append(r.Checkpoints, Anchored{"daemon", cp})
+	}
 	prev, want := "", int64(1)
 	for after := int64(0); ; {
 		page, err := l.store.ActivityList(ctx, switchboard.ActivityFilter{AfterID: after, Limit: pageSize})
@@ -41,6 +114,15 @@ func (l *Ledger) Verify(ctx context.Context) (Report, error) {
 			case e.ComputeHash(prev) != e.Hash:
 				return r.fail(e.ID, fmt.Sprintf("entry %d was edited: its content no longer matches its hash", e.ID)), nil
 			}
+			for _, a := range r.Checkpoints {
+				if a.Seq == e.ID && a.Hash != e.Hash {
+					return r.fail(e.ID, fmt.Sprintf("entry %d is not the entry the %s checkpoint of %s names (hash %.12s…, now %.12s…): the ledger was cut back and written again from entry %d or earlier",
+						e.ID, a.Source, stamp(a.Ts), a.Hash, e.Hash, e.ID)), nil
+				}
+			}
+			if e.Verb == VerbLedgerRollback && e.Actor == "system" {
+				r.Gaps = append(r.Gaps, gapOf(e))
+			}
 			prev, want = e.Hash, want+1
 			r.Entries, r.HeadID, r.Head = r.Entries+1, e.ID, e.Hash
 		}
@@ -49,6 +131,24 @@ func (l *Ledger) Verify(ctx context.Context) (Report, error) {
 		}
 		after = page[len(page)-1].ID
 	}
+	// The checkpoint reaching furthest names the whole missing range; of
+	// equals, the operator's (asked for) comes first.
+	var far *Anchored
+	for i, a := range r.Checkpoints {
+		if a.Seq > r.HeadID && (far == nil || a.Seq > far.Seq) {
+			far = &r.Checkpoints[i]
+		}
+	}
+	if a := far; a != nil {
+		r.Missing = &Range{From: r.HeadID + 1, To: a.Seq}
+		r.PossibleCrash = mayRollBack(a.Durability)
+		why := "the last entries were deleted"
+		if r.PossibleCrash {
+			why += ", or an OS or database-server crash rolled them back (the store's durability is not power: docs/architecture.md, Durability)"
+		}
+		return r.fail(r.HeadID+1, fmt.Sprintf("%s missing: the ledger ends at entry %d, but the %s checkpoint of %s names entry %d (hash %.12s…): %s",
+			r.Missing.phrase(), r.HeadID, a.Source, stamp(a.Ts), a.Seq, a.Hash, why)), nil
+	}
 	r.OK = true
 	return r, nil
 }
@@ -56,4 +156,99 @@ func (l *Ledger) Verify(ctx context.Context) (Report, error) {
 func (r Report) fail(id int64, problem string) Report {
 	r.OK, r.BadID, r.Problem = false, id, problem
 	return r
+}
+
+// phrase names the range for a message: "entry 8 is" or "entries 8–10 are".
+func (g *Range) phrase() string {
+	if g.From == g.To {
+		return fmt.Sprintf("entry %d is", g.From)
+	}
+	return fmt.Sprintf("entries %d–%d are", g.From, g.To)
+}
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// mayRollBack reports whether a commit under durability d can be lost in
+// a crash: anything but power (an unknown setting included).
+func mayRollBack(d string) bool { return d != string(switchboard.DurabilityPower) }
+
+func gapOf(e *switchboard.ActivityEntry) Gap {
+	var d struct {
+		Missing *Range `json:"missing"`
+		Cause   string `json:"cause"`
+	}
+	_ = json.Unmarshal(e.Details, &d) // a malformed entry still shows as a gap
+	return Gap{Entry: e.ID, Missing: d.Missing, Cause: d.Cause}
+}
+
+// Checkpoint verifies the ledger and returns a signed checkpoint of its
+// head, for an operator to keep outside the daemon's reach and check later
+// with VerifyCheckpoint. A ledger that does not verify gets no checkpoint
+// (CONFLICT with the problem): signing it would vouch for the damage.
+func (l *Ledger) Checkpoint(ctx context.Context) (switchboard.LedgerCheckpoint, error) {
+	r, err := l.Verify(ctx)
+	if err != nil {
+		return switchboard.LedgerCheckpoint{}, err
+	}
+	if !r.OK {
+		return switchboard.LedgerCheckpoint{}, switchboard.Errorf(switchboard.CodeConflict,
+			"the ledger does not verify, so no checkpoint is issued: %s", r.Problem).WithDetails(map[string]any{"badId": r.BadID})
+	}
+	return l.anchor.checkpoint(r.HeadID, r.Head), nil
+}
+
+// reconcile runs at start: the checkpoint the anchor file held must still
+// be in the store, with the same hash. When it is not, a ledger.rollback
+// entry records what went missing and why that may be (a crash under
+// durability process, or deletion), the log says so, and the anchor starts
+// again from the store's head: the entry keeps the discontinuity visible
+// to every later verify, and appending goes on.
+func (l *Ledger) reconcile(ctx context.Context) error {
+	l.mu.Lock()
+	var head switchboard.ActivityEntry
+	if n := len(l.ring); n > 0 {
+		head = l.ring[n-1]
+	}
+	l.mu.Unlock()
+	found, ok := l.anchor.Found()
+	if !ok {
+		l.anchor.reset(head.ID, head.Hash)
+		return nil
+	}
+	details := map[string]any{"checkpoint": map[string]any{"seq": found.Seq, "hash": found.Hash, "ts": found.Ts,
+		"durability": found.Durability}, "headId": head.ID}
+	switch {
+	case !l.anchor.Valid(found):
+		details["cause"] = CauseForged
+	case found.Seq > head.ID:
+		details["missing"] = Range{From: head.ID + 1, To: found.Seq}
+		details["rebooted"] = found.Boot != l.anchor.boot
+		details["cause"] = CauseUnexplained
+		if mayRollBack(found.Durability) {
+			details["cause"] = CausePossibleCrash
+		}
+	default:
+		e, err := l.Get(ctx, found.Seq)
+		switch {
+		case switchboard.CodeOf(err) == switchboard.CodeNotFound:
+			// Deleted from the middle: verify names it; starting is not
+			// refused, or a tampered database would stop the daemon.
+			details["missing"] = Range{From: found.Seq, To: found.Seq}
+		case err != nil:
+			return fmt.Errorf("check the ledger's checkpoint: %w", err)
+		case e.Hash == found.Hash:
+			l.anchor.reset(head.ID, head.Hash)
+			return nil
+		default:
+			details["rewrittenFrom"] = found.Seq
+		}
+		details["cause"] = CauseUnexplained
+	}
+	d, err := json.Marshal(details)
+	if err != nil {
+		return err
+	}
+	l.log.ErrorContext(ctx, "the ledger no longer holds what its checkpoint named: recorded as a ledger.rollback entry", "details", string(d))
+	l.anchor.reset(head.ID, head.Hash)
+	return l.appendRedacted(ctx, &switchboard.ActivityEntry{Actor: "system", Verb: VerbLedgerRollback, Target: "ledger", Details: d})
 }

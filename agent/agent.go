@@ -23,6 +23,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -354,6 +355,28 @@ func (rt *Runtime) Get(id string) (*Run, error) {
 		return r, nil
 	}
 	return nil, switchboard.Errorf(switchboard.CodeNotFound, "no run %s (finished runs are kept for the last %d)", id, rt.opts.RetainRuns)
+}
+
+// List returns the runs in progress and the recently finished ones this
+// process holds, newest first.
+func (rt *Runtime) List() []switchboard.RunInfo {
+	rt.mu.Lock()
+	runs := make([]*Run, 0, len(rt.runs))
+	for _, r := range rt.runs {
+		runs = append(runs, r)
+	}
+	rt.mu.Unlock()
+	out := make([]switchboard.RunInfo, 0, len(runs))
+	for _, r := range runs {
+		out = append(out, r.Info())
+	}
+	slices.SortFunc(out, func(a, b switchboard.RunInfo) int {
+		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(b.RunID, a.RunID)
+	})
+	return out
 }
 
 // retire moves a finished run into the retention window.

@@ -319,6 +319,14 @@ func (rt *Runtime) runCall(ctx context.Context, st *runState, c call, auto *auto
 		}})
 	})
 	req := broker.CallRequest{Tool: c.name, Input: json.RawMessage(argsOrEmpty(c.args)), SessionID: st.run.session, RunID: st.run.id}
+	// The call's invocation id ties what the tab hears about it (an
+	// approval card names the invocation) to its tool call in the run.
+	recorded := func(inv switchboard.Invocation) {
+		p.sink.Load().emit(&agui.Custom{Name: "switchboard.tool.invocation", Value: map[string]any{
+			"toolCallId": c.id, "tool": c.name, "invocationId": inv.ID, "status": inv.Status,
+		}})
+	}
+	req.OnRecord = recorded
 	if !rt.interruptible(st) && auto == nil {
 		p.inv, p.err = rt.call.Call(pctx, req)
 		return rt.callResult(st, c, p.inv.Result, p.inv, p.err, meta), nil
@@ -329,6 +337,7 @@ func (rt *Runtime) runCall(ctx context.Context, st *runState, c call, auto *auto
 	p.cancel = cancel
 	waiting := make(chan switchboard.Invocation, 1)
 	req.OnRecord = func(inv switchboard.Invocation) {
+		recorded(inv)
 		if inv.Status == switchboard.StatusAwaitingApproval {
 			waiting <- inv
 		}

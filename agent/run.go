@@ -165,3 +165,20 @@ func (r *Run) busy() bool {
 	defer r.mu.Unlock()
 	return r.status == switchboard.RunRunning
 }
+
+// ActiveRun returns the chat's run while it is in progress, nil when the
+// chat has none (never run, ended, or ended waiting on an interrupt): what
+// a client that lost its stream reattaches to.
+func (rt *Runtime) ActiveRun(thread string) *Run {
+	rt.mu.Lock()
+	c := rt.chats[thread]
+	var r *Run
+	if c != nil {
+		r = c.run
+	}
+	rt.mu.Unlock()
+	if r == nil || !r.busy() {
+		return nil
+	}
+	return r
+}

@@ -215,3 +215,8 @@ func invocationError(inv switchboard.Invocation) error {
 func (b *Broker) Get(ctx context.Context, id string) (switchboard.Invocation, error) {
 	return b.store.InvocationGet(ctx, id)
 }
+
+// List returns the invocation records matching f, newest first.
+func (b *Broker) List(ctx context.Context, f switchboard.InvocationFilter) ([]switchboard.Invocation, error) {
+	return b.store.InvocationList(ctx, f)
+}

@@ -274,21 +274,61 @@ func (c *Client) FollowActivity(ctx context.Context, q ActivityQuery, fn func(sw
 	}
 }
 
-// VerifyReport is the outcome of checking the ledger's hash chain.
+// VerifyReport is the outcome of checking the ledger's hash chain and its
+// checkpoints (activity.Report on the daemon).
 type VerifyReport struct {
-	OK      bool   `json:"ok"`
-	Entries int64  `json:"entries"`
-	HeadID  int64  `json:"headId"`
-	Head    string `json:"headHash,omitempty"`
-	BadID   int64  `json:"badId,omitempty"`
-	Problem string `json:"problem,omitempty"`
+	OK          bool              `json:"ok"`
+	Entries     int64             `json:"entries"`
+	HeadID      int64             `json:"headId"`
+	Head        string            `json:"headHash,omitempty"`
+	BadID       int64             `json:"badId,omitempty"`
+	Problem     string            `json:"problem,omitempty"`
+	Checkpoints []json.RawMessage `json:"checkpoints,omitempty"`
+	Missing     *struct {
+		From int64 `json:"from"`
+		To   int64 `json:"to"`
+	} `json:"missing,omitempty"`
+	PossibleCrash bool `json:"possibleCrash,omitempty"`
+	// Gaps are ledger.rollback entries: a start found the ledger shorter
+	// than its checkpoint and recorded it.
+	Gaps []struct {
+		Entry   int64 `json:"entry"`
+		Missing *struct {
+			From int64 `json:"from"`
+			To   int64 `json:"to"`
+		} `json:"missing,omitempty"`
+		Cause string `json:"cause"`
+	} `json:"gaps,omitempty"`
 }
 
-// VerifyActivity has the daemon recompute the ledger's hash chain.
+// VerifyActivity has the daemon recompute the ledger's hash chain and hold
+// it to its own head checkpoint.
 func (c *Client) VerifyActivity(ctx context.Context) (VerifyReport, error) {
+	return c.VerifyActivityCheckpoint(ctx, nil)
+}
+
+// VerifyActivityCheckpoint is VerifyActivity that also holds the ledger to
+// checkpoint, a document ActivityCheckpoint returned earlier (nil: none).
+func (c *Client) VerifyActivityCheckpoint(ctx context.Context, checkpoint json.RawMessage) (VerifyReport, error) {
 	var r VerifyReport
-	err := c.Do(ctx, http.MethodGet, "/api/v1/activity/verify", nil, &r)
+	path := "/api/v1/activity/verify"
+	if len(checkpoint) > 0 {
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, checkpoint); err != nil {
+			return r, switchboard.Errorf(switchboard.CodeInvalidInput, "the checkpoint is not JSON: %v", err)
+		}
+		path += "?" + url.Values{"checkpoint": {compact.String()}}.Encode()
+	}
+	err := c.Do(ctx, http.MethodGet, path, nil, &r)
 	return r, err
+}
+
+// ActivityCheckpoint has the daemon verify the ledger and sign a
+// checkpoint of its head, to keep where the daemon cannot reach it.
+func (c *Client) ActivityCheckpoint(ctx context.Context) (switchboard.LedgerCheckpoint, error) {
+	var cp switchboard.LedgerCheckpoint
+	err := c.Do(ctx, http.MethodGet, "/api/v1/activity/checkpoint", nil, &cp)
+	return cp, err
 }
 
 // Reverse runs the declared inverse of ledger entry id as a fresh call

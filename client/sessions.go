@@ -45,6 +45,25 @@ func (c *Client) OpenSession(ctx context.Context, req SessionRequest) (SessionCr
 	return out, err
 }
 
+// Sessions lists the open tabs the daemon keeps, newest first: each with
+// its state, tools and contexts, trimmed to what the client's token may
+// see (a session token sees only its own session).
+func (c *Client) Sessions(ctx context.Context) ([]switchboard.SessionInfo, error) {
+	var out struct {
+		Items []switchboard.SessionInfo `json:"items"`
+	}
+	err := c.Do(ctx, http.MethodGet, "/api/v1/sessions", nil, &out)
+	return out.Items, err
+}
+
+// Session describes one browser session: a kept tab as Sessions shows it,
+// else gone or closed. NOT_FOUND for an unknown id.
+func (c *Client) Session(ctx context.Context, id string) (switchboard.SessionInfo, error) {
+	var out switchboard.SessionInfo
+	err := c.Do(ctx, http.MethodGet, "/api/v1/sessions/"+pathEscape(id), nil, &out)
+	return out, err
+}
+
 // CloseSession ends a session for good.
 func (c *Client) CloseSession(ctx context.Context, id string) error {
 	return c.Do(ctx, http.MethodDelete, "/api/v1/sessions/"+pathEscape(id), nil, nil)

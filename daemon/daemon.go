@@ -74,6 +74,14 @@ type Options struct {
 	// AgentSessions tunes the agent-session registry (heartbeat interval,
 	// idle window); the daemon fills in its ledger, events and logger.
 	AgentSessions workspace.AgentsOptions
+	// Canvas is the daemon's layer of the canvas policy (the config file's
+	// canvasPolicy, serve --canvas-policy); the zero value is guarded.
+	Canvas panel.CanvasPolicy
+	// Previews serves preview nodes from the sandboxed preview origin
+	// (*preview.Server on its own listener, serve --preview-addr), whose
+	// origin PreviewOrigin names; nil keeps code preview off.
+	Previews      panel.Previews
+	PreviewOrigin string
 }
 
 // Daemon is a running switchboard: its subsystems and its HTTP handler.

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/activity"
 	"github.com/switchboardhq/switchboard/postgres"
 	"github.com/switchboardhq/switchboard/sqlite"
 )
@@ -117,8 +118,8 @@ func WithDurability(d switchboard.Durability) StoreOption {
 }
 
 // SecureDataDir makes an existing data root private: the directory 0700,
-// the admin token and the SQLite database with its -wal and -shm files
-// 0600. It returns the paths whose mode it tightened, for the caller to
+// the admin token, the SQLite database with its -wal and -shm files and
+// the ledger's anchor and key 0600. It returns the paths whose mode it tightened, for the caller to
 // log; a data root that does not exist yet is left alone (it is created
 // private).
 func SecureDataDir(dir string) ([]string, error) {
@@ -143,7 +144,7 @@ func SecureDataDir(dir string) ([]string, error) {
 	if err := tighten(dir, 0o700); err != nil {
 		return nil, err
 	}
-	for _, name := range []string{TokenFile, DBFile, DBFile + "-wal", DBFile + "-shm"} {
+	for _, name := range []string{TokenFile, DBFile, DBFile + "-wal", DBFile + "-shm", activity.AnchorFile, activity.AnchorKeyFile} {
 		if err := tighten(filepath.Join(dir, name), 0o600); err != nil {
 			return tightened, err
 		}

@@ -3,6 +3,7 @@ package daemon
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/switchboardhq/switchboard/approval"
 	"github.com/switchboardhq/switchboard/broker"
 	"github.com/switchboardhq/switchboard/httpapi"
+	"github.com/switchboardhq/switchboard/internal/bus"
 	"github.com/switchboardhq/switchboard/job"
 	"github.com/switchboardhq/switchboard/panel"
 	"github.com/switchboardhq/switchboard/scope"
@@ -30,6 +32,11 @@ type GovernanceOptions struct {
 	// RateLimit bounds agents' calls per agent and per tool; nil means
 	// DefaultRateLimit, a zero RateLimit means unlimited.
 	RateLimit *broker.RateLimit
+	// LedgerAnchor keeps the ledger's head checkpoint outside the store
+	// (in the data root), so that verify notices deleted last entries
+	// across restarts; nil keeps it in memory for this process only. The
+	// caller opens, starts and closes it (serve does).
+	LedgerAnchor *activity.Anchor
 }
 
 // DefaultRateLimit is generous: an agent gets 20 calls a second (bursts of
@@ -50,7 +57,12 @@ type governance struct {
 	jobs      *job.Service
 	tokens    *scope.Tokens
 	unsub     func()
+	// console fans approval events out to the consoles' live inboxes on
+	// this replica (GET /approvals/events); topicConsole is its one topic.
+	console *bus.Local
 }
+
+const topicConsole = "approval.console"
 
 // startGovernance builds the ledger, approvals, jobs and agent tokens over
 // the store, fails jobs a previous run left running (its approvals and
@@ -59,7 +71,7 @@ type governance struct {
 // always on: every switchboard.Store keeps what it needs.
 func (d *Daemon) startGovernance(ctx context.Context, opts Options) (broker.Options, error) {
 	var bo broker.Options
-	ledger, err := activity.New(ctx, opts.Store, &activity.Options{Logger: d.log})
+	ledger, err := activity.New(ctx, opts.Store, &activity.Options{Logger: d.log, Anchor: opts.Governance.LedgerAnchor})
 	if err != nil {
 		return bo, fmt.Errorf("open the ledger: %w", err)
 	}
@@ -72,6 +84,11 @@ func (d *Daemon) startGovernance(ctx context.Context, opts Options) (broker.Opti
 		Floor: g.ApprovalFloor, MaxPendingPerAgent: g.MaxPendingPerAgent, Notify: d.notifyTabs(opts),
 		// panel.run_action forwards to the action's tool, whose call asks.
 		Delegates: map[string]bool{panel.ToolRunAction: true},
+		// The canvas policy adds the user to agents' composes and deletes
+		// on a guarded surface (panel/canvas.go); it can only add.
+		Situational: func(caller switchboard.Principal, t switchboard.Tool, input json.RawMessage) bool {
+			return d.Panels != nil && d.Panels.NeedsApproval(caller, t, input)
+		},
 	})
 	if err != nil {
 		return bo, err
@@ -98,9 +115,11 @@ func (d *Daemon) startGovernance(ctx context.Context, opts Options) (broker.Opti
 // whose subscriber on each replica updates its agent sessions and tells
 // the tabs it holds that may decide it (daemon/agents.go approvalEvent).
 func (d *Daemon) notifyTabs(opts Options) approval.Notifier {
+	d.gov.console = bus.NewLocal()
 	broadcast := func(ctx context.Context, kind string, data []byte) {
 		d.touchWorkspace() // every replica's digest shows the approval
 		d.approvalEvent(ctx, kind, data)
+		_ = d.gov.console.Publish(context.WithoutCancel(ctx), topicConsole, append([]byte(kind+"\n"), data...))
 	}
 	if opts.Bus == nil {
 		return broadcast
@@ -131,6 +150,13 @@ func (d *Daemon) apiGovernance(opts Options) *httpapi.Governance {
 		SessionUser: func(ctx context.Context, id string) (string, error) {
 			s, err := opts.Store.SessionGet(ctx, id)
 			return s.Principal, err
+		},
+		ApprovalEvents: func(h func(kind string, data []byte)) (func(), error) {
+			return d.gov.console.Subscribe(topicConsole, func(p []byte) {
+				if kind, data, ok := bytes.Cut(p, []byte("\n")); ok {
+					h(string(kind), data)
+				}
+			})
 		},
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/docexport"
 	"github.com/switchboardhq/switchboard/panel"
 	"github.com/switchboardhq/switchboard/panel/sqladapter"
 	"github.com/switchboardhq/switchboard/panelspec"
@@ -26,7 +27,11 @@ type panelWiring struct {
 // RegisterPanel, RegisterAdapter, or --demo), so a daemon without panels
 // shows none to its agents.
 func (d *Daemon) startPanels(ctx context.Context, opts Options) error {
-	d.Panels = panel.New(panel.Options{Caller: d.Broker, Tabs: d.Sessions, Tools: d.Registry, Logger: d.log})
+	if err := opts.Canvas.Validate(); err != nil {
+		return err
+	}
+	d.Panels = panel.New(panel.Options{Caller: d.Broker, Tabs: d.Sessions, Tools: d.Registry, Logger: d.log,
+		Canvas: opts.Canvas, Previews: opts.Previews, PreviewOrigin: opts.PreviewOrigin})
 	if opts.Demo {
 		return d.registerDemoPanels(ctx)
 	}
@@ -35,15 +40,16 @@ func (d *Daemon) startPanels(ctx context.Context, opts Options) error {
 
 // EnablePanels registers the panel tools (panel.list, panel.describe,
 // panel.open, panel.fill, panel.compose, panel.patch, panel.run_action,
-// panel.close) as core Go-function tools, so agents can compose panels
-// even when the host registers none. Calling it again does nothing.
+// panel.close) and document.export as core Go-function tools, so agents
+// can compose panels even when the host registers none. Calling it again
+// does nothing.
 func (d *Daemon) EnablePanels(ctx context.Context) error {
 	d.panelWiring.mu.Lock()
 	defer d.panelWiring.mu.Unlock()
 	if d.panelWiring.on {
 		return nil
 	}
-	if err := d.registerCore(ctx, d.Panels.Tools()); err != nil {
+	if err := d.registerCore(ctx, append(d.Panels.Tools(), docexport.Tool(d.Panels))); err != nil {
 		return err
 	}
 	d.panelWiring.on = true

@@ -45,6 +45,12 @@ type env struct {
 
 func newEnv(t *testing.T, origins ...string) *env {
 	t.Helper()
+	return newEnvWith(t, session.Options{Heartbeat: heartbeat}, origins...)
+}
+
+// newEnvWith is newEnv with the daemon's session options.
+func newEnvWith(t *testing.T, so session.Options, origins ...string) *env {
+	t.Helper()
 	if _, err := os.Stat(chromium); err != nil {
 		t.Skipf("skipping browser end-to-end tests: %s not found (apt-get install chromium; CI installs it)", chromium)
 	}
@@ -55,7 +61,7 @@ func newEnv(t *testing.T, origins ...string) *env {
 	}
 	d, err := daemon.New(ctx, daemon.Options{
 		Store: st, AdminToken: adminToken, Demo: true, DemoKey: demoKey, AllowOrigins: origins,
-		Session: session.Options{Heartbeat: heartbeat},
+		Session: so,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -29,10 +29,10 @@ func TestConsoleInChromium(t *testing.T) {
 	tab, cancel := e.tab(t, e.srv.URL+"/")
 	defer cancel()
 
-	do(t, tab, chromedp.WaitVisible("#token"), chromedp.SendKeys("#token", "wrong"), chromedp.Click("#login-form button"))
+	do(t, tab, chromedp.WaitVisible("#signin-token"), chromedp.SendKeys("#signin-token", "wrong"), chromedp.Click("#login-form button"))
 	poll(t, tab, `document.getElementById('login-error').textContent.includes('UNAUTHORIZED')`)
 
-	do(t, tab, chromedp.SendKeys("#token", adminToken), chromedp.Click("#login-form button"), chromedp.WaitVisible("#tools tr"))
+	do(t, tab, chromedp.SendKeys("#signin-token", adminToken), chromedp.Click("#login-form button"), chromedp.WaitVisible("#tools tr"))
 	if names := eval[string](t, tab, `[...document.querySelectorAll('#tools tr td:first-child')].map(td => td.textContent).join(' ')`); !strings.Contains(names, "billing.invoice.send") || !strings.Contains(names, "media.upload_image") {
 		t.Fatalf("catalog lists %q", names)
 	}
@@ -41,7 +41,7 @@ func TestConsoleInChromium(t *testing.T) {
 	if first := eval[string](t, tab, `document.querySelector('#tools tr td').textContent`); first != "billing.invoice.send" {
 		t.Fatalf("best hit %q", first)
 	}
-	do(t, tab, chromedp.Click("#tools tr"), chromedp.WaitVisible("#describe pre"))
+	do(t, tab, chromedp.Click("#tools tr button.link"), chromedp.WaitVisible("#describe form.tryit"))
 	if s := eval[string](t, tab, `document.querySelector('#describe pre').textContent`); !strings.Contains(s, "invoiceId") {
 		t.Errorf("describe shows %q", s)
 	}

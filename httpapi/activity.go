@@ -3,12 +3,15 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/activity"
 	"github.com/switchboardhq/switchboard/internal/sse"
+	"github.com/switchboardhq/switchboard/internal/strictjson"
 	"github.com/switchboardhq/switchboard/workspace"
 )
 
@@ -17,6 +20,7 @@ import (
 func (s *Server) activityRoutes() {
 	s.mux.HandleFunc("GET /api/v1/activity", s.admin(s.listActivity))
 	s.mux.HandleFunc("GET /api/v1/activity/verify", s.admin(s.verifyActivity))
+	s.mux.HandleFunc("GET /api/v1/activity/checkpoint", s.admin(s.checkpointActivity))
 	s.mux.HandleFunc("GET /api/v1/activity/{id}", s.admin(s.getActivity))
 	if s.opts.Broker != nil {
 		s.mux.HandleFunc("POST /api/v1/activity/{id}/reverse", s.caller(s.reverseActivity))
@@ -153,15 +157,47 @@ func (s *Server) getActivity(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, e)
 }
 
-// verifyActivity recomputes the hash chain; a break is named in the report
-// (the answer is 200 either way: the check itself worked).
+// verifyActivity recomputes the hash chain and holds it to the daemon's
+// checkpoint and, given ?checkpoint=<JSON>, an operator's exported one; a
+// break is named in the report (the answer is 200 either way: the check
+// itself worked).
 func (s *Server) verifyActivity(w http.ResponseWriter, r *http.Request) {
-	rep, err := s.opts.Governance.Ledger.Verify(r.Context())
+	var (
+		rep activity.Report
+		err error
+	)
+	if raw := r.URL.Query().Get("checkpoint"); raw != "" {
+		var cp switchboard.LedgerCheckpoint
+		if err := strictjson.Decode([]byte(raw), &cp, ""); err != nil {
+			msg := err.Error()
+			if se := (*switchboard.Error)(nil); errors.As(err, &se) {
+				msg = se.Message
+			}
+			s.writeError(w, r, switchboard.Errorf(switchboard.CodeInvalidInput,
+				"?checkpoint= must be the JSON that GET /api/v1/activity/checkpoint answered: %s", msg))
+			return
+		}
+		rep, err = s.opts.Governance.Ledger.VerifyCheckpoint(r.Context(), cp)
+	} else {
+		rep, err = s.opts.Governance.Ledger.Verify(r.Context())
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, rep)
+}
+
+// checkpointActivity verifies the ledger and answers a signed checkpoint of
+// its head for the operator to keep elsewhere (CONFLICT when the ledger
+// does not verify).
+func (s *Server) checkpointActivity(w http.ResponseWriter, r *http.Request) {
+	cp, err := s.opts.Governance.Ledger.Checkpoint(r.Context())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, cp)
 }
 
 // reverseActivity runs an entry's declared inverse as a fresh call under

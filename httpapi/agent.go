@@ -17,6 +17,7 @@ import (
 	"github.com/switchboardhq/switchboard/authn"
 	"github.com/switchboardhq/switchboard/internal/sse"
 	"github.com/switchboardhq/switchboard/internal/strictjson"
+	"github.com/switchboardhq/switchboard/registry"
 )
 
 // Assistant routes. The admin token may use any chat and name any browser
@@ -34,6 +35,7 @@ func (s *Server) agentRoutes() {
 		return
 	}
 	s.mux.HandleFunc("POST /api/v1/runs", s.agentAuth(s.startRun))
+	s.mux.HandleFunc("GET /api/v1/runs", s.admin(s.listRuns))
 	s.mux.HandleFunc("GET /api/v1/runs/{id}", s.agentAuth(s.getRun))
 	s.mux.HandleFunc("POST /api/v1/runs/{id}/cancel", s.agentAuth(s.cancelRun))
 	s.mux.HandleFunc("GET /api/v1/runs/{id}/events", s.agentAuth(s.runEvents))
@@ -43,8 +45,11 @@ func (s *Server) agentRoutes() {
 	}))
 	s.mux.HandleFunc("POST /api/v1/agent/chat", s.agentAuth(s.aiSDKChat))
 	s.mux.HandleFunc("GET /api/v1/agent/capabilities", s.agentAuth(s.capabilities))
+	s.mux.HandleFunc("GET /api/v1/agent/tools", s.agentAuth(s.assistantTools))
 	s.mux.HandleFunc("POST /api/v1/agent/chat/{sessionId}/followup", s.agentAuth(s.followUp))
 	s.mux.HandleFunc("GET /api/v1/agent/chat/{sessionId}/messages", s.agentAuth(s.getMessages))
+	s.mux.HandleFunc("GET /api/v1/agent/chat/{sessionId}/stream", s.agentAuth(s.chatStream))
+	s.mux.HandleFunc("DELETE /api/v1/agent/chat/{sessionId}/stream", s.agentAuth(s.stopChatStream))
 	s.mux.HandleFunc("PUT /api/v1/agent/chat/{sessionId}/messages", s.agentAuth(s.putMessages))
 }
 
@@ -159,6 +164,12 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, c agentCaller
 		s.writeError(w, r, err)
 		return
 	}
+	s.stopRun(w, r, run)
+}
+
+// stopRun stops run (an explicit stop: calls it left waiting for approval
+// are cancelled too) and answers with its record.
+func (s *Server) stopRun(w http.ResponseWriter, r *http.Request, run *agent.Run) {
 	run.Stop()
 	select { // usually ends at once; answer with the final record when it does
 	case <-run.Done():
@@ -185,14 +196,13 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request, c agentCaller
 		}
 		from = n + 1
 	}
-	s.pump(r, sse.Start(w, streamWriteTimeout), run, from, func(buf []byte, rec agent.Record) []byte {
-		return agui.AppendFrame(buf, strconv.Itoa(rec.Seq), rec.JSON)
-	}, nil)
+	s.pump(r, sse.Start(w, streamWriteTimeout), run, from, aguiFrame, nil)
 }
 
 // aguiRun is the AG-UI endpoint: RunAgentInput in, the run's events out.
 // The run is cancelled when the client goes away (AG-UI's abortRun) unless
-// forwardedProps.detach is true.
+// forwardedProps.detach is true; a detached run is followed again with GET
+// /runs/{id}/events and Last-Event-ID (frames carry their position as id).
 func (s *Server) aguiRun(w http.ResponseWriter, r *http.Request, c agentCaller) {
 	body, err := s.readBody(w, r)
 	if err != nil {
@@ -229,9 +239,7 @@ func (s *Server) aguiRun(w http.ResponseWriter, r *http.Request, c agentCaller) 
 		s.writeError(w, r, err)
 		return
 	}
-	s.pump(r, sse.Start(w, streamWriteTimeout), run, 0, func(buf []byte, rec agent.Record) []byte {
-		return agui.AppendFrame(buf, "", rec.JSON)
-	}, nil)
+	s.pump(r, sse.Start(w, streamWriteTimeout), run, 0, aguiFrame, nil)
 	if !props.Detach {
 		run.Cancel() // no-op once the run has ended
 	}
@@ -286,24 +294,42 @@ func (s *Server) aiSDKChat(w http.ResponseWriter, r *http.Request, c agentCaller
 		s.writeError(w, r, err)
 		return
 	}
-	aisdk.SetUIStreamHeaders(w.Header())
-	sw := sse.Start(w, streamWriteTimeout)
-	messageID := req.MessageID
-	if messageID == "" {
-		messageID = "msg_" + run.ID()
-	}
-	ui := aisdk.NewUIStream(messageID)
-	s.pump(r, sw, run, 0, func(buf []byte, rec agent.Record) []byte {
-		for _, ch := range ui.Translate(rec.Event) {
-			buf, _ = aisdk.AppendChunk(buf, ch)
-		}
-		return buf
-	}, aisdk.AppendDone)
-	run.Cancel() // useChat's stop() aborts the request; no-op once ended
+	// A client that goes away (a reload, or useChat's stop(), which is only
+	// an abort) does not end the run: it reattaches with GET
+	// .../{id}/stream; DELETE .../{id}/stream stops it.
+	s.serveUIStream(w, r, run, req.MessageID)
 }
 
 func (s *Server) capabilities(w http.ResponseWriter, r *http.Request, c agentCaller) {
 	writeJSON(w, http.StatusOK, s.opts.Agent.Capabilities(r.Context(), r.URL.Query().Get("session")))
+}
+
+// assistantTools is the catalog as the assistant sees it in the caller's
+// tab (a tab cannot list GET /tools): what a chat's empty state offers when
+// the user asks "what can you do?". Descriptions only; calls still go
+// through the run and the broker.
+func (s *Server) assistantTools(w http.ResponseWriter, r *http.Request, c agentCaller) {
+	tab, err := c.browserSession(r.URL.Query().Get("session"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var live *registry.Live
+	if tab != "" {
+		tools, err := s.liveTools(r, tab)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		live = registry.NewLive(tools)
+	}
+	ctx := switchboard.WithPrincipal(r.Context(), switchboard.Assistant())
+	tools, err := s.reg.ListWith(ctx, "", live)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, switchboard.Manifest{ProtocolVersion: switchboard.ProtocolVersion, Tools: redactAll(tools)})
 }
 
 func (s *Server) followUp(w http.ResponseWriter, r *http.Request, c agentCaller) {

@@ -40,6 +40,8 @@ type assistantEnv struct {
 	tasks chan map[string]any
 	// approvals is the approval service of a hitl env.
 	approvals *approval.Service
+	// opts built srv's handler, for a test that needs a variant.
+	opts httpapi.Options
 }
 
 func newAssistant(t *testing.T, configured bool) *assistantEnv {
@@ -104,7 +106,8 @@ func newAssistantWith(t *testing.T, configured, hitl bool) *assistantEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := httpapi.New(httpapi.Options{Registry: reg, AdminToken: token, Broker: b, Sessions: sm, Agent: e.rt})
+	e.opts = httpapi.Options{Registry: reg, AdminToken: token, Broker: b, Sessions: sm, Agent: e.rt}
+	h, err := httpapi.New(e.opts)
 	if err != nil {
 		t.Fatal(err)
 	}

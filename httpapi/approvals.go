@@ -1,13 +1,17 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"strconv"
+	"sync"
+	"time"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/approval"
 	"github.com/switchboardhq/switchboard/authn"
+	"github.com/switchboardhq/switchboard/internal/sse"
 	"github.com/switchboardhq/switchboard/workspace"
 )
 
@@ -15,6 +19,63 @@ func (s *Server) approvalRoutes() {
 	s.mux.HandleFunc("GET /api/v1/approvals", s.decider(s.listApprovals))
 	s.mux.HandleFunc("GET /api/v1/approvals/{id}", s.decider(s.getApproval))
 	s.mux.HandleFunc("POST /api/v1/approvals/{id}", s.decider(s.decideApproval))
+	if s.opts.Governance.ApprovalEvents != nil {
+		s.mux.HandleFunc("GET /api/v1/approvals/events", s.admin(s.approvalEvents))
+	}
+}
+
+// approvalEventBuffer bounds the events queued for one slow console; past
+// it the stream ends and the console reconnects and re-reads the list.
+const approvalEventBuffer = 64
+
+// approvalEvents streams every approval event as SSE (event: the kind,
+// data: its JSON), for the user's console: it re-reads GET /approvals on
+// each one, so an event lost across a reconnect costs nothing. The stream
+// opens with a "ready" event, sent once the subscription is in place, so a
+// client that lists after it misses nothing.
+func (s *Server) approvalEvents(w http.ResponseWriter, r *http.Request) {
+	type event struct {
+		kind string
+		data []byte
+	}
+	ch := make(chan event, approvalEventBuffer)
+	overflow := make(chan struct{})
+	var once sync.Once
+	cancel, err := s.opts.Governance.ApprovalEvents(func(kind string, data []byte) {
+		select {
+		case ch <- event{kind, bytes.Clone(data)}:
+		default:
+			once.Do(func() { close(overflow) })
+		}
+	})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	defer cancel()
+	w.Header().Set("Cache-Control", "no-store")
+	sw := sse.Start(w, streamWriteTimeout)
+	sw.Event(sse.Event{Event: "ready", Data: []byte(`{}`)})
+	if sw.Flush() != nil {
+		return
+	}
+	beat := time.NewTicker(activityHeartbeat)
+	defer beat.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-overflow:
+			return
+		case ev := <-ch:
+			sw.Event(sse.Event{Event: ev.kind, Data: ev.data})
+		case <-beat.C:
+			sw.Comment(sse.Heartbeat)
+		}
+		if sw.Flush() != nil {
+			return
+		}
+	}
 }
 
 // decider accepts the admin token, an agent token (to list its own

@@ -29,6 +29,7 @@ func (s *Server) callRoutes() {
 	}
 	s.mux.HandleFunc("POST /api/v1/tools/{name}/call", s.caller(s.callTool))
 	s.mux.HandleFunc("GET /api/v1/invocations/{id}", s.caller(s.getInvocation))
+	s.mux.HandleFunc("GET /api/v1/invocations", s.caller(s.listInvocations))
 }
 
 // callTool translates a request into one broker call. A call refused before

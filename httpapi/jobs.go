@@ -1,7 +1,9 @@
 package httpapi
 
 import (
+	"mime"
 	"net/http"
+	"strconv"
 
 	"github.com/switchboardhq/switchboard"
 )
@@ -15,6 +17,32 @@ func (s *Server) getJob(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, j)
+}
+
+// jobFile serves the file a finished job produced (document.export's PDF
+// or DOCX) as a download: its own Content-Type, an attachment
+// Content-Disposition with its name, never sniffed or cached.
+func (s *Server) jobFile(w http.ResponseWriter, r *http.Request) {
+	j, err := s.ownJob(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	f, err := switchboard.JobFile(j)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", f.ContentType)
+	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": f.Name}))
+	h.Set("Content-Length", strconv.Itoa(len(f.Content)))
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(f.Content)
+	}
 }
 
 // cancelJob cancels a running job (the user, or the agent that started it).

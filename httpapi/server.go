@@ -63,6 +63,9 @@ type Options struct {
 	// Agent serves the assistant's routes (runs, /agui, /agent/*); nil
 	// leaves them out.
 	Agent *agent.Runtime
+	// ChatReattachGrace is how long an AI SDK chat's run goes on with no
+	// client reading its stream; zero means DefaultChatReattachGrace.
+	ChatReattachGrace time.Duration
 	// Panels serves the tab's panel routes (instances, edits, actions); nil
 	// leaves them out.
 	Panels *panel.Service
@@ -94,6 +97,8 @@ type Server struct {
 	// (Sec-Fetch-Site) marks cross-site, which catches the ones that carry
 	// no Origin header; the allowed origins are its trusted origins.
 	csrf *http.CrossOriginProtection
+	// streams tracks the readers of AI SDK chat streams (chatstream.go).
+	streams chatStreams
 }
 
 // New builds a Server and its routes.
@@ -128,6 +133,9 @@ func New(opts Options) (*Server, error) {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if opts.ChatReattachGrace <= 0 {
+		opts.ChatReattachGrace = DefaultChatReattachGrace
+	}
 	s := &Server{opts: opts, log: opts.Logger, mux: http.NewServeMux(), reg: opts.Registry, auth: opts.Auth, csrf: csrf}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -147,8 +155,10 @@ func (s *Server) routes() {
 	s.toolRoutes()
 	s.callRoutes()
 	s.sessionRoutes()
+	s.tabRoutes()
 	s.agentRoutes()
 	s.panelRoutes()
+	s.canvasRoutes()
 	s.governanceRoutes()
 	s.agentSessionRoutes()
 	s.workspaceRoutes()

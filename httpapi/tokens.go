@@ -26,6 +26,10 @@ type Governance struct {
 	// SessionUser names the signed-in user a browser session was opened
 	// for, so a tab's approval decision is recorded as that user's.
 	SessionUser func(ctx context.Context, sessionID string) (string, error)
+	// ApprovalEvents subscribes h to every approval event (approval.request,
+	// approval.resolved) this replica sees, for the console's live inbox
+	// (GET /approvals/events); nil leaves that route out. h must not block.
+	ApprovalEvents func(h func(kind string, data []byte)) (cancel func(), err error)
 }
 
 // governanceRoutes mounts tokens, approvals, activity and jobs.
@@ -46,8 +50,10 @@ func (s *Server) governanceRoutes() {
 		s.activityRoutes()
 	}
 	if g.Jobs != nil {
+		s.mux.HandleFunc("GET /api/v1/jobs", s.caller(s.listJobs))
 		s.mux.HandleFunc("GET /api/v1/jobs/{id}", s.caller(s.getJob))
 		s.mux.HandleFunc("POST /api/v1/jobs/{id}/cancel", s.caller(s.cancelJob))
+		s.mux.HandleFunc("GET /api/v1/jobs/{id}/file", s.caller(s.jobFile))
 	}
 }
 

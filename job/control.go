@@ -23,6 +23,23 @@ func (s *Service) Get(ctx context.Context, id string) (switchboard.Job, error) {
 	return s.store.JobGet(ctx, id)
 }
 
+// List returns the stored jobs matching f, newest first, each running here
+// shown as its live view (as Get), so progress is current.
+func (s *Service) List(ctx context.Context, f switchboard.JobFilter) ([]switchboard.Job, error) {
+	js, err := s.store.JobList(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, j := range js {
+		if r := s.live[j.ID]; r != nil {
+			js[i] = r.job
+		}
+	}
+	return js, nil
+}
+
 // Cancel ends a running job: it is recorded cancelled at once (the first
 // terminal write wins) and its work's context is cancelled. ctx's
 // principal is recorded as who cancelled it. CONFLICT when it has already

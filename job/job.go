@@ -39,6 +39,7 @@ type Store interface {
 	JobGet(ctx context.Context, id string) (switchboard.Job, error)
 	JobUpdate(ctx context.Context, j switchboard.Job, from ...switchboard.JobStatus) (switchboard.Job, error)
 	JobFailRunning(ctx context.Context, at time.Time, cause *switchboard.Error) (int, error)
+	JobList(ctx context.Context, f switchboard.JobFilter) ([]switchboard.Job, error)
 }
 
 // Appender writes ledger entries (*activity.Ledger).

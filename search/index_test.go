@@ -90,14 +90,22 @@ func TestRanking(t *testing.T) {
 func TestSearchHits(t *testing.T) {
 	t.Parallel()
 	x := New(nil)
-	x.Replace(catalog())
+	cat := catalog()
+	for i := range cat {
+		if cat[i].Name == "comments.add" {
+			cat[i].Class, cat[i].Approval = switchboard.ClassMutate, switchboard.ApprovalHITL
+		}
+	}
+	x.Replace(cat)
 	res, err := x.Search(switchboard.SearchQuery{Query: "comment slide"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := res.Items[0]
+	// The hit carries the declared approval: a listing shows which calls
+	// wait for the user.
 	want := switchboard.SearchHit{Name: "comments.add", Summary: "Adds a comment to a slide.",
-		Surface: switchboard.SurfaceAPI, Class: switchboard.ClassRead, Score: h.Score}
+		Surface: switchboard.SurfaceAPI, Class: switchboard.ClassMutate, Approval: switchboard.ApprovalHITL, Score: h.Score}
 	if diff := cmp.Diff(want, h); diff != "" || h.Score <= 0 {
 		t.Errorf("hit (-want +got):\n%s (score %v)", diff, h.Score)
 	}

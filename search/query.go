@@ -74,7 +74,7 @@ func (x *Index) Search(q switchboard.SearchQuery, allow func(switchboard.Tool) b
 		d := &c.docs[hits[i].doc]
 		res.Items = append(res.Items, switchboard.SearchHit{
 			Name: d.tool.Name, Summary: d.summary, Surface: d.tool.Surface,
-			Class: d.tool.Class, Score: round(hits[i].score),
+			Class: d.tool.Class, Approval: d.tool.Approval, Score: round(hits[i].score),
 		})
 	}
 	if len(hits) > offset+limit {

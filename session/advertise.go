@@ -61,6 +61,9 @@ func (m *Manager) Advertise(ctx context.Context, id string, tools []switchboard.
 	if st.ended {
 		return nil, switchboard.Errorf(switchboard.CodeSessionGone, "session %s ended; connect again", id)
 	}
+	st.mu.Lock()
+	st.seen = m.opts.Now()
+	st.mu.Unlock()
 	m.unindexLocked(st)
 	m.releaseLocked(st)
 	st.tools = make(map[string]*liveTool, len(fresh))
@@ -87,12 +90,13 @@ func (m *Manager) unindexLocked(st *state) {
 }
 
 // Tools returns the live browser tools session id advertises: none while
-// its tab is not connected. NOT_FOUND for an unknown session, SESSION_GONE
+// its tab is neither connected nor reconnecting (the tools a call naming
+// the session can reach). NOT_FOUND for an unknown session, SESSION_GONE
 // for a closed one.
 func (m *Manager) Tools(ctx context.Context, id string) ([]switchboard.Tool, error) {
 	m.mu.Lock()
 	st := m.sessions[id]
-	if st != nil && st.live() {
+	if st != nil && st.reachable() {
 		out := st.listLocked()
 		m.mu.Unlock()
 		return out, nil
@@ -137,9 +141,11 @@ func (m *Manager) bindLocked(run string, st *state) {
 	}
 }
 
-// Resolve picks the live tab for a call of tool: sessionID when given, else
-// the session bound to runID, else the only live session advertising tool.
-// It implements broker.Browser.
+// Resolve picks the tab for a call of tool: sessionID when given, else the
+// session bound to runID (either may be reconnecting: Await waits for it
+// within the reconnect window), else the only connected tab advertising
+// tool; only when no tab advertising it is connected does a single
+// reconnecting one take the call. It implements broker.Browser.
 func (m *Manager) Resolve(ctx context.Context, tool, sessionID, runID string, visible func(switchboard.Tool) bool) (broker.Target, error) {
 	if visible == nil {
 		visible = func(switchboard.Tool) bool { return true }
@@ -151,8 +157,12 @@ func (m *Manager) Resolve(ctx context.Context, tool, sessionID, runID string, vi
 	}
 	if sessionID != "" {
 		st := m.sessions[sessionID]
-		if st == nil || !st.live() {
+		if st == nil || !st.reachable() {
+			down := st != nil && st.kept()
 			m.mu.Unlock()
+			if down {
+				return broker.Target{}, m.errOffline(sessionID)
+			}
 			return broker.Target{}, m.notLive(ctx, sessionID)
 		}
 		lt := st.tools[tool]
@@ -179,15 +189,33 @@ func (m *Manager) Resolve(ctx context.Context, tool, sessionID, runID string, vi
 		m.mu.Unlock()
 		return tg, nil
 	}
-	var found []*state
+	// Only connected tabs are offered and counted: a tab whose stream
+	// dropped (killed without pagehide, or reloading) must neither take a
+	// call meant for the tab the user sees nor make the choice ambiguous.
+	var found, reconnecting []*state
 	for _, st := range m.byTool[tool] {
-		if st.live() && visible(st.tools[tool].tool) {
-			found = append(found, st)
+		if !visible(st.tools[tool].tool) {
+			continue
 		}
+		switch {
+		case st.connected():
+			found = append(found, st)
+		case st.reachable():
+			reconnecting = append(reconnecting, st)
+		}
+	}
+	if len(found) == 0 && len(reconnecting) == 1 {
+		found = reconnecting // a reload in progress: wait for it
 	}
 	switch len(found) {
 	case 0:
 		m.mu.Unlock()
+		if len(reconnecting) > 0 {
+			ids := idsOf(reconnecting)
+			return broker.Target{}, switchboard.Errorf(switchboard.CodeToolUnavailable,
+				"no connected tab advertises the browser tool %s; %d tabs that do are reconnecting (%s): name one with sessionId to wait for it", tool, len(ids), strings.Join(ids, ", ")).
+				WithDetails(map[string]any{"reconnecting": ids})
+		}
 		return broker.Target{}, switchboard.Errorf(switchboard.CodeToolUnavailable,
 			"no connected tab advertises the browser tool %s; open the page that mounts it, or check the name", tool)
 	case 1:
@@ -200,11 +228,7 @@ func (m *Manager) Resolve(ctx context.Context, tool, sessionID, runID string, vi
 		return tg, nil
 	}
 	m.mu.Unlock()
-	ids := make([]string, len(found))
-	for i, st := range found {
-		ids[i] = st.id
-	}
-	slices.Sort(ids)
+	ids := idsOf(found)
 	return broker.Target{}, switchboard.Errorf(switchboard.CodeInvalidInput,
 		"the browser tool %s is live in %d tabs; say which one with sessionId", tool, len(ids)).
 		WithDetails(map[string]any{"candidates": ids})
@@ -223,6 +247,22 @@ func (m *Manager) notLive(ctx context.Context, id string) error {
 	}
 	return switchboard.Errorf(switchboard.CodeSessionGone,
 		"session %s has no connected tab (it closed or lost its connection)", id)
+}
+
+// errOffline is the answer for a kept tab whose stream has been down past
+// the reconnect window.
+func (m *Manager) errOffline(id string) error {
+	return switchboard.Errorf(switchboard.CodeSessionGone,
+		"the tab of session %s lost its connection and did not reconnect within %s; it resumes if the page reconnects", id, m.opts.Reconnect)
+}
+
+func idsOf(states []*state) []string {
+	ids := make([]string, len(states))
+	for i, st := range states {
+		ids[i] = st.id
+	}
+	slices.Sort(ids)
+	return ids
 }
 
 func target(st *state, lt *liveTool) broker.Target {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/switchboardhq/switchboard"
@@ -23,7 +25,9 @@ type waiter struct {
 // blocks until its record is terminal: the tab's result (posted on the
 // return path), TIMEOUT (t.Tool.TimeoutMs, else the default), SESSION_GONE
 // as soon as the tab is gone, CANCELLED when ctx ends (the tab is told to
-// abort), or UNAVAILABLE when the daemon shuts down. It returns the terminal
+// abort), or UNAVAILABLE when the daemon shuts down. A tab whose stream is
+// down gets the request when it reconnects; unless it does within the
+// reconnect window the call fails with SESSION_GONE. It returns the terminal
 // record as stored (the first terminal write wins); an error only when no
 // terminal state could be recorded. It implements broker.Browser.
 func (m *Manager) Await(ctx context.Context, inv switchboard.Invocation, t broker.Target) (switchboard.Invocation, error) {
@@ -49,10 +53,10 @@ func (m *Manager) Await(ctx context.Context, inv switchboard.Invocation, t broke
 		return m.finish(ctx, inv, switchboard.AsError(err), false)
 	}
 	defer unsubDone()
-	gone := make(chan struct{}, 1)
-	unsubState, err := m.bus.Subscribe(topicState(t.SessionID), func([]byte) {
+	gone := make(chan string, 1)
+	unsubState, err := m.bus.Subscribe(topicState(t.SessionID), func(p []byte) {
 		select {
-		case gone <- struct{}{}:
+		case gone <- string(p):
 		default:
 		}
 	})
@@ -67,7 +71,8 @@ func (m *Manager) Await(ctx context.Context, inv switchboard.Invocation, t broke
 		return m.finish(ctx, inv, errShutdown(), false)
 	}
 	st := m.sessions[t.SessionID]
-	live := st != nil && st.live()
+	live := st != nil && st.reachable()
+	down := st != nil && st.kept()
 	m.waiters[inv.ID] = &waiter{inv: inv, outp: t.Output}
 	m.mu.Unlock()
 	defer func() {
@@ -76,8 +81,12 @@ func (m *Manager) Await(ctx context.Context, inv switchboard.Invocation, t broke
 		m.mu.Unlock()
 	}()
 	if !live {
-		return m.finish(ctx, inv, switchboard.Errorf(switchboard.CodeSessionGone,
-			"session %s has no connected tab (it closed or lost its connection)", t.SessionID), false)
+		e := switchboard.AsError(m.errOffline(t.SessionID))
+		if !down {
+			e = switchboard.Errorf(switchboard.CodeSessionGone,
+				"session %s has no connected tab (it closed or lost its connection)", t.SessionID)
+		}
+		return m.finish(ctx, inv, e, false)
 	}
 
 	data, err := requestJSON(inv, int(timeout.Milliseconds()))
@@ -99,9 +108,14 @@ func (m *Manager) Await(ctx context.Context, inv switchboard.Invocation, t broke
 	select {
 	case p := <-done:
 		return m.terminal(ctx, inv.ID, p)
-	case <-gone:
-		return m.finish(ctx, inv, switchboard.Errorf(switchboard.CodeSessionGone,
-			"the tab of session %s went away before answering", t.SessionID), false)
+	case msg := <-gone:
+		why := fmt.Sprintf("the tab of session %s went away before answering", t.SessionID)
+		if kind, reason, _ := strings.Cut(msg, " "); kind == stateOffline && reason != "" {
+			why = reason
+		}
+		// The cancel withdraws the request, so a tab that comes back within
+		// the keep window does not run a call whose caller was told it failed.
+		return m.finish(ctx, inv, switchboard.Errorf(switchboard.CodeSessionGone, "%s", why), true)
 	case <-timer.C:
 		return m.finish(ctx, inv, switchboard.Errorf(switchboard.CodeTimeout,
 			"the tab did not answer %s within %s", inv.Tool, timeout), true)

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/switchboardhq/switchboard"
 )
@@ -38,12 +39,13 @@ func (m *Manager) Attach(ctx context.Context, id, lastEventID string) (*Conn, er
 		c.cancel(nil)
 		return nil, switchboard.Errorf(switchboard.CodeSessionGone, "session %s ended while connecting; connect again", id)
 	}
-	st.isLive = true
+	st.isLive, st.up, st.waiting = true, true, true
 	m.watch.notify()
 	st.mu.Lock()
 	old := st.conn
 	st.conn = c
 	st.gen++
+	st.seen, st.expires = m.opts.Now(), time.Time{}
 	if st.timer != nil {
 		st.timer.Stop()
 		st.timer = nil
@@ -68,6 +70,7 @@ func (c *Conn) Hello() Event {
 		"sessionId":       c.st.id,
 		"heartbeatMs":     c.st.m.opts.Heartbeat.Milliseconds(),
 		"graceMs":         c.st.m.opts.Grace.Milliseconds(),
+		"reconnectMs":     c.st.m.opts.Reconnect.Milliseconds(),
 	})
 	return Event{Kind: KindReady, Data: b}
 }
@@ -112,20 +115,27 @@ func (c *Conn) Err() error {
 func (c *Conn) end(reason error) { c.cancel(reason) }
 
 // Close detaches the stream. If it was the session's current stream the
-// grace window starts: unless another stream attaches in time, the tab is
-// gone.
+// tab stops being offered for calls and its windows start: calls named to
+// it wait at most the reconnect window for another stream, and unless one
+// attaches within the keep window the tab is gone.
 func (c *Conn) Close() {
 	st, m := c.st, c.st.m
 	m.mu.Lock()
 	st.mu.Lock()
-	if st.conn == c {
+	dropped := st.conn == c
+	if dropped {
 		st.conn = nil
+		st.up = false
+		st.seen = m.opts.Now()
 		if !st.ended && !m.closed {
-			st.armExpiry()
+			st.armExpiry(true)
 		}
 	}
 	c.queue = nil
 	st.mu.Unlock()
 	m.mu.Unlock()
 	c.cancel(nil)
+	if dropped {
+		m.watch.notify() // its tools are no longer offered
+	}
 }

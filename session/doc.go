@@ -20,11 +20,14 @@
 // The first terminal write wins and every other party reads the winner from
 // the store, which stays the source of truth.
 //
-// Liveness. A tab is live while its stream is connected and for a grace
-// window after it drops (a reload of the stream or a network blip). When the
-// window passes with no new stream the tab is gone: its tools are withdrawn
-// and calls waiting on it fail with SESSION_GONE at once rather than at
-// their timeout. Gone is not closed: the tab may come back and re-advertise.
+// Liveness. A tab is offered for calls (LiveTools, Resolve's implicit
+// choice) only while its stream is connected. When the stream drops, calls
+// that name the tab wait at most the reconnect window (Options.Reconnect)
+// for it to come back, then fail with SESSION_GONE; the session itself is
+// kept for the longer keep window (Options.Grace) so a reload resumes it.
+// When that passes with no new stream the tab is gone: its tools are
+// withdrawn and WatchGone fires. Gone is not closed: the tab may come back
+// and re-advertise. List and Info describe the kept tabs.
 // Close (DELETE, sent by the SDK when the page goes away for good) ends the
 // session at once and for good.
 //

@@ -19,7 +19,7 @@ const maxEventBytes = 4 << 20
 // Send queues an application event on session id's stream: an SSE frame
 // whose event name is kind and whose data is the JSON data (panel.open,
 // approval.request, ...). The event gets a resumable id, so a stream that
-// reconnects with Last-Event-ID within the grace window gets it once; the
+// reconnects with Last-Event-ID within the keep window gets it once; the
 // newest 128 are retained. It is best effort toward a tab that is not there:
 // a session this process does not hold live (never connected here, gone or
 // closed) is SESSION_GONE and nothing is queued. Kinds of the dispatch
@@ -43,7 +43,7 @@ func (m *Manager) Send(ctx context.Context, id, kind string, data []byte) error 
 	}
 	m.mu.Lock()
 	st := m.sessions[id]
-	live := st != nil && st.live() && !m.closed
+	live := st != nil && st.kept() && !m.closed
 	m.mu.Unlock()
 	if !live {
 		return switchboard.Errorf(switchboard.CodeSessionGone, "session %s has no tab connected to this daemon", id)
@@ -114,12 +114,13 @@ func checkEventKind(kind string) error {
 }
 
 // Connected reports whether session id has a tab attached to this process
-// (a connected stream, or within its grace window).
+// that can take what is addressed to it: a connected stream, or one that
+// dropped less than the reconnect window ago.
 func (m *Manager) Connected(id string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	st := m.sessions[id]
-	return st != nil && st.live() && !m.closed
+	return st != nil && st.reachable() && !m.closed
 }
 
 // WatchGone calls fn (once, on the bus's delivery goroutine; it must not
@@ -129,7 +130,11 @@ func (m *Manager) Connected(id string) bool {
 // Connected now and then.
 func (m *Manager) WatchGone(id string, fn func()) (cancel func(), err error) {
 	var once sync.Once
-	return m.bus.Subscribe(topicState(id), func([]byte) { once.Do(fn) })
+	return m.bus.Subscribe(topicState(id), func(p []byte) {
+		if strings.HasPrefix(string(p), stateGone+" ") { // not offline: the tab is still kept
+			once.Do(fn)
+		}
+	})
 }
 
 // User returns the principal the app's backend opened session id for (the

@@ -27,14 +27,14 @@ func (w *toolWatch) notify() {
 	}
 }
 
-// LiveTools returns every browser tool advertised by a connected tab of
-// this process, each with Origin.SessionID naming its tab, sorted by name
+// LiveTools returns every browser tool advertised by a tab with a connected
+// stream on this process (a tab whose stream dropped is not offered), each with Origin.SessionID naming its tab, sorted by name
 // then session.
 func (m *Manager) LiveTools() []switchboard.Tool {
 	m.mu.Lock()
 	var out []switchboard.Tool
 	for _, st := range m.sessions {
-		if st.live() {
+		if st.connected() {
 			out = append(out, st.listLocked()...)
 		}
 	}
@@ -64,14 +64,15 @@ func (m *Manager) SubscribeTools(ch chan<- struct{}) (cancel func()) {
 	}
 }
 
-// LiveIDs lists the sessions this process holds with a connected stream
-// or within their grace window (for events addressed to a user's tabs).
+// LiveIDs lists the sessions this process keeps: with a connected stream
+// or within their keep window, so an event sent to them is delivered when
+// the stream resumes (for events addressed to a user's tabs).
 func (m *Manager) LiveIDs() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []string
 	for id, st := range m.sessions {
-		if st.live() {
+		if st.kept() {
 			out = append(out, id)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -23,6 +24,9 @@ import (
 const (
 	// DefaultHeartbeat is how often an idle stream gets a keep-alive comment.
 	DefaultHeartbeat = 15 * time.Second
+	// DefaultReconnect is how long a call named to a tab whose stream
+	// dropped waits for the stream to come back before SESSION_GONE.
+	DefaultReconnect = 5 * time.Second
 	// DefaultTimeout bounds a browser call whose tool declares no timeoutMs.
 	DefaultTimeout = 30 * time.Second
 	// DefaultMaxQueued bounds the events waiting to be written to one stream;
@@ -50,9 +54,16 @@ type Options struct {
 	Logger *slog.Logger
 	// Heartbeat is the keep-alive interval of event streams.
 	Heartbeat time.Duration
-	// Grace is how long a disconnected tab stays live waiting for its stream
-	// to come back; default 2 × Heartbeat.
+	// Grace is how long the session of a tab whose stream dropped is kept
+	// (its tools, its run bindings, its pending events) so a reload resumes
+	// it; default 2 × Heartbeat.
 	Grace time.Duration
+	// Reconnect is how long a tab whose stream dropped may still take the
+	// calls named to it: such a call waits at most this long for the stream
+	// to come back, then fails with SESSION_GONE. A disconnected tab is
+	// never offered for calls that do not name it. Default
+	// DefaultReconnect, at most Grace.
+	Reconnect time.Duration
 	// DefaultTimeout bounds a call whose tool declares no timeoutMs.
 	DefaultTimeout time.Duration
 	MaxQueued      int
@@ -98,6 +109,12 @@ func New(opts Options) (*Manager, error) {
 	if opts.Grace <= 0 {
 		opts.Grace = 2 * opts.Heartbeat
 	}
+	switch {
+	case opts.Reconnect <= 0:
+		opts.Reconnect = min(DefaultReconnect, opts.Grace)
+	case opts.Reconnect > opts.Grace:
+		return nil, fmt.Errorf("session: the reconnect window (%s) must not be longer than the keep window (%s)", opts.Reconnect, opts.Grace)
+	}
 	if opts.DefaultTimeout <= 0 {
 		opts.DefaultTimeout = DefaultTimeout
 	}
@@ -126,6 +143,10 @@ func New(opts Options) (*Manager, error) {
 		shutdown: make(chan struct{}),
 	}, nil
 }
+
+// Reconnect is how long a call named to a tab whose stream dropped waits
+// for it (Options.Reconnect).
+func (m *Manager) Reconnect() time.Duration { return m.opts.Reconnect }
 
 // Heartbeat is the keep-alive interval transports use on event streams.
 func (m *Manager) Heartbeat() time.Duration { return m.opts.Heartbeat }
@@ -265,14 +286,13 @@ func (m *Manager) Shutdown() {
 	}
 }
 
-// Live reports how many sessions have a connected stream or are within
-// their grace window.
+// Live reports how many sessions have a connected stream.
 func (m *Manager) Live() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n := 0
 	for _, st := range m.sessions {
-		if st.live() {
+		if st.connected() {
 			n++
 		}
 	}

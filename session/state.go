@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,27 +14,41 @@ import (
 
 // state is this process's view of one session: its advertised tools, its
 // event log and its current stream. It exists while the tab is connected,
-// within its grace window, or briefly after an advertisement that came
-// before the stream; a gone tab's state is dropped.
+// within its keep window (Options.Grace) after the stream drops, or
+// briefly after an advertisement that came before the stream; a gone tab's
+// state is dropped.
+//
+// A kept tab is in one of three conditions: up (a stream is attached: it
+// is offered for calls), reconnecting (down for less than the reconnect
+// window: only calls that name it, directly or through their run, go to
+// it, and they wait for the stream), or down past that window (calls to it
+// fail with SESSION_GONE; the state waits out the keep window for a
+// reload).
 type state struct {
 	m         *Manager
 	id        string
 	tokenHash string
 	epoch     string
 	unsub     func()
+	user      string    // the principal the session was opened for
+	createdAt time.Time // when the session was opened
 
 	// Guarded by m.mu.
-	tools  map[string]*liveTool // shared entries (see shared.go)
-	runs   []string
-	isLive bool
-	ended  bool
+	tools   map[string]*liveTool // shared entries (see shared.go)
+	runs    []string
+	isLive  bool // a stream attached once: the tab is kept (see kept)
+	up      bool // a stream is attached now
+	waiting bool // up, or down for less than the reconnect window
+	ended   bool
 
-	mu    sync.Mutex // guards the rest; taken after m.mu when both are held
-	seq   uint64
-	log   []*event // unacknowledged requests and recent cancels, by seq
-	conn  *Conn
-	timer *time.Timer
-	gen   uint64 // bumps on every attach, so a stale expiry does nothing
+	mu      sync.Mutex // guards the rest; taken after m.mu when both are held
+	seq     uint64
+	log     []*event // unacknowledged requests and recent cancels, by seq
+	conn    *Conn
+	timer   *time.Timer
+	gen     uint64    // bumps on every attach, so a stale expiry does nothing
+	seen    time.Time // last attach, advertisement or stream drop
+	expires time.Time // when the armed keep window ends (zero while up)
 }
 
 // event is one entry of a session's log.
@@ -61,7 +76,17 @@ type Event struct {
 	Data []byte
 }
 
-func (st *state) live() bool { return st.isLive && !st.ended }
+// kept: the tab attached once and its state has not been dropped; events
+// for it are queued for its resume. Caller holds m.mu.
+func (st *state) kept() bool { return st.isLive && !st.ended }
+
+// connected: a stream is attached, so the tab is offered for calls.
+// Caller holds m.mu.
+func (st *state) connected() bool { return st.up && !st.ended }
+
+// reachable: connected, or reconnecting within the reconnect window, so a
+// call that names the tab goes to it. Caller holds m.mu.
+func (st *state) reachable() bool { return (st.up || st.waiting) && !st.ended }
 
 func (st *state) eventID(seq uint64) string { return st.epoch + "-" + strconv.FormatUint(seq, 10) }
 
@@ -85,7 +110,8 @@ func (m *Manager) state(ctx context.Context, id string) (*state, error) {
 	if !s.ClosedAt.IsZero() {
 		return nil, switchboard.Errorf(switchboard.CodeSessionGone, "session %s was closed", id)
 	}
-	st = &state{m: m, id: id, tokenHash: s.TokenHash, epoch: randomHex(4), tools: map[string]*liveTool{}}
+	st = &state{m: m, id: id, tokenHash: s.TokenHash, epoch: randomHex(4), tools: map[string]*liveTool{},
+		user: s.Principal, createdAt: s.CreatedAt, seen: m.opts.Now()}
 	unsub, err := m.bus.Subscribe(topicDispatch(id), st.onDispatch)
 	if err != nil {
 		return nil, err
@@ -98,27 +124,59 @@ func (m *Manager) state(ctx context.Context, id string) (*state, error) {
 	}
 	st.unsub = unsub
 	m.sessions[id] = st
-	// A state nobody connects to is dropped after the grace window.
+	// A state nobody connects to is dropped after the keep window.
 	st.mu.Lock()
-	st.armExpiry()
+	st.armExpiry(false)
 	st.mu.Unlock()
 	return st, nil
 }
 
-// armExpiry starts the grace timer. Caller holds st.mu.
-func (st *state) armExpiry() {
+// armExpiry starts the windows of a tab with no stream: with reconnect
+// (its stream just dropped), the reconnect window first, then the rest of
+// the keep window; without, the keep window alone. Caller holds st.mu.
+func (st *state) armExpiry(reconnect bool) {
 	if st.timer != nil {
 		st.timer.Stop()
 	}
-	gen := st.gen
-	st.timer = time.AfterFunc(st.m.opts.Grace, func() { st.m.expire(st, gen) })
+	m, gen := st.m, st.gen
+	st.expires = m.opts.Now().Add(m.opts.Grace)
+	if reconnect {
+		st.timer = time.AfterFunc(m.opts.Reconnect, func() { m.lapse(st, gen) })
+		return
+	}
+	st.timer = time.AfterFunc(m.opts.Grace, func() { m.expire(st, gen) })
 }
 
-// expire runs when a grace window ends: the tab is gone unless a stream
+// lapse runs when a reconnect window ends with no stream back: the calls
+// waiting on the tab fail with SESSION_GONE (each withdraws its request),
+// new calls to it fail at once, and the state waits out the keep window.
+func (m *Manager) lapse(st *state, gen uint64) {
+	m.mu.Lock()
+	st.mu.Lock()
+	if st.ended || m.closed || st.gen != gen || st.conn != nil {
+		st.mu.Unlock()
+		m.mu.Unlock()
+		return
+	}
+	st.waiting = false
+	rest := m.opts.Grace - m.opts.Reconnect
+	if rest > 0 {
+		st.timer = time.AfterFunc(rest, func() { m.expire(st, gen) })
+	}
+	st.mu.Unlock()
+	m.mu.Unlock()
+	if rest <= 0 {
+		m.expire(st, gen) // the windows coincide: gone tells the waiters
+		return
+	}
+	m.publishState(st.id, stateOffline, fmt.Sprintf("the tab of session %s lost its connection and did not reconnect within %s", st.id, m.opts.Reconnect))
+}
+
+// expire runs when a keep window ends: the tab is gone unless a stream
 // attached meanwhile.
 func (m *Manager) expire(st *state, gen uint64) {
 	m.end(st, func() bool { return st.gen == gen && st.conn == nil },
-		"the tab disconnected and did not reconnect within the grace window")
+		"the tab disconnected and did not reconnect within the keep window")
 }
 
 // end drops st if cond (nil: always) holds: its stream ends, its tools are
@@ -135,7 +193,7 @@ func (m *Manager) end(st *state, cond func() bool, reason string) {
 		m.mu.Unlock()
 		return
 	}
-	st.ended, st.isLive = true, false
+	st.ended, st.isLive, st.up, st.waiting = true, false, false, false
 	c := st.conn
 	st.conn, st.log = nil, nil
 	if st.timer != nil {
@@ -163,9 +221,19 @@ func (m *Manager) end(st *state, cond func() bool, reason string) {
 	m.publishGone(st.id, reason)
 }
 
-func (m *Manager) publishGone(id, reason string) {
-	if err := m.bus.Publish(context.Background(), topicState(id), []byte("gone "+reason)); err != nil {
-		m.log.Warn("publish session gone", "session", id, "err", err)
+func (m *Manager) publishGone(id, reason string) { m.publishState(id, stateGone, reason) }
+
+// State messages: a kind word, a space, then why. gone: the tab's state was
+// dropped or the session closed (WatchGone hears it); offline: its stream
+// has been down past the reconnect window (only waiting calls care).
+const (
+	stateGone    = "gone"
+	stateOffline = "offline"
+)
+
+func (m *Manager) publishState(id, kind, reason string) {
+	if err := m.bus.Publish(context.Background(), topicState(id), []byte(kind+" "+reason)); err != nil {
+		m.log.Warn("publish session state", "session", id, "state", kind, "err", err)
 	}
 }
 

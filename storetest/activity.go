@@ -332,6 +332,7 @@ func testClosed(t *testing.T, s switchboard.Store) {
 			_, err := s.InvocationFinish(ctx, inv, entry(0), switchboard.InFlight...)
 			return err
 		},
+		"InvocationList": func() error { _, err := s.InvocationList(ctx, switchboard.InvocationFilter{}); return err },
 		"SessionCreate":  func() error { return s.SessionCreate(ctx, switchboard.Session{ID: "s"}) },
 		"SessionGet":     func() error { _, err := s.SessionGet(ctx, "s"); return err },
 		"SessionClose":   func() error { return s.SessionClose(ctx, "s", base) },
@@ -367,6 +368,7 @@ func testClosed(t *testing.T, s switchboard.Store) {
 		"JobGet":         func() error { _, err := s.JobGet(ctx, "j"); return err },
 		"JobUpdate":      func() error { _, err := s.JobUpdate(ctx, job, switchboard.JobRunning); return err },
 		"JobFailRunning": func() error { _, err := s.JobFailRunning(ctx, base, cause); return err },
+		"JobList":        func() error { _, err := s.JobList(ctx, switchboard.JobFilter{}); return err },
 		"IdempotencyClaim": func() error {
 			r := switchboard.IdempotencyRecord{Scope: "s", Key: "k", Digest: "d", InvocationID: "x", CreatedAt: base}
 			_, _, err := s.IdempotencyClaim(ctx, r, base, invocation("x", switchboard.StatusDispatched))

@@ -250,6 +250,20 @@ func (f *Faulty) JobCreate(ctx context.Context, j switchboard.Job) error {
 	return f.Store.JobCreate(ctx, j)
 }
 
+func (f *Faulty) InvocationList(ctx context.Context, flt switchboard.InvocationFilter) ([]switchboard.Invocation, error) {
+	if err := f.fail("InvocationList"); err != nil {
+		return nil, err
+	}
+	return f.Store.InvocationList(ctx, flt)
+}
+
+func (f *Faulty) JobList(ctx context.Context, flt switchboard.JobFilter) ([]switchboard.Job, error) {
+	if err := f.fail("JobList"); err != nil {
+		return nil, err
+	}
+	return f.Store.JobList(ctx, flt)
+}
+
 func (f *Faulty) JobGet(ctx context.Context, id string) (switchboard.Job, error) {
 	if err := f.fail("JobGet"); err != nil {
 		return switchboard.Job{}, err

@@ -4,24 +4,40 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"io/fs"
 	"net/http"
+	"path"
 	"strings"
 )
 
 //go:embed console
 var consoleFiles embed.FS
 
-// Console serves the operator console at / : the catalog with search and
-// describe, pending approvals and the activity ledger. The page is static
-// and public; every API call it makes carries the admin token the operator
-// pastes in, kept in sessionStorage for that tab only.
+// consolePolicy is the console's Content-Security-Policy: its own scripts,
+// styles and images only, nothing inline, no framing. The console renders
+// daemon data only through textContent; the policy is a second fence
+// should that ever slip.
+const consolePolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+
+// Console serves the operator console at / : its page, one ES module per
+// view, the stylesheet and the favicon, all from web/console. The page is
+// static and public; every API call it makes carries the admin token the
+// operator pastes in, kept in sessionStorage for that tab only.
 func Console() http.Handler {
 	loaded := map[string]*file{}
-	for _, name := range []string{"index.html", "console.js", "console.css"} {
-		b, _ := consoleFiles.ReadFile("console/" + name)
+	_ = fs.WalkDir(consoleFiles, "console", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, _ := consoleFiles.ReadFile(p)
 		sum := sha256.Sum256(b)
-		loaded["/"+name] = &file{body: b, ctype: contentType(name), etag: `"` + hex.EncodeToString(sum[:8]) + `"`}
-	}
+		ctype := contentType(p)
+		if strings.HasSuffix(p, ".svg") {
+			ctype = "image/svg+xml"
+		}
+		loaded["/"+path.Base(p)] = &file{body: b, ctype: ctype, etag: `"` + hex.EncodeToString(sum[:8]) + `"`}
+		return nil
+	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
@@ -36,9 +52,7 @@ func Console() http.Handler {
 			http.NotFound(w, r)
 			return
 		}
-		// The console renders daemon data only through textContent; the
-		// policy is a second fence should that ever slip.
-		w.Header().Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'")
+		w.Header().Set("Content-Security-Policy", consolePolicy)
 		w.Header().Set("Referrer-Policy", "no-referrer")
 		serve(w, r, f)
 	})

@@ -279,3 +279,25 @@ func viewerUser(ctx context.Context) string {
 // userSees: a reader bound to a user sees that user's tabs and tabs opened
 // without naming one (the daemon's own user); an unbound reader sees all.
 func userSees(viewer, owner string) bool { return viewer == "" || owner == "" || viewer == owner }
+
+// TabContexts returns the contexts tab sessionID last reported, in full,
+// when the reader in ctx may see them: the digest's rule (an agent whose
+// scope admits workspace.describe_context; a reader bound to a user sees
+// that user's tabs). Empty, never nil, otherwise.
+func (w *Workspace) TabContexts(ctx context.Context, sessionID string) []switchboard.WorkspaceContext {
+	out := []switchboard.WorkspaceContext{}
+	if !w.gate(ctx, ToolDescribeContext) {
+		return out
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	t := w.tabs[sessionID]
+	if t == nil || !userSees(viewerUser(ctx), t.user) {
+		return out
+	}
+	for _, c := range t.contexts {
+		c.Panels = slices.Clone(c.Panels)
+		out = append(out, c)
+	}
+	return out
+}

@@ -97,7 +97,7 @@ func Run(t testing.TB, stdin []byte, out any, args ...string) {
 		Error string `json:"error"`
 	}
 	_ = json.Unmarshal(b, &e)
-	if e.Error != "" && args[0] != "agui" && args[0] != "aisdk" {
+	if e.Error != "" && args[0] != "agui" && args[0] != "aisdk" && args[0] != "aisdkresume" {
 		t.Fatalf("node check.mjs %s: %s\nstderr: %s", args[0], e.Error, stderr.String())
 	}
 	if err := json.Unmarshal(b, out); err != nil {

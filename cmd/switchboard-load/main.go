@@ -3,9 +3,13 @@
 // backend that counts executions, runs N calls — each with its own
 // Idempotency-Key — at concurrency C, optionally SIGKILLs and restarts the
 // daemon K times while they run, and retries every call with its key
-// until it has a definite answer. It prints succeeded / outcome-unknown /
-// failed / stuck / backend executions / duplicates / lost and exits 1 when
-// anything is stuck or lost or ran twice. See bench/README.md.
+// until it has a definite answer. Then it audits what the daemon kept:
+// every answered call's invocation record must be terminal and have
+// exactly one tool.call ledger entry, and the ledger must verify. It
+// prints succeeded / outcome-unknown / failed / stuck / backend executions
+// / duplicates / lost and the ledger's verdict, and exits 1 when anything
+// is stuck or lost or ran twice or the ledger does not verify. See
+// bench/README.md.
 package main
 
 import (
@@ -40,20 +44,37 @@ type Config struct {
 	Log         *os.File      // where the daemon's output goes (nil: discarded)
 }
 
-// Report is what a run found.
+// Report is what a run found. Lost counts every call the daemon answered
+// whose trace is not whole: answered succeeded yet the backend never ran
+// it, or its invocation record is missing or not terminal (NotTerminal),
+// or its tool.call ledger entry is missing (NoEntry). DoubleEntries are
+// invocations with more than one tool.call entry.
 type Report struct {
 	Succeeded, OutcomeUnknown, Failed, Stuck int
 	Executions, Duplicates, Lost             int
-	Kills                                    int
-	Elapsed                                  time.Duration
+	NotTerminal, NoEntry, DoubleEntries      int
+	// LedgerOK is activity verify's verdict after the run; LedgerProblem
+	// says why not.
+	LedgerOK      bool
+	LedgerProblem string
+	Kills         int
+	Elapsed       time.Duration
 }
 
-// OK reports whether nothing was stuck, lost or run twice.
-func (r Report) OK() bool { return r.Stuck == 0 && r.Lost == 0 && r.Duplicates == 0 }
+// OK reports whether nothing was stuck, lost or run twice and the ledger
+// verifies.
+func (r Report) OK() bool {
+	return r.Stuck == 0 && r.Lost == 0 && r.Duplicates == 0 && r.DoubleEntries == 0 && r.LedgerOK
+}
 
 func (r Report) String() string {
-	return fmt.Sprintf("succeeded %d  outcome-unknown %d  failed %d  stuck %d  backend executions %d  duplicates %d  lost %d  (kills %d, %s)",
-		r.Succeeded, r.OutcomeUnknown, r.Failed, r.Stuck, r.Executions, r.Duplicates, r.Lost, r.Kills, r.Elapsed.Round(time.Millisecond))
+	ledger := "ledger ok"
+	if !r.LedgerOK {
+		ledger = "ledger BROKEN: " + r.LedgerProblem
+	}
+	return fmt.Sprintf("succeeded %d  outcome-unknown %d  failed %d  stuck %d  backend executions %d  duplicates %d  lost %d (not terminal %d, no tool.call entry %d)  doubled entries %d  %s  (kills %d, %s)",
+		r.Succeeded, r.OutcomeUnknown, r.Failed, r.Stuck, r.Executions, r.Duplicates, r.Lost, r.NotTerminal, r.NoEntry,
+		r.DoubleEntries, ledger, r.Kills, r.Elapsed.Round(time.Millisecond))
 }
 
 func main() {
@@ -201,13 +222,14 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 
 	start := time.Now()
 	outcome := make([]string, cfg.Calls) // succeeded, unknown, failed, or "" (stuck)
+	invocation := make([]string, cfg.Calls)
 	var done atomic.Int64
 	jobs := make(chan int)
 	var wg sync.WaitGroup
 	for range cfg.Concurrency {
 		wg.Go(func() {
 			for i := range jobs {
-				outcome[i] = call(ctx, c, i, start.Add(cfg.Deadline))
+				outcome[i], invocation[i] = call(ctx, c, i, start.Add(cfg.Deadline))
 				done.Add(1)
 			}
 		})
@@ -240,6 +262,36 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	}
 
 	r := Report{Kills: int(kills.Load()), Elapsed: time.Since(start)}
+	entries, err := toolCallEntries(ctx, c)
+	if err != nil {
+		return r, err
+	}
+	for i, o := range outcome {
+		if o == "" {
+			continue // stuck: counted below
+		}
+		if !recorded(ctx, c, invocation[i]) {
+			r.NotTerminal++
+			r.Lost++
+			continue
+		}
+		switch entries[invocation[i]] {
+		case 0:
+			r.NoEntry++
+			r.Lost++
+		case 1:
+		default:
+			r.DoubleEntries++
+		}
+	}
+	v, err := c.VerifyActivity(ctx)
+	if err != nil {
+		return r, fmt.Errorf("verify the ledger: %w", err)
+	}
+	r.LedgerOK, r.LedgerProblem = v.OK, v.Problem
+	if v.OK && len(v.Gaps) > 0 { // a start found entries missing: not a crash this driver makes
+		r.LedgerOK, r.LedgerProblem = false, fmt.Sprintf("%d ledger.rollback entries (the first is entry %d, %s)", len(v.Gaps), v.Gaps[0].Entry, v.Gaps[0].Cause)
+	}
 	be.mu.Lock()
 	defer be.mu.Unlock()
 	for i, o := range outcome {
@@ -267,11 +319,44 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 
 func callID(i int) string { return fmt.Sprintf("call-%06d", i) }
 
+// recorded reports whether invocation id is stored in a terminal state.
+func recorded(ctx context.Context, c *client.Client, id string) bool {
+	if id == "" {
+		return false
+	}
+	inv, err := c.GetInvocation(ctx, id)
+	return err == nil && inv.Status.Terminal()
+}
+
+// toolCallEntries counts the ledger's tool.call entries per invocation,
+// paging the whole ledger.
+func toolCallEntries(ctx context.Context, c *client.Client) (map[string]int, error) {
+	n := map[string]int{}
+	for q := (client.ActivityQuery{After: "0", Verb: "tool.call", Limit: 1000}); ; {
+		page, err := c.Activity(ctx, q)
+		if err != nil {
+			return nil, fmt.Errorf("read the ledger: %w", err)
+		}
+		for _, e := range page.Items {
+			var d struct {
+				InvocationID string `json:"invocationId"`
+			}
+			if json.Unmarshal(e.Details, &d) == nil && d.InvocationID != "" {
+				n[d.InvocationID]++
+			}
+		}
+		if len(page.Items) == 0 || page.NextCursor == "" {
+			return n, nil
+		}
+		q.After = page.NextCursor
+	}
+}
+
 // call makes call i, retrying with its key until a definite answer:
-// succeeded, OUTCOME_UNKNOWN, or another failure the daemon recorded.
-// Connection errors (the daemon is down), UNAVAILABLE and CONFLICT (still
-// in flight) are retried.
-func call(ctx context.Context, c *client.Client, i int, deadline time.Time) string {
+// succeeded, OUTCOME_UNKNOWN, or another failure the daemon recorded; it
+// returns the answer and the invocation's id. Connection errors (the
+// daemon is down), UNAVAILABLE and CONFLICT (still in flight) are retried.
+func call(ctx context.Context, c *client.Client, i int, deadline time.Time) (string, string) {
 	input := json.RawMessage(fmt.Sprintf(`{"call":%q}`, callID(i)))
 	key := "load-" + callID(i)
 	wait := 10 * time.Millisecond
@@ -281,19 +366,19 @@ func call(ctx context.Context, c *client.Client, i int, deadline time.Time) stri
 		cancel()
 		switch code := switchboard.CodeOf(err); {
 		case err == nil && resp.Status == switchboard.StatusSucceeded:
-			return "succeeded"
+			return "succeeded", resp.InvocationID
 		case code == switchboard.CodeOutcomeUnknown:
-			return "unknown"
+			return "unknown", resp.InvocationID
 		case code == "" || code == switchboard.CodeUnavailable || code == switchboard.CodeConflict ||
 			code == switchboard.CodeRateLimited || strings.Contains(err.Error(), "connection"):
 			// not a definite answer yet
 		default:
 			if resp.InvocationID != "" {
-				return "failed"
+				return "failed", resp.InvocationID
 			}
 		}
 		time.Sleep(wait)
 		wait = min(2*wait, 500*time.Millisecond)
 	}
-	return ""
+	return "", ""
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"text/tabwriter"
 
@@ -81,7 +82,7 @@ reverse ID' undoes a call whose tool declares an inverse.`,
 	f.StringVar(&q.After, "after", "", "entries after this entry id (a page's nextCursor), oldest first")
 	f.IntVar(&q.Limit, "limit", 0, "at most this many entries (default 100)")
 	f.BoolVarP(&follow, "follow", "f", false, "keep printing new entries as they are written")
-	c.AddCommand(newActivityVerify(g), newActivityReverse(g))
+	c.AddCommand(newActivityVerify(g), newActivityCheckpoint(g), newActivityReverse(g))
 	return c
 }
 
@@ -102,20 +103,37 @@ func printEntries(w io.Writer, es []switchboard.ActivityEntry, header bool) erro
 }
 
 func newActivityVerify(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var checkpoint string
+	c := &cobra.Command{
 		Use:   "verify",
-		Short: "Recompute the ledger's hash chain: any edit, insertion or deletion made in the database shows",
+		Short: "Recompute the ledger's hash chain and check it against its checkpoints: any edit, insertion or deletion shows",
 		Long: `Recompute the ledger's hash chain. Each entry's hash covers its content
 and the previous entry's hash, so an entry edited, inserted or deleted directly
-in the database (behind the daemon's back) breaks the chain at that entry. The
-exit code is 1 and the entry is named when the chain is broken.`,
+in the database (behind the daemon's back) breaks the chain at that entry.
+The chain alone cannot show that its last entries were deleted, so the ledger
+must also reach the daemon's head checkpoint (kept in the data root, outside
+the database) with the same hash there; with --checkpoint it must also reach a
+checkpoint you exported earlier with 'switchboard activity checkpoint'. The
+exit code is 1 and the entry (or the missing range) is named when the ledger
+does not verify. A start that found entries missing recorded a ledger.rollback
+entry; verify lists those as warnings.`,
+		Example: `  switchboard activity verify
+  switchboard activity checkpoint > ledger-2026-12-01.json    # keep it off this machine
+  switchboard activity verify --checkpoint ledger-2026-12-01.json`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			var raw []byte
+			if checkpoint != "" {
+				var err error
+				if raw, err = os.ReadFile(checkpoint); err != nil {
+					return usageError{fmt.Errorf("--checkpoint: %w", err), c.CommandPath()}
+				}
+			}
 			cl, err := g.client()
 			if err != nil {
 				return err
 			}
-			r, err := cl.VerifyActivity(c.Context())
+			r, err := cl.VerifyActivityCheckpoint(c.Context(), raw)
 			if err != nil {
 				return err
 			}
@@ -123,14 +141,64 @@ exit code is 1 and the entry is named when the chain is broken.`,
 				if err := g.printJSON(r); err != nil {
 					return err
 				}
-			} else if r.OK {
-				fmt.Fprintf(g.stdout, "ok: %s, chain intact up to entry %d (%.16s…)\n", count(r.Entries, "entry", "entries"), r.HeadID, r.Head)
+			} else {
+				for _, gap := range r.Gaps {
+					what := "entries"
+					if m := gap.Missing; m != nil {
+						what = fmt.Sprintf("entries %d–%d", m.From, m.To)
+					}
+					fmt.Fprintf(g.stderr, "warning: entry %d records that %s named by the daemon's checkpoint were missing at start (%s)\n", gap.Entry, what, gap.Cause)
+				}
+				if r.OK {
+					against := "the daemon's checkpoint"
+					if checkpoint != "" {
+						against += " and " + checkpoint
+					}
+					fmt.Fprintf(g.stdout, "ok: %s, chain intact up to entry %d (%.16s…), consistent with %s\n", count(r.Entries, "entry", "entries"), r.HeadID, r.Head, against)
+				}
 			}
 			if !r.OK {
-				return switchboard.Errorf(switchboard.CodeConflict, "the ledger does not verify at entry %d: %s", r.BadID, r.Problem).
-					WithDetails(map[string]any{"badId": r.BadID})
+				details := map[string]any{"badId": r.BadID}
+				if r.Missing != nil {
+					details["missing"] = r.Missing
+				}
+				at := ""
+				if r.BadID > 0 {
+					at = fmt.Sprintf(" at entry %d", r.BadID)
+				}
+				return switchboard.Errorf(switchboard.CodeConflict, "the ledger does not verify%s: %s", at, r.Problem).
+					WithDetails(details)
 			}
 			return nil
+		},
+	}
+	c.Flags().StringVar(&checkpoint, "checkpoint", "", "also check the ledger against this checkpoint file (from 'switchboard activity checkpoint')")
+	return c
+}
+
+func newActivityCheckpoint(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "checkpoint",
+		Short: "Print a signed checkpoint of the ledger's head, to keep where the daemon cannot reach it",
+		Long: `The daemon verifies the ledger and prints a checkpoint of its head entry:
+{seq, hash, ts, durability, boot, mac}, signed with the key in the data root.
+Because each hash covers the one before, the checkpoint vouches for every entry
+up to seq. Keep it somewhere an attacker with the database and the data root
+cannot change (another machine, a ticket, a commit), and later run
+'switchboard activity verify --checkpoint FILE': a ledger cut back or rewritten
+below seq fails. A ledger that does not verify gets no checkpoint (exit 1).`,
+		Example: `  switchboard activity checkpoint > ledger-$(date +%F).json`,
+		Args:    cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			cl, err := g.client()
+			if err != nil {
+				return err
+			}
+			cp, err := cl.ActivityCheckpoint(c.Context())
+			if err != nil {
+				return err
+			}
+			return json.NewEncoder(g.stdout).Encode(cp)
 		},
 	}
 }

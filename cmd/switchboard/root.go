@@ -100,7 +100,8 @@ file unless a flag or variable gives them.`,
 	root.AddCommand(newMCP(g))
 	root.AddCommand(newSpec(g))
 	root.AddCommand(newApprovals(g), newActivity(g), newToken(g))
-	root.AddCommand(newInvocation(g), newJobs(g))
+	root.AddCommand(newInvocation(g), newJobs(g), newAgents(g), newDocuments(g))
+	root.AddCommand(newSessions(g))
 	rejectUnknownSubcommands(root)
 	return root
 }
@@ -211,19 +212,25 @@ func rejectUnknownSubcommands(c *cobra.Command) {
 		if len(args) == 0 {
 			return c.Help()
 		}
-		var names []string
-		for _, sub := range c.Commands() {
-			if sub.IsAvailableCommand() {
-				names = append(names, sub.Name())
-				names = append(names, sub.Aliases...)
-			}
-		}
-		msg := fmt.Sprintf("unknown command %q for %q", args[0], c.CommandPath())
-		if s := suggest(args[0], names); len(s) > 0 {
-			msg += "; did you mean " + orList(s) + "?"
-		}
-		return usageError{errors.New(msg), c.CommandPath()}
+		return unknownSubcommand(c, args[0])
 	}
+}
+
+// unknownSubcommand is the usage error for a word that names none of c's
+// subcommands, with the nearest names.
+func unknownSubcommand(c *cobra.Command, word string) error {
+	var names []string
+	for _, sub := range c.Commands() {
+		if sub.IsAvailableCommand() {
+			names = append(names, sub.Name())
+			names = append(names, sub.Aliases...)
+		}
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", word, c.CommandPath())
+	if s := suggest(word, names); len(s) > 0 {
+		msg += "; did you mean " + orList(s) + "?"
+	}
+	return usageError{errors.New(msg), c.CommandPath()}
 }
 
 // flagSuggestion adds the nearest flag names of fs to an unknown-flag

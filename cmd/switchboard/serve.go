@@ -16,12 +16,15 @@ import (
 	"go.yaml.in/yaml/v4"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/activity"
 	"github.com/switchboardhq/switchboard/broker"
 	"github.com/switchboardhq/switchboard/daemon"
 	"github.com/switchboardhq/switchboard/internal/ratelimit"
 	"github.com/switchboardhq/switchboard/manifest"
 	"github.com/switchboardhq/switchboard/mcpserver"
 	"github.com/switchboardhq/switchboard/model"
+	"github.com/switchboardhq/switchboard/panel"
+	"github.com/switchboardhq/switchboard/session"
 )
 
 // shutdownGrace bounds how long in-flight requests may finish after SIGTERM.
@@ -37,6 +40,18 @@ type serveConfig struct {
 	Models       map[string]model.Config `yaml:"models"`
 	Governance   *governanceConfig       `yaml:"governance"`
 	MCP          *mcpConfig              `yaml:"mcp"`
+	Sessions     *sessionsConfig         `yaml:"sessions"`
+	// CanvasPolicy is the daemon's layer of the canvas policy; PreviewAddr
+	// the sandboxed preview origin's listener (cmd/switchboard/canvas.go).
+	CanvasPolicy *panel.CanvasPolicy `yaml:"canvasPolicy"`
+	PreviewAddr  string              `yaml:"previewAddr"`
+}
+
+// sessionsConfig is the config file's `sessions:` section: the two windows
+// after a tab's stream drops (docs/browser.md).
+type sessionsConfig struct {
+	ReconnectWindow time.Duration `yaml:"reconnectWindow"` // calls wait this long for the stream
+	KeepWindow      time.Duration `yaml:"keepWindow"`      // the session is kept this long for a reload
 }
 
 // storeConfig is the config file's `store:` key: a postgres:// URL as a
@@ -105,6 +120,10 @@ type serveFlags struct {
 	models       map[string]model.Config // from the config file only
 	governance   daemon.GovernanceOptions
 	mcp          mcpserver.Options
+	session      session.Options    // Reconnect from --reconnect-window, Grace from the config file
+	canvas       panel.CanvasPolicy // the config file's canvasPolicy
+	canvasPreset string             // --canvas-policy
+	previewAddr  string
 }
 
 func newServe(g *globals) *cobra.Command {
@@ -128,6 +147,9 @@ func newServe(g *globals) *cobra.Command {
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fl.StringVar(&f.manifest, "manifest", "", "manifest file (YAML or JSON) registered at start and reloaded when it changes")
+	fl.DurationVar(&f.session.Reconnect, "reconnect-window", session.DefaultReconnect, "how long a browser call to a tab whose stream dropped waits for it to come back before SESSION_GONE (config sessions.reconnectWindow)")
+	fl.StringVar(&f.canvasPreset, "canvas-policy", "", "canvas policy preset for agents' panels: guarded (the default: composing asks the user) or open (agents change their own panels without asking)")
+	fl.StringVar(&f.previewAddr, "preview-addr", "", "serve the sandboxed code-preview origin on this address (off unless given), e.g. 127.0.0.2:7767; see docs/panels.md")
 	return c
 }
 
@@ -140,6 +162,9 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 	}
 	log, err := newLogger(g.stderr, f.logLevel, f.logFormat)
 	if err != nil {
+		return usageError{err, c.CommandPath()}
+	}
+	if err := checkWindows(f.session); err != nil {
 		return usageError{err, c.CommandPath()}
 	}
 	dir, err := daemon.DataDir(g.data)
@@ -176,6 +201,19 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 		return fmt.Errorf("open store: %w", err)
 	}
 	defer store.Close()
+	// The ledger's anchor lives beside the database; closed after the
+	// daemon (defers run last-first), it saves the final head.
+	anchor, err := activity.OpenAnchor(dir, &activity.AnchorOptions{Durability: effectiveDurability(durability, f.store), Logger: log})
+	if err != nil {
+		return err
+	}
+	anchor.Start()
+	defer func() {
+		if err := anchor.Close(); err != nil {
+			log.Error("the ledger's checkpoint was not saved", "err", err)
+		}
+	}()
+	f.governance.LedgerAnchor = anchor
 
 	ln, err := net.Listen("tcp", g.addr)
 	if errors.Is(err, syscall.EADDRINUSE) {
@@ -188,7 +226,15 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 		return fmt.Errorf("listen on %s: %w", g.addr, err)
 	}
 	opts := daemon.Options{Store: store, AdminToken: token, AllowOrigins: f.allowOrigins, Logger: log, Demo: f.demo, Models: f.models,
-		Governance: f.governance, MCP: f.mcp}
+		Governance: f.governance, MCP: f.mcp, Session: f.session}
+	previewSrv, err := f.canvasOptions(ctx, &opts, ln, log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	if previewSrv != nil {
+		defer previewSrv.Close()
+	}
 	if loopback(ln.Addr()) {
 		opts.AllowHosts = []string{"localhost", "127.0.0.1", "::1"}
 	} else {
@@ -289,6 +335,39 @@ func applyConfig(c *cobra.Command, g *globals, f *serveFlags) error {
 	if cfg.LogLevel != "" && !set("log-level") {
 		f.logLevel = cfg.LogLevel
 	}
+	if sc := cfg.Sessions; sc != nil {
+		if sc.ReconnectWindow != 0 && !set("reconnect-window") {
+			f.session.Reconnect = sc.ReconnectWindow
+		}
+		f.session.Grace = sc.KeepWindow
+	}
+	if cfg.CanvasPolicy != nil {
+		if err := cfg.CanvasPolicy.Validate(); err != nil {
+			return fmt.Errorf("config %s: %s", g.config, switchboard.AsError(err).Message)
+		}
+		f.canvas = *cfg.CanvasPolicy
+	}
+	if cfg.PreviewAddr != "" && !set("preview-addr") {
+		f.previewAddr = cfg.PreviewAddr
+	}
+	return nil
+}
+
+// checkWindows refuses session windows the daemon could not honour, in
+// the terms of the flag and the config keys that set them.
+func checkWindows(o session.Options) error {
+	keep := o.Grace
+	if keep == 0 {
+		keep = 2 * session.DefaultHeartbeat
+	}
+	switch {
+	case o.Reconnect <= 0:
+		return fmt.Errorf("--reconnect-window (sessions.reconnectWindow) must be positive, such as 5s; not %s", o.Reconnect)
+	case o.Grace < 0:
+		return fmt.Errorf("sessions.keepWindow must be positive, such as 30s; not %s", o.Grace)
+	case o.Reconnect > keep:
+		return fmt.Errorf("--reconnect-window (sessions.reconnectWindow) %s is longer than sessions.keepWindow %s: a session must be kept at least as long as calls wait for its tab", o.Reconnect, keep)
+	}
 	return nil
 }
 
@@ -305,6 +384,16 @@ func newLogger(w interface{ Write([]byte) (int, error) }, level, format string) 
 		return slog.New(slog.NewJSONHandler(w, o)), nil
 	}
 	return nil, fmt.Errorf("--log-format %q: use text or json", format)
+}
+
+// effectiveDurability is the store's durability for the ledger's anchor:
+// SQLite's default is process; unset on Postgres is the server's own
+// setting, unknown here ("", which the anchor reads as "may roll back").
+func effectiveDurability(d switchboard.Durability, store string) switchboard.Durability {
+	if d == "" && store == "" {
+		return switchboard.DurabilityProcess
+	}
+	return d
 }
 
 func loopback(a net.Addr) bool {

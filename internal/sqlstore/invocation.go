@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/switchboardhq/switchboard"
@@ -259,4 +260,45 @@ func (s *Store) InvocationFailInFlight(ctx context.Context, at time.Time, resolv
 			return n, err
 		}
 	}
+}
+
+// InvocationList returns matching records, newest first; the index on
+// (created_at, id) serves the order.
+func (s *Store) InvocationList(ctx context.Context, f switchboard.InvocationFilter) ([]switchboard.Invocation, error) {
+	where, args := []string{"1 = 1"}, []any{}
+	if f.Status != "" {
+		where, args = append(where, "status = ?"), append(args, string(f.Status))
+	}
+	if f.Caller != "" {
+		where, args = append(where, "caller = ?"), append(args, f.Caller)
+	}
+	if f.RunID != "" {
+		where, args = append(where, "run_id = ?"), append(args, f.RunID)
+	}
+	return list(ctx, s, "invocation list", `SELECT `+invocationCols+` FROM invocations WHERE `+strings.Join(where, " AND ")+
+		` ORDER BY created_at DESC, id DESC LIMIT ?`, append(args, limit(f.Limit)), scanInvocation)
+}
+
+// list runs a query and scans every row with scan.
+func list[T any](ctx context.Context, s *Store, op, query string, args []any, scan func(Row) (T, error)) ([]T, error) {
+	out := []T{}
+	err := s.read(ctx, op, func(q Reader) error {
+		rows, err := q.Query(ctx, s.sql(query), args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			v, err := scan(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, v)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/switchboardhq/switchboard"
@@ -63,6 +64,19 @@ func (s *Store) JobGet(ctx context.Context, id string) (switchboard.Job, error) 
 }
 
 const sqlSelectJob = `SELECT ` + jobCols + ` FROM jobs WHERE id = ?`
+
+// JobList returns matching jobs, newest first.
+func (s *Store) JobList(ctx context.Context, f switchboard.JobFilter) ([]switchboard.Job, error) {
+	where, args := []string{"1 = 1"}, []any{}
+	if f.Status != "" {
+		where, args = append(where, "status = ?"), append(args, string(f.Status))
+	}
+	if f.Caller != "" {
+		where, args = append(where, "caller = ?"), append(args, f.Caller)
+	}
+	return list(ctx, s, "job list", `SELECT `+jobCols+` FROM jobs WHERE `+strings.Join(where, " AND ")+
+		` ORDER BY created_at DESC, id DESC LIMIT ?`, append(args, limit(f.Limit)), scanJob)
+}
 
 // JobUpdate is a compare-and-swap on the job's status.
 func (s *Store) JobUpdate(ctx context.Context, j switchboard.Job, from ...switchboard.JobStatus) (switchboard.Job, error) {

@@ -5,11 +5,13 @@
 //   node check.mjs capabilities < caps.json     validate an AgentCapabilities declaration
 //   node check.mjs agui URL [opts-json]        run @ag-ui/client's HttpAgent against URL
 //   node check.mjs aisdk URL body-json [hdrs]  POST body, read the UI Message Stream with `ai`
+//   node check.mjs aisdkresume API chatId [hdrs]  reattach as useChat's `resume: true` does
+//                                               (DefaultChatTransport.reconnectToStream) and read it
 //
 // Each prints one JSON document on stdout; a failure prints {"error": ...}.
 import { AgentCapabilitiesSchema, EventSchema } from "@ag-ui/core/schemas";
 import { HttpAgent } from "@ag-ui/client";
-import { parseJsonEventStream, readUIMessageStream, uiMessageChunkSchema } from "ai";
+import { DefaultChatTransport, parseJsonEventStream, readUIMessageStream, uiMessageChunkSchema } from "ai";
 import { readFileSync } from "node:fs";
 
 process.env.SUPPRESS_TRANSFORMATION_WARNINGS = "true";
@@ -81,7 +83,26 @@ async function aisdk() {
   out({ status: res.status, header, contentType: res.headers.get("content-type"), chunks, invalid, errors, message });
 }
 
-const modes = { schema, capabilities, agui, aisdk };
+// aisdkresume reattaches to a chat's active stream through the AI SDK's own
+// transport, so the route and its 204 are the ones useChat uses.
+async function aisdkresume() {
+  const transport = new DefaultChatTransport({ api: url, headers: hdrs ? JSON.parse(hdrs) : {} });
+  const stream = await transport.reconnectToStream({ chatId: arg });
+  if (stream === null) {
+    out({ active: false });
+    return;
+  }
+  const chunks = [];
+  const errors = [];
+  let message = null;
+  const tee = stream.pipeThrough(new TransformStream({ transform(c, ctl) { chunks.push(c); ctl.enqueue(c); } }));
+  for await (const m of readUIMessageStream({ stream: tee, onError: (e) => errors.push(String(e?.message ?? e)) })) {
+    message = m;
+  }
+  out({ active: true, chunks, errors, message });
+}
+
+const modes = { schema, capabilities, agui, aisdk, aisdkresume };
 if (!modes[mode]) {
   out({ error: `unknown mode ${mode}` });
   process.exit(2);

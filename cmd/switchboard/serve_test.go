@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/switchboardhq/switchboard/activity"
+	"github.com/switchboardhq/switchboard/client"
+)
+
+// serveLog is serve's stderr: it keeps the log and hands over the address
+// serve logs once it listens (the signal to start talking to it).
+type serveLog struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	addrc chan string
+}
+
+var listening = regexp.MustCompile(`switchboard listening"? addr=http://(\S+)`)
+
+func (l *serveLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf.Write(p)
+	if m := listening.FindSubmatch(l.buf.Bytes()); m != nil && l.addrc != nil {
+		l.addrc <- string(m[1])
+		l.addrc = nil
+	}
+	return len(p), nil
+}
+
+func (l *serveLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// startServe runs `serve --addr addr` over a fresh data root and returns
+// the port it listens on, its log and its data root; the daemon stops (and
+// must exit 0) when the test ends.
+func startServe(t *testing.T, addr string) (port string, log *serveLog, data string) {
+	t.Helper()
+	t.Setenv("SWITCHBOARD_TOKEN", "")
+	t.Setenv("SWITCHBOARD_STORE", "")
+	data = t.TempDir()
+	log = &serveLog{addrc: make(chan string, 1)}
+	addrc := log.addrc
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() { done <- Run(ctx, []string{"serve", "--addr", addr, "--data", data}, nil, &bytes.Buffer{}, log) }()
+	t.Cleanup(func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("serve exited %d: %s", code, log.String())
+		}
+	})
+	select {
+	case a := <-addrc:
+		_, port, err := net.SplitHostPort(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return port, log, data
+	case code := <-done:
+		done <- code
+		t.Fatalf("serve exited %d before listening: %s", code, log.String())
+	}
+	return "", nil, ""
+}
+
+// RELIABILITY row 3, exposed bind: the daemon listens on loopback unless
+// told otherwise; on a non-loopback address (--addr 0.0.0.0:PORT) it
+// serves only with a token (the admin token is created if none is given;
+// a request without it is 401) and logs a warning saying who can reach it.
+func TestServeExposedBindWarnsAndNeedsToken(t *testing.T) {
+	host, _, err := net.SplitHostPort(client.DefaultAddr)
+	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+		t.Fatalf("the default address %s is not loopback", client.DefaultAddr)
+	}
+	const warning = "listening on a non-loopback address"
+
+	port, log, data := startServe(t, "0.0.0.0:0")
+	if !strings.Contains(log.String(), warning) {
+		t.Errorf("no warning for a non-loopback bind: %s", log.String())
+	}
+	url := "http://127.0.0.1:" + port + "/api/v1/tools"
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("no token on an exposed bind: %d, want 401", resp.StatusCode)
+	}
+	tok, err := os.ReadFile(filepath.Join(data, "admin.token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(tok)))
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("the admin token on an exposed bind: %d, want 200", resp.StatusCode)
+	}
+	// The ledger's anchor key is created private beside the database.
+	if fi, err := os.Stat(filepath.Join(data, activity.AnchorKeyFile)); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("%s: %v %v", activity.AnchorKeyFile, fi, err)
+	}
+
+	_, log, _ = startServe(t, "127.0.0.1:0")
+	if strings.Contains(log.String(), warning) {
+		t.Errorf("a loopback bind warned: %s", log.String())
+	}
+}

@@ -1,0 +1,155 @@
+// Shared helpers of the operator console: DOM building (textContent only,
+// never innerHTML), the API client with the operator's token, an SSE reader
+// over fetch (EventSource cannot send the Authorization header) and a few
+// formatters.
+export const $ = (id) => document.getElementById(id);
+export const KEY = 'switchboard.console.token';
+
+export function el(tag, text, cls) {
+  const e = document.createElement(tag);
+  if (text !== undefined && text !== null) e.textContent = String(text);
+  if (cls) e.className = cls;
+  return e;
+}
+
+export function button(text, onClick, cls) {
+  const b = el('button', text, cls);
+  b.type = 'button';
+  b.addEventListener('click', onClick);
+  return b;
+}
+
+// ApiError carries the daemon's error envelope ({code, message, details}).
+export class ApiError extends Error {
+  constructor(status, body, fallback) {
+    const e = body && body.error;
+    super(e ? `${e.code}: ${e.message}` : fallback);
+    this.status = status;
+    this.code = e && e.code;
+    this.details = e && e.details;
+    this.body = body;
+  }
+}
+
+let onUnauthorized = () => {};
+export function whenUnauthorized(fn) { onUnauthorized = fn; }
+
+function headers(body) {
+  return { Authorization: 'Bearer ' + (sessionStorage.getItem(KEY) || ''), ...(body ? { 'Content-Type': 'application/json' } : {}) };
+}
+
+export async function api(method, path, body) {
+  const res = await fetch(path, { method, headers: headers(body), body: body ? JSON.stringify(body) : undefined });
+  const data = res.status === 204 ? null : await res.json().catch(() => null);
+  if (!res.ok) {
+    const err = new ApiError(res.status, data, res.statusText);
+    if (res.status === 401) onUnauthorized(err);
+    throw err;
+  }
+  return data;
+}
+
+// stream reads an SSE route and calls onEvent(kind, data) per frame until
+// signal aborts; it resolves when the stream ends (the caller reconnects).
+export async function stream(path, onEvent, signal) {
+  const res = await fetch(path, { headers: headers(), signal });
+  if (!res.ok) {
+    const data = await res.json().catch(() => null);
+    const err = new ApiError(res.status, data, res.statusText);
+    if (res.status === 401) onUnauthorized(err);
+    throw err;
+  }
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buf = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buf += value.replace(/\r\n?/g, '\n');
+    let cut;
+    while ((cut = buf.indexOf('\n\n')) >= 0) {
+      const frame = buf.slice(0, cut);
+      buf = buf.slice(cut + 2);
+      let kind = 'message';
+      const data = [];
+      for (const line of frame.split('\n')) {
+        if (line.startsWith('event:')) kind = line.slice(6).trim();
+        else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+      }
+      if (data.length) {
+        let parsed = null;
+        try { parsed = JSON.parse(data.join('\n')); } catch { parsed = data.join('\n'); }
+        onEvent(kind, parsed);
+      }
+    }
+  }
+}
+
+// when renders a timestamp with its full date, in the operator's locale;
+// the ISO form is the element's title.
+export function when(ts) {
+  const t = el('time', ts ? new Date(ts).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' }) : '—');
+  if (ts) { t.dateTime = ts; t.title = ts; }
+  return t;
+}
+
+// jsonBlock is an expandable JSON view: a <details> whose summary says what
+// it holds.
+export function jsonBlock(label, value, open) {
+  const d = el('details');
+  d.append(el('summary', label), el('pre', JSON.stringify(value, null, 2)));
+  d.open = !!open;
+  return d;
+}
+
+export function badge(text, kind) {
+  return el('span', text, 'badge ' + (kind || ''));
+}
+
+// statusKind maps an outcome to a badge colour.
+export function statusKind(s) {
+  if (['succeeded', 'approved', 'done', 'ok', 'connected'].includes(s)) return 'good';
+  if (['failed', 'denied', 'timed_out', 'expired', 'error'].includes(s)) return 'bad';
+  if (['cancelled', 'revoked'].includes(s)) return 'muted';
+  return 'wait';
+}
+
+// errorBox shows an error (or clears it with null) in a live region.
+export function showError(box, err) {
+  box.replaceChildren();
+  if (err) box.append(el('p', err.message || String(err), 'error'));
+}
+
+// absent answers whether an error means "this daemon has no such route".
+export function absent(err) {
+  return err instanceof ApiError && err.status === 404 && err.code === 'NOT_FOUND' && /no route/.test(err.message);
+}
+
+// followCall re-reads an invocation until it settles and renders it into
+// out: its status, then its error or result. Short pauses: a console
+// follows one call a person just started.
+export async function followCall(out, id) {
+  const line = el('p', 'running…', 'muted');
+  out.append(line);
+  for (let i = 0; i < 120; i++) {
+    let inv;
+    try { inv = await api('GET', '/api/v1/invocations/' + encodeURIComponent(id)); } catch (e) { line.textContent = e.message; line.className = 'error'; return; }
+    if (!['pending', 'awaiting_approval', 'dispatched'].includes(inv.status)) {
+      line.className = '';
+      line.replaceChildren(el('span', 'call '), badge(inv.status, statusKind(inv.status)));
+      if (inv.error) out.append(el('p', `${inv.error.code}: ${inv.error.message}`, 'error'));
+      if (inv.result !== undefined) out.append(jsonBlock('Result', inv.result, true));
+      return;
+    }
+    line.textContent = 'call ' + inv.status.replace('_', ' ') + '…';
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+// labelled fills rows into tbody and labels each cell with its column's
+// heading (data-label), which the narrow layout shows beside the value
+// when a table stacks into cards.
+export function labelled(tbody, rows) {
+  const heads = [...tbody.closest('table').querySelectorAll('thead th')].map((th) => th.textContent);
+  for (const tr of rows) [...tr.cells].forEach((td, i) => { if (heads[i]) td.dataset.label = heads[i]; });
+  tbody.replaceChildren(...rows);
+}

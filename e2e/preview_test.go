@@ -51,7 +51,7 @@ func previewEnv(t *testing.T) (*env, *preview.Server, *atomic.Int64) {
 	ps := &httptest.Server{Listener: ln, Config: &http.Server{Handler: pv.Handler()}}
 	ps.Start()
 	d, err := daemon.New(ctx, daemon.Options{
-		Store: st, AdminToken: adminToken, Demo: true, Session: session.Options{Heartbeat: heartbeat},
+		Store: st, AdminToken: adminToken, Demo: true, DemoKey: demoKey, Session: session.Options{Heartbeat: heartbeat},
 		Canvas:   panel.CanvasPolicy{Preset: panel.CanvasOpen, AllowCodePreview: ptr(true)},
 		Previews: pv, PreviewOrigin: pv.Origin(),
 	})

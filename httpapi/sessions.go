@@ -68,9 +68,15 @@ func (s *Server) sessionOrAdmin(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
+// createSessionBody is POST /sessions: the signed-in user, the scope the
+// app gives that user's assistant (session.OpenRequest), and the canvas
+// policy of the user's tab.
 type createSessionBody struct {
 	// Principal names the signed-in user the session acts for.
-	Principal string `json:"principal,omitempty"`
+	Principal string   `json:"principal,omitempty"`
+	Allow     []string `json:"allow,omitempty"`
+	Deny      []string `json:"deny,omitempty"`
+	switchboard.PanelScope
 	// CanvasPolicy narrows the canvas policy for this session's tab (it
 	// can only make the surface stricter; docs/panels.md).
 	CanvasPolicy *panel.CanvasPolicy `json:"canvasPolicy,omitempty"`
@@ -94,7 +100,8 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	created, err := s.opts.Sessions.Create(r.Context(), body.Principal)
+	created, err := s.opts.Sessions.CreateFor(r.Context(), session.OpenRequest{Principal: body.Principal,
+		Allow: body.Allow, Deny: body.Deny, PanelScope: body.PanelScope})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -106,7 +113,8 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	s.record(r, "session.open", created.SessionID, map[string]any{"principal": body.Principal})
+	s.record(r, "session.open", created.SessionID, map[string]any{"principal": body.Principal,
+		"allow": body.Allow, "deny": body.Deny, "panels": body.Panels, "slots": body.Slots})
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusCreated, created)
 }

@@ -143,7 +143,7 @@ func newServe(g *globals) *cobra.Command {
 	fl.StringVar(&f.storeFile, "store-file", "", "read the store's postgres:// URL from this file (keeps its password out of ps)")
 	fl.StringVar(&f.durability, "durability", os.Getenv("SWITCHBOARD_DURABILITY"), "which failures a commit survives: process (a daemon crash; the default) or power (an OS crash or power loss, slower) [$SWITCHBOARD_DURABILITY]")
 	fl.StringSliceVar(&f.allowOrigins, "allow-origin", nil, "browser origin allowed to call the API (repeatable), e.g. http://localhost:3000")
-	fl.BoolVar(&f.demo, "demo", false, "let the demo app at /demo/ open its own browser session (a token-less, same-origin-only route; for trying switchboard locally)")
+	fl.BoolVar(&f.demo, "demo", false, "let the demo app at /demo/ open its own browser session (same-origin only, with a key that changes every start: open the URL serve prints; for trying switchboard locally)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fl.StringVar(&f.manifest, "manifest", "", "manifest file (YAML or JSON) registered at start and reloaded when it changes")
@@ -272,7 +272,9 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 	}
 	log.Info("console at http://"+ln.Addr().String()+"/ ; the CLI and API use the admin token", "token", tokenFrom)
 	if f.demo {
-		log.Info("demo app at http://" + ln.Addr().String() + "/demo/ ; its sample backend (the examples' bindings) at /demo/api/")
+		// The key is in the URL, as Jupyter prints its token: whoever reads
+		// this output may open the demo as its user; nobody else can.
+		log.Info("demo app at " + d.DemoURL("http://"+ln.Addr().String()) + " ; its sample backend (the examples' bindings) at /demo/api/")
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -115,7 +115,9 @@ func (rs runSessions) RunStarted(ctx context.Context, run *agent.Run) context.Co
 	s, err := d.Agents.Start(ctx, workspace.Spec{
 		Kind: switchboard.AgentChat, Label: "assistant", Principal: switchboard.Assistant(), User: user,
 		Transport: transport, SessionID: run.SessionID(), RunID: run.ID(), Status: switchboard.AgentRunning,
-		Interrupt: func(context.Context, string) error { run.Cancel(); return nil },
+		// Stop, not Cancel: a run that ended at an approval (interrupts)
+		// has nothing left to cancel but the calls it left waiting.
+		Interrupt: func(context.Context, string) error { run.Stop(); return nil },
 	})
 	if err != nil {
 		return ctx
@@ -129,6 +131,12 @@ func (rs runSessions) RunEnded(ctx context.Context, run *agent.Run) {
 		return
 	}
 	in := run.Info()
+	if in.Status == switchboard.RunWaiting {
+		// Ended at an approval: the session waits with its calls until
+		// they are answered (a resume, the console) or it is interrupted.
+		rs.d.Agents.Park(ctx, s.ID, run.Waiting(), "run "+string(in.Status))
+		return
+	}
 	status, reason := switchboard.AgentDone, "run "+string(in.Status)
 	if in.Status == switchboard.RunCancelled {
 		status = switchboard.AgentCancelled

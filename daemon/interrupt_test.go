@@ -1,0 +1,270 @@
+package daemon_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/daemon"
+	"github.com/switchboardhq/switchboard/model"
+	"github.com/switchboardhq/switchboard/model/modeltest"
+)
+
+var objectSchema = json.RawMessage(`{"type":"object"}`)
+
+// agentOf returns the session of kind the admin sees (the newest).
+func agentOf(t *testing.T, e *wsEnv, kind string) map[string]any {
+	t.Helper()
+	var list struct {
+		Items []map[string]any `json:"items"`
+	}
+	if code, c := e.do(t, "GET", "/api/v1/agents?kind="+kind, wsToken, nil, &list); code != http.StatusOK || len(list.Items) == 0 {
+		t.Fatalf("no %s agent: %d %s %v", kind, code, c, list.Items)
+	}
+	return list.Items[0]
+}
+
+// ledgerHas reports whether the ledger holds an entry of verb whose
+// details match every key of want.
+func ledgerHas(t *testing.T, e *wsEnv, verb string, want map[string]any) bool {
+	t.Helper()
+	var page struct {
+		Items []switchboard.ActivityEntry `json:"items"`
+	}
+	if code, c := e.do(t, "GET", "/api/v1/activity?verb="+verb+"&limit=100", wsToken, nil, &page); code != http.StatusOK {
+		t.Fatalf("activity: %d %s", code, c)
+	}
+	for _, it := range page.Items {
+		var d map[string]any
+		if json.Unmarshal(it.Details, &d) != nil {
+			continue
+		}
+		ok := true
+		for k, v := range want {
+			if d[k] != v {
+				ok = false
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// TestInterruptExternalAgent: interrupting an external agent (an agent
+// token over HTTP) reaches its work: a call it is running ends CANCELLED,
+// a call waiting for approval has the approval cancelled (one
+// approval.decide entry, attributed to the session) and ends CANCELLED,
+// and the session ends cancelled; a second interrupt is CONFLICT.
+func TestInterruptExternalAgent(t *testing.T) {
+	t.Parallel()
+	e := newWorkspaceDaemon(t)
+	ctx := context.Background()
+	started := make(chan struct{})
+	if err := e.d.RegisterFunc(ctx, switchboard.Tool{Name: "tasks.watch", Description: "Watch tasks until told to stop.", Class: switchboard.ClassRead, InputSchema: objectSchema},
+		func(ctx context.Context, _ json.RawMessage) (any, error) {
+			close(started)
+			<-ctx.Done()
+			return nil, context.Cause(ctx)
+		}); err != nil {
+		t.Fatal(err)
+	}
+	ran := make(chan struct{}, 1)
+	if err := e.d.RegisterFunc(ctx, switchboard.Tool{Name: "tasks.create", Description: "Create a task.", Class: switchboard.ClassMutate, InputSchema: objectSchema},
+		func(context.Context, json.RawMessage) (any, error) {
+			ran <- struct{}{}
+			return map[string]string{"id": "t1"}, nil
+		}); err != nil {
+		t.Fatal(err)
+	}
+	var tok struct {
+		Token string `json:"token"`
+	}
+	if code, c := e.do(t, "POST", "/api/v1/tokens", wsToken, map[string]any{"agent": "planner", "allow": []string{"tasks.*"}}, &tok); code != http.StatusCreated {
+		t.Fatalf("token: %d %s", code, c)
+	}
+
+	// A running call, and a call waiting for the user's approval.
+	type answer struct {
+		status int
+		code   string
+	}
+	watched := make(chan answer, 1)
+	go func() {
+		status, code := e.do(t, "POST", "/api/v1/tools/tasks.watch/call", tok.Token, map[string]any{"input": map[string]any{}}, nil)
+		watched <- answer{status, code}
+	}()
+	<-started
+	var waiting switchboard.CallResponse
+	if code, c := e.do(t, "POST", "/api/v1/tools/tasks.create/call", tok.Token, map[string]any{"input": map[string]any{}, "async": true}, &waiting); code != http.StatusAccepted || waiting.Status != switchboard.StatusAwaitingApproval {
+		t.Fatalf("call needing approval: %d %s %+v", code, c, waiting)
+	}
+	ag := agentOf(t, e, "external")
+	id := ag["id"].(string)
+	if ag["status"] != "waiting_approval" || ag["transport"] != "http" {
+		t.Fatalf("external session before the interrupt: %v", ag)
+	}
+
+	var out map[string]any
+	if code, c := e.do(t, "POST", "/api/v1/agents/"+id+"/interrupt", wsToken, nil, &out); code != http.StatusOK || out["status"] != "cancelled" {
+		t.Fatalf("interrupt: %d %s %v", code, c, out)
+	}
+	// The answer is definite: both calls have recorded their end.
+	var inv switchboard.Invocation
+	if code, c := e.do(t, "GET", "/api/v1/invocations/"+waiting.InvocationID, wsToken, nil, &inv); code != http.StatusOK ||
+		inv.Status != switchboard.StatusCancelled || inv.Error == nil || inv.Error.Code != switchboard.CodeCancelled || inv.AgentID != id {
+		t.Fatalf("waiting call after the interrupt: %d %s %+v", code, c, inv)
+	}
+	var aprs struct {
+		Items []switchboard.ApprovalRequest `json:"items"`
+	}
+	if code, c := e.do(t, "GET", "/api/v1/approvals?status=all", wsToken, nil, &aprs); code != http.StatusOK || len(aprs.Items) != 1 ||
+		aprs.Items[0].Status != switchboard.ApprovalCancelled || !strings.Contains(aprs.Items[0].Reason, "interrupted by user:admin") {
+		t.Fatalf("approval after the interrupt: %d %s %+v", code, c, aprs.Items)
+	}
+	if !ledgerHas(t, e, "approval.decide", map[string]any{"decision": "cancelled", "agentId": id}) {
+		t.Error("no approval.decide entry for the cancelled approval")
+	}
+	if w := <-watched; w.code != "CANCELLED" {
+		t.Fatalf("running call after the interrupt: %d %s, want CANCELLED", w.status, w.code)
+	}
+	select {
+	case <-ran:
+		t.Fatal("the call waiting for approval ran")
+	default:
+	}
+	if code, c := e.do(t, "POST", "/api/v1/agents/"+id+"/interrupt", wsToken, nil, nil); code != http.StatusConflict || c != "CONFLICT" {
+		t.Fatalf("second interrupt: %d %s", code, c)
+	}
+	// A later call of the same agent starts a new session and runs.
+	var later switchboard.CallResponse
+	if code, c := e.do(t, "POST", "/api/v1/tools/tasks.create/call", tok.Token, map[string]any{"input": map[string]any{}, "async": true}, &later); code != http.StatusAccepted {
+		t.Fatalf("later call: %d %s", code, c)
+	}
+	if now := agentOf(t, e, "external"); now["id"] == id || now["status"] != "waiting_approval" {
+		t.Fatalf("the agent's next session: %v", now)
+	}
+}
+
+// sseEvents reads an AG-UI SSE answer to its end.
+func sseEvents(t *testing.T, resp *http.Response) []map[string]any {
+	t.Helper()
+	defer resp.Body.Close()
+	var out []map[string]any
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(data), &ev); err != nil {
+			t.Fatalf("event %q: %v", data, err)
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
+func postAGUI(t *testing.T, e *wsEnv, body string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest("POST", e.srv.URL+"/api/v1/agui", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+wsToken)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// TestInterruptParkedAssistantRun: an AG-UI run that ends at an approval
+// (RUN_FINISHED with the interrupt outcome) leaves its chat session
+// waiting_approval, not done; interrupting it cancels the pending approval
+// and the waiting call, the session ends cancelled, and a later resume of
+// that interrupt gets CONFLICT saying it was cancelled.
+func TestInterruptParkedAssistantRun(t *testing.T) {
+	t.Parallel()
+	m := modeltest.NewOpenAI(t, modeltest.Turn{Text: "On it.", ToolCalls: []modeltest.Call{{ID: "c1", Name: "tasks_create", Args: `{}`}}})
+	e := newWorkspaceDaemonWith(t, daemon.Options{Models: map[string]model.Config{"default": {Provider: "openai", Model: "scripted", BaseURL: m.BaseURL()}}})
+	ran := make(chan struct{}, 1)
+	if err := e.d.RegisterFunc(context.Background(), switchboard.Tool{Name: "tasks.create", Description: "Create a task.", Class: switchboard.ClassMutate, InputSchema: objectSchema},
+		func(context.Context, json.RawMessage) (any, error) {
+			ran <- struct{}{}
+			return map[string]string{"id": "t1"}, nil
+		}); err != nil {
+		t.Fatal(err)
+	}
+	evs := sseEvents(t, postAGUI(t, e, `{"threadId":"chat-park","runId":"run-p1","messages":[{"id":"u1","role":"user","content":"create a task"}],"tools":[],"context":[]}`))
+	last := evs[len(evs)-1]
+	outcome, _ := last["outcome"].(map[string]any)
+	if last["type"] != "RUN_FINISHED" || outcome["type"] != "interrupt" {
+		t.Fatalf("run ended %v", last)
+	}
+	apr := outcome["interrupts"].([]any)[0].(map[string]any)["id"].(string)
+
+	ag := agentOf(t, e, "chat")
+	id := ag["id"].(string)
+	if ag["status"] != "waiting_approval" || ag["runId"] != "run-p1" {
+		t.Fatalf("the parked run's session: %v", ag)
+	}
+	var out map[string]any
+	if code, c := e.do(t, "POST", "/api/v1/agents/"+id+"/interrupt", wsToken, nil, &out); code != http.StatusOK || out["status"] != "cancelled" {
+		t.Fatalf("interrupt: %d %s %v", code, c, out)
+	}
+	var a switchboard.ApprovalRequest
+	if code, c := e.do(t, "GET", "/api/v1/approvals/"+apr, wsToken, nil, &a); code != http.StatusOK || a.Status != switchboard.ApprovalCancelled || a.AgentID != id {
+		t.Fatalf("approval after the interrupt: %d %s %+v", code, c, a)
+	}
+	var inv switchboard.Invocation
+	if code, c := e.do(t, "GET", "/api/v1/invocations/"+a.InvocationID, wsToken, nil, &inv); code != http.StatusOK || inv.Status != switchboard.StatusCancelled {
+		t.Fatalf("the waiting call: %d %s %+v", code, c, inv)
+	}
+	if !ledgerHas(t, e, "approval.decide", map[string]any{"decision": "cancelled", "approvalId": apr}) {
+		t.Error("no approval.decide entry for the cancelled approval")
+	}
+
+	resp := postAGUI(t, e, `{"threadId":"chat-park","runId":"run-p2","messages":[],"tools":[],"context":[],
+		"resume":[{"interruptId":"`+apr+`","status":"resolved","payload":{"approved":true}}]}`)
+	defer resp.Body.Close()
+	var env switchboard.ErrorEnvelope
+	if err := json.NewDecoder(resp.Body).Decode(&env); err != nil || resp.StatusCode != http.StatusConflict || env.Error == nil ||
+		!strings.Contains(env.Error.Message, "already cancelled") || !strings.Contains(env.Error.Message, "was cancelled while waiting for approval") {
+		t.Fatalf("resume after the interrupt: %d %+v %v", resp.StatusCode, env.Error, err)
+	}
+	select {
+	case <-ran:
+		t.Fatal("the interrupted call ran")
+	default:
+	}
+}
+
+// TestParkedRunSessionEndsWhenAnswered: the session of a run parked at an
+// approval ends done once the approval is decided elsewhere (the console).
+func TestParkedRunSessionEndsWhenAnswered(t *testing.T) {
+	t.Parallel()
+	m := modeltest.NewOpenAI(t, modeltest.Turn{Text: "On it.", ToolCalls: []modeltest.Call{{ID: "c1", Name: "tasks_create", Args: `{}`}}})
+	e := newWorkspaceDaemonWith(t, daemon.Options{Models: map[string]model.Config{"default": {Provider: "openai", Model: "scripted", BaseURL: m.BaseURL()}}})
+	if err := e.d.RegisterFunc(context.Background(), switchboard.Tool{Name: "tasks.create", Description: "Create a task.", Class: switchboard.ClassMutate, InputSchema: objectSchema},
+		func(context.Context, json.RawMessage) (any, error) { return map[string]string{"id": "t1"}, nil }); err != nil {
+		t.Fatal(err)
+	}
+	evs := sseEvents(t, postAGUI(t, e, `{"threadId":"chat-ans","runId":"run-a1","messages":[{"id":"u1","role":"user","content":"create a task"}],"tools":[],"context":[]}`))
+	apr := evs[len(evs)-1]["outcome"].(map[string]any)["interrupts"].([]any)[0].(map[string]any)["id"].(string)
+	if ag := agentOf(t, e, "chat"); ag["status"] != "waiting_approval" {
+		t.Fatalf("parked: %v", ag)
+	}
+	if code, c := e.do(t, "POST", "/api/v1/approvals/"+apr, wsToken, map[string]any{"decision": "deny", "reason": "not now"}, nil); code != http.StatusOK {
+		t.Fatalf("deny: %d %s", code, c)
+	}
+	if ag := agentOf(t, e, "chat"); ag["status"] != "done" || !strings.Contains(ag["reason"].(string), "answered") {
+		t.Fatalf("after the decision: %v", ag)
+	}
+}

@@ -63,6 +63,9 @@ type AgentSession struct {
 	Transport string      `json:"transport"`
 	Status    AgentStatus `json:"status"`
 	Task      string      `json:"task,omitempty"`
+	// Progress is how far its work is (0..1), when the work reports it
+	// (a background session's job).
+	Progress *float64 `json:"progress,omitempty"`
 	// Reason says why a session ended (done or cancelled).
 	Reason string `json:"reason,omitempty"`
 	// SessionID is the browser tab the agent is bound to, if any; RunID

@@ -28,6 +28,9 @@ func (d *Daemon) startAgents(opts Options) {
 	ao := opts.AgentSessions
 	ao.Ledger, ao.Logger = d.Ledger, d.log
 	ao.Notify = func(ctx context.Context, s switchboard.AgentSession) {
+		if s.Status.Final() && d.Panels != nil {
+			d.Panels.ReleaseLeases(s.ID) // an ended agent keeps nobody off a panel
+		}
 		d.agentStatusEvent(ctx, s)
 		d.touchWorkspace() // the digests show the agents at work
 	}
@@ -55,14 +58,16 @@ type agentStatus struct {
 	Label   string                  `json:"label"`
 	Status  switchboard.AgentStatus `json:"status"`
 	Task    string                  `json:"task,omitempty"`
-	Reason  string                  `json:"reason,omitempty"`
+	// Progress (0..1) of a background session's job.
+	Progress *float64 `json:"progress,omitempty"`
+	Reason   string   `json:"reason,omitempty"`
 }
 
 // agentStatusEvent sends a transition to the streams that can see the
 // session: the tabs and assistant runs of the user it acts for (the tabs
 // known to the registry: those with an agent session bound to them).
 func (d *Daemon) agentStatusEvent(ctx context.Context, s switchboard.AgentSession) {
-	ev := &agui.Custom{Name: EventAgentStatus, Value: agentStatus{AgentID: s.ID, Kind: s.Kind, Label: s.Label, Status: s.Status, Task: s.Task, Reason: s.Reason}}
+	ev := &agui.Custom{Name: EventAgentStatus, Value: agentStatus{AgentID: s.ID, Kind: s.Kind, Label: s.Label, Status: s.Status, Task: s.Task, Progress: s.Progress, Reason: s.Reason}}
 	ev.SetTimestamp(time.Now())
 	data, err := agui.Marshal(ev)
 	if err != nil {
@@ -115,6 +120,7 @@ func (rs runSessions) RunStarted(ctx context.Context, run *agent.Run) context.Co
 	s, err := d.Agents.Start(ctx, workspace.Spec{
 		Kind: switchboard.AgentChat, Label: "assistant", Principal: switchboard.Assistant(), User: user,
 		Transport: transport, SessionID: run.SessionID(), RunID: run.ID(), Status: switchboard.AgentRunning,
+		Holder: "chat:" + run.Owner() + "\x00" + run.ThreadID(), // the chat's next run keeps the panels this one leased
 		// Stop, not Cancel: a run that ended at an approval (interrupts)
 		// has nothing left to cancel but the calls it left waiting.
 		Interrupt: func(context.Context, string) error { run.Stop(); return nil },

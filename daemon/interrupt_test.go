@@ -12,6 +12,8 @@ import (
 	"github.com/switchboardhq/switchboard/daemon"
 	"github.com/switchboardhq/switchboard/model"
 	"github.com/switchboardhq/switchboard/model/modeltest"
+	"github.com/switchboardhq/switchboard/panel"
+	"github.com/switchboardhq/switchboard/scope"
 )
 
 var objectSchema = json.RawMessage(`{"type":"object"}`)
@@ -266,5 +268,32 @@ func TestParkedRunSessionEndsWhenAnswered(t *testing.T) {
 	}
 	if ag := agentOf(t, e, "chat"); ag["status"] != "done" || !strings.Contains(ag["reason"].(string), "answered") {
 		t.Fatalf("after the decision: %v", ag)
+	}
+}
+
+// TestInterruptReleasesLeases: a panel lease ends when its holding agent
+// session ends — here by an interrupt — so another agent's edit goes
+// through at once instead of meeting LEASE_HELD until the lease expires.
+func TestInterruptReleasesLeases(t *testing.T) {
+	t.Parallel()
+	p := newPanelDaemon(t)
+	planner := p.token(scope.TokenRequest{Agent: "planner"})
+	writer := p.token(scope.TokenRequest{Agent: "writer"})
+	id := p.open(t, planner, "note")
+	code, body := p.call(t, planner, panel.ToolFill, map[string]any{"instanceId": id, "values": map[string]any{"title": "Plan"}})
+	if code != 200 {
+		t.Fatalf("planner's fill: %d %v", code, body)
+	}
+	holder := body["result"].(map[string]any)["lease"].(map[string]any)["agentId"].(string)
+	if code, body := p.call(t, writer, panel.ToolFill, map[string]any{"instanceId": id, "values": map[string]any{"title": "Mine"}}); code != http.StatusConflict || panelErrCode(body) != "LEASE_HELD" {
+		t.Fatalf("writer's fill while planner holds it: %d %v", code, body)
+	}
+	if code, body := p.do(t, mcpToken, "POST", "/api/v1/agents/"+holder+"/interrupt", ""); code != 200 || body["status"] != "cancelled" {
+		t.Fatalf("interrupt the holder: %d %v", code, body)
+	}
+	code, body = p.call(t, writer, panel.ToolFill, map[string]any{"instanceId": id, "values": map[string]any{"title": "Mine"}})
+	res, _ := body["result"].(map[string]any)
+	if code != 200 || res["lease"].(map[string]any)["principal"] != "agent:writer" {
+		t.Fatalf("writer's fill after the interrupt: %d %v", code, body)
 	}
 }

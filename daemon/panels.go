@@ -26,7 +26,8 @@ type panelWiring struct {
 // RegisterPanel, RegisterAdapter, or --demo), so a daemon without panels
 // shows none to its agents.
 func (d *Daemon) startPanels(ctx context.Context, opts Options) error {
-	d.Panels = panel.New(panel.Options{Caller: d.Broker, Tabs: d.Sessions, Tools: d.Registry, Logger: d.log})
+	d.Panels = panel.New(panel.Options{Caller: d.Broker, Tabs: d.Sessions, Tools: d.Registry, Logger: d.log,
+		Holder: d.Agents.Holder})
 	if opts.Demo {
 		return d.registerDemoPanels(ctx)
 	}

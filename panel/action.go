@@ -73,7 +73,7 @@ func (s *Service) RunAction(ctx context.Context, req ActionRequest) (ActionResul
 	if err != nil {
 		return ActionResult{}, err
 	}
-	return s.runAction(ctx, in, req, actorOf(ctx))
+	return s.runAction(ctx, in, req, s.actor(ctx))
 }
 
 // runAction runs req on in for who: an agent takes the lease, the user

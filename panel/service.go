@@ -78,6 +78,10 @@ type Options struct {
 	// session (workspace.Agents): a call made in an agent session is held
 	// to that session's panel scope as well as its principal's.
 	AgentScope func(ctx context.Context, agentID string) (switchboard.AgentScope, bool)
+	// Holder, when set, names who a lease taken in agent session agentID
+	// belongs to: sessions with one holder share their leases (the
+	// built-in assistant's runs of one chat). "" or nil: the session.
+	Holder func(agentID string) string
 }
 
 // Def is a panel a host registers: a builder-made spec plus what an agent

@@ -103,6 +103,7 @@ type agentState struct {
 	settled   map[string]bool // approvals of its calls already answered (Park ignores them)
 	base      switchboard.AgentStatus
 	handoffs  []switchboard.AgentHandoff
+	holder    string
 	work      map[uint64]*work // calls in flight on its behalf (Work)
 	// parked: its work ended waiting for approvals (an interrupted run);
 	// it ends done with this reason when the last one is answered.
@@ -176,6 +177,10 @@ type Spec struct {
 	// /agents); Idle when its requests stop (external agents).
 	Heartbeat bool
 	Idle      bool
+	// Holder names who what the session takes (panel leases) belongs to:
+	// sessions with one holder share it ("chat:<thread>" for the built-in
+	// assistant's runs of one chat). "" means the session itself.
+	Holder string
 }
 
 // Start records a new session and returns it.
@@ -220,7 +225,7 @@ func (a *Agents) newState(sp Spec) (*agentState, error) {
 		},
 		user: userOf(sp.User), principal: sp.Principal, interrupt: sp.Interrupt,
 		heartbeat: sp.Heartbeat, idle: sp.Idle, approvals: map[string]bool{}, settled: map[string]bool{}, base: sp.Status,
-		work: map[uint64]*work{},
+		work: map[uint64]*work{}, holder: sp.Holder,
 	}
 	if sp.Principal.Kind == switchboard.PrincipalAgent && (len(sp.Principal.Allow) > 0 || len(sp.Principal.Deny) > 0) {
 		st.s.Scope = &switchboard.AgentScope{Allow: sp.Principal.Allow, Deny: sp.Principal.Deny}
@@ -319,6 +324,34 @@ func (a *Agents) SetStatus(ctx context.Context, id string, status switchboard.Ag
 		a.transitioned(ctx, s, from)
 	}
 	return s, nil
+}
+
+// Report updates what a running session is doing — its task and progress
+// (0..1) — from its work's own progress reports (a job's). It is not a
+// transition: the ledger does not record it, but the digest and the
+// switchboard.agent.status event show it when the task text changed
+// (callers round the progress they put in it, so a chatty job does not
+// flood the tabs).
+func (a *Agents) Report(ctx context.Context, id, task string, progress float64) {
+	if len(task) > maxTask {
+		task = task[:maxTask]
+	}
+	a.mu.Lock()
+	st, ok := a.sessions[id]
+	if !ok || st.s.Status.Final() {
+		a.mu.Unlock()
+		return
+	}
+	st.s.LastSeen = a.now().UTC()
+	p := progress
+	st.s.Progress = &p
+	changed := st.s.Task != task
+	st.s.Task = task
+	s := st.s
+	a.mu.Unlock()
+	if changed && a.opts.Notify != nil {
+		a.opts.Notify(context.WithoutCancel(ctx), s)
+	}
 }
 
 // End finishes a session (done or cancelled) with a reason. Ending one
@@ -555,6 +588,29 @@ func (a *Agents) ByRun(runID string) (switchboard.AgentSession, bool) {
 		}
 	}
 	return switchboard.AgentSession{}, false
+}
+
+// Holder returns who session id's panel leases belong to (Spec.Holder),
+// or "" when it holds them itself or is unknown.
+func (a *Agents) Holder(id string) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if st, ok := a.sessions[id]; ok {
+		return st.holder
+	}
+	return ""
+}
+
+// ByJob returns the id of the background session of job jobID.
+func (a *Agents) ByJob(jobID string) (string, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for id, st := range a.sessions {
+		if st.s.JobID == jobID && st.s.Kind == switchboard.AgentBackground {
+			return id, true
+		}
+	}
+	return "", false
 }
 
 // Sweep ends registered sessions whose heartbeats stopped and external

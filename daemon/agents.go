@@ -64,8 +64,10 @@ type agentStatus struct {
 }
 
 // agentStatusEvent sends a transition to the streams that can see the
-// session: the tabs and assistant runs of the user it acts for (the tabs
-// known to the registry: those with an agent session bound to them).
+// session: every live tab of the user it acts for (workspace.Agents.ActsFor,
+// the rule GET /agents applies to a tab), and the event streams of that
+// user's assistant runs. Tabs and runs on another replica hear of it from
+// that replica's registry: the registry is per replica.
 func (d *Daemon) agentStatusEvent(ctx context.Context, s switchboard.AgentSession) {
 	ev := &agui.Custom{Name: EventAgentStatus, Value: agentStatus{AgentID: s.ID, Kind: s.Kind, Label: s.Label, Status: s.Status, Task: s.Task, Progress: s.Progress, Reason: s.Reason}}
 	ev.SetTimestamp(time.Now())
@@ -74,16 +76,9 @@ func (d *Daemon) agentStatusEvent(ctx context.Context, s switchboard.AgentSessio
 		return
 	}
 	user, _ := d.Agents.UserOf(s.ID)
-	tabs := map[string]bool{}
-	if s.SessionID != "" {
-		tabs[s.SessionID] = true
-	}
 	for _, o := range d.Agents.List(workspace.ViewerOf(switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"}), workspace.Filter{Active: true}) {
 		if u, _ := d.Agents.UserOf(o.ID); u != user {
 			continue
-		}
-		if o.SessionID != "" {
-			tabs[o.SessionID] = true
 		}
 		if o.Kind == switchboard.AgentChat && o.RunID != "" && d.Agent != nil {
 			if run, err := d.Agent.Get(o.RunID); err == nil {
@@ -96,8 +91,15 @@ func (d *Daemon) agentStatusEvent(ctx context.Context, s switchboard.AgentSessio
 			run.Emit(ev) // its own end, before the run's stream closes if it still can
 		}
 	}
-	for sid := range tabs {
-		_ = d.Sessions.Send(ctx, sid, EventAgentStatus, json.RawMessage(data)) // a tab elsewhere or gone: nothing to tell here
+	if d.Sessions == nil {
+		return
+	}
+	for _, sid := range d.Sessions.LiveIDs() {
+		tabUser, err := d.Sessions.User(ctx, sid)
+		if err != nil || !d.Agents.ActsFor(s.ID, tabUser) {
+			continue
+		}
+		_ = d.Sessions.Send(ctx, sid, EventAgentStatus, json.RawMessage(data)) // the tab just went away: nothing to tell
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/switchboardhq/switchboard/model/modeltest"
 	"github.com/switchboardhq/switchboard/panel"
 	"github.com/switchboardhq/switchboard/scope"
+	"github.com/switchboardhq/switchboard/session"
 )
 
 var objectSchema = json.RawMessage(`{"type":"object"}`)
@@ -295,5 +296,72 @@ func TestInterruptReleasesLeases(t *testing.T) {
 	res, _ := body["result"].(map[string]any)
 	if code != 200 || res["lease"].(map[string]any)["principal"] != "agent:writer" {
 		t.Fatalf("writer's fill after the interrupt: %d %v", code, body)
+	}
+}
+
+// TestAgentStatusReachesEveryTabOfTheUser: a transition is a
+// switchboard.agent.status event on every live tab of the user the agent
+// acts for — also tabs no agent session is bound to — and on no other
+// user's tab.
+func TestAgentStatusReachesEveryTabOfTheUser(t *testing.T) {
+	t.Parallel()
+	e := newWorkspaceDaemon(t)
+	ctx := context.Background()
+	attach := func(user string) (session.Created, *session.Conn) {
+		tab, err := e.d.Sessions.Create(ctx, user)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn, err := e.d.Sessions.Attach(ctx, tab.SessionID, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(conn.Close)
+		return tab, conn
+	}
+	statuses := func(c *session.Conn) []map[string]any {
+		var out []map[string]any
+		for {
+			ev, ok := c.Next()
+			if !ok {
+				return out
+			}
+			if ev.Kind == daemon.EventAgentStatus {
+				var v map[string]any
+				if err := json.Unmarshal(ev.Data, &v); err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, v)
+			}
+		}
+	}
+	alice1, c1 := attach("user:alice")
+	_, c2 := attach("user:alice")
+	_, bob := attach("user:bob")
+	var reg map[string]any
+	if code, c := e.do(t, "POST", "/api/v1/agents", alice1.SessionToken, map[string]any{"kind": "voice", "label": "Voice", "task": "listening"}, &reg); code != http.StatusCreated {
+		t.Fatalf("register: %d %s", code, c)
+	}
+	for name, c := range map[string]*session.Conn{"alice's tab the agent is bound to": c1, "alice's other tab": c2} {
+		got := statuses(c)
+		if len(got) != 1 || got[0]["type"] != "CUSTOM" || got[0]["name"] != daemon.EventAgentStatus {
+			t.Fatalf("%s got %v", name, got)
+		}
+		v := got[0]["value"].(map[string]any)
+		if v["agentId"] != reg["id"] || v["status"] != "idle" || v["task"] != "listening" {
+			t.Fatalf("%s: event value %v", name, v)
+		}
+	}
+	if got := statuses(bob); len(got) != 0 {
+		t.Fatalf("bob's tab got %v", got)
+	}
+	if code, c := e.do(t, "POST", "/api/v1/agents/"+reg["id"].(string)+"/interrupt", alice1.SessionToken, nil, nil); code != http.StatusOK {
+		t.Fatalf("interrupt: %d %s", code, c)
+	}
+	if got := statuses(c2); len(got) != 1 || got[0]["value"].(map[string]any)["status"] != "cancelled" {
+		t.Fatalf("alice's other tab after the interrupt: %v", got)
+	}
+	if got := statuses(bob); len(got) != 0 {
+		t.Fatalf("bob's tab got %v", got)
 	}
 }

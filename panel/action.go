@@ -394,3 +394,22 @@ func pointerSet(doc any, ptr string, v any) (any, bool) {
 	m[tok] = v
 	return doc, true
 }
+
+// InstanceOf names the open panel instance whose action made invocation
+// id ("" when none did): the workspace digest shows which panel an
+// approval waiting for the user belongs to.
+func (s *Service) InstanceOf(invocationID string) string {
+	if invocationID == "" {
+		return ""
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for iid, in := range s.byID {
+		for _, st := range in.actions {
+			if st.InvocationID == invocationID {
+				return iid
+			}
+		}
+	}
+	return ""
+}

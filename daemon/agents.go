@@ -190,7 +190,12 @@ func (d *Daemon) approvalEvent(ctx context.Context, kind string, data []byte) {
 			d.Agents.ApprovalPending(ctx, ev.AgentID, ev.ApprovalID)
 			d.Agents.Escalate(ev.AgentID, apr)
 		case approval.EventResolved:
-			d.Agents.ApprovalSettled(ctx, ev.AgentID, ev.ApprovalID)
+			var res approval.ResolvedEvent
+			if json.Unmarshal(data, &res) == nil && res.Status == switchboard.ApprovalCancelled {
+				d.Agents.ApprovalCancelled(ctx, ev.AgentID, ev.ApprovalID)
+			} else {
+				d.Agents.ApprovalSettled(ctx, ev.AgentID, ev.ApprovalID)
+			}
 		}
 	}
 	if d.Sessions == nil {

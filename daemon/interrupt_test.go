@@ -270,6 +270,20 @@ func TestParkedRunSessionEndsWhenAnswered(t *testing.T) {
 	if ag := agentOf(t, e, "chat"); ag["status"] != "done" || !strings.Contains(ag["reason"].(string), "answered") {
 		t.Fatalf("after the decision: %v", ag)
 	}
+
+	// Parked again, then the run is cancelled over its own route: its
+	// waiting call is cancelled, and so is the session.
+	m.Push(modeltest.Turn{Text: "Again.", ToolCalls: []modeltest.Call{{ID: "c2", Name: "tasks_create", Args: `{}`}}})
+	evs = sseEvents(t, postAGUI(t, e, `{"threadId":"chat-ans2","runId":"run-a2","messages":[{"id":"u1","role":"user","content":"create another"}],"tools":[],"context":[]}`))
+	if out, _ := evs[len(evs)-1]["outcome"].(map[string]any); out["type"] != "interrupt" {
+		t.Fatalf("second run ended %v", evs[len(evs)-1])
+	}
+	if code, c := e.do(t, "POST", "/api/v1/runs/run-a2/cancel", wsToken, nil, nil); code != http.StatusOK {
+		t.Fatalf("cancel: %d %s", code, c)
+	}
+	if ag := agentOf(t, e, "chat"); ag["runId"] != "run-a2" || ag["status"] != "cancelled" || !strings.Contains(ag["reason"].(string), "cancelled") {
+		t.Fatalf("after the run's cancel: %v", ag)
+	}
 }
 
 // TestInterruptReleasesLeases: a panel lease ends when its holding agent

@@ -111,6 +111,9 @@ type agentState struct {
 	// stopping: an interrupt is cancelling its work; the ends that work
 	// records do not finish the session first.
 	stopping bool
+	// cancelled: an approval of its calls was cancelled (a parked session
+	// then ends cancelled).
+	cancelled bool
 }
 
 // work is one call in flight for a session: an interrupt cancels it and
@@ -671,6 +674,18 @@ func (a *Agents) ApprovalSettled(ctx context.Context, id, apr string) {
 	a.approvalChange(ctx, id, apr, false)
 }
 
+// ApprovalCancelled records that approval apr was cancelled (its caller
+// stopped waiting: a cancelled run, an interrupt): a parked session whose
+// calls were cancelled ends cancelled, not done.
+func (a *Agents) ApprovalCancelled(ctx context.Context, id, apr string) {
+	a.mu.Lock()
+	if st, ok := a.sessions[id]; ok && !st.s.Status.Final() {
+		st.cancelled = true
+	}
+	a.mu.Unlock()
+	a.approvalChange(ctx, id, apr, false)
+}
+
 func (a *Agents) approvalChange(ctx context.Context, id, apr string, pending bool) {
 	a.mu.Lock()
 	st, ok := a.sessions[id]
@@ -689,10 +704,14 @@ func (a *Agents) approvalChange(ctx context.Context, id, apr string, pending boo
 	st.s.LastSeen = a.now().UTC()
 	from := st.s.Status
 	a.settleLocked(st)
-	s, parked := st.s, st.parked
+	s, parked, cancelled := st.s, st.parked, st.cancelled
 	end := parked != "" && len(st.approvals) == 0 && !st.stopping
 	a.mu.Unlock()
 	if end {
+		if cancelled {
+			_, _ = a.End(ctx, id, switchboard.AgentCancelled, parked+"; its waiting calls were cancelled")
+			return
+		}
 		_, _ = a.End(ctx, id, switchboard.AgentDone, parked+"; its approvals were answered")
 		return
 	}

@@ -163,7 +163,7 @@ func sseEvents(t *testing.T, resp *http.Response) []map[string]any {
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		data, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok {
+		if !ok || data == "[DONE]" { // the AI SDK stream's end
 			continue
 		}
 		var ev map[string]any
@@ -377,5 +377,49 @@ func TestAgentStatusReachesEveryTabOfTheUser(t *testing.T) {
 	}
 	if got := statuses(bob); len(got) != 0 {
 		t.Fatalf("bob's tab got %v", got)
+	}
+}
+
+// TestInterruptParkedAISDKRun: an AI SDK chat that stops at a
+// tool-approval-request leaves its session waiting_approval; an interrupt
+// cancels the approval and ends the session cancelled.
+func TestInterruptParkedAISDKRun(t *testing.T) {
+	t.Parallel()
+	m := modeltest.NewOpenAI(t, modeltest.Turn{Text: "On it.", ToolCalls: []modeltest.Call{{ID: "c1", Name: "tasks_create", Args: `{}`}}})
+	e := newWorkspaceDaemonWith(t, daemon.Options{Models: map[string]model.Config{"default": {Provider: "openai", Model: "scripted", BaseURL: m.BaseURL()}}})
+	if err := e.d.RegisterFunc(context.Background(), switchboard.Tool{Name: "tasks.create", Description: "Create a task.", Class: switchboard.ClassMutate, InputSchema: objectSchema},
+		func(context.Context, json.RawMessage) (any, error) { return map[string]string{"id": "t1"}, nil }); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest("POST", e.srv.URL+"/api/v1/agent/chat", strings.NewReader(
+		`{"id":"chat-sdk","trigger":"submit-message","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"create a task"}]}]}`))
+	req.Header.Set("Authorization", "Bearer "+wsToken)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	approvalID := ""
+	for _, ev := range sseEvents(t, resp) {
+		if ev["type"] == "tool-approval-request" {
+			approvalID, _ = ev["approvalId"].(string)
+		}
+	}
+	if approvalID == "" {
+		t.Fatal("the chat asked for no approval")
+	}
+	ag := agentOf(t, e, "chat")
+	if ag["status"] != "waiting_approval" || ag["transport"] != "aisdk" {
+		t.Fatalf("the parked chat's session: %v", ag)
+	}
+	if code, c := e.do(t, "POST", "/api/v1/agents/"+ag["id"].(string)+"/interrupt", wsToken, nil, nil); code != http.StatusOK {
+		t.Fatalf("interrupt: %d %s", code, c)
+	}
+	var a switchboard.ApprovalRequest
+	if code, c := e.do(t, "GET", "/api/v1/approvals/"+approvalID, wsToken, nil, &a); code != http.StatusOK || a.Status != switchboard.ApprovalCancelled {
+		t.Fatalf("approval after the interrupt: %d %s %+v", code, c, a)
+	}
+	if ag := agentOf(t, e, "chat"); ag["status"] != "cancelled" {
+		t.Fatalf("after the interrupt: %v", ag)
 	}
 }

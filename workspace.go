@@ -63,6 +63,9 @@ type AgentSession struct {
 	Transport string      `json:"transport"`
 	Status    AgentStatus `json:"status"`
 	Task      string      `json:"task,omitempty"`
+	// Progress is how far its work is (0..1), when the work reports it
+	// (a background session's job).
+	Progress *float64 `json:"progress,omitempty"`
 	// Reason says why a session ended (done or cancelled).
 	Reason string `json:"reason,omitempty"`
 	// SessionID is the browser tab the agent is bound to, if any; RunID
@@ -139,6 +142,9 @@ type WorkspaceDigest struct {
 	Jobs             []DigestJob        `json:"jobs"`
 	PendingApprovals []DigestApproval   `json:"pendingApprovals"`
 	RecentActivity   []DigestActivity   `json:"recentActivity"`
+	// Handoffs are the newest tasks other agents handed to the reading
+	// agent session (agents.handoff); absent when none.
+	Handoffs []DigestHandoff `json:"handoffs,omitempty"`
 	// Tokens is the digest's size in model tokens.
 	Tokens  int            `json:"tokens"`
 	Dropped *DigestDropped `json:"dropped,omitempty"`
@@ -165,13 +171,28 @@ type DigestJob struct {
 
 // DigestApproval is an approval waiting for the user.
 type DigestApproval struct {
-	ID      string `json:"id"`
+	ID string `json:"id"`
+	// AgentID is the agent session whose call waits (the principal, for a
+	// call made outside any session).
 	AgentID string `json:"agentId"`
+	// PanelID is the panel instance whose action made the call, if one did.
 	PanelID string `json:"panelId,omitempty"`
 	Summary string `json:"summary"`
 	// Escalated: a background or external agent waits on it; the user's
 	// focused assistant and tab surface it.
 	Escalated bool `json:"escalated,omitempty"`
+}
+
+// DigestHandoff is a handoff as the digest shows it: the task clipped,
+// the artifacts counted (agents.list {agentId} shows them in full).
+type DigestHandoff struct {
+	ID        string    `json:"id"`
+	From      string    `json:"from,omitempty"`
+	FromActor string    `json:"fromActor"`
+	Task      string    `json:"task"`
+	ReturnTo  string    `json:"returnTo,omitempty"`
+	Artifacts int       `json:"artifacts,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
 }
 
 // DigestActivity is one recent ledger entry.

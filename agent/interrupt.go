@@ -244,6 +244,9 @@ func decidedError(at string, a switchboard.ApprovalRequest) error {
 	if a.DecidedBy != "" {
 		msg += fmt.Sprintf(" (by %s via %s)", a.DecidedBy, a.Channel)
 	}
+	if a.Status == switchboard.ApprovalCancelled && a.Reason != "" {
+		msg += ": " + a.Reason // who stopped it: an interrupted agent, a cancelled run
+	}
 	return switchboard.Errorf(switchboard.CodeConflict, "%s; start a run without resume to continue with that outcome", msg).
 		WithDetails(map[string]any{"interruptId": a.ID, "status": a.Status, "decidedBy": a.DecidedBy, "channel": a.Channel})
 }
@@ -302,6 +305,10 @@ func (rt *Runtime) park(ctx context.Context, st *runState, calls []*parked) {
 	rt.mu.Unlock()
 	st.run.mu.Lock()
 	st.run.stop = func() { rt.stopParked(ctx, st.run, intr) }
+	st.run.waiting = st.run.waiting[:0]
+	for _, p := range calls {
+		st.run.waiting = append(st.run.waiting, p.approval.ID)
+	}
 	st.run.mu.Unlock()
 	out := &agui.Outcome{Type: agui.OutcomeInterrupt}
 	for _, p := range calls {
@@ -324,10 +331,13 @@ func (rt *Runtime) park(ctx context.Context, st *runState, calls []*parked) {
 }
 
 // stopParked cancels an interrupted run: its calls still waiting for
-// approval are cancelled (their approvals too); a call already approved
-// and running is left to finish. The chat's next run collects them.
+// approval are cancelled (their approvals too) and it returns once they
+// have recorded their end; a call already approved and running is left to
+// finish. The chat's next run collects them.
 func (rt *Runtime) stopParked(ctx context.Context, run *Run, intr *interruptState) {
-	rt.cancelWaiting(ctx, intr, switchboard.Errorf(switchboard.CodeCancelled, "run %s was cancelled while waiting for approval", run.id))
+	for _, p := range rt.cancelWaiting(ctx, intr, switchboard.Errorf(switchboard.CodeCancelled, "run %s was cancelled while waiting for approval", run.id)) {
+		<-p.done // the broker call returns once its cancelled approval is recorded
+	}
 	run.mu.Lock()
 	if run.status == switchboard.RunWaiting {
 		run.status = switchboard.RunCancelled
@@ -335,14 +345,18 @@ func (rt *Runtime) stopParked(ctx context.Context, run *Run, intr *interruptStat
 	run.mu.Unlock()
 }
 
-// cancelWaiting cancels the parked calls whose approval is still pending.
-func (rt *Runtime) cancelWaiting(ctx context.Context, intr *interruptState, cause error) {
+// cancelWaiting cancels the parked calls whose approval is still pending
+// and returns them.
+func (rt *Runtime) cancelWaiting(ctx context.Context, intr *interruptState, cause error) []*parked {
+	var out []*parked
 	for _, p := range intr.calls {
 		a, err := rt.approvals.Get(context.WithoutCancel(ctx), p.approval.ID)
 		if err == nil && a.Status == switchboard.ApprovalPending {
 			p.cancel(cause)
+			out = append(out, p)
 		}
 	}
+	return out
 }
 
 // resume collects the parked calls of the chat's interrupted run into this

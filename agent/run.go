@@ -46,7 +46,8 @@ type Run struct {
 	err      *switchboard.Error
 	finished time.Time
 	queue    []queuedFollowUp
-	stop     func() // cancels what an interrupted run left waiting
+	stop     func()   // cancels what an interrupted run left waiting
+	waiting  []string // the approvals an interrupted run's calls wait on
 }
 
 func newRun(id, thread, session, owner string, h switchboard.Harness, now time.Time, maxEvents int) *Run {
@@ -81,6 +82,17 @@ func (r *Run) Stop() {
 	if stop != nil {
 		stop()
 	}
+}
+
+// Waiting returns the approval ids the calls of a run that ended
+// interrupted (RunWaiting) wait on; nil for any other run.
+func (r *Run) Waiting() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.status != switchboard.RunWaiting {
+		return nil
+	}
+	return append([]string(nil), r.waiting...)
 }
 
 // append encodes ev and adds it to the log, waking subscribers.

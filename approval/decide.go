@@ -79,13 +79,24 @@ func (s *Service) AwaitApproval(ctx context.Context, id string, inv switchboard.
 			if errors.Is(context.Cause(ctx), ErrStopped) {
 				return context.Cause(ctx) // a resumed call: the request waits for the next start
 			}
-			s.settle(ctx, a, switchboard.ApprovalCancelled, "the caller stopped waiting", "system", channelCaller)
+			s.settle(ctx, a, switchboard.ApprovalCancelled, stoppedWaiting(ctx), "system", channelCaller)
 			if cur, err := s.store.ApprovalGet(context.WithoutCancel(ctx), id); err == nil && cur.Status == switchboard.ApprovalDenied {
 				return denied(cur) // the user's denial won the race; keep its code
 			}
 			return context.Cause(ctx)
 		}
 	}
+}
+
+// stoppedWaiting is the reason recorded on a request whose caller stopped
+// waiting: the cause when it says why (an interrupted agent, a cancelled
+// run), so whoever reads the approval later learns what ended it.
+func stoppedWaiting(ctx context.Context) string {
+	var e *switchboard.Error
+	if errors.As(context.Cause(ctx), &e) && e.Code == switchboard.CodeCancelled && e.Message != "" {
+		return "the caller stopped waiting: " + e.Message
+	}
+	return "the caller stopped waiting"
 }
 
 // consume uses an approved request for inv, once.

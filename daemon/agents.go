@@ -28,6 +28,9 @@ func (d *Daemon) startAgents(opts Options) {
 	ao := opts.AgentSessions
 	ao.Ledger, ao.Logger = d.Ledger, d.log
 	ao.Notify = func(ctx context.Context, s switchboard.AgentSession) {
+		if s.Status.Final() && d.Panels != nil {
+			d.Panels.ReleaseLeases(s.ID) // an ended agent keeps nobody off a panel
+		}
 		d.agentStatusEvent(ctx, s)
 		d.touchWorkspace() // the digests show the agents at work
 	}
@@ -55,30 +58,27 @@ type agentStatus struct {
 	Label   string                  `json:"label"`
 	Status  switchboard.AgentStatus `json:"status"`
 	Task    string                  `json:"task,omitempty"`
-	Reason  string                  `json:"reason,omitempty"`
+	// Progress (0..1) of a background session's job.
+	Progress *float64 `json:"progress,omitempty"`
+	Reason   string   `json:"reason,omitempty"`
 }
 
 // agentStatusEvent sends a transition to the streams that can see the
-// session: the tabs and assistant runs of the user it acts for (the tabs
-// known to the registry: those with an agent session bound to them).
+// session: every live tab of the user it acts for (workspace.Agents.ActsFor,
+// the rule GET /agents applies to a tab), and the event streams of that
+// user's assistant runs. Tabs and runs on another replica hear of it from
+// that replica's registry: the registry is per replica.
 func (d *Daemon) agentStatusEvent(ctx context.Context, s switchboard.AgentSession) {
-	ev := &agui.Custom{Name: EventAgentStatus, Value: agentStatus{AgentID: s.ID, Kind: s.Kind, Label: s.Label, Status: s.Status, Task: s.Task, Reason: s.Reason}}
+	ev := &agui.Custom{Name: EventAgentStatus, Value: agentStatus{AgentID: s.ID, Kind: s.Kind, Label: s.Label, Status: s.Status, Task: s.Task, Progress: s.Progress, Reason: s.Reason}}
 	ev.SetTimestamp(time.Now())
 	data, err := agui.Marshal(ev)
 	if err != nil {
 		return
 	}
 	user, _ := d.Agents.UserOf(s.ID)
-	tabs := map[string]bool{}
-	if s.SessionID != "" {
-		tabs[s.SessionID] = true
-	}
 	for _, o := range d.Agents.List(workspace.ViewerOf(switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"}), workspace.Filter{Active: true}) {
 		if u, _ := d.Agents.UserOf(o.ID); u != user {
 			continue
-		}
-		if o.SessionID != "" {
-			tabs[o.SessionID] = true
 		}
 		if o.Kind == switchboard.AgentChat && o.RunID != "" && d.Agent != nil {
 			if run, err := d.Agent.Get(o.RunID); err == nil {
@@ -91,8 +91,15 @@ func (d *Daemon) agentStatusEvent(ctx context.Context, s switchboard.AgentSessio
 			run.Emit(ev) // its own end, before the run's stream closes if it still can
 		}
 	}
-	for sid := range tabs {
-		_ = d.Sessions.Send(ctx, sid, EventAgentStatus, json.RawMessage(data)) // a tab elsewhere or gone: nothing to tell here
+	if d.Sessions == nil {
+		return
+	}
+	for _, sid := range d.Sessions.LiveIDs() {
+		tabUser, err := d.Sessions.User(ctx, sid)
+		if err != nil || !d.Agents.ActsFor(s.ID, tabUser) {
+			continue
+		}
+		_ = d.Sessions.Send(ctx, sid, EventAgentStatus, json.RawMessage(data)) // the tab just went away: nothing to tell
 	}
 }
 
@@ -115,7 +122,10 @@ func (rs runSessions) RunStarted(ctx context.Context, run *agent.Run) context.Co
 	s, err := d.Agents.Start(ctx, workspace.Spec{
 		Kind: switchboard.AgentChat, Label: "assistant", Principal: switchboard.Assistant(), User: user,
 		Transport: transport, SessionID: run.SessionID(), RunID: run.ID(), Status: switchboard.AgentRunning,
-		Interrupt: func(context.Context, string) error { run.Cancel(); return nil },
+		Holder: "chat:" + run.Owner() + "\x00" + run.ThreadID(), // the chat's next run keeps the panels this one leased
+		// Stop, not Cancel: a run that ended at an approval (interrupts)
+		// has nothing left to cancel but the calls it left waiting.
+		Interrupt: func(context.Context, string) error { run.Stop(); return nil },
 	})
 	if err != nil {
 		return ctx
@@ -129,6 +139,12 @@ func (rs runSessions) RunEnded(ctx context.Context, run *agent.Run) {
 		return
 	}
 	in := run.Info()
+	if in.Status == switchboard.RunWaiting {
+		// Ended at an approval: the session waits with its calls until
+		// they are answered (a resume, the console) or it is interrupted.
+		rs.d.Agents.Park(ctx, s.ID, run.Waiting(), "run "+string(in.Status))
+		return
+	}
 	status, reason := switchboard.AgentDone, "run "+string(in.Status)
 	if in.Status == switchboard.RunCancelled {
 		status = switchboard.AgentCancelled
@@ -174,7 +190,12 @@ func (d *Daemon) approvalEvent(ctx context.Context, kind string, data []byte) {
 			d.Agents.ApprovalPending(ctx, ev.AgentID, ev.ApprovalID)
 			d.Agents.Escalate(ev.AgentID, apr)
 		case approval.EventResolved:
-			d.Agents.ApprovalSettled(ctx, ev.AgentID, ev.ApprovalID)
+			var res approval.ResolvedEvent
+			if json.Unmarshal(data, &res) == nil && res.Status == switchboard.ApprovalCancelled {
+				d.Agents.ApprovalCancelled(ctx, ev.AgentID, ev.ApprovalID)
+			} else {
+				d.Agents.ApprovalSettled(ctx, ev.AgentID, ev.ApprovalID)
+			}
 		}
 	}
 	if d.Sessions == nil {

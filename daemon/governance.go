@@ -93,7 +93,8 @@ func (d *Daemon) startGovernance(ctx context.Context, opts Options) (broker.Opti
 	if err != nil {
 		return bo, err
 	}
-	if d.gov.jobs, err = job.New(job.Options{Store: opts.Store, Ledger: ledger, Logger: d.log, OnChange: d.touchWorkspace}); err != nil {
+	if d.gov.jobs, err = job.New(job.Options{Store: opts.Store, Ledger: ledger, Logger: d.log, OnChange: d.touchWorkspace,
+		Sessions: jobSessions{d}}); err != nil {
 		return bo, err
 	}
 	d.gov.tokens = scope.NewTokens(opts.Store, nil)

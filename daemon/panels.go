@@ -31,7 +31,7 @@ func (d *Daemon) startPanels(ctx context.Context, opts Options) error {
 		return err
 	}
 	d.Panels = panel.New(panel.Options{Caller: d.Broker, Tabs: d.Sessions, Tools: d.Registry, Logger: d.log,
-		Canvas: opts.Canvas, Previews: opts.Previews, PreviewOrigin: opts.PreviewOrigin})
+		Canvas: opts.Canvas, Previews: opts.Previews, PreviewOrigin: opts.PreviewOrigin, Holder: d.Agents.Holder})
 	if opts.Demo {
 		return d.registerDemoPanels(ctx)
 	}

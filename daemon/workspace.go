@@ -14,14 +14,14 @@ import (
 // the ledger — and puts its drill-down tools in the catalog.
 func (d *Daemon) startWorkspace(ctx context.Context) error {
 	w, err := workspace.New(workspace.Options{Registry: d.Registry, Agents: d.Agents.Lister(), Jobs: d.Jobs, Approvals: d.Approvals,
-		Ledger: d.Ledger, Sessions: d.Sessions, Logger: d.log, PanelAdmits: d.Panels.Admits})
+		Ledger: d.Ledger, Sessions: d.Sessions, Logger: d.log, PanelAdmits: d.Panels.Admits, Handoffs: d.Agents, Panels: d.Panels})
 	if err != nil {
 		return err
 	}
 	d.Workspace = w
 	d.ws.Store(w)
-	tools := make([]panel.ToolFunc, 0, 2)
-	for _, t := range w.Tools() {
+	tools := make([]panel.ToolFunc, 0, 4)
+	for _, t := range append(w.Tools(), d.Agents.Tools()...) {
 		tools = append(tools, panel.ToolFunc(t))
 	}
 	return d.registerCore(ctx, tools)

@@ -31,12 +31,18 @@ type wsEnv struct {
 
 func newWorkspaceDaemon(t *testing.T) *wsEnv {
 	t.Helper()
+	return newWorkspaceDaemonWith(t, daemon.Options{})
+}
+
+func newWorkspaceDaemonWith(t *testing.T, opts daemon.Options) *wsEnv {
+	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "sb.db"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := daemon.New(ctx, daemon.Options{Store: st, AdminToken: wsToken})
+	opts.Store, opts.AdminToken = st, wsToken
+	d, err := daemon.New(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

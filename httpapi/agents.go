@@ -173,14 +173,17 @@ func (s *Server) interruptAgent(w http.ResponseWriter, r *http.Request) {
 }
 
 // acting puts the agent session of the caller in ctx: an agent token's
-// call over HTTP is its external session's (started on its first call).
-func (s *Server) acting(ctx context.Context) context.Context {
+// call over HTTP is its external session's (started on its first call),
+// bound to it so that interrupting the session cancels the call. done
+// must be called when the call has ended.
+func (s *Server) acting(ctx context.Context) (context.Context, func()) {
 	p, ok := switchboard.PrincipalFrom(ctx)
 	if s.opts.Agents == nil || !ok || p.Kind != switchboard.PrincipalAgent {
-		return ctx
+		return ctx, func() {}
 	}
 	if _, has := switchboard.AgentSessionFrom(ctx); has {
-		return ctx
+		return ctx, func() {}
 	}
-	return switchboard.WithAgentSession(ctx, s.opts.Agents.External(ctx, p, workspace.TransportHTTP, ""))
+	id := s.opts.Agents.External(ctx, p, workspace.TransportHTTP, "")
+	return s.opts.Agents.Work(switchboard.WithAgentSession(ctx, id), id)
 }

@@ -53,7 +53,9 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request) {
 	}
 	s.answerCall(w, r, wantsAsync(r, body.Async), func(ctx context.Context, onRecord func(switchboard.Invocation)) (switchboard.Invocation, error) {
 		req.OnRecord = onRecord
-		return s.opts.Broker.Call(s.acting(ctx), req)
+		ctx, done := s.acting(ctx)
+		defer done()
+		return s.opts.Broker.Call(ctx, req)
 	})
 }
 

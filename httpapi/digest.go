@@ -61,6 +61,11 @@ func (s *Server) getDigest(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := switchboard.WithPrincipal(r.Context(), c.Principal)
+	if c.Kind == authn.Agent { // its external session: the handoffs delivered to it
+		var done func()
+		ctx, done = s.acting(ctx)
+		defer done()
+	}
 	if c.Kind == authn.Session {
 		user, err := s.sessionUser(r, c.SessionID())
 		if err != nil {

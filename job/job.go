@@ -57,6 +57,19 @@ type Options struct {
 	// OnChange, if set, is told (without blocking) when a job starts,
 	// reports progress or ends: the workspace digest's change signal.
 	OnChange func()
+	// Sessions, if set, records each job as an agent session of its own
+	// (kind background): the daemon's workspace.Agents.
+	Sessions Sessions
+}
+
+// Sessions is told of a job's life, so that each job is an agent session
+// at work: started (the context it returns carries the session into the
+// job's work, whose calls are then the session's), each progress report,
+// and its end. Calls must not block.
+type Sessions interface {
+	JobStarted(ctx context.Context, j switchboard.Job) context.Context
+	JobProgress(ctx context.Context, j switchboard.Job)
+	JobEnded(ctx context.Context, j switchboard.Job)
 }
 
 // Service runs and tracks jobs. Safe for concurrent use.
@@ -67,6 +80,7 @@ type Service struct {
 	now    func() time.Time
 	every  time.Duration
 	change func()
+	agents Sessions
 
 	mu   sync.Mutex
 	live map[string]*running
@@ -99,7 +113,7 @@ func New(opts Options) (*Service, error) {
 		opts.OnChange = func() {}
 	}
 	return &Service{store: opts.Store, ledger: opts.Ledger, log: opts.Logger, now: opts.Now, every: opts.SaveEvery,
-		change: opts.OnChange, live: map[string]*running{}}, nil
+		change: opts.OnChange, agents: opts.Sessions, live: map[string]*running{}}, nil
 }
 
 // Recover fails every job a previous run left running: its work died with
@@ -131,6 +145,9 @@ func (s *Service) Start(ctx context.Context, inv switchboard.Invocation, work fu
 	s.mu.Lock()
 	s.live[j.ID] = r
 	s.mu.Unlock()
+	if s.agents != nil {
+		jctx = s.agents.JobStarted(jctx, j)
+	}
 	s.change()
 	go func() {
 		defer cancel(nil)
@@ -176,6 +193,9 @@ func (s *Service) progress(r *running, p switchboard.Progress) {
 	j := r.job
 	s.mu.Unlock()
 	s.change()
+	if s.agents != nil {
+		s.agents.JobProgress(context.Background(), j)
+	}
 	if save {
 		ctx, cancel := context.WithTimeout(context.Background(), finishTimeout)
 		defer cancel()
@@ -222,6 +242,9 @@ func (s *Service) settle(ctx context.Context, r *running, j switchboard.Job) (sw
 	}
 	s.mu.Unlock()
 	s.change()
+	if s.agents != nil && stored.Status.Terminal() {
+		s.agents.JobEnded(wctx, stored) // a second settle's end is refused there (already ended)
+	}
 	// Waiters wake once the outcome is recorded, ledger entry included.
 	defer r.once.Do(func() { close(r.done) })
 	if won && s.ledger != nil {

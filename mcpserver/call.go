@@ -110,6 +110,11 @@ func (s *Server) invoke(ctx context.Context, c caller, req *mcp.CallToolRequest,
 	if c.ok {
 		ctx = switchboard.WithPrincipal(ctx, c.p)
 	}
+	if id, ok := switchboard.AgentSessionFrom(ctx); ok && s.opts.Agents != nil {
+		var done func()
+		ctx, done = s.opts.Agents.Work(ctx, id) // an interrupt of the agent cancels the call
+		defer done()
+	}
 
 	inv, err := s.br.Call(ctx, cr)
 	if p != nil {

@@ -108,10 +108,12 @@ type Options struct {
 
 // AgentSessions is the agent-session registry as MCP uses it: an agent's
 // MCP session is one external agent session, seen on every request and
-// done when the MCP session closes.
+// done when the MCP session closes; each call is bound to it (Work), so
+// interrupting the session cancels the call.
 type AgentSessions interface {
 	External(ctx context.Context, p switchboard.Principal, transport, conn string) string
 	EndExternal(ctx context.Context, p switchboard.Principal, transport, conn, reason string)
+	Work(ctx context.Context, id string) (context.Context, func())
 }
 
 // Server is the MCP server of one daemon. Safe for concurrent use.

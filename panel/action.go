@@ -73,7 +73,7 @@ func (s *Service) RunAction(ctx context.Context, req ActionRequest) (ActionResul
 	if err != nil {
 		return ActionResult{}, err
 	}
-	return s.runAction(ctx, in, req, actorOf(ctx))
+	return s.runAction(ctx, in, req, s.actor(ctx))
 }
 
 // runAction runs req on in for who: an agent takes the lease, the user
@@ -393,4 +393,23 @@ func pointerSet(doc any, ptr string, v any) (any, bool) {
 	}
 	m[tok] = v
 	return doc, true
+}
+
+// InstanceOf names the open panel instance whose action made invocation
+// id ("" when none did): the workspace digest shows which panel an
+// approval waiting for the user belongs to.
+func (s *Service) InstanceOf(invocationID string) string {
+	if invocationID == "" {
+		return ""
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for iid, in := range s.byID {
+		for _, st := range in.actions {
+			if st.InvocationID == invocationID {
+				return iid
+			}
+		}
+	}
+	return ""
 }

@@ -139,6 +139,13 @@ func TestRunActionWithApproval(t *testing.T) {
 		if err != nil || res.Status != panel.StatusPendingApproval || res.InvocationID != id {
 			t.Fatalf("%+v %v (want invocation %s)", res, err, id)
 		}
+		// The digest names the panel an approval waiting for the user is of.
+		if got := e.svc.InstanceOf(id); got != form.InstanceID {
+			t.Fatalf("InstanceOf(%s) = %q, want %s", id, got, form.InstanceID)
+		}
+		if got := e.svc.InstanceOf("inv_unknown"); got != "" {
+			t.Fatalf("InstanceOf(unknown) = %q", got)
+		}
 		g.answer(id, nil)
 		for {
 			sn := event[panel.Snapshot](t, conn, panel.EventUpdate)

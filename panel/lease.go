@@ -24,11 +24,17 @@ type Lease struct {
 	Principal string    `json:"principal"`
 	Since     time.Time `json:"since"`
 	ExpiresAt time.Time `json:"expiresAt"`
+	// holder is who the lease belongs to (Options.Holder): the sessions of
+	// one holder share it, and the newest of them is AgentID.
+	holder string
 }
 
 // actor is who edits a panel instance.
 type actor struct {
 	id, principal string
+	// holder is what a lease compares (Options.Holder of id; id itself
+	// by default).
+	holder string
 	// user: a person (the tab, the user's token, an in-process caller with
 	// no principal). Users never wait for a lease; their edits end it.
 	user bool
@@ -53,6 +59,20 @@ func actorOf(ctx context.Context) actor {
 		}
 	}
 	a.id = a.principal
+	return a
+}
+
+// actor is actorOf with the holder its leases belong to: the built-in
+// assistant's runs of one chat are one holder (Options.Holder), so the
+// chat's next run is not refused by its own previous run's lease.
+func (s *Service) actor(ctx context.Context) actor {
+	a := actorOf(ctx)
+	a.holder = a.id
+	if _, has := switchboard.AgentSessionFrom(ctx); has && s.opts.Holder != nil {
+		if h := s.opts.Holder(a.id); h != "" {
+			a.holder = h
+		}
+	}
 	return a
 }
 
@@ -86,12 +106,13 @@ func (b *leaseBook) take(instance string, a actor) (*Lease, error) {
 		return nil, nil
 	}
 	l, held := b.leases[instance]
-	if held && now.Before(l.ExpiresAt) && l.AgentID != a.id {
+	if held && now.Before(l.ExpiresAt) && l.holder != a.holder {
 		return nil, leaseHeld(instance, l, now)
 	}
-	if !held || l.AgentID != a.id || !now.Before(l.ExpiresAt) {
-		l = Lease{AgentID: a.id, Principal: a.principal, Since: now}
+	if !held || l.holder != a.holder || !now.Before(l.ExpiresAt) {
+		l = Lease{Since: now, holder: a.holder}
 	}
+	l.AgentID, l.Principal = a.id, a.principal // the holder's newest session
 	l.ExpiresAt = now.Add(b.ttl)
 	b.leases[instance] = l
 	return &l, nil
@@ -106,7 +127,7 @@ func (b *leaseBook) check(instance string, a actor) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.now()
-	if l, held := b.leases[instance]; held && now.Before(l.ExpiresAt) && l.AgentID != a.id {
+	if l, held := b.leases[instance]; held && now.Before(l.ExpiresAt) && l.holder != a.holder {
 		return leaseHeld(instance, l, now)
 	}
 	return nil
@@ -120,6 +141,44 @@ func (b *leaseBook) drop(instance string) bool {
 	l, held := b.leases[instance]
 	delete(b.leases, instance)
 	return held && b.now().Before(l.ExpiresAt)
+}
+
+// release drops every lease agent session id holds (it ended) and
+// returns the instances it held.
+func (b *leaseBook) release(id string) []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []string
+	for instance, l := range b.leases {
+		if l.AgentID == id {
+			delete(b.leases, instance)
+			if b.now().Before(l.ExpiresAt) {
+				out = append(out, instance)
+			}
+		}
+	}
+	return out
+}
+
+// ReleaseLeases ends the leases agent session id holds: the daemon calls
+// it when the session ends (done, cancelled, interrupted), so a finished
+// agent does not keep others off a panel until the lease runs out. The
+// tabs showing those panels get the update (the lease badge goes away).
+func (s *Service) ReleaseLeases(id string) int {
+	released := s.leases.release(id)
+	for _, iid := range released {
+		s.mu.Lock()
+		in := s.byID[iid]
+		var sn Snapshot
+		if in != nil {
+			sn = in.snapshot()
+		}
+		s.mu.Unlock()
+		if in != nil {
+			s.push(EventUpdate, sn)
+		}
+	}
+	return len(released)
 }
 
 // get returns the lease in force on instance, or nil.

@@ -218,3 +218,49 @@ func TestReadState(t *testing.T) {
 		t.Fatalf("panel.read_state is %+v %v; want read class, no approval", tool, err)
 	}
 }
+
+// The built-in assistant's runs of one chat are one holder (Options.Holder):
+// the chat's next run renews its previous run's lease instead of meeting
+// LEASE_HELD, and others still do. A lease ends when its holding session
+// ends (ReleaseLeases), not only when it expires.
+func TestLeaseHolderAndRelease(t *testing.T) {
+	t.Parallel()
+	clk := &clock{t: time.Date(2026, 12, 2, 1, 0, 0, 0, time.UTC)}
+	e := newEnvWith(t, nil, func(o *panel.Options) {
+		o.Now = clk.now
+		o.Holder = func(id string) string {
+			if strings.HasPrefix(id, "ag_run") {
+				return "chat:c1"
+			}
+			return ""
+		}
+	})
+	e.tab(t)
+	form := do[view](t, e, agentP, panel.ToolOpen, map[string]any{"panel": "project.settings", "params": map[string]any{"projectId": "apollo"}})
+	fill := func(ctx context.Context, v map[string]any) (panel.FillResult, error) {
+		inv, err := e.callIn(t, ctx, panel.ToolFill, map[string]any{"instanceId": form.InstanceID, "values": v})
+		if err != nil {
+			return panel.FillResult{}, err
+		}
+		return result[panel.FillResult](t, inv, nil), nil
+	}
+	if _, err := fill(as(agentP, "ag_run1"), map[string]any{"name": "Apollo II"}); err != nil {
+		t.Fatal(err)
+	}
+	clk.add(10 * time.Second)
+	res, err := fill(as(agentP, "ag_run2"), map[string]any{"name": "Apollo III"})
+	if err != nil || res.Lease == nil || res.Lease.AgentID != "ag_run2" || !res.Lease.Since.Equal(clk.now().Add(-10*time.Second)) {
+		t.Fatalf("the chat's next run: %+v %v, want the lease renewed to it", res.Lease, err)
+	}
+	_, err = fill(as(plannerP, "ag_ext"), map[string]any{"budget": 7})
+	leaseErr(t, err, "ag_run2", "agent:assistant", clk.now().Add(panel.DefaultLeaseTTL))
+	if n := e.svc.ReleaseLeases("ag_run1"); n != 0 {
+		t.Fatalf("the previous run released %d leases; the chat's newest run holds it", n)
+	}
+	if n := e.svc.ReleaseLeases("ag_run2"); n != 1 {
+		t.Fatalf("released %d leases, want 1", n)
+	}
+	if res, err := fill(as(plannerP, "ag_ext"), map[string]any{"budget": 7}); err != nil || res.Lease == nil || res.Lease.AgentID != "ag_ext" {
+		t.Fatalf("after the holder ended: %+v %v", res.Lease, err)
+	}
+}

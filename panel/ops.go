@@ -336,7 +336,7 @@ func (s *Service) Fill(ctx context.Context, req FillRequest) (FillResult, error)
 		s.mu.Unlock()
 		return FillResult{}, switchboard.Errorf(switchboard.CodeInvalidInput, "panel instance %s has no form %q", in.id, req.Form)
 	}
-	if _, err := s.leases.take(in.id, actorOf(ctx)); err != nil {
+	if _, err := s.leases.take(in.id, s.actor(ctx)); err != nil {
 		s.mu.Unlock()
 		return FillResult{}, err
 	}
@@ -415,7 +415,7 @@ func (s *Service) Patch(ctx context.Context, req PatchRequest) (ComposeResult, e
 	if origin != panelspec.OriginAgent {
 		return ComposeResult{}, switchboard.Errorf(switchboard.CodeForbidden, "panel instance %s is the host's; only composed panels can be patched (compose a new one instead)", in.id)
 	}
-	who := actorOf(ctx)
+	who := s.actor(ctx)
 	if err := s.leases.check(in.id, who); err != nil {
 		return ComposeResult{}, err
 	}
@@ -500,7 +500,7 @@ func (s *Service) CloseInstance(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	if err := s.leases.check(in.id, actorOf(ctx)); err != nil { // closing drops the holder's unsaved values
+	if err := s.leases.check(in.id, s.actor(ctx)); err != nil { // closing drops the holder's unsaved values
 		return err
 	}
 	if p, _ := switchboard.PrincipalFrom(ctx); p.Kind == switchboard.PrincipalAgent {

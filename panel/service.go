@@ -86,6 +86,10 @@ type Options struct {
 	Previews Previews
 	// PreviewOrigin is that origin, for listings ("http://127.0.0.2:7767").
 	PreviewOrigin string
+	// Holder, when set, names who a lease taken in agent session agentID
+	// belongs to: sessions with one holder share their leases (the
+	// built-in assistant's runs of one chat). "" or nil: the session.
+	Holder func(agentID string) string
 }
 
 // Previews hosts runnable preview documents on the separate preview

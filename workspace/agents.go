@@ -29,6 +29,9 @@ const (
 	DefaultIdleTimeout = 10 * time.Minute
 	// DefaultRetainAgents is how many finished sessions stay listed.
 	DefaultRetainAgents = 256
+	// DefaultInterruptWait bounds how long an interrupt waits for the
+	// calls it cancelled to record their end, so its answer is definite.
+	DefaultInterruptWait = 10 * time.Second
 	// maxLabel and maxTask bound what a host may register.
 	maxLabel = 200
 	maxTask  = 2000
@@ -65,6 +68,9 @@ type AgentsOptions struct {
 	MissedHeartbeats  int
 	IdleTimeout       time.Duration
 	Retain            int
+	// InterruptWait bounds how long Interrupt waits for the work it
+	// cancelled (DefaultInterruptWait).
+	InterruptWait time.Duration
 }
 
 // Agents is the registry of agent sessions: every built-in assistant run,
@@ -81,6 +87,7 @@ type Agents struct {
 	keys     map[string]string // external key (principal + transport + connection) → session id
 	finished []string          // ended session ids, oldest first, for retention
 	notes    map[string][]Note // tab (browser session) → system notes for its assistant's next turn
+	nextWork uint64
 }
 
 // agentState is one session and what only the registry needs of it.
@@ -93,8 +100,27 @@ type agentState struct {
 	idle      bool            // external: expires after the idle window
 	key       string          // external dedupe key
 	approvals map[string]bool // pending approvals of its calls
+	settled   map[string]bool // approvals of its calls already answered (Park ignores them)
 	base      switchboard.AgentStatus
 	handoffs  []switchboard.AgentHandoff
+	holder    string
+	work      map[uint64]*work // calls in flight on its behalf (Work)
+	// parked: its work ended waiting for approvals (an interrupted run);
+	// it ends done with this reason when the last one is answered.
+	parked string
+	// stopping: an interrupt is cancelling its work; the ends that work
+	// records do not finish the session first.
+	stopping bool
+	// cancelled: an approval of its calls was cancelled (a parked session
+	// then ends cancelled).
+	cancelled bool
+}
+
+// work is one call in flight for a session: an interrupt cancels it and
+// waits for done.
+type work struct {
+	cancel context.CancelCauseFunc
+	done   chan struct{}
 }
 
 // NewAgents returns an empty registry.
@@ -120,6 +146,9 @@ func NewAgents(opts *AgentsOptions) *Agents {
 	}
 	if o.Retain <= 0 {
 		o.Retain = DefaultRetainAgents
+	}
+	if o.InterruptWait <= 0 {
+		o.InterruptWait = DefaultInterruptWait
 	}
 	return &Agents{opts: o, log: o.Logger, now: o.Now, sessions: map[string]*agentState{}, keys: map[string]string{}, notes: map[string][]Note{}}
 }
@@ -151,6 +180,10 @@ type Spec struct {
 	// /agents); Idle when its requests stop (external agents).
 	Heartbeat bool
 	Idle      bool
+	// Holder names who what the session takes (panel leases) belongs to:
+	// sessions with one holder share it ("chat:<thread>" for the built-in
+	// assistant's runs of one chat). "" means the session itself.
+	Holder string
 }
 
 // Start records a new session and returns it.
@@ -194,7 +227,8 @@ func (a *Agents) newState(sp Spec) (*agentState, error) {
 			JobID: sp.JobID, StartedAt: now, LastSeen: now,
 		},
 		user: userOf(sp.User), principal: sp.Principal, interrupt: sp.Interrupt,
-		heartbeat: sp.Heartbeat, idle: sp.Idle, approvals: map[string]bool{}, base: sp.Status,
+		heartbeat: sp.Heartbeat, idle: sp.Idle, approvals: map[string]bool{}, settled: map[string]bool{}, base: sp.Status,
+		work: map[uint64]*work{}, holder: sp.Holder,
 	}
 	if sp.Principal.Kind == switchboard.PrincipalAgent && (len(sp.Principal.Allow) > 0 || len(sp.Principal.Deny) > 0) {
 		st.s.Scope = &switchboard.AgentScope{Allow: sp.Principal.Allow, Deny: sp.Principal.Deny}
@@ -295,6 +329,34 @@ func (a *Agents) SetStatus(ctx context.Context, id string, status switchboard.Ag
 	return s, nil
 }
 
+// Report updates what a running session is doing — its task and progress
+// (0..1) — from its work's own progress reports (a job's). It is not a
+// transition: the ledger does not record it, but the digest and the
+// switchboard.agent.status event show it when the task text changed
+// (callers round the progress they put in it, so a chatty job does not
+// flood the tabs).
+func (a *Agents) Report(ctx context.Context, id, task string, progress float64) {
+	if len(task) > maxTask {
+		task = task[:maxTask]
+	}
+	a.mu.Lock()
+	st, ok := a.sessions[id]
+	if !ok || st.s.Status.Final() {
+		a.mu.Unlock()
+		return
+	}
+	st.s.LastSeen = a.now().UTC()
+	p := progress
+	st.s.Progress = &p
+	changed := st.s.Task != task
+	st.s.Task = task
+	s := st.s
+	a.mu.Unlock()
+	if changed && a.opts.Notify != nil {
+		a.opts.Notify(context.WithoutCancel(ctx), s)
+	}
+}
+
 // End finishes a session (done or cancelled) with a reason. Ending one
 // already finished is CONFLICT.
 func (a *Agents) End(ctx context.Context, id string, status switchboard.AgentStatus, reason string) (switchboard.AgentSession, error) {
@@ -310,6 +372,7 @@ func (a *Agents) End(ctx context.Context, id string, status switchboard.AgentSta
 	from := st.s.Status
 	now := a.now().UTC()
 	st.s.Status, st.s.Reason, st.s.EndedAt, st.s.LastSeen = status, reason, now, now
+	st.settled = nil // nothing reads it once ended
 	if st.key != "" && a.keys[st.key] == id {
 		delete(a.keys, st.key)
 	}
@@ -345,7 +408,9 @@ func (a *Agents) Heartbeat(ctx context.Context, id string, v Viewer) (switchboar
 
 // Interrupt resolves a session's work to a definite state: its run or job
 // is cancelled through its own cancel (which cancels the approval its call
-// waits on), and the session ends cancelled. Interrupting a finished
+// waits on), the calls in flight on its behalf (Work) are cancelled and
+// awaited — a call waiting for approval has that approval cancelled and
+// ends CANCELLED — and the session ends cancelled. Interrupting a finished
 // session is CONFLICT.
 func (a *Agents) Interrupt(ctx context.Context, id string, v Viewer) (switchboard.AgentSession, error) {
 	a.mu.Lock()
@@ -363,14 +428,27 @@ func (a *Agents) Interrupt(ctx context.Context, id string, v Viewer) (switchboar
 		a.mu.Unlock()
 		return s, finished(s)
 	}
+	st.stopping = true
 	stop := st.interrupt
+	inflight := make([]*work, 0, len(st.work))
+	for _, w := range st.work {
+		inflight = append(inflight, w)
+	}
 	a.mu.Unlock()
 	reason := "interrupted by " + v.Principal.String()
 	if stop != nil {
 		if err := stop(ctx, reason); err != nil && switchboard.CodeOf(err) != switchboard.CodeConflict {
+			a.mu.Lock()
+			st.stopping = false
+			a.mu.Unlock()
 			return switchboard.AgentSession{}, err
 		}
 	}
+	cause := switchboard.Errorf(switchboard.CodeCancelled, "agent session %s was %s", id, reason)
+	for _, w := range inflight {
+		w.cancel(cause)
+	}
+	a.awaitWork(ctx, inflight)
 	s, err := a.End(ctx, id, switchboard.AgentCancelled, reason)
 	if switchboard.CodeOf(err) == switchboard.CodeConflict {
 		// The work's own end (a run's RUN_FINISHED, cancelled) was recorded
@@ -378,6 +456,87 @@ func (a *Agents) Interrupt(ctx context.Context, id string, v Viewer) (switchboar
 		return a.Get(id, v)
 	}
 	return s, err
+}
+
+// awaitWork waits until the cancelled calls have recorded their end,
+// bounded by ctx and InterruptWait.
+func (a *Agents) awaitWork(ctx context.Context, list []*work) {
+	if len(list) == 0 {
+		return
+	}
+	t := time.NewTimer(a.opts.InterruptWait)
+	defer t.Stop()
+	for _, w := range list {
+		select {
+		case <-w.done:
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			a.log.WarnContext(ctx, "interrupted calls did not end in time", "wait", a.opts.InterruptWait)
+			return
+		}
+	}
+}
+
+// Work binds a call made on behalf of session id to it: the returned
+// context is cancelled when the session is interrupted, and done must be
+// called when the call has ended (recorded). Transports whose work has no
+// cancel of its own (an external agent's calls over MCP or HTTP) use it;
+// an unknown or finished session binds nothing.
+func (a *Agents) Work(ctx context.Context, id string) (context.Context, func()) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	st, ok := a.sessions[id]
+	if !ok || st.s.Status.Final() || st.stopping {
+		return ctx, func() {}
+	}
+	wctx, cancel := context.WithCancelCause(ctx)
+	a.nextWork++
+	n := a.nextWork
+	w := &work{cancel: cancel, done: make(chan struct{})}
+	st.work[n] = w
+	var once sync.Once
+	return wctx, func() {
+		once.Do(func() {
+			a.mu.Lock()
+			delete(st.work, n)
+			a.mu.Unlock()
+			close(w.done)
+			cancel(nil)
+		})
+	}
+}
+
+// Park records that a session's work stopped while calls of it wait for
+// approvals (an assistant run that ended with interrupts): it stays
+// waiting_approval while any of them is pending, can be interrupted (which
+// cancels them through its Interrupt), and ends done with reason once the
+// last is answered. With none pending it ends done now.
+func (a *Agents) Park(ctx context.Context, id string, approvals []string, reason string) {
+	a.mu.Lock()
+	st, ok := a.sessions[id]
+	if !ok || st.s.Status.Final() {
+		a.mu.Unlock()
+		return
+	}
+	for _, apr := range approvals {
+		if !st.settled[apr] {
+			st.approvals[apr] = true
+		}
+	}
+	st.parked = reason
+	st.base = switchboard.AgentIdle
+	from := st.s.Status
+	a.settleLocked(st)
+	s, idle := st.s, len(st.approvals) == 0 && !st.stopping
+	a.mu.Unlock()
+	if idle {
+		_, _ = a.End(ctx, id, switchboard.AgentDone, reason)
+		return
+	}
+	if s.Status != from {
+		a.transitioned(ctx, s, from)
+	}
 }
 
 // Get returns one session the viewer may see; AGENT_NOT_FOUND otherwise.
@@ -434,6 +593,29 @@ func (a *Agents) ByRun(runID string) (switchboard.AgentSession, bool) {
 	return switchboard.AgentSession{}, false
 }
 
+// Holder returns who session id's panel leases belong to (Spec.Holder),
+// or "" when it holds them itself or is unknown.
+func (a *Agents) Holder(id string) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if st, ok := a.sessions[id]; ok {
+		return st.holder
+	}
+	return ""
+}
+
+// ByJob returns the id of the background session of job jobID.
+func (a *Agents) ByJob(jobID string) (string, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for id, st := range a.sessions {
+		if st.s.JobID == jobID && st.s.Kind == switchboard.AgentBackground {
+			return id, true
+		}
+	}
+	return "", false
+}
+
 // Sweep ends registered sessions whose heartbeats stopped and external
 // sessions idle past the window, as of now; it returns how many. The
 // daemon calls it on a ticker; tests call it with an injected clock.
@@ -451,7 +633,7 @@ func (a *Agents) Sweep(ctx context.Context) int {
 		switch {
 		case st.heartbeat && quiet >= beat:
 			list = append(list, due{id, "missed heartbeats: none for " + quiet.Round(time.Second).String() + " (interval " + a.opts.HeartbeatInterval.String() + ")"})
-		case st.idle && len(st.approvals) == 0 && quiet >= a.opts.IdleTimeout:
+		case st.idle && len(st.approvals) == 0 && len(st.work) == 0 && quiet >= a.opts.IdleTimeout:
 			list = append(list, due{id, "idle: no request for " + quiet.Round(time.Second).String()})
 		}
 	}
@@ -492,6 +674,18 @@ func (a *Agents) ApprovalSettled(ctx context.Context, id, apr string) {
 	a.approvalChange(ctx, id, apr, false)
 }
 
+// ApprovalCancelled records that approval apr was cancelled (its caller
+// stopped waiting: a cancelled run, an interrupt): a parked session whose
+// calls were cancelled ends cancelled, not done.
+func (a *Agents) ApprovalCancelled(ctx context.Context, id, apr string) {
+	a.mu.Lock()
+	if st, ok := a.sessions[id]; ok && !st.s.Status.Final() {
+		st.cancelled = true
+	}
+	a.mu.Unlock()
+	a.approvalChange(ctx, id, apr, false)
+}
+
 func (a *Agents) approvalChange(ctx context.Context, id, apr string, pending bool) {
 	a.mu.Lock()
 	st, ok := a.sessions[id]
@@ -500,15 +694,27 @@ func (a *Agents) approvalChange(ctx context.Context, id, apr string, pending boo
 		return
 	}
 	if pending {
-		st.approvals[apr] = true
+		if !st.settled[apr] {
+			st.approvals[apr] = true
+		}
 	} else {
 		delete(st.approvals, apr)
+		st.settled[apr] = true
 	}
 	st.s.LastSeen = a.now().UTC()
 	from := st.s.Status
 	a.settleLocked(st)
-	s := st.s
+	s, parked, cancelled := st.s, st.parked, st.cancelled
+	end := parked != "" && len(st.approvals) == 0 && !st.stopping
 	a.mu.Unlock()
+	if end {
+		if cancelled {
+			_, _ = a.End(ctx, id, switchboard.AgentCancelled, parked+"; its waiting calls were cancelled")
+			return
+		}
+		_, _ = a.End(ctx, id, switchboard.AgentDone, parked+"; its approvals were answered")
+		return
+	}
 	if s.Status != from {
 		a.transitioned(ctx, s, from)
 	}

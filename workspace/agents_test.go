@@ -286,3 +286,60 @@ func TestHandoffAndNotes(t *testing.T) {
 		t.Fatalf("%d agent.handoff entries, want 1", handoffs)
 	}
 }
+
+// Park keeps a session waiting while its approvals are pending, whatever
+// the order the approval events and the park arrive in, and ends it done
+// when the last is answered; an interrupt cancels the work bound to the
+// session and waits for it to end.
+func TestParkAndWork(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	a, _, l, _ := newAgents(t)
+	run, _ := a.Start(ctx, workspace.Spec{Kind: switchboard.AgentChat, Principal: switchboard.Assistant(), Status: switchboard.AgentRunning})
+	a.ApprovalPending(ctx, run.ID, "apr_1")
+	a.ApprovalPending(ctx, run.ID, "apr_2")
+	a.ApprovalSettled(ctx, run.ID, "apr_2") // answered before the run parks
+	a.Park(ctx, run.ID, []string{"apr_1", "apr_2"}, "run waiting")
+	if s, _ := a.Get(run.ID, admin); s.Status != switchboard.AgentWaitingApproval {
+		t.Fatalf("parked: %s", s.Status)
+	}
+	a.ApprovalSettled(ctx, run.ID, "apr_1")
+	if s, _ := a.Get(run.ID, admin); s.Status != switchboard.AgentDone || !strings.Contains(s.Reason, "run waiting") {
+		t.Fatalf("answered: %+v", s)
+	}
+	if got := strings.Join(l.statuses(run.ID), ","); got != "running,waiting_approval,done" {
+		t.Fatalf("transitions %s", got)
+	}
+	empty, _ := a.Start(ctx, workspace.Spec{Kind: switchboard.AgentChat, Principal: switchboard.Assistant(), Status: switchboard.AgentRunning})
+	a.Park(ctx, empty.ID, nil, "run waiting")
+	if s, _ := a.Get(empty.ID, admin); s.Status != switchboard.AgentDone {
+		t.Fatalf("parked with nothing pending: %s", s.Status)
+	}
+
+	claude := switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "claude"}
+	ext := a.External(ctx, claude, workspace.TransportHTTP, "")
+	wctx, done := a.Work(ctx, ext)
+	ended := make(chan error, 1)
+	go func() {
+		<-wctx.Done()
+		ended <- context.Cause(wctx)
+		done()
+	}()
+	s, err := a.Interrupt(ctx, ext, admin)
+	if err != nil || s.Status != switchboard.AgentCancelled {
+		t.Fatalf("interrupt: %+v %v", s, err)
+	}
+	select {
+	case cause := <-ended: // Interrupt returned after done, so this is ready
+		if switchboard.CodeOf(cause) != switchboard.CodeCancelled || !strings.Contains(cause.Error(), "interrupted by user:admin") {
+			t.Fatalf("cause %v", cause)
+		}
+	default:
+		t.Fatal("Interrupt returned before the work it cancelled ended")
+	}
+	if wctx2, done2 := a.Work(ctx, ext); wctx2 != ctx {
+		t.Fatal("a finished session bound new work")
+	} else {
+		done2()
+	}
+}

@@ -22,6 +22,7 @@ const (
 	digestText          = 160
 	activityScan        = 100 // newest entries read to find the visible ones
 	maxPendingApprovals = 100
+	digestHandoffsKept  = 3 // newest handoffs to the reader (agents.list shows all)
 	// capMargin keeps room for the tokens field's own digits.
 	capMargin = 2
 )
@@ -94,7 +95,7 @@ const maxCached = 256
 // reads (principal and scope) and whose tabs.
 func readerKey(ctx context.Context) string {
 	p, _ := switchboard.PrincipalFrom(ctx)
-	agent, _ := switchboard.AgentSessionFrom(ctx) // its scope may limit panels too
+	agent, _ := switchboard.AgentSessionFrom(ctx) // its scope may limit panels; its handoffs
 	return p.String() + "\x00" + strings.Join(p.Allow, ",") + "\x00" + strings.Join(p.Deny, ",") + "\x00" + viewerUser(ctx) +
 		"\x00" + strings.Join(p.Panels, ",") + "\x00" + strings.Join(p.Slots, ",") + "\x00" + agent
 }
@@ -135,10 +136,17 @@ func (w *Workspace) compile(ctx context.Context) (switchboard.WorkspaceDigest, e
 		}
 		for _, a := range pending {
 			if w.toolVisible(ctx, a.Tool) {
-				d.PendingApprovals = append(d.PendingApprovals, switchboard.DigestApproval{ID: a.ID, AgentID: a.Agent,
-					Summary: clip(a.Summary, digestText), Escalated: a.Agent != switchboard.Assistant().String()})
+				da := switchboard.DigestApproval{ID: a.ID, AgentID: cmp.Or(a.AgentID, a.Agent),
+					Summary: clip(a.Summary, digestText), Escalated: a.Agent != switchboard.Assistant().String()}
+				if w.opts.Panels != nil {
+					da.PanelID = w.opts.Panels.InstanceOf(a.InvocationID)
+				}
+				d.PendingApprovals = append(d.PendingApprovals, da)
 			}
 		}
+	}
+	if id, ok := switchboard.AgentSessionFrom(ctx); ok && w.opts.Handoffs != nil {
+		d.Handoffs = digestHandoffs(w.opts.Handoffs.Handoffs(id))
 	}
 	if w.opts.Ledger != nil && w.gate(ctx, ToolActivityGet) {
 		entries, err := w.activity(ctx, switchboard.ActivityFilter{}, RecentActivity)
@@ -238,6 +246,18 @@ func (w *Workspace) digestContexts(ctx context.Context) ([]switchboard.Workspace
 		out[i] = c
 	}
 	return out, dropped
+}
+
+// digestHandoffs keeps the newest handoffs, newest first, each clipped:
+// a fixed, small part of the digest the budget never drops.
+func digestHandoffs(hs []switchboard.AgentHandoff) []switchboard.DigestHandoff {
+	var out []switchboard.DigestHandoff
+	for i := len(hs) - 1; i >= 0 && len(out) < digestHandoffsKept; i-- {
+		h := hs[i]
+		out = append(out, switchboard.DigestHandoff{ID: h.ID, From: h.From, FromActor: clip(h.FromActor, digestLabel),
+			Task: clip(h.Task, digestText), ReturnTo: h.ReturnTo, Artifacts: len(h.Artifacts), CreatedAt: h.CreatedAt})
+	}
+	return out
 }
 
 // digestAgents keeps the sessions at work, busiest first.

@@ -66,8 +66,12 @@ func (a *Agents) Handoff(ctx context.Context, v Viewer, req HandoffRequest) (swi
 		return switchboard.AgentHandoff{}, switchboard.Errorf(switchboard.CodePayloadTooLarge, "artifacts are %d bytes; the limit is %d (hand over ids, not contents)", size, maxArtifactBytes)
 	}
 	from, _ := switchboard.AgentSessionFrom(ctx)
+	actor := v.Principal.String()
+	if p, ok := switchboard.PrincipalFrom(ctx); ok {
+		actor = p.String() // the assistant hands off as itself, though it sees as its user
+	}
 	h := switchboard.AgentHandoff{
-		ID: "hof_" + randomHex(12), From: from, FromActor: v.Principal.String(), To: req.To, Task: req.Task,
+		ID: "hof_" + randomHex(12), From: from, FromActor: actor, To: req.To, Task: req.Task,
 		Scope: req.Scope, Artifacts: req.Artifacts, ReturnTo: req.ReturnTo, CreatedAt: a.now().UTC(),
 	}
 	if h.ReturnTo == "" {

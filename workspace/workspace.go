@@ -54,6 +54,18 @@ type SessionWatcher interface {
 	WatchGone(id string, fn func()) (cancel func(), err error)
 }
 
+// HandoffReader reads the handoffs delivered to an agent session
+// (workspace.Agents).
+type HandoffReader interface {
+	Handoffs(id string) []switchboard.AgentHandoff
+}
+
+// PanelFinder names the panel instance whose action made invocation id,
+// "" when none did (*panel.Service).
+type PanelFinder interface {
+	InstanceOf(invocationID string) string
+}
+
 // Options configures a Workspace. Registry is required; a nil source
 // leaves its section of the digest empty.
 type Options struct {
@@ -62,6 +74,10 @@ type Options struct {
 	Jobs      JobLister
 	Approvals ApprovalLister
 	Ledger    Ledger
+	// Handoffs shows the reading agent session its handoffs; Panels fills
+	// pendingApprovals[].panelId.
+	Handoffs HandoffReader
+	Panels   PanelFinder
 	// Sessions drops a tab's contexts when the tab goes.
 	Sessions SessionWatcher
 	// PanelAdmits, when set, says whether the reader in ctx may see the

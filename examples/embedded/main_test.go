@@ -38,8 +38,8 @@ func TestEmbeddedApp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The app's three tools, beside the daemon's own read tools
-	// (activity.get, workspace.describe_context).
+	// The app's three tools, beside the daemon's own core tools
+	// (activity.get, workspace.describe_context, agents.list, ...).
 	var host []string
 	for _, tl := range m.Tools {
 		if tl.Origin != nil && tl.Origin.Source != switchboard.SourceCore {

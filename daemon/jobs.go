@@ -1,0 +1,90 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/job"
+	"github.com/switchboardhq/switchboard/workspace"
+)
+
+// jobSessions records every job as a background agent session
+// (docs/agents.md): its calls are the session's, its progress is the
+// session's task, interrupting it is the job's own cancel, and it ends
+// with the job.
+type jobSessions struct{ d *Daemon }
+
+var _ job.Sessions = jobSessions{}
+
+func (js jobSessions) JobStarted(ctx context.Context, j switchboard.Job) context.Context {
+	d := js.d
+	if d.Agents == nil {
+		return ctx
+	}
+	p, _ := switchboard.PrincipalFrom(ctx)
+	// The job acts for whoever its starter acts for: the user of the
+	// assistant's tab or of the agent session that called it, else the
+	// calling user (agent tokens act for the daemon's user).
+	user := ""
+	if starter, ok := switchboard.AgentSessionFrom(ctx); ok {
+		user, _ = d.Agents.UserOf(starter)
+	} else if p.Kind == switchboard.PrincipalUser {
+		user = p.String()
+	}
+	if p.Kind == "" {
+		p = switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"}
+	}
+	id := j.ID
+	s, err := d.Agents.Start(ctx, workspace.Spec{
+		Kind: switchboard.AgentBackground, Label: j.Tool, Principal: p, User: user, Transport: workspace.TransportJob,
+		Task: j.Tool, JobID: j.ID, Status: switchboard.AgentRunning,
+		Interrupt: func(ctx context.Context, _ string) error {
+			_, err := d.Jobs.Cancel(ctx, id) // CONFLICT when it ended first: its end stands
+			return err
+		},
+	})
+	if err != nil {
+		return ctx
+	}
+	return switchboard.WithAgentSession(ctx, s.ID)
+}
+
+func (js jobSessions) JobProgress(ctx context.Context, j switchboard.Job) {
+	id, ok := js.session(j)
+	if !ok {
+		return
+	}
+	// Whole percents: the task changes (and the tabs hear of it) at most a
+	// hundred times, however often the job reports.
+	pct := math.Floor(100 * j.Progress)
+	task := fmt.Sprintf("%s %.0f%%", j.Tool, pct)
+	if j.Message != "" {
+		task += ": " + j.Message
+	}
+	js.d.Agents.Report(ctx, id, task, pct/100)
+}
+
+func (js jobSessions) JobEnded(ctx context.Context, j switchboard.Job) {
+	id, ok := js.session(j)
+	if !ok {
+		return
+	}
+	status, reason := switchboard.AgentDone, "job "+string(j.Status)
+	if j.Status == switchboard.JobCancelled {
+		status = switchboard.AgentCancelled
+	}
+	if j.Error != nil {
+		reason += ": " + j.Error.Message
+	}
+	_, _ = js.d.Agents.End(ctx, id, status, reason) // ended already (a second settle): nothing to do
+}
+
+// session finds the background session of job j.
+func (js jobSessions) session(j switchboard.Job) (string, bool) {
+	if js.d.Agents == nil {
+		return "", false
+	}
+	return js.d.Agents.ByJob(j.ID)
+}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -171,5 +172,56 @@ func TestFinishGivesUpWithOutcomeUnknown(t *testing.T) {
 	}
 	if got, err := st.InvocationGet(ctx, inv.ID); err != nil || got.Status != switchboard.StatusDispatched {
 		t.Fatalf("the record: %+v %v; want it left dispatched for the sweep", got, err)
+	}
+}
+
+// landedUnanswered is a store whose first InvocationFinish is applied but
+// answered with a timeout, as a Postgres COMMIT cut off by the client's
+// deadline is ("the write may or may not have been applied").
+type landedUnanswered struct {
+	switchboard.Store
+	once atomic.Bool
+}
+
+func (s *landedUnanswered) InvocationFinish(ctx context.Context, inv switchboard.Invocation, e *switchboard.ActivityEntry, from ...switchboard.Status) (switchboard.Invocation, error) {
+	stored, err := s.Store.InvocationFinish(ctx, inv, e, from...)
+	if err == nil && s.once.CompareAndSwap(false, true) {
+		return switchboard.Invocation{}, switchboard.Errorf(switchboard.CodeTimeout, "invocation finish: the database did not answer; the write may or may not have been applied")
+	}
+	return stored, err
+}
+
+// Issue 14 item 2: a finish whose first attempt landed but whose answer
+// was lost is not written twice: the retry finds its own record (a
+// CONFLICT on the compare-and-swap) and the call has one tool.call entry.
+func TestFinishThatLandedUnansweredIsNotLedgeredTwice(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "sb.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	store := &landedUnanswered{Store: st}
+	reg, err := registry.New(ctx, store, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := broker.New(broker.Options{Store: store, Registry: reg})
+	defer b.Close()
+	if _, err := reg.Register(ctx, switchboard.SourceHost, []switchboard.Tool{{Name: "test.send", Description: "Send.",
+		Class: switchboard.ClassMutate, Binding: &switchboard.Binding{Go: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	b.Handle("test.send", func(context.Context, json.RawMessage) (any, error) { return map[string]bool{"sent": true}, nil })
+	inv, err := b.Call(ctx, broker.CallRequest{Tool: "test.send"})
+	if err != nil || inv.Status != switchboard.StatusSucceeded {
+		t.Fatalf("call: %+v %v; want its success", inv, err)
+	}
+	if !store.once.Load() {
+		t.Fatal("the injected lost answer never happened")
+	}
+	es, err := st.ActivityList(ctx, switchboard.ActivityFilter{Verb: "tool.call"})
+	if err != nil || len(es) != 1 {
+		t.Fatalf("tool.call entries: %d %v; want 1", len(es), err)
 	}
 }

@@ -91,6 +91,13 @@ func (b *Broker) finish(ctx, cctx context.Context, c *call, inv switchboard.Invo
 	case uerr == nil:
 		b.observe(e)
 		return stored, invocationError(stored)
+	case switchboard.CodeOf(uerr) == switchboard.CodeConflict && ownFinish(stored, inv):
+		// An earlier attempt landed although its answer was lost (a
+		// deadline hit during COMMIT): the record and its ledger entry are
+		// already written, in one transaction. Writing the entry again
+		// would put the call in the ledger twice.
+		b.log.DebugContext(ctx, "an earlier finish attempt landed", "invocation", inv.ID, "status", stored.Status)
+		return stored, invocationError(stored)
 	case switchboard.CodeOf(uerr) == switchboard.CodeConflict && stored.Status.Terminal():
 		// The broker still writes the one tool.call entry of the call it
 		// started, describing the outcome that won.
@@ -107,6 +114,16 @@ func (b *Broker) finish(ctx, cctx context.Context, c *call, inv switchboard.Invo
 			WithDetails(map[string]any{"invocationId": inv.ID, "status": inv.Status, "recorded": false})
 	}
 	return b.ledger(fctx, c, stored)
+}
+
+// ownFinish says whether the terminal record stored is the one this
+// broker's finish wrote: the same status at the same finish and update
+// times, which the store keeps to the microsecond. Another writer (a late
+// browser result, an approval timeout) stamps its own time.
+func ownFinish(stored, mine switchboard.Invocation) bool {
+	return stored.Status == mine.Status &&
+		stored.FinishedAt.Equal(mine.FinishedAt.Truncate(time.Microsecond)) &&
+		stored.UpdatedAt.Equal(mine.UpdatedAt.Truncate(time.Microsecond))
 }
 
 // retryStore runs write until it succeeds, fails with CONFLICT (a decided

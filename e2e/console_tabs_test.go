@@ -47,6 +47,12 @@ func TestConsoleTabsInChromium(t *testing.T) {
 	poll(t, demo, `!!document.querySelector('[data-sb-panel="project.settings"] input')`)
 	poll(t, tab, `!!`+page+`?.querySelector('.panel-title[title="project.settings"]')?.textContent`)
 	consoleShot(t, tab, "tabs")
+	// 360 px: the card wraps (the session id, the tool names, the routes).
+	do(t, tab, chromedp.EmulateViewport(360, 780))
+	if w := eval[int](t, tab, `document.documentElement.scrollWidth`); w > 360 {
+		t.Errorf("the tabs view is %d px wide at 360 px", w)
+	}
+	do(t, tab, chromedp.EmulateViewport(1280, 900))
 
 	// End, confirmed by a second press: the card goes, the daemon agrees.
 	end := `#tab-list article[data-session="` + sid + `"] button.danger`

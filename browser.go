@@ -32,9 +32,28 @@ type Session struct {
 	ID        string `json:"sessionId"`
 	TokenHash string `json:"-"`
 	// Principal names who opened the session (the user the app signed in).
-	Principal string    `json:"principal,omitempty"`
-	CreatedAt time.Time `json:"createdAt"`
-	ClosedAt  time.Time `json:"closedAt,omitzero"`
+	Principal string `json:"principal,omitempty"`
+	// Scope is what the app let that user's assistant do in this session.
+	Scope     SessionScope `json:"scope,omitzero"`
+	CreatedAt time.Time    `json:"createdAt"`
+	ClosedAt  time.Time    `json:"closedAt,omitzero"`
+}
+
+// SessionScope is the scope an app's backend assigns to the user it opens
+// a browser session for (POST /sessions {allow, deny, panels, slots}): the
+// built-in assistant of a run the tab starts calls tools as an agent
+// limited to it, in the same language as an agent token's scope (package
+// scope). The zero value limits nothing beyond what every agent gets (no
+// user-only tool; mutations wait for approval under the default floor).
+type SessionScope struct {
+	Allow []string `json:"allow,omitempty"`
+	Deny  []string `json:"deny,omitempty"`
+	PanelScope
+}
+
+// Limited reports whether sc limits anything.
+func (sc SessionScope) Limited() bool {
+	return len(sc.Allow) > 0 || len(sc.Deny) > 0 || sc.PanelScope.Limited()
 }
 
 // TabState says whether a session's tab can take browser calls now.

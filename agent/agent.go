@@ -114,8 +114,12 @@ type Options struct {
 	RunTimeout         time.Duration
 	// Sessions, if set, records runs as agent sessions (sessions.go).
 	Sessions RunSessions
-	Logger   *slog.Logger
-	Now      func() time.Time
+	// Scopes, if set, limits the assistant of a run a tab starts to the
+	// scope of its session's user (principal.go). The daemon always sets
+	// it; nil leaves every run the assistant's full scope.
+	Scopes SessionScopes
+	Logger *slog.Logger
+	Now    func() time.Time
 }
 
 // Runtime runs agent loops. Safe for concurrent use.
@@ -234,6 +238,10 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (*Run, error) {
 	if err := rt.checkOwner(ctx, req.ThreadID, req.Owner, true); err != nil {
 		return nil, err
 	}
+	who, err := rt.assistantFor(ctx, req.Owner)
+	if err != nil {
+		return nil, err
+	}
 	// Starts of one chat are serialized, so what a resume checked is what
 	// it decides.
 	rt.mu.Lock()
@@ -258,6 +266,7 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (*Run, error) {
 	runCtx, cancelTimeout := context.WithTimeoutCause(runCtx, rt.opts.RunTimeout,
 		switchboard.Errorf(switchboard.CodeTimeout, "run took longer than %s", rt.opts.RunTimeout))
 	run := newRun(req.RunID, req.ThreadID, req.SessionID, req.Owner, req.Harness, rt.now(), rt.opts.MaxRunEvents)
+	run.principal = who
 	run.cancel = func(cause error) { cancel(cause) }
 
 	rt.mu.Lock()

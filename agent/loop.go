@@ -12,6 +12,7 @@ import (
 	"github.com/switchboardhq/switchboard/agui"
 	"github.com/switchboardhq/switchboard/approval"
 	"github.com/switchboardhq/switchboard/broker"
+	"github.com/switchboardhq/switchboard/internal/redact"
 	"github.com/switchboardhq/switchboard/model"
 )
 
@@ -312,7 +313,7 @@ func (rt *Runtime) runCall(ctx context.Context, st *runState, c call, auto *auto
 	p.sink.Store(st.em)
 	// Progress (a job's, an approval wait's) streams on the events of the
 	// run that owns the call now.
-	pctx := switchboard.WithProgress(switchboard.WithPrincipal(ctx, switchboard.Assistant()), func(pr switchboard.Progress) {
+	pctx := switchboard.WithProgress(switchboard.WithPrincipal(ctx, st.run.principal), func(pr switchboard.Progress) {
 		p.sink.Load().emit(&agui.Custom{Name: "switchboard.tool.progress", Value: map[string]any{
 			"toolCallId": c.id, "tool": c.name, "progress": pr.Progress, "total": pr.Total, "message": pr.Message,
 		}})
@@ -399,15 +400,20 @@ func (rt *Runtime) callResult(st *runState, c call, result json.RawMessage, inv 
 		meta["invocationId"], meta["status"] = inv.ID, inv.Status
 	}
 	msg := &agui.Message{ID: newID(), Role: agui.RoleTool, ToolCallID: c.id}
+	// The same redaction as the ledger and the logs (internal/redact), once,
+	// here: what a tool returns reaches the run's event stream (AG-UI, AI
+	// SDK, /runs/{id}/events), the saved history and the model only
+	// through this message, so a cookie or key one tool returns cannot be
+	// read from the stream nor repeated by the model into another call.
 	if err != nil {
 		e := switchboard.AsError(err)
 		b, _ := json.Marshal(switchboard.ErrorEnvelope{Error: e})
-		msg.Content, msg.Error = string(b), string(e.Code)+": "+e.Message
+		msg.Content, msg.Error = string(redact.JSON(b)), redact.String(string(e.Code)+": "+e.Message)
 		meta["code"] = e.Code
 	} else {
-		msg.Content = string(result)
-		if msg.Content == "" {
-			msg.Content = "null"
+		msg.Content = "null"
+		if len(result) > 0 {
+			msg.Content = string(redact.JSON(result))
 		}
 	}
 	if len(msg.Content) > rt.opts.MaxToolResultBytes {

@@ -26,6 +26,7 @@ type Record struct {
 // by closing one channel.
 type Run struct {
 	id, thread, session, owner string
+	principal                  switchboard.Principal // who its tool calls run as (principal.go)
 	harness                    switchboard.Harness
 	created                    time.Time
 	cancel                     context.CancelCauseFunc

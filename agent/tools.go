@@ -58,7 +58,8 @@ type toolset struct {
 	order    []*offered
 	deferred bool
 
-	live *registry.Live // the bound tab's browser tools, for describe_tool
+	live *registry.Live        // the bound tab's browser tools, for describe_tool
+	who  switchboard.Principal // the run's assistant, as the meta tools see the catalog
 
 	mu     sync.Mutex      // describe_tool runs in parallel with other calls
 	loaded map[string]bool // real names the model described
@@ -101,8 +102,8 @@ func (ts *toolset) add(o *offered) {
 // assistant may see (registry.Visible): a user-only tool is never offered
 // to the model.
 func (rt *Runtime) buildToolset(ctx context.Context, run *Run, frontend []agui.Tool) (*toolset, error) {
-	ctx = switchboard.WithPrincipal(ctx, switchboard.Assistant())
-	ts := &toolset{byModel: map[string]*offered{}, byReal: map[string]*offered{}, loaded: map[string]bool{}}
+	ctx = switchboard.WithPrincipal(ctx, run.principal)
+	ts := &toolset{byModel: map[string]*offered{}, byReal: map[string]*offered{}, loaded: map[string]bool{}, who: run.principal}
 	for _, t := range frontend {
 		ts.add(&offered{real: t.Name, kind: kindFrontend, desc: t.Description, summary: firstLine(t.Description), schema: t.Parameters})
 	}
@@ -232,7 +233,7 @@ func firstLine(s string) string {
 // registry.Describe, shared with MCP), as the assistant may see the
 // catalog; only the names, arguments and answers are this loop's.
 func (rt *Runtime) answerMeta(ctx context.Context, ts *toolset, o *offered, args string) (string, error) {
-	ctx = switchboard.WithPrincipal(ctx, switchboard.Assistant())
+	ctx = switchboard.WithPrincipal(ctx, ts.who)
 	switch o.real {
 	case metaSearch:
 		var in struct {

@@ -62,7 +62,7 @@ func (rt *Runtime) startState(ctx context.Context, st *runState) {
 		doc = map[string]json.RawMessage{}
 	}
 	changed := rt.opts.Digests.Changed()
-	d, err := rt.opts.Digests.Digest(rt.digestCtx(ctx), st.run.session)
+	d, err := rt.opts.Digests.Digest(rt.digestCtx(ctx, st.run), st.run.session)
 	if err != nil {
 		rt.log.WarnContext(ctx, "workspace digest", "run", st.run.id, "err", err)
 		d = json.RawMessage("null")
@@ -88,7 +88,7 @@ func (rt *Runtime) watchState(ctx context.Context, st *runState, ws *workspaceSt
 		case <-changed:
 		}
 		changed = rt.opts.Digests.Changed()
-		d, err := rt.opts.Digests.Digest(rt.digestCtx(ctx), st.run.session)
+		d, err := rt.opts.Digests.Digest(rt.digestCtx(ctx, st.run), st.run.session)
 		if err != nil {
 			continue
 		}
@@ -129,7 +129,7 @@ func (rt *Runtime) digestBlock(ctx context.Context, st *runState) string {
 	if rt.opts.Digests == nil {
 		return ""
 	}
-	d, err := rt.opts.Digests.Digest(rt.digestCtx(ctx), st.run.session)
+	d, err := rt.opts.Digests.Digest(rt.digestCtx(ctx, st.run), st.run.session)
 	if err != nil {
 		rt.log.WarnContext(ctx, "workspace digest", "run", st.run.id, "err", err)
 		return ""
@@ -137,8 +137,8 @@ func (rt *Runtime) digestBlock(ctx context.Context, st *runState) string {
 	return digestNote + wrapData("workspace_digest", string(d), FromWorkspace)
 }
 
-// digestCtx reads the digest as the assistant: an agent, so the one
+// digestCtx reads the digest as the run's assistant: an agent, so the one
 // visibility predicate scopes it.
-func (rt *Runtime) digestCtx(ctx context.Context) context.Context {
-	return switchboard.WithPrincipal(ctx, switchboard.Assistant())
+func (rt *Runtime) digestCtx(ctx context.Context, run *Run) context.Context {
+	return switchboard.WithPrincipal(ctx, run.principal)
 }

@@ -114,6 +114,12 @@ type Options struct {
 	// the floor does not apply to them, or an agent's one act would ask the
 	// user twice. Their declared approval still does.
 	Delegates map[string]bool
+	// Situational, when set, may add a human to an agent's call that its
+	// tool's policy lets through, by what the call acts on: the panel
+	// service's canvas policy (panel.Service.NeedsApproval) asks for
+	// composes on a guarded surface. It can only add: a call the tool's
+	// policy sends to a human goes there whatever it answers.
+	Situational func(caller switchboard.Principal, t switchboard.Tool, input json.RawMessage) bool
 }
 
 // Service requests, awaits and decides approvals, and is the broker's
@@ -267,10 +273,14 @@ func (s *Service) Admit(_ context.Context, caller switchboard.Principal, t switc
 }
 
 // NeedsApproval reports whether an agent's call of t waits for a human.
-// Only the tool's policy and the caller's kind decide: nothing in the
-// arguments (such as "approved": true) does.
-func (s *Service) NeedsApproval(caller switchboard.Principal, t switchboard.Tool, _ json.RawMessage) bool {
-	return caller.Kind == switchboard.PrincipalAgent && s.Effective(t) == switchboard.ApprovalHITL
+// The tool's policy and the caller's kind decide, and Situational may add
+// a human by what the call acts on; nothing in the arguments can remove
+// one (such as "approved": true).
+func (s *Service) NeedsApproval(caller switchboard.Principal, t switchboard.Tool, input json.RawMessage) bool {
+	if caller.Kind != switchboard.PrincipalAgent {
+		return false
+	}
+	return s.Effective(t) == switchboard.ApprovalHITL || s.opts.Situational != nil && s.opts.Situational(caller, t, input)
 }
 
 // ArgsHash fingerprints a call's arguments, binding an approval to exactly

@@ -23,11 +23,25 @@ type SessionCredentials struct {
 // CreateSession opens a browser session for principal (the signed-in user;
 // may be empty). Needs the admin token.
 func (c *Client) CreateSession(ctx context.Context, principal string) (SessionCredentials, error) {
+	return c.OpenSession(ctx, SessionRequest{Principal: principal})
+}
+
+// SessionRequest opens a session for a signed-in user with the scope the
+// app gives that user: the built-in assistant of a run the tab starts may
+// call only the tools Allow admits minus Deny, on the panels and slots
+// given (the same globs as an agent token's). Empty lists limit nothing.
+type SessionRequest struct {
+	Principal string   `json:"principal,omitempty"`
+	Allow     []string `json:"allow,omitempty"`
+	Deny      []string `json:"deny,omitempty"`
+	Panels    []string `json:"panels,omitempty"`
+	Slots     []string `json:"slots,omitempty"`
+}
+
+// OpenSession opens a browser session as req says. Needs the admin token.
+func (c *Client) OpenSession(ctx context.Context, req SessionRequest) (SessionCredentials, error) {
 	var out SessionCredentials
-	body := struct {
-		Principal string `json:"principal,omitempty"`
-	}{principal}
-	err := c.Do(ctx, http.MethodPost, "/api/v1/sessions", body, &out)
+	err := c.Do(ctx, http.MethodPost, "/api/v1/sessions", req, &out)
 	return out, err
 }
 

@@ -6,9 +6,12 @@ package daemon
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"sync/atomic"
 
 	"github.com/switchboardhq/switchboard"
@@ -49,8 +52,14 @@ type Options struct {
 	// the tabs' streams; nil means in-process (one daemon).
 	Bus bus.Bus
 	// Demo enables the demo app's token-less session bootstrap
-	// (POST /demo/session, same-origin only). Off unless asked for.
+	// (POST /demo/session, same-origin only, with the demo key). Off
+	// unless asked for.
 	Demo bool
+	// DemoKey is the secret the demo page must send to open its session;
+	// empty means New draws a fresh one (DemoURL shows it). serve prints
+	// the URL with it, so only who can read serve's output can open the
+	// demo as its user.
+	DemoKey string
 	// MCP tunes the MCP endpoint at /mcp (listing mode, threshold); the
 	// daemon fills in its authentication, live tabs and logger.
 	MCP mcpserver.Options
@@ -65,6 +74,14 @@ type Options struct {
 	// AgentSessions tunes the agent-session registry (heartbeat interval,
 	// idle window); the daemon fills in its ledger, events and logger.
 	AgentSessions workspace.AgentsOptions
+	// Canvas is the daemon's layer of the canvas policy (the config file's
+	// canvasPolicy, serve --canvas-policy); the zero value is guarded.
+	Canvas panel.CanvasPolicy
+	// Previews serves preview nodes from the sandboxed preview origin
+	// (*preview.Server on its own listener, serve --preview-addr), whose
+	// origin PreviewOrigin names; nil keeps code preview off.
+	Previews      panel.Previews
+	PreviewOrigin string
 }
 
 // Daemon is a running switchboard: its subsystems and its HTTP handler.
@@ -95,6 +112,7 @@ type Daemon struct {
 	ws        atomic.Pointer[workspace.Workspace]
 
 	resumed resumed // calls awaiting an approval that outlived a restart (sweep.go)
+	demoKey string  // the demo page's key; "" without --demo
 
 	log  *slog.Logger
 	auth *authn.Authenticator // the one login check, handed to every transport
@@ -119,6 +137,12 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 		opts.Bus = bus.NewLocal() // one bus for tabs and approvals
 	}
 	d := &Daemon{log: log}
+	if opts.Demo {
+		d.demoKey = opts.DemoKey
+		if d.demoKey == "" {
+			d.demoKey = newDemoKey()
+		}
+	}
 	bo, err := d.startGovernance(ctx, opts)
 	if err != nil {
 		return nil, err
@@ -178,6 +202,22 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	return d, nil
 }
 
+// DemoURL is the demo app's address under base (http://host:port) with its
+// key, the URL serve --demo prints; "" when the demo is off.
+func (d *Daemon) DemoURL(base string) string {
+	if d.demoKey == "" {
+		return ""
+	}
+	return base + "/demo/?key=" + url.QueryEscape(d.demoKey)
+}
+
+// newDemoKey is 192 random bits, URL-safe, as Jupyter's token is.
+func newDemoKey() string {
+	b := make([]byte, 24)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
+	return hex.EncodeToString(b)
+}
+
 // Handler serves the whole daemon: /healthz, /api/v1 and the rest.
 func (d *Daemon) Handler() http.Handler { return d.api }
 
@@ -213,7 +253,7 @@ func (d *Daemon) startSessions(ctx context.Context, opts Options) error {
 
 // webRoutes serves the browser SDK and the demo app (no token needed).
 func (d *Daemon) webRoutes(opts Options) map[string]http.Handler {
-	demo := web.DemoOptions{}
+	demo := web.DemoOptions{Key: d.demoKey}
 	if opts.Demo {
 		demo.OpenSession = func(ctx context.Context) (any, error) { return d.Sessions.Create(ctx, "demo") }
 	}

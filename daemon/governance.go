@@ -3,6 +3,7 @@ package daemon
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -83,6 +84,11 @@ func (d *Daemon) startGovernance(ctx context.Context, opts Options) (broker.Opti
 		Floor: g.ApprovalFloor, MaxPendingPerAgent: g.MaxPendingPerAgent, Notify: d.notifyTabs(opts),
 		// panel.run_action forwards to the action's tool, whose call asks.
 		Delegates: map[string]bool{panel.ToolRunAction: true},
+		// The canvas policy adds the user to agents' composes and deletes
+		// on a guarded surface (panel/canvas.go); it can only add.
+		Situational: func(caller switchboard.Principal, t switchboard.Tool, input json.RawMessage) bool {
+			return d.Panels != nil && d.Panels.NeedsApproval(caller, t, input)
+		},
 	})
 	if err != nil {
 		return bo, err

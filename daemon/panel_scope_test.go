@@ -284,3 +284,46 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// The digest lists only the panels the reader's panel scope admits: a
+// panel outside it is not there, as in panel.list.
+func TestDigestPanelScope(t *testing.T) {
+	t.Parallel()
+	p := newPanelDaemon(t)
+	note := p.open(t, mcpToken, "note")
+	board := p.open(t, mcpToken, "board.note")
+	report := mustJSON(t, map[string]any{"contexts": []any{map[string]any{"id": "page", "kind": "page", "label": "Notes", "attention": "focused",
+		"panels": []any{
+			map[string]any{"id": note, "type": "note", "title": "Note", "origin": "host"},
+			map[string]any{"id": board, "type": "board.note", "title": "Board note", "origin": "host"},
+			map[string]any{"id": "widget-1", "type": "widget", "title": "A page's own widget", "origin": "host"},
+		}}}})
+	if code, body := p.do(t, p.tab.SessionToken, "PUT", "/api/v1/sessions/"+p.tab.SessionID+"/context", report); code/100 != 2 {
+		t.Fatalf("report: %d %v", code, body)
+	}
+	panelsSeen := func(tok string) []string {
+		t.Helper()
+		code, body := p.do(t, tok, "GET", "/api/v1/digest", "")
+		if code != 200 {
+			t.Fatalf("digest: %d %v", code, body)
+		}
+		var ids []string
+		for _, c := range body["contexts"].([]any) {
+			for _, pn := range c.(map[string]any)["panels"].([]any) {
+				ids = append(ids, pn.(map[string]any)["id"].(string))
+			}
+		}
+		return ids
+	}
+	if got := panelsSeen(mcpToken); len(got) != 3 {
+		t.Fatalf("the user sees every panel: %v", got)
+	}
+	viewer := p.token(scope.TokenRequest{Agent: "viewer", PanelScope: switchboard.PanelScope{Panels: []string{"note"}}})
+	if got := panelsSeen(viewer); len(got) != 1 || got[0] != note {
+		t.Fatalf("a panel-scoped agent sees %v, want only %s", got, note)
+	}
+	unlimited := p.token(scope.TokenRequest{Agent: "unlimited"})
+	if got := panelsSeen(unlimited); len(got) != 3 {
+		t.Fatalf("an agent without a panel scope sees %v", got)
+	}
+}

@@ -27,7 +27,11 @@ type panelWiring struct {
 // RegisterPanel, RegisterAdapter, or --demo), so a daemon without panels
 // shows none to its agents.
 func (d *Daemon) startPanels(ctx context.Context, opts Options) error {
-	d.Panels = panel.New(panel.Options{Caller: d.Broker, Tabs: d.Sessions, Tools: d.Registry, Logger: d.log})
+	if err := opts.Canvas.Validate(); err != nil {
+		return err
+	}
+	d.Panels = panel.New(panel.Options{Caller: d.Broker, Tabs: d.Sessions, Tools: d.Registry, Logger: d.log,
+		Canvas: opts.Canvas, Previews: opts.Previews, PreviewOrigin: opts.PreviewOrigin})
 	if opts.Demo {
 		return d.registerDemoPanels(ctx)
 	}

@@ -14,7 +14,7 @@ import (
 // the ledger — and puts its drill-down tools in the catalog.
 func (d *Daemon) startWorkspace(ctx context.Context) error {
 	w, err := workspace.New(workspace.Options{Registry: d.Registry, Agents: d.Agents.Lister(), Jobs: d.Jobs, Approvals: d.Approvals,
-		Ledger: d.Ledger, Sessions: d.Sessions, Logger: d.log})
+		Ledger: d.Ledger, Sessions: d.Sessions, Logger: d.log, PanelAdmits: d.Panels.Admits})
 	if err != nil {
 		return err
 	}

@@ -60,7 +60,7 @@ func newEnvWith(t *testing.T, so session.Options, origins ...string) *env {
 		t.Fatal(err)
 	}
 	d, err := daemon.New(ctx, daemon.Options{
-		Store: st, AdminToken: adminToken, Demo: true, AllowOrigins: origins,
+		Store: st, AdminToken: adminToken, Demo: true, DemoKey: demoKey, AllowOrigins: origins,
 		Session: so,
 	})
 	if err != nil {
@@ -80,9 +80,17 @@ func newEnvWith(t *testing.T, so session.Options, origins ...string) *env {
 	return e
 }
 
-// tab opens a new tab at url.
+// demoKey is the env daemon's demo key; tab adds it to demo URLs as the
+// URL serve --demo prints carries it.
+const demoKey = "e2e-demo-key"
+
+// tab opens a new tab at url (a /demo/ URL with the demo key, as a user
+// opens the URL serve printed).
 func (e *env) tab(t *testing.T, url string) (context.Context, context.CancelFunc) {
 	t.Helper()
+	if strings.HasPrefix(url, e.srv.URL+"/demo") && !strings.Contains(url, "key=") {
+		url += "?key=" + demoKey
+	}
 	ctx, cancel := chromedp.NewContext(e.browser)
 	msgs := chromedp.Console(ctx)
 	go func() {

@@ -46,7 +46,7 @@ func newChatEnv(t *testing.T) (*env, *modeltest.OpenAI) {
 		t.Fatal(err)
 	}
 	d, err := daemon.New(ctx, daemon.Options{
-		Store: st, AdminToken: adminToken, Demo: true, Resolver: models,
+		Store: st, AdminToken: adminToken, Demo: true, DemoKey: demoKey, Resolver: models,
 		Session: session.Options{Heartbeat: heartbeat},
 	})
 	if err != nil {

@@ -158,6 +158,7 @@ func (s *Server) routes() {
 	s.tabRoutes()
 	s.agentRoutes()
 	s.panelRoutes()
+	s.canvasRoutes()
 	s.governanceRoutes()
 	s.agentSessionRoutes()
 	s.workspaceRoutes()

@@ -12,6 +12,7 @@ import (
 	"github.com/switchboardhq/switchboard/authn"
 	"github.com/switchboardhq/switchboard/internal/sse"
 	"github.com/switchboardhq/switchboard/internal/strictjson"
+	"github.com/switchboardhq/switchboard/panel"
 	"github.com/switchboardhq/switchboard/session"
 )
 
@@ -67,9 +68,18 @@ func (s *Server) sessionOrAdmin(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
+// createSessionBody is POST /sessions: the signed-in user, the scope the
+// app gives that user's assistant (session.OpenRequest), and the canvas
+// policy of the user's tab.
 type createSessionBody struct {
 	// Principal names the signed-in user the session acts for.
-	Principal string `json:"principal,omitempty"`
+	Principal string   `json:"principal,omitempty"`
+	Allow     []string `json:"allow,omitempty"`
+	Deny      []string `json:"deny,omitempty"`
+	switchboard.PanelScope
+	// CanvasPolicy narrows the canvas policy for this session's tab (it
+	// can only make the surface stricter; docs/panels.md).
+	CanvasPolicy *panel.CanvasPolicy `json:"canvasPolicy,omitempty"`
 }
 
 func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
@@ -80,12 +90,31 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	created, err := s.opts.Sessions.Create(r.Context(), body.Principal)
+	if body.CanvasPolicy != nil {
+		if err := body.CanvasPolicy.Validate(); err != nil { // before anything is created
+			s.writeError(w, r, err)
+			return
+		}
+		if s.opts.Panels == nil {
+			s.writeError(w, r, switchboard.Errorf(switchboard.CodeInvalidInput, "canvasPolicy: this daemon runs no panels"))
+			return
+		}
+	}
+	created, err := s.opts.Sessions.CreateFor(r.Context(), session.OpenRequest{Principal: body.Principal,
+		Allow: body.Allow, Deny: body.Deny, PanelScope: body.PanelScope})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	s.record(r, "session.open", created.SessionID, map[string]any{"principal": body.Principal})
+	if body.CanvasPolicy != nil {
+		if err := s.opts.Panels.NarrowSession(created.SessionID, *body.CanvasPolicy); err != nil {
+			_ = s.opts.Sessions.Close(r.Context(), created.SessionID) // no session without its narrowing
+			s.writeError(w, r, err)
+			return
+		}
+	}
+	s.record(r, "session.open", created.SessionID, map[string]any{"principal": body.Principal,
+		"allow": body.Allow, "deny": body.Deny, "panels": body.Panels, "slots": body.Slots})
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusCreated, created)
 }
@@ -116,6 +145,9 @@ func (s *Server) closeSession(w http.ResponseWriter, r *http.Request) {
 	if err := s.opts.Sessions.Close(r.Context(), id); err != nil {
 		s.writeError(w, r, err)
 		return
+	}
+	if s.opts.Panels != nil {
+		s.opts.Panels.ForgetSession(id) // its canvas narrowing ends with it
 	}
 	s.record(r, "session.close", id, nil)
 	w.WriteHeader(http.StatusNoContent)

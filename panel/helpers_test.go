@@ -42,6 +42,13 @@ func newEnv(t *testing.T, policy broker.Policy) *env {
 // newEnvWith is newEnv with the panel service's options adjusted by opt.
 func newEnvWith(t *testing.T, policy broker.Policy, opt func(*panel.Options)) *env {
 	t.Helper()
+	return newEnvPolicy(t, func(*sqlite.Store, *env) broker.Policy { return policy }, opt)
+}
+
+// newEnvPolicy is newEnvWith with the broker's policy made over the store
+// and the env (whose svc is set once the policy's calls can come).
+func newEnvPolicy(t *testing.T, mk func(*sqlite.Store, *env) broker.Policy, opt func(*panel.Options)) *env {
+	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
 	st, err := sqlite.Open(ctx, filepath.Join(dir, "sb.db"), nil)
@@ -49,6 +56,8 @@ func newEnvWith(t *testing.T, policy broker.Policy, opt func(*panel.Options)) *e
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	e := &env{store: st}
+	policy := mk(st, e)
 	reg, err := registry.New(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +75,7 @@ func newEnvWith(t *testing.T, policy broker.Policy, opt func(*panel.Options)) *e
 	}
 	svc := panel.New(po)
 	t.Cleanup(svc.Close)
-	e := &env{store: st, reg: reg, br: br, sess: sess, svc: svc}
+	e.reg, e.br, e.sess, e.svc = reg, br, sess, svc
 	e.register(t, svc.Tools())
 
 	app, err := sql.Open("sqlite", filepath.Join(dir, "app.db"))

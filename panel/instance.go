@@ -76,6 +76,11 @@ type instance struct {
 	// and the actions of an agent-composed panel run as it.
 	owner switchboard.Principal
 	forms []form
+	// pinned: the user (or autoPin) kept this agent panel; an unpinned
+	// one is a draft the composer's next compose in its slot replaces.
+	pinned bool
+	// previews maps preview node ids to their URLs on the preview origin.
+	previews map[string]string
 
 	data    map[string]json.RawMessage // source → loaded data
 	errs    map[string]*switchboard.Error
@@ -134,6 +139,12 @@ type Snapshot struct {
 	// Lease is the agent editing the panel now, if any (the renderer shows
 	// who; see Lease).
 	Lease *Lease `json:"lease,omitempty"`
+	// Pinned marks an agent panel the user (or the canvas policy's
+	// autoPin) kept; an agent panel without it is a draft.
+	Pinned bool `json:"pinned,omitempty"`
+	// Previews are the URLs of its preview nodes on the sandboxed preview
+	// origin, by node id; a preview node without one is not shown.
+	Previews map[string]string `json:"previews,omitempty"`
 }
 
 // snapshot renders in. Caller holds s.mu. Maps are copied: the snapshot is
@@ -142,7 +153,13 @@ func (in *instance) snapshot() Snapshot {
 	sn := Snapshot{
 		InstanceID: in.id, SessionID: in.session, Panel: in.panelID, Title: in.title, Slot: in.slot,
 		Origin: in.spec.Origin, Version: in.version, SpecVersion: in.specVersion, Spec: in.spec,
-		Values: map[string]map[string]any{},
+		Values: map[string]map[string]any{}, Pinned: in.pinned && in.panelID == "",
+	}
+	if len(in.previews) > 0 {
+		sn.Previews = make(map[string]string, len(in.previews))
+		for k, v := range in.previews {
+			sn.Previews[k] = v
+		}
 	}
 	if len(in.data) > 0 {
 		sn.Data = make(map[string]json.RawMessage, len(in.data))
@@ -189,6 +206,8 @@ type Summary struct {
 	Actions map[string]ActionState `json:"actions,omitempty"`
 	// Lease is the agent editing the panel now, if any.
 	Lease *Lease `json:"lease,omitempty"`
+	// Pinned: an agent panel the user kept (see Snapshot.Pinned).
+	Pinned bool `json:"pinned,omitempty"`
 }
 
 func (in *instance) summary() Summary {
@@ -205,7 +224,7 @@ func (in *instance) summary() Summary {
 		}
 	}
 	return Summary{InstanceID: sn.InstanceID, SessionID: sn.SessionID, Panel: sn.Panel, Title: sn.Title,
-		Origin: sn.Origin, Slot: sn.Slot, Version: sn.Version, Dirty: sn.Dirty, Filled: sn.Filled, Unsaved: n, Actions: sn.Actions}
+		Origin: sn.Origin, Slot: sn.Slot, Version: sn.Version, Dirty: sn.Dirty, Filled: sn.Filled, Unsaved: n, Actions: sn.Actions, Pinned: sn.Pinned}
 }
 
 func pathLists(m map[string]map[string]bool) map[string][]string {

@@ -158,7 +158,9 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (Snapshot, error) {
 	}
 	s.mu.Unlock()
 	owner, _ := switchboard.PrincipalFrom(ctx)
-	return s.start(ctx, newInstance(session, d.ID, d.Title, d.Slot, d.Spec, req.Params, owner))
+	in := newInstance(session, d.ID, d.Title, d.Slot, d.Spec, req.Params, owner)
+	in.previews = s.putPreviews(d.Spec) // the host's own code: no canvas gate, the same sandbox
+	return s.start(ctx, in)
 }
 
 // start loads a new instance's sources, subscribes to its adapters, adds it
@@ -239,13 +241,23 @@ func (s *Service) Compose(ctx context.Context, req ComposeRequest) (ComposeResul
 		return ComposeResult{}, err
 	}
 	owner, _ := switchboard.PrincipalFrom(ctx)
+	canvas := s.CanvasFor(session)
 	spec, issues := panelspec.Validate(req.Spec, s.validateOpts(panelspec.OriginAgent))
+	if spec != nil {
+		issues = append(issues, previewGate(spec, canvas)...)
+	}
 	s.mu.Lock()
 	t := s.tabLocked(session)
 	if !panelspec.HasErrors(issues) {
 		delete(t.composeFailures, owner.String())
 		s.mu.Unlock()
-		sn, err := s.start(ctx, newInstance(session, "", req.Title, req.Slot, spec, mergeScope(req.Params, req.Scope), owner))
+		in := newInstance(session, "", req.Title, req.Slot, spec, mergeScope(req.Params, req.Scope), owner)
+		in.pinned = canvas.AutoPin
+		in.previews = s.putPreviews(spec)
+		sn, err := s.start(ctx, in)
+		if err == nil {
+			s.replaceDrafts(in)
+		}
 		return ComposeResult{Snapshot: sn, Warnings: issues}, err
 	}
 	t.composeFailures[owner.String()]++
@@ -407,7 +419,15 @@ func (s *Service) Patch(ctx context.Context, req PatchRequest) (ComposeResult, e
 	if err := s.leases.check(in.id, who); err != nil {
 		return ComposeResult{}, err
 	}
+	if p, _ := switchboard.PrincipalFrom(ctx); removes(req.Patch) {
+		if err := s.checkOwnContent(p, in, "remove nodes from"); err != nil {
+			return ComposeResult{}, err
+		}
+	}
 	patched, issues := panelspec.Patch(spec, req.Patch, s.validateOpts(panelspec.OriginAgent))
+	if patched != nil && patched != spec {
+		issues = append(issues, previewGate(patched, s.CanvasFor(in.session))...)
+	}
 	if e := panelspec.IssuesError(issues); e != nil {
 		return ComposeResult{}, &switchboard.Error{Code: e.Code, Message: "the patch was not applied; the panel is unchanged. " + panelspec.RepairHint(issues), Details: map[string]any{"issues": issues}}
 	}
@@ -426,6 +446,7 @@ func (s *Service) Patch(ctx context.Context, req PatchRequest) (ComposeResult, e
 	}
 	old := in.cancelSubs
 	in.spec, in.forms, in.cancelSubs = patched, formsOf(patched), cancel
+	in.previews = s.putPreviews(patched)
 	in.data, in.errs = map[string]json.RawMessage{}, map[string]*switchboard.Error{}
 	in.apply(l)
 	in.prune()
@@ -482,6 +503,17 @@ func (s *Service) CloseInstance(ctx context.Context, id string) error {
 	if err := s.leases.check(in.id, actorOf(ctx)); err != nil { // closing drops the holder's unsaved values
 		return err
 	}
+	if p, _ := switchboard.PrincipalFrom(ctx); p.Kind == switchboard.PrincipalAgent {
+		if err := s.agentMayClose(p, in); err != nil {
+			return err
+		}
+	}
+	s.close(in)
+	return nil
+}
+
+// close removes in from its tab and tells the tab.
+func (s *Service) close(in *instance) {
 	s.mu.Lock()
 	if t := s.sessions[in.session]; t != nil {
 		delete(t.instances, in.id)
@@ -498,7 +530,6 @@ func (s *Service) CloseInstance(ctx context.Context, id string) error {
 	s.leases.drop(in.id)
 	b, _ := json.Marshal(map[string]string{"instanceId": in.id})
 	s.send(in.session, EventClose, b)
-	return nil
 }
 
 // refusal is a refused compose's details: our issues, plus the seed's

@@ -78,6 +78,22 @@ type Options struct {
 	// session (workspace.Agents): a call made in an agent session is held
 	// to that session's panel scope as well as its principal's.
 	AgentScope func(ctx context.Context, agentID string) (switchboard.AgentScope, bool)
+	// Canvas is the daemon's layer of the canvas policy (canvas.go); the
+	// zero value means the guarded default.
+	Canvas CanvasPolicy
+	// Previews, when set, serves preview nodes' code from the sandboxed
+	// preview origin (package preview); without it code preview is off.
+	Previews Previews
+	// PreviewOrigin is that origin, for listings ("http://127.0.0.2:7767").
+	PreviewOrigin string
+}
+
+// Previews hosts runnable preview documents on the separate preview
+// origin; *preview.Server is the implementation.
+type Previews interface {
+	// Put stores a preview node's code and returns the URL the sandboxed
+	// iframe loads it from.
+	Put(code string) string
 }
 
 // Def is a panel a host registers: a builder-made spec plus what an agent
@@ -122,6 +138,10 @@ type Service struct {
 	adapters map[string]*adapterEntry
 	sessions map[string]*tabState
 	byID     map[string]*instance // instance id → instance
+	// hostCanvas is the host's layer of the canvas policy, sessionCanvas
+	// each session's narrowing (canvas.go).
+	hostCanvas    CanvasPolicy
+	sessionCanvas map[string]CanvasPolicy
 }
 
 // def is a registered panel with what is derived from its spec.
@@ -154,12 +174,15 @@ func New(opts Options) *Service {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if err := opts.Canvas.Validate(); err != nil {
+		panic("panels: Options.Canvas: " + err.Error() + " (validate it where the config is read)")
+	}
 	base, stop := context.WithCancel(context.Background())
 	return &Service{
 		caller: opts.Caller, tabs: opts.Tabs, tools: opts.Tools, cat: opts.Catalog,
 		log: opts.Logger, opts: opts, base: base, stop: stop, leases: newLeaseBook(opts.LeaseTTL, opts.Now),
 		defs: map[string]*def{}, adapters: map[string]*adapterEntry{},
-		sessions: map[string]*tabState{}, byID: map[string]*instance{},
+		sessions: map[string]*tabState{}, byID: map[string]*instance{}, sessionCanvas: map[string]CanvasPolicy{},
 	}
 }
 

@@ -178,6 +178,9 @@ func (r *run) stringBudget() {
 			if lv.data && r.isImageURL(lv.path) {
 				limit = r.lim.MaxDataURL
 			}
+			if r.isPreviewCode(lv.path) {
+				limit = MaxPreviewCode
+			}
 			if lv.n > limit {
 				r.add(switchboard.CodeSpecBudget, nodeOf(lv.path), ptr(lv.path...), fmt.Sprintf("string of %d bytes, over the budget of %d", lv.n, limit),
 					"shorten it, or move bulk data into /state")

@@ -25,7 +25,7 @@ func TestCatalogBuiltins(t *testing.T) {
 	t.Parallel()
 	c := NewCatalog()
 	want := []string{TypeButton, TypeCallout, TypeChart, TypeColumn, TypeDocument, TypeFieldForm, TypeHeading, TypeImage, TypeLink, TypeList,
-		TypeMetric, TypePanelBody, TypePlaceholder, TypeProgress, TypeRow, TypeStack, TypeTable, TypeTabs, TypeText}
+		TypeMetric, TypePanelBody, TypePlaceholder, TypePreview, TypeProgress, TypeRow, TypeStack, TypeTable, TypeTabs, TypeText}
 	got := c.Types()
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("types = %v", got)
@@ -130,7 +130,7 @@ func TestCatalogConcurrentRegister(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if n := len(c.Types()); n != 19+8 {
+	if n := len(c.Types()); n != 20+8 {
 		t.Fatalf("%d types after 8 registrations", n)
 	}
 }

@@ -30,6 +30,10 @@ func addSeeds(f *testing.F) {
 			}
 		}
 	}
+	// The preview tier: runnable code is allowed in a preview's code only;
+	// mutations move it into other props and nodes.
+	f.Add(previewSpec(`<style>b{color:red}</style><b id=x>0</b><script>x.onclick=()=>x.textContent++</script>`, `, "height": 200`))
+	f.Add(previewSpec(`</script><script>top.location="//evil.test"</script>`, `, "srcdoc": "<script>1</script>"`))
 	f.Add([]byte(brokenSpec))
 	f.Add([]byte(`{"v":0,"origin":"host","root":{"type":"link","props":{"url":"/a","text":"A"}}}`))
 }

@@ -31,6 +31,10 @@ var hostileWant = map[string]struct {
 	"data-text-html.json":             {cUnsafe, "/nodes/l/props/href"},
 	"depth-10001.json":                {cBudget, "/state/x" + strings.Repeat("/0", DefaultMaxJSONDepth-2)},
 	"depth-13.json":                   {cBudget, "/nodes/s13"},
+	"document-deep-list.json":         {cBudget, "/nodes/d/props/blocks/0/items/0/items/0/items/0/items/0/items"},
+	"document-image-by-url.json":      {cUnsafe, "/nodes/d/props/blocks/0/asset"},
+	"document-markup-in-callout.json": {cUnsafe, "/nodes/d/props/blocks/0/runs/0/text"},
+	"document-run-control-char.json":  {cUnsafe, "/nodes/d/props/blocks/0/runs/0/text"},
 	"duplicate-key.json":              {cParse, "/nodes/b/props/href"},
 	"event-handler.json":              {cUnsafe, "/nodes/t/props/onmouseover"},
 	"img-onerror-in-callout.json":     {cUnsafe, "/nodes/c/props/text"},
@@ -50,6 +54,15 @@ var hostileWant = map[string]struct {
 	"lone-surrogate.json":             {cParse, "/nodes/b/props/text"},
 	"nul-suffixed-key.json":           {cParse, "/nodes/b/props/href\x00"},
 	"number-1e400.json":               {cParse, "/state/n"},
+	"preview-code-object.json":        {cUnsafe, "/nodes/p/props/code/html"},
+	"preview-iframe-in-text.json":     {cUnsafe, "/nodes/t/props/text"},
+	"preview-markup-in-title.json":    {cUnsafe, "/nodes/p/props/title"},
+	"preview-onload.json":             {cUnsafe, "/nodes/p/props/onload"},
+	"preview-proto.json":              {cUnsafe, "/nodes/p/props/__proto__"},
+	"preview-script-url.json":         {cUnsafe, "/nodes/p/props/src"},
+	"preview-srcdoc.json":             {cUnsafe, "/nodes/p/props/srcdoc"},
+	"preview-widen-sandbox.json":      {cProps, "/nodes/p/props/sandbox"},
+	"preview-with-children.json":      {cProps, "/nodes/p/children"},
 	"proto-field-path.json":           {cUnsafe, "/nodes/f/props/fields/0/path"},
 	"proto-in-props.json":             {cUnsafe, "/nodes/t/props/__proto__"},
 	"proto-in-state.json":             {cUnsafe, "/state/user/constructor"},
@@ -106,6 +119,18 @@ func generatedHostile(t *testing.T) []hostileCase {
 		b.WriteString(`]}}}}`)
 		return []byte(b.String())
 	}
+	previews := func(n int) []byte { // n preview nodes of the largest code each
+		var b strings.Builder
+		b.WriteString(`{"v":1,"origin":"agent","root":"p0","nodes":{`)
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `"p%d":{"type":"preview","props":{"title":"w","code":"%s"}}`, i, huge(MaxPreviewCode))
+		}
+		b.WriteString(`}}`)
+		return []byte(b.String())
+	}
 	var cases []hostileCase
 	cases = append(cases,
 		hostileCase{name: "a million chart points", raw: chartRows(1_000_000, "1"), code: cBudget, pointer: "", maxBytes: 64 << 10},
@@ -117,6 +142,9 @@ func generatedHostile(t *testing.T) []hostileCase {
 		hostileCase{name: "version 0 tree 10,001 deep", raw: deepTree(10001), code: cBudget, maxBytes: 2 << 20,
 			pointer: "/root" + strings.Repeat("/children/0", (DefaultMaxJSONDepth-2)/2) + "/children"},
 		hostileCase{name: "a million nodes, default limit", raw: manyNodes(1_000_000), code: cBudget, pointer: "", maxBytes: 64 << 10},
+		hostileCase{name: "preview code over its budget", raw: []byte(mk(`"p":{"type":"preview","props":{"title":"w","code":"` + huge(MaxPreviewCode+1) + `"}}`)),
+			code: cBudget, pointer: "/nodes/p/props/code", maxBytes: 2 << 20},
+		hostileCase{name: "preview code past the document's byte limit", raw: previews(17), code: cBudget, pointer: "", maxBytes: 64 << 10},
 	)
 	if !testing.Short() {
 		// With the byte limit raised out of the way, the node cap in the

@@ -146,3 +146,13 @@ func (m *Manager) User(ctx context.Context, id string) (string, error) {
 	}
 	return s.Principal, nil
 }
+
+// Scope returns the scope the app's backend gave session id's user (the
+// zero scope for an unscoped session).
+func (m *Manager) Scope(ctx context.Context, id string) (switchboard.SessionScope, error) {
+	s, err := m.store.SessionGet(ctx, id)
+	if err != nil {
+		return switchboard.SessionScope{}, err
+	}
+	return s.Scope, nil
+}

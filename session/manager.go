@@ -17,6 +17,7 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/broker"
 	"github.com/switchboardhq/switchboard/internal/bus"
+	"github.com/switchboardhq/switchboard/scope"
 )
 
 // Defaults for Options.
@@ -159,18 +160,44 @@ type Created struct {
 	SessionToken string `json:"sessionToken"`
 }
 
-// Create opens a session for principal (the user the app signed in; may be
-// empty). The token is 256 random bits prefixed with the session id, so a
-// token names its own session; only its SHA-256 is stored.
+// Create opens an unscoped session for principal (see CreateFor).
 func (m *Manager) Create(ctx context.Context, principal string) (Created, error) {
+	return m.CreateFor(ctx, OpenRequest{Principal: principal})
+}
+
+// OpenRequest is what an app's backend opens a session with: the user it
+// signed in and the scope it gives that user's assistant.
+type OpenRequest struct {
+	// Principal names the signed-in user (may be empty).
+	Principal string   `json:"principal,omitempty"`
+	Allow     []string `json:"allow,omitempty"`
+	Deny      []string `json:"deny,omitempty"`
+	switchboard.PanelScope
+}
+
+// CreateFor opens a session for req.Principal with req's scope, checked as an
+// agent token's is (a bad glob is INVALID_INPUT and opens nothing). The
+// token is 256 random bits prefixed with the session id, so a token names
+// its own session; only its SHA-256 is stored.
+func (m *Manager) CreateFor(ctx context.Context, req OpenRequest) (Created, error) {
+	principal := req.Principal
 	if len(principal) > 256 {
 		return Created{}, switchboard.Errorf(switchboard.CodeInvalidInput, "principal is longer than 256 bytes")
+	}
+	for _, g := range append(append([]string(nil), req.Allow...), req.Deny...) {
+		if err := scope.CheckGlob(g); err != nil {
+			return Created{}, err
+		}
+	}
+	if err := scope.CheckPanelScope(req.PanelScope); err != nil {
+		return Created{}, err
 	}
 	id := "ses_" + randomHex(16)
 	secret := make([]byte, 32)
 	_, _ = rand.Read(secret) // crypto/rand.Read never fails on supported platforms
 	token := id + "." + base64.RawURLEncoding.EncodeToString(secret)
-	s := switchboard.Session{ID: id, TokenHash: hashToken(token), Principal: principal, CreatedAt: m.opts.Now()}
+	s := switchboard.Session{ID: id, TokenHash: hashToken(token), Principal: principal, CreatedAt: m.opts.Now(),
+		Scope: switchboard.SessionScope{Allow: req.Allow, Deny: req.Deny, PanelScope: req.PanelScope}}
 	if err := m.store.SessionCreate(ctx, s); err != nil {
 		return Created{}, err
 	}

@@ -269,4 +269,17 @@ func testSession(t *testing.T, s switchboard.Store) {
 	if got.CreatedAt.Location() != time.UTC || got.ClosedAt.Location() != time.UTC {
 		t.Fatal("session times are not in UTC")
 	}
+
+	// The scope the app gave the session's user round-trips.
+	scoped := switchboard.Session{ID: "sess-2", TokenHash: "sha256:def", Principal: "bob", CreatedAt: base,
+		Scope: switchboard.SessionScope{Allow: []string{"tasks.list", "nav.*"}, Deny: []string{"tasks.delete"},
+			PanelScope: switchboard.PanelScope{Panels: []string{"project.*"}, Slots: []string{"sidebar"}}}}
+	must(t, s.SessionCreate(ctx, scoped))
+	want = scoped
+	want.CreatedAt = micro(base)
+	got, err = s.SessionGet(ctx, scoped.ID)
+	must(t, err)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("scoped session (-want +got):\n%s", diff)
+	}
 }

@@ -3,13 +3,15 @@
 // declarations) and the demo app (/demo/). Neither needs a token: the SDK
 // is public code, and the demo gets its session either from a URL fragment
 // the user made with curl, or from the demo-only bootstrap route that the
-// daemon enables with --demo (see Demo).
+// daemon enables with --demo, gated by the per-start key in the URL that
+// serve prints (see Demo).
 package web
 
 import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"crypto/subtle"
 	"embed"
 	"encoding/hex"
 	"encoding/json"
@@ -100,13 +102,25 @@ func SDK() http.Handler {
 	})
 }
 
+// DemoKeyHeader carries the demo key on POST /demo/session. The page reads
+// the key from its URL (?key=, as serve --demo prints it) once, keeps it in
+// sessionStorage and sends it here; a header, not the URL, so it is never
+// in a request line, a log or a Referer.
+const DemoKeyHeader = "X-Switchboard-Demo-Key"
+
 // DemoOptions configures the demo app.
 type DemoOptions struct {
 	// OpenSession, when set, enables POST /demo/session, which opens a
 	// session for the demo page itself. Leave it nil unless the operator
-	// asked for the demo (switchboard serve --demo): the route needs no
-	// token, so any local process could mint sessions with it.
+	// asked for the demo (switchboard serve --demo).
 	OpenSession func(ctx context.Context) (any, error)
+	// Key is the per-start secret a request to POST /demo/session must
+	// carry in DemoKeyHeader (the Jupyter token pattern): the route needs
+	// no admin token, and Origin and Sec-Fetch-Site can be forged by any
+	// local process, so without the key any of them could act as the demo
+	// user. Required when OpenSession is set; Demo refuses every mint
+	// while it is empty.
+	Key string
 	// MaxSessions bounds how many sessions the bootstrap route opens over
 	// the daemon's life (default 1000).
 	MaxSessions int64
@@ -139,6 +153,11 @@ func Demo(opts DemoOptions) http.Handler {
 					"the demo session route serves only the daemon's own /demo/ page"), http.StatusForbidden)
 				return
 			}
+			// Before the cap: a caller without the key must not use it up.
+			if e := checkKey(opts.Key, r.Header.Get(DemoKeyHeader)); e != nil {
+				writeError(w, e, http.StatusUnauthorized)
+				return
+			}
 			if opened.Add(1) > opts.MaxSessions {
 				writeError(w, switchboard.Errorf(switchboard.CodeRateLimited, "the demo has opened %d sessions; restart the daemon", opts.MaxSessions), http.StatusTooManyRequests)
 				return
@@ -166,14 +185,33 @@ func Demo(opts DemoOptions) http.Handler {
 			}
 			f = fs["/demo/index.html"]
 		}
+		// The page's first URL carries the key: no Referer may repeat it to
+		// another site (the page also drops it from the URL at once).
+		w.Header().Set("Referrer-Policy", "no-referrer")
 		serve(w, r, f)
 	})
+}
+
+// checkKey compares the key a request sent with the daemon's in constant
+// time. Missing and wrong are both UNAUTHORIZED (a credential), with a
+// message that says where the right one is.
+func checkKey(want, got string) *switchboard.Error {
+	const where = "open the demo with the URL `switchboard serve --demo` printed (http://HOST/demo/?key=...); the key changes at every start"
+	switch {
+	case want == "":
+		return switchboard.Errorf(switchboard.CodeUnauthorized, "the daemon has no demo key, so the demo session route is closed")
+	case got == "":
+		return switchboard.Errorf(switchboard.CodeUnauthorized, "missing the demo key (%s header): %s", DemoKeyHeader, where)
+	case subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1:
+		return switchboard.Errorf(switchboard.CodeUnauthorized, "wrong demo key: %s", where)
+	}
+	return nil
 }
 
 // sameOrigin accepts only a request a browser sent from the daemon's own
 // pages: Origin must be this host, and Sec-Fetch-Site, when the browser
 // sends it, must say same-origin. (A non-browser client can forge both,
-// which is why the route is off unless --demo.)
+// which is why the route also needs the demo key.)
 func sameOrigin(r *http.Request) bool {
 	o := r.Header.Get("Origin")
 	u, err := url.Parse(o)

@@ -67,7 +67,8 @@ func TestDemoPagesAndBootstrap(t *testing.T) {
 	}
 
 	opened := 0
-	on := web.Demo(web.DemoOptions{MaxSessions: 2, OpenSession: func(context.Context) (any, error) {
+	const key = "k3y"
+	on := web.Demo(web.DemoOptions{MaxSessions: 2, Key: key, OpenSession: func(context.Context) (any, error) {
 		opened++
 		return map[string]string{"sessionId": "ses_x", "sessionToken": "ses_x.y"}, nil
 	}})
@@ -76,12 +77,16 @@ func TestDemoPagesAndBootstrap(t *testing.T) {
 		hdr    []string
 		status int
 	}{
-		{"no Origin (curl)", nil, 403},
-		{"another origin", []string{"Origin", "http://evil.test"}, 403},
-		{"cross-site fetch metadata", []string{"Origin", "http://127.0.0.1:7766", "Sec-Fetch-Site", "cross-site"}, 403},
-		{"same origin", []string{"Origin", "http://127.0.0.1:7766", "Sec-Fetch-Site", "same-origin"}, 200},
-		{"same origin again", []string{"Origin", "http://127.0.0.1:7766"}, 200},
-		{"over the cap", []string{"Origin", "http://127.0.0.1:7766"}, 429},
+		{"no Origin (curl)", []string{web.DemoKeyHeader, key}, 403},
+		{"another origin", []string{"Origin", "http://evil.test", web.DemoKeyHeader, key}, 403},
+		{"cross-site fetch metadata", []string{"Origin", "http://127.0.0.1:7766", "Sec-Fetch-Site", "cross-site", web.DemoKeyHeader, key}, 403},
+		// Without the key a local process that forges the headers gets
+		// nothing, and does not use up the cap.
+		{"no key", []string{"Origin", "http://127.0.0.1:7766", "Sec-Fetch-Site", "same-origin"}, 401},
+		{"wrong key", []string{"Origin", "http://127.0.0.1:7766", web.DemoKeyHeader, "k3z"}, 401},
+		{"same origin", []string{"Origin", "http://127.0.0.1:7766", "Sec-Fetch-Site", "same-origin", web.DemoKeyHeader, key}, 200},
+		{"same origin again", []string{"Origin", "http://127.0.0.1:7766", web.DemoKeyHeader, key}, 200},
+		{"over the cap", []string{"Origin", "http://127.0.0.1:7766", web.DemoKeyHeader, key}, 429},
 	} {
 		resp := get(t, on, "POST", "/demo/session", tc.hdr...)
 		if resp.StatusCode != tc.status {
@@ -93,5 +98,12 @@ func TestDemoPagesAndBootstrap(t *testing.T) {
 	}
 	if resp := get(t, on, "GET", "/demo/session", "Origin", "http://127.0.0.1:7766"); resp.StatusCode != 405 {
 		t.Fatalf("GET bootstrap: %d", resp.StatusCode)
+	}
+	if resp := get(t, on, "GET", "/demo/?key="+key); resp.Header.Get("Referrer-Policy") != "no-referrer" {
+		t.Fatalf("the page whose URL carries the key has Referrer-Policy %q, want no-referrer", resp.Header.Get("Referrer-Policy"))
+	}
+	closed := web.Demo(web.DemoOptions{OpenSession: func(context.Context) (any, error) { return nil, nil }})
+	if resp := get(t, closed, "POST", "/demo/session", "Origin", "http://127.0.0.1:7766", web.DemoKeyHeader, ""); resp.StatusCode != 401 {
+		t.Fatalf("a demo without a key must refuse every mint: %d", resp.StatusCode)
 	}
 }

@@ -94,7 +94,9 @@ const maxCached = 256
 // reads (principal and scope) and whose tabs.
 func readerKey(ctx context.Context) string {
 	p, _ := switchboard.PrincipalFrom(ctx)
-	return p.String() + "\x00" + strings.Join(p.Allow, ",") + "\x00" + strings.Join(p.Deny, ",") + "\x00" + viewerUser(ctx)
+	agent, _ := switchboard.AgentSessionFrom(ctx) // its scope may limit panels too
+	return p.String() + "\x00" + strings.Join(p.Allow, ",") + "\x00" + strings.Join(p.Deny, ",") + "\x00" + viewerUser(ctx) +
+		"\x00" + strings.Join(p.Panels, ",") + "\x00" + strings.Join(p.Slots, ",") + "\x00" + agent
 }
 
 // compile gathers every section the reader may see and trims it to the
@@ -219,6 +221,9 @@ func (w *Workspace) digestContexts(ctx context.Context) ([]switchboard.Workspace
 			s := *c.Selection
 			s.Text = clip(s.Text, digestText)
 			c.Selection = &s
+		}
+		if w.opts.PanelAdmits != nil { // the reader's panel scope: outside it, a panel is not there
+			c.Panels = slices.DeleteFunc(slices.Clone(c.Panels), func(p switchboard.WorkspacePanel) bool { return !w.opts.PanelAdmits(ctx, p.ID) })
 		}
 		if len(c.Panels) > digestPanels {
 			dropped.Panels += len(c.Panels) - digestPanels

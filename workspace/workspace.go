@@ -64,6 +64,10 @@ type Options struct {
 	Ledger    Ledger
 	// Sessions drops a tab's contexts when the tab goes.
 	Sessions SessionWatcher
+	// PanelAdmits, when set, says whether the reader in ctx may see the
+	// panel instance id (panel.Service.Admits: its panel scope); the
+	// digest lists only the panels it admits.
+	PanelAdmits func(ctx context.Context, instanceID string) bool
 	// TargetTokens and MaxTokens set the digest's budget.
 	TargetTokens int
 	MaxTokens    int

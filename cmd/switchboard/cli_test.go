@@ -174,10 +174,12 @@ func TestServeFindsTokenAndShutsDown(t *testing.T) {
 func TestServeConfigIsChecked(t *testing.T) {
 	dir := t.TempDir()
 	for name, tc := range map[string]struct{ yaml, want string }{
-		"unknown key":    {"governance:\n  approvalTTl: 5m\n", "approvalTTl"},
-		"bad floor":      {"governance:\n  approvalFloor: {mutate: maybe}\n", "not none, hitl or user-only"},
-		"bad mcp mode":   {"mcp:\n  mode: lazy\n", "use auto, full or deferred"},
-		"bad rate limit": {"governance:\n  rateLimit: {perAgent: {perSecond: fast}}\n", "INVALID_INPUT"},
+		"unknown key":     {"governance:\n  approvalTTl: 5m\n", "approvalTTl"},
+		"bad floor":       {"governance:\n  approvalFloor: {mutate: maybe}\n", "not none, hitl or user-only"},
+		"bad mcp mode":    {"mcp:\n  mode: lazy\n", "use auto, full or deferred"},
+		"bad rate limit":  {"governance:\n  rateLimit: {perAgent: {perSecond: fast}}\n", "INVALID_INPUT"},
+		"bad canvas":      {"canvasPolicy:\n  preset: wide-open\n", `use "guarded" or "open"`},
+		"bad canvas gate": {"canvasPolicy:\n  autoPin: sometimes\n", "canvasPolicy.autoPin"},
 	} {
 		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "_")+".yaml")
 		if err := os.WriteFile(path, []byte(tc.yaml), 0o600); err != nil {
@@ -187,6 +189,14 @@ func TestServeConfigIsChecked(t *testing.T) {
 		if code != 1 || !strings.Contains(errs, tc.want) {
 			t.Errorf("%s: exit %d, stderr %q (want it to mention %q)", name, code, errs, tc.want)
 		}
+	}
+}
+
+// TestCanvasPolicyFlag: a preset serve does not know is a usage error.
+func TestCanvasPolicyFlag(t *testing.T) {
+	code, _, errs := run(t, "serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0", "--canvas-policy", "wide-open")
+	if code != 2 || !strings.Contains(errs, "use guarded or open") {
+		t.Fatalf("exit %d, %q", code, errs)
 	}
 }
 
@@ -231,5 +241,73 @@ func TestCountsArePlural(t *testing.T) {
 		if got := count(tc.n, "entry", "entries"); got != tc.want {
 			t.Errorf("count(%d) = %q, want %q", tc.n, got, tc.want)
 		}
+	}
+}
+
+// TestServeCanvasAndPreview: the config file's canvasPolicy with its preset
+// replaced by --canvas-policy is the daemon's layer, and --preview-addr
+// serves the preview origin, which GET /api/v1/canvas names.
+func TestServeCanvasAndPreview(t *testing.T) {
+	free := func() string {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		return ln.Addr().String()
+	}
+	addr, paddr, data := free(), free(), t.TempDir()
+	cfg := filepath.Join(data, "sb.yaml")
+	if err := os.WriteFile(cfg, []byte("canvasPolicy:\n  preset: guarded\n  autoPin: false\n  allowCodePreview: true\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SWITCHBOARD_STORE", "")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	var serr bytes.Buffer
+	go func() {
+		done <- Run(ctx, []string{"serve", "--config", cfg, "--addr", addr, "--data", data, "--token", testToken,
+			"--canvas-policy", "open", "--preview-addr", paddr}, nil, &bytes.Buffer{}, &serr)
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("daemon did not come up: %s", serr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	req, _ := http.NewRequest("GET", "http://"+addr+"/api/v1/canvas", nil)
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l struct {
+		Daemon        map[string]any `json:"daemon"`
+		Effective     map[string]any `json:"effective"`
+		PreviewOrigin string         `json:"previewOrigin"`
+	}
+	json.NewDecoder(resp.Body).Decode(&l)
+	resp.Body.Close()
+	if l.Daemon["preset"] != "open" || l.Daemon["autoPin"] != false || l.Effective["preset"] != "custom" || l.Effective["allowCodePreview"] != true ||
+		l.Effective["hitlOnCompose"] != false || l.PreviewOrigin != "http://"+paddr {
+		t.Fatalf("canvas layers: %+v", l)
+	}
+	presp, err := http.Get(l.PreviewOrigin + "/p/0123")
+	if err != nil {
+		t.Fatal(err)
+	}
+	presp.Body.Close()
+	if presp.StatusCode != 404 || !strings.Contains(presp.Header.Get("Content-Security-Policy"), "frame-ancestors http://127.0.0.1:") {
+		t.Fatalf("preview origin: %d %q", presp.StatusCode, presp.Header.Get("Content-Security-Policy"))
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/switchboardhq/switchboard/manifest"
 	"github.com/switchboardhq/switchboard/mcpserver"
 	"github.com/switchboardhq/switchboard/model"
+	"github.com/switchboardhq/switchboard/panel"
 	"github.com/switchboardhq/switchboard/session"
 )
 
@@ -40,6 +41,10 @@ type serveConfig struct {
 	Governance   *governanceConfig       `yaml:"governance"`
 	MCP          *mcpConfig              `yaml:"mcp"`
 	Sessions     *sessionsConfig         `yaml:"sessions"`
+	// CanvasPolicy is the daemon's layer of the canvas policy; PreviewAddr
+	// the sandboxed preview origin's listener (cmd/switchboard/canvas.go).
+	CanvasPolicy *panel.CanvasPolicy `yaml:"canvasPolicy"`
+	PreviewAddr  string              `yaml:"previewAddr"`
 }
 
 // sessionsConfig is the config file's `sessions:` section: the two windows
@@ -115,7 +120,10 @@ type serveFlags struct {
 	models       map[string]model.Config // from the config file only
 	governance   daemon.GovernanceOptions
 	mcp          mcpserver.Options
-	session      session.Options // Reconnect from --reconnect-window, Grace from the config file
+	session      session.Options    // Reconnect from --reconnect-window, Grace from the config file
+	canvas       panel.CanvasPolicy // the config file's canvasPolicy
+	canvasPreset string             // --canvas-policy
+	previewAddr  string
 }
 
 func newServe(g *globals) *cobra.Command {
@@ -135,11 +143,13 @@ func newServe(g *globals) *cobra.Command {
 	fl.StringVar(&f.storeFile, "store-file", "", "read the store's postgres:// URL from this file (keeps its password out of ps)")
 	fl.StringVar(&f.durability, "durability", os.Getenv("SWITCHBOARD_DURABILITY"), "which failures a commit survives: process (a daemon crash; the default) or power (an OS crash or power loss, slower) [$SWITCHBOARD_DURABILITY]")
 	fl.StringSliceVar(&f.allowOrigins, "allow-origin", nil, "browser origin allowed to call the API (repeatable), e.g. http://localhost:3000")
-	fl.BoolVar(&f.demo, "demo", false, "let the demo app at /demo/ open its own browser session (a token-less, same-origin-only route; for trying switchboard locally)")
+	fl.BoolVar(&f.demo, "demo", false, "let the demo app at /demo/ open its own browser session (same-origin only, with a key that changes every start: open the URL serve prints; for trying switchboard locally)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fl.StringVar(&f.manifest, "manifest", "", "manifest file (YAML or JSON) registered at start and reloaded when it changes")
 	fl.DurationVar(&f.session.Reconnect, "reconnect-window", session.DefaultReconnect, "how long a browser call to a tab whose stream dropped waits for it to come back before SESSION_GONE (config sessions.reconnectWindow)")
+	fl.StringVar(&f.canvasPreset, "canvas-policy", "", "canvas policy preset for agents' panels: guarded (the default: composing asks the user) or open (agents change their own panels without asking)")
+	fl.StringVar(&f.previewAddr, "preview-addr", "", "serve the sandboxed code-preview origin on this address (off unless given), e.g. 127.0.0.2:7767; see docs/panels.md")
 	return c
 }
 
@@ -217,6 +227,14 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 	}
 	opts := daemon.Options{Store: store, AdminToken: token, AllowOrigins: f.allowOrigins, Logger: log, Demo: f.demo, Models: f.models,
 		Governance: f.governance, MCP: f.mcp, Session: f.session}
+	previewSrv, err := f.canvasOptions(ctx, &opts, ln, log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	if previewSrv != nil {
+		defer previewSrv.Close()
+	}
 	if loopback(ln.Addr()) {
 		opts.AllowHosts = []string{"localhost", "127.0.0.1", "::1"}
 	} else {
@@ -254,7 +272,9 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 	}
 	log.Info("console at http://"+ln.Addr().String()+"/ ; the CLI and API use the admin token", "token", tokenFrom)
 	if f.demo {
-		log.Info("demo app at http://" + ln.Addr().String() + "/demo/ ; its sample backend (the examples' bindings) at /demo/api/")
+		// The key is in the URL, as Jupyter prints its token: whoever reads
+		// this output may open the demo as its user; nobody else can.
+		log.Info("demo app at " + d.DemoURL("http://"+ln.Addr().String()) + " ; its sample backend (the examples' bindings) at /demo/api/")
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -320,6 +340,15 @@ func applyConfig(c *cobra.Command, g *globals, f *serveFlags) error {
 			f.session.Reconnect = sc.ReconnectWindow
 		}
 		f.session.Grace = sc.KeepWindow
+	}
+	if cfg.CanvasPolicy != nil {
+		if err := cfg.CanvasPolicy.Validate(); err != nil {
+			return fmt.Errorf("config %s: %s", g.config, switchboard.AsError(err).Message)
+		}
+		f.canvas = *cfg.CanvasPolicy
+	}
+	if cfg.PreviewAddr != "" && !set("preview-addr") {
+		f.previewAddr = cfg.PreviewAddr
 	}
 	return nil
 }

@@ -144,6 +144,12 @@ func panelScope(ps switchboard.PanelScope) string {
 	return string(b)
 }
 
+// sessionScope binds a session's scope as JSON text.
+func sessionScope(sc switchboard.SessionScope) string {
+	b, _ := json.Marshal(sc) // string lists: cannot fail
+	return string(b)
+}
+
 // globList binds a list of tool-name globs as a JSON array.
 func globList(g []string) string {
 	if g == nil {

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -19,8 +20,8 @@ func (s *Store) SessionCreate(ctx context.Context, sess switchboard.Session) err
 		return switchboard.Errorf(switchboard.CodeInvalidInput, "%s: id is required", op)
 	}
 	err := s.db.Write(ctx, op, func(q Querier) error {
-		_, err := q.Exec(ctx, s.sql(`INSERT INTO sessions (id, token_hash, principal, created_at, closed_at) VALUES (?, ?, ?, ?, ?)`),
-			sess.ID, sess.TokenHash, sess.Principal, s.time(sess.CreatedAt), s.time(sess.ClosedAt))
+		_, err := q.Exec(ctx, s.sql(`INSERT INTO sessions (id, token_hash, principal, scope, created_at, closed_at) VALUES (?, ?, ?, ?, ?, ?)`),
+			sess.ID, sess.TokenHash, sess.Principal, sessionScope(sess.Scope), s.time(sess.CreatedAt), s.time(sess.ClosedAt))
 		return err
 	})
 	if switchboard.CodeOf(err) == switchboard.CodeConflict {
@@ -32,15 +33,21 @@ func (s *Store) SessionCreate(ctx context.Context, sess switchboard.Session) err
 // SessionGet returns one session or NOT_FOUND.
 func (s *Store) SessionGet(ctx context.Context, id string) (switchboard.Session, error) {
 	const op = "session get"
-	var sess switchboard.Session
+	var (
+		sess  switchboard.Session
+		scope json.RawMessage
+	)
 	err := s.read(ctx, op, func(q Reader) error {
-		err := q.QueryRow(ctx, s.sql(`SELECT id, token_hash, principal, created_at, closed_at FROM sessions WHERE id = ?`), id).
-			Scan(&sess.ID, &sess.TokenHash, &sess.Principal, scanTime(&sess.CreatedAt), scanTime(&sess.ClosedAt))
+		err := q.QueryRow(ctx, s.sql(`SELECT id, token_hash, principal, scope, created_at, closed_at FROM sessions WHERE id = ?`), id).
+			Scan(&sess.ID, &sess.TokenHash, &sess.Principal, scanJSON(&scope), scanTime(&sess.CreatedAt), scanTime(&sess.ClosedAt))
 		if errors.Is(err, sql.ErrNoRows) {
 			return notFound(op, "session", id)
 		}
 		return err
 	})
+	if err == nil {
+		err = json.Unmarshal(scope, &sess.Scope)
+	}
 	return sess, err
 }
 

@@ -168,15 +168,40 @@ function mustFind(name) {
 // A real app's backend opens the session (with its admin token) and hands
 // {sessionId, sessionToken} to the page. The demo has two stand-ins: a
 // fragment (#session=..&token=..) made with curl, or the daemon's own
-// demo-only bootstrap route, enabled by `switchboard serve --demo`.
+// demo-only bootstrap route, enabled by `switchboard serve --demo` and
+// gated by the per-start key in the URL serve prints (/demo/?key=..).
+// The key moves from the URL into this tab's sessionStorage at once (a
+// reload or an in-app link keeps working; the address bar, history and
+// Referer never show it again), as Jupyter moves its token into a cookie.
+const demoKeyItem = "switchboard.demoKey";
+
+function takeDemoKey() {
+  const params = new URLSearchParams(location.search);
+  const key = params.get("key");
+  if (key) {
+    sessionStorage.setItem(demoKeyItem, key);
+    params.delete("key");
+    const rest = params.toString();
+    history.replaceState(history.state, "", location.pathname + (rest ? "?" + rest : "") + location.hash);
+  }
+  return sessionStorage.getItem(demoKeyItem);
+}
+
 async function session() {
+  const key = takeDemoKey();
   const frag = new URLSearchParams(location.hash.slice(1));
   if (frag.get("session") && frag.get("token")) {
     history.replaceState(null, "", location.pathname);
     return { sessionId: frag.get("session"), sessionToken: frag.get("token") };
   }
-  const res = await fetch("/demo/session", { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" });
-  if (!res.ok) return null;
+  const headers = { "Content-Type": "application/json" };
+  if (key) headers["X-Switchboard-Demo-Key"] = key;
+  const res = await fetch("/demo/session", { method: "POST", headers, body: "{}" });
+  if (!res.ok) {
+    const body = await res.json().catch(() => null);
+    if (res.status === 401) sessionStorage.removeItem(demoKeyItem); // a key from an earlier start
+    throw new Error(body?.error ? `${body.error.code}: ${body.error.message}` : `HTTP ${res.status}`);
+  }
   return res.json();
 }
 
@@ -277,10 +302,12 @@ function mountMedia() {
 }
 
 async function start() {
-  const creds = await session().catch(() => null);
+  let why = "";
+  const creds = await session().catch((err) => { why = err.message; return null; });
   if (!creds) {
     setStatus("closed");
     main.replaceChildren(document.getElementById("no-session").content.cloneNode(true));
+    if (why) main.querySelector("[data-why]").textContent = why;
     return;
   }
   sb = connect({ url: location.origin, ...creds });

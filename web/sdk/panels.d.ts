@@ -29,6 +29,21 @@ export interface PanelSnapshot {
   filled?: { [source: string]: string[] };
   /** The last outcome of each action. */
   actions?: { [action: string]: { status: "running" | "ok" | "pending_approval" | "rejected_by_user" | "error"; invocationId?: string; tool?: string; error?: { code: string; message: string } } };
+  /** An agent panel the user (or the canvas policy's autoPin) kept; without it, a draft. */
+  pinned?: boolean;
+  /** Preview node id → its URL on the sandboxed preview origin. */
+  previews?: { [node: string]: string };
+}
+
+/** The canvas policy in force for the tab (GET /api/v1/sessions/{id}/canvas, event panel.canvas). */
+export interface Canvas {
+  preset: "guarded" | "open" | "custom";
+  hitlOnCompose: boolean;
+  autoPin: boolean;
+  allowDelete: boolean;
+  allowCodePreview: boolean;
+  /** The assistant may change the surface without asking: a persistent indicator shows. */
+  open: boolean;
 }
 
 /** The Panel Spec IR (see docs/panels.md). */
@@ -68,6 +83,8 @@ export interface PanelHost {
   open(panel: string, params?: { [key: string]: Json }): Promise<PanelSnapshot>;
   /** Close a panel (its unsaved values are dropped). */
   close(instanceId: string): Promise<void>;
+  /** Pin an agent panel: the user keeps it, it is no longer a draft. */
+  pin(instanceId: string): Promise<void>;
   /** Send edits still waiting for their debounce. */
   flush(): Promise<unknown>;
   /** The snapshots shown, by instance id. */

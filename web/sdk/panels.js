@@ -269,7 +269,43 @@ const RENDERERS = {
   },
   progress: (ctx, id, p) => renderProgress(H, p),
   document: (ctx, id, p) => renderDocument(H, p, { assetURL: ctx.opts.assetURL }),
+  preview: renderPreview,
 };
+
+// renderPreview shows an agent's runnable code (issue 18, the preview
+// tier) the only way it is ever shown: an iframe with sandbox
+// "allow-scripts" and never "allow-same-origin" (an opaque origin: no
+// access to this page, its cookies or storage, no top navigation),
+// loading the document from the daemon's separate preview origin, whose
+// CSP forbids every network request. The code itself never enters this
+// page; a URL that is not http(s) or is on this page's own origin is
+// refused.
+function renderPreview(ctx, id, p) {
+  const src = previewURL(own(ctx.snap.previews, id));
+  if (!src) {
+    return text("div", "A code preview was here; previews are off on this page.", { class: "sb-placeholder", "data-sb-preview": "off" });
+  }
+  const height = Number.isInteger(p.height) && p.height >= 80 && p.height <= 1200 ? p.height : 320;
+  const frame = el("iframe", { src, title: String(p.title ?? "Preview"), class: "sb-preview", loading: "lazy",
+    referrerpolicy: "no-referrer", height, "data-sb-preview": "on" });
+  // Fixed values, set here and nowhere else: the sandbox is the wall.
+  frame.setAttribute("sandbox", "allow-scripts");
+  frame.setAttribute("credentialless", ""); // where supported: no cookies on the request either
+  return el("figure", { class: "sb-preview-frame" }, frame,
+    text("figcaption", `${display(p.title)}: runnable preview by the assistant, sandboxed (no network, no access to this page)`, { class: "sb-preview-caption" }));
+}
+
+function previewURL(raw) {
+  if (typeof raw !== "string") return null;
+  let u;
+  try {
+    u = new URL(raw);
+  } catch {
+    return null;
+  }
+  if ((u.protocol !== "http:" && u.protocol !== "https:") || u.origin === location.origin) return null;
+  return u.href;
+}
 
 // H is what charts.js builds its HTML with: the same safe helpers.
 const H = { el, text, safeURL };
@@ -475,6 +511,8 @@ const CSS_TEXT = `
 :where(.sb-metric-delta){font-size:.85rem}:where(.sb-delta-good){color:#067647}:where(.sb-delta-bad){color:#b42318}
 :where(.sb-progress){display:flex;flex-direction:column;gap:.2rem;min-width:12rem}:where(.sb-progress-head){display:flex;justify-content:space-between;gap:.5rem;font-size:.85rem}:where(.sb-progress progress){width:100%}
 :where(.sb-document){display:flex;flex-direction:column;gap:.5rem;max-width:48rem}:where(.sb-page-break){border:0;border-top:1px dashed #d0d5dd;margin:1rem 0}
+:where(.sb-canvas-indicator){border:1px solid #fdb022;background:#fffaeb;color:#93370d;border-radius:.5rem;padding:.4rem .75rem;margin:0 0 1rem;font-size:.85rem}
+:where(.sb-preview-frame){margin:0;display:flex;flex-direction:column;gap:.3rem}:where(.sb-preview){width:100%;border:1px dashed #b692f6;border-radius:.35rem;background:#fff}:where(.sb-preview-caption){font-size:.8rem;color:#667085}
 :where(.sb-tab){border:0;background:none;padding:.3rem .6rem;cursor:pointer}:where(.sb-tab[aria-selected=true]){border-bottom:2px solid #3559e0}
 `;
 
@@ -510,15 +548,51 @@ export function attachPanels(conn, { container, place, onError } = {}) {
     const body = el("div", { class: "sb-panel-body" });
     const close = text("button", "×", { type: "button", class: "sb-close", "aria-label": "Close panel", title: "Close" });
     close.addEventListener("click", () => host.close(snap.instanceId));
+    // An agent panel that is not pinned is a draft (the canvas policy):
+    // the assistant's next panel in its place replaces it unless the user
+    // pins it.
+    const agent = snap.origin === "agent";
+    const draft = agent ? text("span", "Draft", { class: "sb-badge sb-draft", "data-sb-draft": "",
+      title: "The assistant's next panel here replaces this one unless you pin it." }) : null;
+    const pin = agent ? text("button", "Pin", { type: "button", class: "sb-btn sb-btn-link sb-pin", "aria-label": "Pin panel (keep it)" }) : null;
+    pin?.addEventListener("click", () => host.pin(snap.instanceId));
     const header = el("header", { class: "sb-panel-header" },
       text("span", snap.title || "Panel", { class: "sb-panel-name" }),
-      snap.origin === "agent" ? text("span", "Composed by the assistant", { class: "sb-badge", "data-sb-badge": "agent",
+      agent ? text("span", "Composed by the assistant", { class: "sb-badge", "data-sb-badge": "agent",
         title: "The assistant made this panel. Its actions still ask for your approval." }) : null,
-      close);
-    const frame = el("article", { class: cls("sb-panel", snap.origin === "agent" && "sb-panel-agent"),
-      "data-sb-instance": snap.instanceId, "data-sb-origin": snap.origin === "agent" ? "agent" : "host",
+      draft, pin, close);
+    const frame = el("article", { class: cls("sb-panel", agent && "sb-panel-agent"),
+      "data-sb-instance": snap.instanceId, "data-sb-origin": agent ? "agent" : "host",
       "data-sb-panel": snap.panel || undefined }, header, body);
-    return { frame, body };
+    return { frame, body, draft, pin };
+  }
+
+  // The canvas indicator: while the surface is open (the assistant changes
+  // its own panels without asking), a persistent notice heads the
+  // container. It is drawn by the host page's SDK, outside every panel, so
+  // no spec can hide it.
+  let indicator = null;
+  function showCanvas(c) {
+    const open = isObj(c) && c.open === true;
+    if (!open) {
+      indicator?.remove();
+      indicator = null;
+      return;
+    }
+    if (!indicator) {
+      indicator = el("div", { class: "sb-canvas-indicator", role: "status", "data-sb-canvas": "open" });
+      container.prepend(indicator);
+    }
+    const what = c.hitlOnCompose ? "may remove its own panels without asking" : "adds and changes its own panels without asking each time";
+    indicator.textContent = `Open canvas: the assistant ${what}. Changes to your data still ask for your approval.`;
+    indicator.dataset.sbPreset = String(c.preset ?? "");
+  }
+  async function syncCanvas() {
+    try {
+      showCanvas(await conn.request(`/api/v1/sessions/${encodeURIComponent(conn.sessionId)}/canvas`));
+    } catch (err) {
+      if (err?.code !== "NOT_FOUND") report(err);
+    }
   }
 
   function show(snap, focus) {
@@ -526,13 +600,14 @@ export function attachPanels(conn, { container, place, onError } = {}) {
     let it = items.get(snap.instanceId);
     if (it && (snap.version ?? 0) < (it.snap.version ?? 0)) return; // an older snapshot, overtaken
     if (!it) {
-      const { frame, body } = frameFor(snap);
-      it = { snap, frame, body, local: new Map(), queue: new Map(), timer: null, inflight: 0 };
+      const { frame, body, draft, pin } = frameFor(snap);
+      it = { snap, frame, body, draft, pin, local: new Map(), queue: new Map(), timer: null, inflight: 0 };
       items.set(snap.instanceId, it);
       const target = place?.(snap) ?? container;
       target.append(frame);
     }
     it.snap = snap;
+    if (it.draft) it.draft.hidden = it.pin.hidden = snap.pinned === true;
     reconcile(it);
     const active = document.activeElement;
     const keep = active && it.body.contains(active) ? {
@@ -629,9 +704,10 @@ export function attachPanels(conn, { container, place, onError } = {}) {
     if (kind === "panel.open") show(data, true);
     else if (kind === "panel.update") show(data, false);
     else if (kind === "panel.close") remove(data?.instanceId);
+    else if (kind === "panel.canvas") showCanvas(data);
   });
-  const offStatus = conn.on("status", (s) => { if (s === "open") sync(); });
-  const ready = sync();
+  const offStatus = conn.on("status", (s) => { if (s === "open") { sync(); syncCanvas(); } });
+  const ready = Promise.all([sync(), syncCanvas()]).then(() => {});
 
   const host = {
     /** Resolves once the first listing has rendered. */
@@ -651,6 +727,15 @@ export function attachPanels(conn, { container, place, onError } = {}) {
         if (err?.code !== "NOT_FOUND") report(err);
       }
     },
+    /** Pin an agent panel: the user keeps it (it is no longer a draft). */
+    async pin(instanceId) {
+      try {
+        const snap = await conn.request(`${base}/${encodeURIComponent(instanceId)}/pin`, { method: "POST" });
+        show(snap, false);
+      } catch (err) {
+        report(err);
+      }
+    },
     /** Send edits still waiting for their debounce now. */
     flush: () => Promise.all([...items.values()].map(flush)),
     /** The snapshots shown, by instance id. */
@@ -660,6 +745,7 @@ export function attachPanels(conn, { container, place, onError } = {}) {
     destroy() {
       offEvent();
       offStatus();
+      showCanvas(null);
       for (const id of [...items.keys()]) remove(id);
     },
   };

@@ -1,0 +1,481 @@
+package panel
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/panelspec"
+)
+
+// Canvas policy (issue 18 item 4): how freely an agent may change the
+// panel surface of a tab. It is merged through three layers — the daemon's
+// config (Options.Canvas), the host (SetHostCanvas: PUT /api/v1/canvas),
+// and the session (NarrowSession: the canvasPolicy of POST /sessions,
+// which can only make the surface stricter) — and decided here, in
+// NeedsApproval (what waits for a human) and in the panel operations
+// (what is refused). No layer can relax the hard boundary: the policy only
+// ever adds approvals to a call (approval.Options.Situational is an "or"),
+// so host data and destructive actions keep the approval their tools and
+// the class floor give them, and an agent never deletes what it did not
+// compose.
+
+// Canvas presets.
+const (
+	// CanvasGuarded is the default: composing asks the user, agent content
+	// is a draft until the user pins it, and an agent removes its own
+	// content only with the user's approval.
+	CanvasGuarded = "guarded"
+	// CanvasOpen lets an agent create, change and remove its own content
+	// without asking, and pins what it composes.
+	CanvasOpen = "open"
+	// CanvasCustom names a merged policy that matches neither preset.
+	CanvasCustom = "custom"
+)
+
+// CanvasPolicy is one layer of the canvas policy as written (the
+// canvasPolicy of the config file, the host's route or the session mint).
+// A preset sets every gate; a gate set beside it overrides the preset's
+// value for that gate. Unset members leave the layer below unchanged.
+type CanvasPolicy struct {
+	Preset string `json:"preset,omitempty" yaml:"preset"`
+	// HITLOnCompose makes panel.compose and panel.patch of an agent wait
+	// for the user's approval.
+	HITLOnCompose *bool `json:"hitlOnCompose,omitempty" yaml:"hitlOnCompose"`
+	// AutoPin pins what an agent composes at once; unpinned agent content
+	// is a draft that the agent's next compose in the same slot replaces.
+	AutoPin *bool `json:"autoPin,omitempty" yaml:"autoPin"`
+	// AllowDelete lets an agent close its own composed panels and remove
+	// nodes from them without asking. Never content it did not compose.
+	AllowDelete *bool `json:"allowDelete,omitempty" yaml:"allowDelete"`
+	// AllowCodePreview lets agent panels carry preview nodes (runnable
+	// HTML/CSS/JS shown only in the sandboxed preview origin).
+	AllowCodePreview *bool `json:"allowCodePreview,omitempty" yaml:"allowCodePreview"`
+}
+
+// Canvas is a merged canvas policy: what is in force for one tab.
+type Canvas struct {
+	Preset           string `json:"preset"`
+	HITLOnCompose    bool   `json:"hitlOnCompose"`
+	AutoPin          bool   `json:"autoPin"`
+	AllowDelete      bool   `json:"allowDelete"`
+	AllowCodePreview bool   `json:"allowCodePreview"`
+	// Open is true when the agent may change the surface without asking
+	// (no HITL on compose, or deletes allowed): the renderer shows a
+	// persistent indicator.
+	Open bool `json:"open"`
+}
+
+// presetCanvas is a preset's gates.
+func presetCanvas(name string) (Canvas, bool) {
+	switch name {
+	case CanvasGuarded:
+		return Canvas{Preset: CanvasGuarded, HITLOnCompose: true}, true
+	case CanvasOpen:
+		return Canvas{Preset: CanvasOpen, AutoPin: true, AllowDelete: true}, true
+	}
+	return Canvas{}, false
+}
+
+// Validate checks a layer: a preset it names must exist.
+func (p CanvasPolicy) Validate() error {
+	if p.Preset != "" {
+		if _, ok := presetCanvas(p.Preset); !ok {
+			return switchboard.Errorf(switchboard.CodeInvalidInput, "canvasPolicy.preset %q: use %q or %q", p.Preset, CanvasGuarded, CanvasOpen).
+				WithDetails(map[string]any{"preset": p.Preset})
+		}
+	}
+	return nil
+}
+
+// apply lays p over c: its preset first, then its gates.
+func (c Canvas) apply(p CanvasPolicy) Canvas {
+	if pc, ok := presetCanvas(p.Preset); ok {
+		pc.AllowCodePreview = c.AllowCodePreview // code preview is never part of a preset
+		c = pc
+	}
+	set := func(dst *bool, v *bool) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	set(&c.HITLOnCompose, p.HITLOnCompose)
+	set(&c.AutoPin, p.AutoPin)
+	set(&c.AllowDelete, p.AllowDelete)
+	set(&c.AllowCodePreview, p.AllowCodePreview)
+	return c.named()
+}
+
+// narrow lays p over c but keeps, gate by gate, the stricter of the two:
+// a session can take freedoms away, never add them.
+func (c Canvas) narrow(p CanvasPolicy) Canvas {
+	w := c.apply(p)
+	c.HITLOnCompose = c.HITLOnCompose || w.HITLOnCompose
+	c.AutoPin = c.AutoPin && w.AutoPin
+	c.AllowDelete = c.AllowDelete && w.AllowDelete
+	c.AllowCodePreview = c.AllowCodePreview && w.AllowCodePreview
+	return c.named()
+}
+
+// named sets Preset and Open from the gates.
+func (c Canvas) named() Canvas {
+	c.Preset = CanvasCustom
+	for _, name := range []string{CanvasGuarded, CanvasOpen} {
+		pc, _ := presetCanvas(name)
+		if pc.HITLOnCompose == c.HITLOnCompose && pc.AutoPin == c.AutoPin && pc.AllowDelete == c.AllowDelete {
+			c.Preset = name
+		}
+	}
+	c.Open = !c.HITLOnCompose || c.AllowDelete
+	return c
+}
+
+// MergeCanvas merges the layers in order: the guarded default, the
+// daemon's config, the host's setting (each may relax or tighten), then
+// the session's narrowing (which may only tighten).
+func MergeCanvas(daemon, host, session CanvasPolicy) Canvas {
+	c, _ := presetCanvas(CanvasGuarded)
+	return c.apply(daemon).apply(host).narrow(session)
+}
+
+// CanvasLayers is the canvas policy's layers and what they merge to for a
+// tab (GET /api/v1/canvas answers it without a session).
+type CanvasLayers struct {
+	Daemon    CanvasPolicy `json:"daemon"`
+	Host      CanvasPolicy `json:"host"`
+	Session   CanvasPolicy `json:"session,omitzero"`
+	Effective Canvas       `json:"effective"`
+	// PreviewOrigin is the sandboxed preview tier's origin; empty when the
+	// daemon serves none (then code preview is off whatever the gates say).
+	PreviewOrigin string `json:"previewOrigin,omitempty"`
+}
+
+// EventCanvas tells a tab its canvas policy changed (data: Canvas).
+const EventCanvas = "panel.canvas"
+
+// SetHostCanvas replaces the host layer and tells every tab showing panels
+// its new policy. It is held in this process (see docs/panels.md).
+func (s *Service) SetHostCanvas(p CanvasPolicy) (CanvasLayers, error) {
+	if err := p.Validate(); err != nil {
+		return CanvasLayers{}, err
+	}
+	s.mu.Lock()
+	s.hostCanvas = p
+	var tabs []string
+	for id, t := range s.sessions {
+		if t.host {
+			tabs = append(tabs, id)
+		}
+	}
+	s.mu.Unlock()
+	for _, id := range tabs {
+		if b, err := json.Marshal(s.CanvasFor(id)); err == nil {
+			s.send(id, EventCanvas, b)
+		}
+	}
+	return s.CanvasLayers(""), nil
+}
+
+// NarrowSession records a session's narrowing of the canvas policy (the
+// session mint's canvasPolicy). Called before the tab connects.
+func (s *Service) NarrowSession(sessionID string, p CanvasPolicy) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	if p == (CanvasPolicy{}) {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.sessionCanvas) >= maxNarrowedSessions {
+		return switchboard.Errorf(switchboard.CodeRateLimited, "%d sessions with their own canvas policy are open; close some first", maxNarrowedSessions)
+	}
+	s.sessionCanvas[sessionID] = p
+	return nil
+}
+
+// ForgetSession drops a closed session's narrowing. Only the session's
+// close does this: a tab that goes away and comes back within the same
+// session keeps its narrowing (forgetting it earlier would widen the
+// surface).
+func (s *Service) ForgetSession(sessionID string) {
+	s.mu.Lock()
+	delete(s.sessionCanvas, sessionID)
+	s.mu.Unlock()
+}
+
+// maxNarrowedSessions bounds the sessions NarrowSession remembers.
+const maxNarrowedSessions = 100_000
+
+// CanvasLayers returns the layers and the merged policy for a session
+// ("" for none).
+func (s *Service) CanvasLayers(sessionID string) CanvasLayers {
+	s.mu.Lock()
+	l := CanvasLayers{Daemon: s.opts.Canvas, Host: s.hostCanvas, Session: s.sessionCanvas[sessionID], PreviewOrigin: s.opts.PreviewOrigin}
+	s.mu.Unlock()
+	l.Effective = MergeCanvas(l.Daemon, l.Host, l.Session)
+	if s.opts.Previews == nil {
+		l.Effective.AllowCodePreview = false
+	}
+	return l
+}
+
+// CanvasFor is the canvas policy in force for a session's tab.
+func (s *Service) CanvasFor(sessionID string) Canvas { return s.CanvasLayers(sessionID).Effective }
+
+// NeedsApproval is where the canvas policy adds a human to an agent's
+// panel call (approval.Options.Situational): compose and patch under
+// hitlOnCompose, and closing or removing nodes from the agent's own
+// content without allowDelete. It only ever adds: everything else keeps
+// the approval its tool and the class floor give it.
+func (s *Service) NeedsApproval(caller switchboard.Principal, t switchboard.Tool, input json.RawMessage) bool {
+	if caller.Kind != switchboard.PrincipalAgent {
+		return false
+	}
+	switch t.Name {
+	case ToolCompose:
+		var in struct {
+			SessionID string          `json:"sessionId"`
+			Spec      json.RawMessage `json:"spec"`
+		}
+		_ = json.Unmarshal(input, &in)
+		c := s.CanvasFor(s.likelySession(in.SessionID))
+		// A spec that will be refused is not put to the user: the agent
+		// gets its repair hint at once, and only a spec that would show is
+		// approved.
+		return c.HITLOnCompose && s.composable(in.Spec, c)
+	case ToolPatch:
+		var in struct {
+			InstanceID string          `json:"instanceId"`
+			Patch      json.RawMessage `json:"patch"`
+		}
+		_ = json.Unmarshal(input, &in)
+		session, own, ok := s.ownership(in.InstanceID, caller)
+		if !ok || s.isHost(in.InstanceID) {
+			return false // NOT_FOUND or FORBIDDEN when it runs
+		}
+		c := s.CanvasFor(session)
+		del := removes(in.Patch)
+		if del && !own {
+			return false // FORBIDDEN when it runs
+		}
+		return (c.HITLOnCompose || del && !c.AllowDelete) && s.patchable(in.InstanceID, in.Patch, c)
+	case ToolClose:
+		var in struct {
+			InstanceID string `json:"instanceId"`
+		}
+		_ = json.Unmarshal(input, &in)
+		session, own, ok := s.ownership(in.InstanceID, caller)
+		return ok && own && !s.CanvasFor(session).AllowDelete
+	}
+	return false
+}
+
+// composable reports whether an agent's compose of raw (an object or a
+// JSON string holding one) would pass validation on a surface under c.
+func (s *Service) composable(raw json.RawMessage, c Canvas) bool {
+	var text string
+	if json.Unmarshal(raw, &text) == nil {
+		raw = json.RawMessage(text)
+	}
+	spec, issues := panelspec.Validate(raw, s.validateOpts(panelspec.OriginAgent))
+	return spec != nil && !panelspec.HasErrors(append(issues, previewGate(spec, c)...))
+}
+
+// patchable reports whether patch would apply to instance id and leave a
+// spec that shows on a surface under c (else it is refused at once,
+// without asking the user).
+func (s *Service) patchable(id string, patch json.RawMessage, c Canvas) bool {
+	s.mu.Lock()
+	in := s.byID[id]
+	var spec *panelspec.Spec
+	if in != nil {
+		spec = in.spec
+	}
+	s.mu.Unlock()
+	if spec == nil {
+		return false
+	}
+	patched, issues := panelspec.Patch(spec, patch, s.validateOpts(panelspec.OriginAgent))
+	return !panelspec.HasErrors(issues) && !panelspec.HasErrors(previewGate(patched, c))
+}
+
+// likelySession is the session a call naming named will act in, without
+// failing: the named one, else the only tab showing panels, else none.
+func (s *Service) likelySession(named string) string {
+	if named != "" {
+		return named
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	one := ""
+	for id, t := range s.sessions {
+		if t.host && s.tabs.Connected(id) {
+			if one != "" {
+				return ""
+			}
+			one = id
+		}
+	}
+	return one
+}
+
+// ownership reports an open instance's session and whether caller
+// composed it.
+func (s *Service) ownership(id string, caller switchboard.Principal) (session string, own, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in := s.byID[id]
+	if in == nil {
+		return "", false, false
+	}
+	return in.session, in.panelID == "" && in.owner.String() == caller.String(), true
+}
+
+// isHost reports whether id is an instance of a registered (host) panel.
+func (s *Service) isHost(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in := s.byID[id]
+	return in != nil && in.panelID != ""
+}
+
+// checkOwnContent refuses an agent's change to content it did not
+// compose: a host panel or another agent's. Caller holds no lock.
+func (s *Service) checkOwnContent(caller switchboard.Principal, in *instance, verb string) error {
+	if caller.Kind != switchboard.PrincipalAgent {
+		return nil
+	}
+	s.mu.Lock()
+	panelID, owner := in.panelID, in.owner.String()
+	s.mu.Unlock()
+	switch {
+	case panelID != "":
+		return switchboard.Errorf(switchboard.CodeForbidden, "panel instance %s is the host's; an agent cannot %s it under any canvas policy", in.id, verb).
+			WithDetails(map[string]any{"instanceId": in.id, "owner": "host"})
+	case owner != caller.String():
+		return switchboard.Errorf(switchboard.CodeForbidden, "panel instance %s was composed by %s; an agent may %s only its own panels", in.id, owner, verb).
+			WithDetails(map[string]any{"instanceId": in.id, "owner": owner})
+	}
+	return nil
+}
+
+// String describes c for logs and messages.
+func (c Canvas) String() string {
+	return fmt.Sprintf("%s (hitlOnCompose=%t autoPin=%t allowDelete=%t allowCodePreview=%t)", c.Preset, c.HITLOnCompose, c.AutoPin, c.AllowDelete, c.AllowCodePreview)
+}
+
+// agentMayClose says whether an agent may close in: its own composed panel
+// (the approval for it, without allowDelete, was asked in NeedsApproval)
+// or a host panel (closing hides a view the user can open again, as
+// before the canvas policy); never another agent's panel, under any
+// policy.
+func (s *Service) agentMayClose(p switchboard.Principal, in *instance) error {
+	s.mu.Lock()
+	composed := in.panelID == ""
+	s.mu.Unlock()
+	if composed {
+		return s.checkOwnContent(p, in, "close")
+	}
+	return nil
+}
+
+// replaceDrafts closes the drafts (unpinned panels) the composer of in
+// left in its tab and slot: agent content is ephemeral until pinned.
+func (s *Service) replaceDrafts(in *instance) {
+	s.mu.Lock()
+	var drafts []*instance
+	if t := s.sessions[in.session]; t != nil {
+		for _, id := range t.order {
+			o := t.instances[id]
+			if o != in && o.panelID == "" && !o.pinned && o.slot == in.slot && o.owner.String() == in.owner.String() {
+				drafts = append(drafts, o)
+			}
+		}
+	}
+	s.mu.Unlock()
+	for _, d := range drafts {
+		s.close(d)
+	}
+}
+
+// Pin keeps an agent panel: it is no longer a draft the agent's next
+// compose replaces. Only the user pins (a tab for itself, or the user's
+// own token); an agent cannot.
+func (s *Service) Pin(ctx context.Context, id string) (Snapshot, error) {
+	if p, ok := switchboard.PrincipalFrom(ctx); ok && p.Kind == switchboard.PrincipalAgent {
+		return Snapshot{}, switchboard.Errorf(switchboard.CodeForbidden, "only the user pins a panel")
+	}
+	in, err := s.instance(ctx, id)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	s.mu.Lock()
+	if in.closed {
+		s.mu.Unlock()
+		return Snapshot{}, switchboard.Errorf(switchboard.CodeNotFound, "panel instance %s was closed", in.id)
+	}
+	if in.panelID != "" {
+		s.mu.Unlock()
+		return Snapshot{}, switchboard.Errorf(switchboard.CodeInvalidInput, "panel instance %s is the host's; only agent panels are pinned", in.id)
+	}
+	changed := !in.pinned
+	if changed {
+		in.pinned = true
+		in.version++
+	}
+	sn := in.snapshot()
+	s.mu.Unlock()
+	if changed {
+		s.push(EventUpdate, sn)
+	}
+	return s.withLease(sn), nil
+}
+
+// previewGate refuses the preview nodes of an agent spec when the tab's
+// canvas policy does not allow code preview.
+func previewGate(spec *panelspec.Spec, c Canvas) []panelspec.Issue {
+	if c.AllowCodePreview {
+		return nil
+	}
+	var out []panelspec.Issue
+	for _, id := range panelspec.PreviewNodes(spec) {
+		out = append(out, panelspec.Issue{Code: switchboard.CodeSpecUnsafe, Severity: panelspec.SeverityError, NodeID: id,
+			Pointer: "/nodes/" + id, Message: "code preview is off on this surface (canvasPolicy.allowCodePreview)",
+			Suggestion: "show the result as panel nodes (text, table, chart) instead of runnable code"})
+	}
+	return out
+}
+
+// putPreviews hosts spec's preview nodes on the preview origin and returns
+// their URLs by node id (nil without a preview server).
+func (s *Service) putPreviews(spec *panelspec.Spec) map[string]string {
+	ids := panelspec.PreviewNodes(spec)
+	if len(ids) == 0 || s.opts.Previews == nil {
+		return nil
+	}
+	out := make(map[string]string, len(ids))
+	for _, id := range ids {
+		var p panelspec.PreviewProps
+		if json.Unmarshal(spec.Nodes[id].Props, &p) == nil {
+			out[id] = s.opts.Previews.Put(p.Code)
+		}
+	}
+	return out
+}
+
+// removes reports whether an RFC 6902 patch removes anything (a delete on
+// the canvas, held to allowDelete and to the agent's own content).
+func removes(patch json.RawMessage) bool {
+	var ops []struct {
+		Op string `json:"op"`
+	}
+	_ = json.Unmarshal(patch, &ops)
+	for _, op := range ops {
+		if op.Op == "remove" {
+			return true
+		}
+	}
+	return false
+}

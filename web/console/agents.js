@@ -1,9 +1,10 @@
 // Who acts on the system: the agents view (every agent session: the
 // assistant's runs, background jobs, external agents; Interrupt stops one),
-// the open tabs view (GET /sessions; a daemon without that route says so
-// instead of failing) and agent tokens (mint with allow and deny globs over
-// tool names, the secret shown once; list; revoke, which cuts the agent off
-// at its next request).
+// the open tabs view (GET /sessions: each tab's state, user, pending calls,
+// live tools and reported contexts, refreshed while it shows; End closes
+// one; a daemon without that route says so instead of failing) and agent
+// tokens (mint with allow and deny globs over tool names, the secret shown
+// once; list; revoke, which cuts the agent off at its next request).
 import { $, el, api, button, badge, statusKind, when, jsonBlock, absent, showError, labelled } from './lib.js';
 
 function agentRow(a) {
@@ -48,37 +49,192 @@ export async function loadAgents() {
   $('agent-count').textContent = items.length ? `${items.length} agent ${items.length === 1 ? 'session' : 'sessions'}, newest first` : 'No agents have acted yet.';
 }
 
-const names = (xs) => (xs || []).map((x) => (typeof x === 'string' ? x : x.name || x.id || JSON.stringify(x)));
+// --- open tabs ------------------------------------------------------------
+
+// The view refreshes itself while it shows (and at once when the browser
+// tab comes back into view), so a tab's state and pending calls are live.
+const TAB_REFRESH_MS = 2000;
+let tabTimer = 0;
+// Session ids whose End was pressed once: a refresh keeps the question.
+const armedEnd = new Set();
+
+function tabStateKind(state) {
+  if (state === 'connected') return 'good';
+  if (state === 'connecting' || state === 'reconnecting') return 'wait';
+  if (state === 'disconnected') return 'bad';
+  return 'muted'; // gone, closed
+}
+
+const attentionKind = { focused: 'good', visible: 'wait', background: 'muted' };
+
+// tabTools groups the live tools by surface: "browser: nav.goto, …".
+function tabTools(tools) {
+  const box = el('div', undefined, 'tab-tools');
+  if (!tools.length) { box.append(el('p', 'No live tools.', 'muted')); return box; }
+  const by = new Map();
+  for (const t of tools) {
+    const s = t.surface || 'unknown';
+    if (!by.has(s)) by.set(s, []);
+    by.get(s).push(t);
+  }
+  for (const [surface, ts] of by) {
+    const p = el('p');
+    p.append(el('strong', `Tools (${ts.length}) `), el('span', surface, 'tag'), ' ');
+    ts.forEach((t, i) => {
+      if (i) p.append(', ');
+      const c = el('code', t.name);
+      if (t.description) c.title = t.description;
+      p.append(c);
+    });
+    box.append(p);
+  }
+  return box;
+}
+
+// tabContexts lists what the tab reported: label, kind, attention, route,
+// the panels by title and the selection; the raw JSON stays one click away.
+function tabContexts(contexts) {
+  const box = el('div', undefined, 'tab-contexts');
+  if (!contexts.length) { box.append(el('p', 'No contexts reported.', 'muted')); return box; }
+  box.append(el('strong', `Contexts (${contexts.length})`));
+  const ul = el('ul');
+  for (const c of contexts) {
+    const li = el('li');
+    li.dataset.context = c.id;
+    li.append(el('span', c.label || c.id, 'ctx-label'), el('span', c.kind, 'tag'), ' ', badge(c.attention || 'unknown', attentionKind[c.attention] || ''));
+    if (c.route) li.append(el('code', c.route));
+    const panels = c.panels || [];
+    if (panels.length) {
+      const p = el('div', 'Panels: ', 'muted');
+      panels.forEach((pn, i) => {
+        if (i) p.append(', ');
+        const s = el('span', pn.title || pn.type || pn.id, 'panel-title');
+        s.title = pn.type || '';
+        p.append(s);
+        if (pn.dirty) p.append(' ', badge('unsaved', 'wait'));
+      });
+      li.append(p);
+    }
+    if (c.selection && c.selection.text) li.append(el('div', 'Selected: “' + c.selection.text + '”', 'muted'));
+    ul.append(li);
+  }
+  box.append(ul, jsonBlock('Contexts as JSON', contexts));
+  return box;
+}
 
 function tabCard(s) {
-  const c = el('article', undefined, 'card');
+  const c = el('article', undefined, 'card tab');
   c.dataset.session = s.id;
+  c.dataset.state = s.state;
   const head = el('h3');
-  head.append(el('span', s.id), badge(s.connected ? 'connected' : 'disconnected', s.connected ? 'good' : 'muted'));
+  head.append(badge(s.state, tabStateKind(s.state)), el('code', s.id));
   c.append(head);
   const meta = el('p', undefined, 'muted');
-  meta.append(`user ${s.user || '—'} · last seen `, when(s.lastSeen));
-  c.append(meta);
-  const tools = names(s.tools);
-  c.append(el('p', tools.length ? 'Tools: ' + tools.join(', ') : 'No live tools.'));
-  if (s.contexts && (s.contexts.length || Object.keys(s.contexts).length)) c.append(jsonBlock('Contexts', s.contexts));
+  const seen = when(s.lastSeen);
+  seen.classList.add('seen');
+  meta.append(`user ${s.user || '—'} · opened `, when(s.createdAt), ' · last seen ', seen,
+    ` · ${s.pending} pending ${s.pending === 1 ? 'call' : 'calls'}`);
+  if (s.expiresAt) meta.append(' · dropped at ', when(s.expiresAt), ' unless it comes back');
+  c.append(meta, tabTools(s.tools || []), tabContexts(s.contexts || []));
+  if (s.state !== 'closed') {
+    const out = el('span', '', 'result');
+    out.setAttribute('aria-live', 'polite');
+    const b = button(armedEnd.has(s.id) ? 'End: sure?' : 'End', async () => {
+      if (!armedEnd.has(s.id)) {
+        // A second press confirms: ending closes the tab's session for good.
+        armedEnd.add(s.id);
+        b.textContent = 'End: sure?';
+        return;
+      }
+      b.disabled = true;
+      try {
+        await api('DELETE', '/api/v1/sessions/' + encodeURIComponent(s.id));
+        armedEnd.delete(s.id);
+        c.remove();
+        $('tab-result').replaceChildren(el('p', `Ended tab ${s.id}.`, 'muted'));
+        await loadTabs();
+      } catch (e) {
+        showError(out, e);
+        b.disabled = false;
+      }
+    }, 'danger');
+    b.setAttribute('aria-label', `End tab ${s.id}`);
+    const row = el('div', undefined, 'row');
+    row.append(b, out);
+    c.append(row);
+  }
   return c;
 }
 
-export async function loadTabs() {
+// sameTab is the card's content without lastSeen, which moves every
+// refresh while a tab is connected: an unchanged card is kept (and with it
+// the focus of a keyboard user), only its time is updated.
+const sameTab = (s) => JSON.stringify({ ...s, lastSeen: undefined });
+
+function renderTabs(items) {
   const list = $('tab-list');
+  const old = new Map([...list.querySelectorAll('article[data-session]')].map((c) => [c.dataset.session, c]));
+  const cards = items.map((s) => {
+    const sig = sameTab(s);
+    const c = old.get(s.id);
+    if (c && c.dataset.sig === sig) {
+      const seen = when(s.lastSeen);
+      seen.classList.add('seen');
+      c.querySelector('time.seen').replaceWith(seen);
+      return c;
+    }
+    const n = tabCard(s);
+    n.dataset.sig = sig;
+    return n;
+  });
+  if (!items.length) { list.replaceChildren(el('p', 'No tabs are open.', 'muted')); return; }
+  const now = [...list.children];
+  if (now.length === cards.length && now.every((c, i) => c === cards[i])) return;
+  // Replace in place where the order holds, so kept cards are not moved.
+  if (now.length === cards.length && now.every((c, i) => c.dataset.session === cards[i].dataset.session)) {
+    now.forEach((c, i) => { if (c !== cards[i]) c.replaceWith(cards[i]); });
+    return;
+  }
+  list.replaceChildren(...cards);
+}
+
+export async function loadTabs() {
+  clearTimeout(tabTimer);
   let res;
   try {
     res = await api('GET', '/api/v1/sessions');
   } catch (e) {
-    if (e.status === 404 || e.status === 405) {
-      list.replaceChildren(el('p', 'Open tabs are not available from this daemon (it has no GET /api/v1/sessions).', 'muted'));
+    scheduleTabs(); // a failed refresh is shown (guard) and tried again
+    if (absent(e)) {
+      clearTimeout(tabTimer);
+      $('tab-count').textContent = 'Open tabs are not available from this daemon (it has no GET /api/v1/sessions).';
+      $('tab-list').replaceChildren();
       return;
     }
     throw e;
   }
-  const items = res.items || res.sessions || [];
-  list.replaceChildren(...(items.length ? items.map(tabCard) : [el('p', 'No tabs are open.', 'muted')]));
+  const items = res.items || [];
+  renderTabs(items);
+  const live = items.filter((s) => s.connected).length;
+  $('tab-count').textContent = items.length
+    ? `${items.length} ${items.length === 1 ? 'tab' : 'tabs'} (${live} connected), newest first; refreshes every ${TAB_REFRESH_MS / 1000} s`
+    : 'No tabs are open.';
+  scheduleTabs();
+}
+
+function scheduleTabs() {
+  clearTimeout(tabTimer);
+  tabTimer = setTimeout(() => { if (!$('tabs').hidden && !document.hidden) refreshTabs(); }, TAB_REFRESH_MS);
+}
+
+let tabGuard = (fn) => fn();
+function refreshTabs() { return tabGuard(loadTabs); }
+
+export function initTabs(guard) {
+  tabGuard = guard;
+  document.addEventListener('visibilitychange', () => {
+    if (!document.hidden && !$('tabs').hidden) refreshTabs();
+  });
 }
 
 // --- agent tokens ---------------------------------------------------------

@@ -8,7 +8,7 @@ import { loadCatalog, initCatalog } from './catalog.js';
 import { loadApprovals, followApprovals, stopApprovals } from './approvals.js';
 import { loadActivity, initActivity } from './activity.js';
 import { loadCalls, initCalls } from './calls.js';
-import { loadAgents, loadTabs, loadTokens, initTokens } from './agents.js';
+import { loadAgents, loadTabs, initTabs, loadTokens, initTokens } from './agents.js';
 
 const views = {
   catalog: loadCatalog, approvals: loadApprovals, activity: loadActivity, calls: loadCalls,
@@ -78,6 +78,7 @@ $('signout').addEventListener('click', () => {
 initCatalog(guard);
 initActivity(guard);
 initCalls(guard);
+initTabs(guard);
 initTokens(guard);
 window.addEventListener('hashchange', show);
 show();

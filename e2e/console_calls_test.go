@@ -51,7 +51,7 @@ func TestConsoleCallsInChromium(t *testing.T) {
 
 	tab, cancel := e.tab(t, e.srv.URL+"/#calls")
 	defer cancel()
-	do(t, tab, chromedp.EmulateViewport(1280, 900), chromedp.WaitVisible("#signin-token"),
+	do(t, tab, chromedp.EmulateViewport(1280, 900), chromedp.WaitVisible("html[data-console=ready] #signin-token"),
 		chromedp.SendKeys("#signin-token", adminToken), chromedp.Click("#login-form button"))
 	poll(t, tab, `[...document.querySelectorAll('#job-list tr')].some(r => r.cells[2].textContent === 'running' && r.querySelector('progress').value === 0.6 && r.textContent.includes('slide 3 of 5'))`)
 	poll(t, tab, `[...document.querySelectorAll('#inv-list tr')].some(r => r.cells[1].textContent === 'deck.export') && [...document.querySelectorAll('#inv-list tr')].some(r => r.cells[1].textContent === 'tasks.list' && r.cells[3].textContent.includes('succeeded'))`)

@@ -109,7 +109,7 @@ func TestConsoleOperatorInChromium(t *testing.T) {
 
 	tab, cancel := e.tab(t, e.srv.URL+"/")
 	defer cancel()
-	do(t, tab, chromedp.EmulateViewport(1280, 900), chromedp.WaitVisible("#signin-token"),
+	do(t, tab, chromedp.EmulateViewport(1280, 900), chromedp.WaitVisible("html[data-console=ready] #signin-token"),
 		chromedp.SendKeys("#signin-token", adminToken), chromedp.Click("#login-form button"), chromedp.WaitVisible("#tools tr"))
 
 	// Catalog: live tab tools marked with their session; the approval column.

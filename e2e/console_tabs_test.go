@@ -25,7 +25,7 @@ func TestConsoleTabsInChromium(t *testing.T) {
 
 	tab, cancel := e.tab(t, e.srv.URL+"/#tabs")
 	defer cancel()
-	do(t, tab, chromedp.EmulateViewport(1280, 900), chromedp.WaitVisible("#signin-token"),
+	do(t, tab, chromedp.EmulateViewport(1280, 900), chromedp.WaitVisible("html[data-console=ready] #signin-token"),
 		chromedp.SendKeys("#signin-token", adminToken), chromedp.Click("#login-form button"))
 	card := `document.querySelector('#tab-list article[data-session="` + sid + `"]')`
 	poll(t, tab, card+`?.dataset.state === 'connected' && `+card+`.querySelector('h3 .badge.good')?.textContent === 'connected'`)

@@ -29,7 +29,7 @@ func TestConsoleInChromium(t *testing.T) {
 	tab, cancel := e.tab(t, e.srv.URL+"/")
 	defer cancel()
 
-	do(t, tab, chromedp.WaitVisible("#signin-token"), chromedp.SendKeys("#signin-token", "wrong"), chromedp.Click("#login-form button"))
+	do(t, tab, chromedp.WaitVisible("html[data-console=ready] #signin-token"), chromedp.SendKeys("#signin-token", "wrong"), chromedp.Click("#login-form button"))
 	poll(t, tab, `document.getElementById('login-error').textContent.includes('UNAUTHORIZED')`)
 
 	do(t, tab, chromedp.SendKeys("#signin-token", adminToken), chromedp.Click("#login-form button"), chromedp.WaitVisible("#tools tr"))

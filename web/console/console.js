@@ -81,4 +81,6 @@ initCalls(guard);
 initTabs(guard);
 initTokens(guard);
 window.addEventListener('hashchange', show);
-show();
+// data-console=ready says the handlers above are attached: a sign-in typed
+// before then would submit the bare form (and tests wait for it).
+show().finally(() => { document.documentElement.dataset.console = 'ready'; });

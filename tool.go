@@ -106,10 +106,18 @@ type Tool struct {
 }
 
 // UIMeta is optional presentation metadata for consoles and chat surfaces.
+// It travels with the tool's calls (AG-UI tool-call metadata, the AI SDK
+// stream's data part) and its MCP listing (_meta, and Title and Icon as the
+// 2025-11-25 title and icons fields).
 type UIMeta struct {
+	// Title is a short human name ("Send invoice"); Name stays the handle.
+	Title        string `json:"title,omitempty"`
 	RendererID   string `json:"rendererId,omitempty"`
 	DisplayGroup string `json:"displayGroup,omitempty"`
 	Icon         string `json:"icon,omitempty"`
+	// Details are the renderer's own hints (a JSON object, at most
+	// registry.MaxUIDetailsBytes), passed through untouched.
+	Details json.RawMessage `json:"details,omitempty"`
 }
 
 // Origin records which source a descriptor came from and which lower

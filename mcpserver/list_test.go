@@ -48,7 +48,8 @@ func TestListFull(t *testing.T) {
 	mutate := tool("tasks.delete", "mutate")
 	mutate.Pinned = true
 	ui := tool("view.zoom", "ui")
-	ui.UI = &switchboard.UIMeta{RendererID: "zoom-slider", DisplayGroup: "View", Icon: "https://app.example/icons/zoom.svg"}
+	ui.UI = &switchboard.UIMeta{Title: "Zoom the view", RendererID: "zoom-slider", DisplayGroup: "View", Icon: "https://app.example/icons/zoom.svg",
+		Details: json.RawMessage(`{"min":0.5,"max":4}`)}
 	read.UI = &switchboard.UIMeta{Icon: "list"}
 	long := tool("docs.explain", "read")
 	long.Description = strings.Repeat("Explains a part of the docs in great detail. ", 150) // ~6.7 KB
@@ -80,7 +81,8 @@ func TestListFull(t *testing.T) {
 	if lt.Meta[metaAlwaysLoad] != nil {
 		t.Errorf("unpinned tool has alwaysLoad")
 	}
-	if m, _ := json.Marshal(got["view-zoom"].Meta[metaUI]); string(m) != `{"displayGroup":"View","icon":"https://app.example/icons/zoom.svg","rendererId":"zoom-slider"}` ||
+	if m, _ := json.Marshal(got["view-zoom"].Meta[metaUI]); string(m) != `{"details":{"max":4,"min":0.5},"displayGroup":"View","icon":"https://app.example/icons/zoom.svg","rendererId":"zoom-slider","title":"Zoom the view"}` ||
+		got["view-zoom"].Title != "Zoom the view" ||
 		len(got["view-zoom"].Icons) != 1 || got["view-zoom"].Icons[0].Source != "https://app.example/icons/zoom.svg" {
 		t.Errorf("ui hints: _meta %s, icons %+v", m, got["view-zoom"].Icons)
 	}

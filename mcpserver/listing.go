@@ -170,6 +170,7 @@ func (s *Server) mcpTool(t switchboard.Tool) *mcp.Tool {
 			mt.Meta = mcp.Meta{}
 		}
 		mt.Meta[metaUI] = t.UI
+		mt.Title = t.UI.Title
 		if iconURI(t.UI.Icon) {
 			mt.Icons = []mcp.Icon{{Source: t.UI.Icon}}
 		}
@@ -177,7 +178,8 @@ func (s *Server) mcpTool(t switchboard.Tool) *mcp.Tool {
 	return mt
 }
 
-// metaUI is the _meta key of a tool's UI hints (rendererId, displayGroup, icon).
+// metaUI is the _meta key of a tool's UI hints (title, rendererId,
+// displayGroup, icon, details).
 const metaUI = "switchboard/ui"
 
 func iconURI(s string) bool {

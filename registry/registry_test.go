@@ -151,6 +151,12 @@ func TestValidationAtTheDoor(t *testing.T) {
 		{"binding url relative", func(t *switchboard.Tool) {
 			t.Binding = &switchboard.Binding{HTTP: &switchboard.HTTPBinding{Method: "POST", URL: "/tasks"}}
 		}, switchboard.CodeInvalidInput},
+		{"ui title with a bidi override", func(t *switchboard.Tool) { t.UI = &switchboard.UIMeta{Title: "Send \u202einvoice"} }, switchboard.CodeInvalidInput},
+		{"ui title two lines", func(t *switchboard.Tool) { t.UI = &switchboard.UIMeta{Title: "a\nb"} }, switchboard.CodeInvalidInput},
+		{"ui details not an object", func(t *switchboard.Tool) { t.UI = &switchboard.UIMeta{Details: json.RawMessage(`[1]`)} }, switchboard.CodeInvalidInput},
+		{"ui details too big", func(t *switchboard.Tool) {
+			t.UI = &switchboard.UIMeta{Details: json.RawMessage(`{"x":"` + strings.Repeat("y", registry.MaxUIDetailsBytes) + `"}`)}
+		}, switchboard.CodePayloadTooLarge},
 		{"binding method", func(t *switchboard.Tool) {
 			t.Binding = &switchboard.Binding{HTTP: &switchboard.HTTPBinding{Method: "TRACE", URL: "http://x/"}}
 		}, switchboard.CodeInvalidInput},
@@ -166,6 +172,7 @@ func TestValidationAtTheDoor(t *testing.T) {
 		})
 	}
 	good := ok()
+	good.UI = &switchboard.UIMeta{Title: "Create a task", Details: json.RawMessage(`{"fields":["title"]}`)}
 	if err := registry.Check(&good); err != nil {
 		t.Fatalf("valid tool rejected: %v", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/switchboardhq/switchboard"
@@ -21,6 +22,8 @@ const (
 	MaxSummaryLen     = 200
 	MaxSchemaBytes    = 256 << 10
 	MaxTimeoutMs      = 10 * 60 * 1000
+	MaxUIFieldLen     = 200
+	MaxUIDetailsBytes = 4 << 10
 )
 
 // nameRE is the tool name grammar: two or more dot-separated lowercase
@@ -74,6 +77,9 @@ func Check(t *switchboard.Tool) error {
 	if err := checkSchemas(t); err != nil {
 		return err
 	}
+	if err := checkUI(t); err != nil {
+		return err
+	}
 	if t.TimeoutMs < 0 || t.TimeoutMs > MaxTimeoutMs || t.MaxConcurrency < 0 {
 		return switchboard.Errorf(switchboard.CodeInvalidInput, "tool %s: timeoutMs must be within 0..%d and maxConcurrency at least 0", t.Name, MaxTimeoutMs)
 	}
@@ -82,6 +88,31 @@ func Check(t *switchboard.Tool) error {
 	}
 	return checkBinding(t)
 }
+
+// checkUI bounds the presentation hints: one-line strings of visible
+// characters (they are drawn in consoles and chat cards) and details that
+// are one small JSON object.
+func checkUI(t *switchboard.Tool) error {
+	if t.UI == nil {
+		return nil
+	}
+	for _, f := range []struct{ name, v string }{{"title", t.UI.Title}, {"rendererId", t.UI.RendererID}, {"displayGroup", t.UI.DisplayGroup}} {
+		if len(f.v) > MaxUIFieldLen || !utf8.ValidString(f.v) || strings.ContainsFunc(f.v, invisible) {
+			return switchboard.Errorf(switchboard.CodeInvalidInput, "tool %s: ui.%s must be one line of visible characters, at most %d bytes", t.Name, f.name, MaxUIFieldLen)
+		}
+	}
+	if d := bytes.TrimSpace(t.UI.Details); len(d) > 0 {
+		if len(d) > MaxUIDetailsBytes {
+			return switchboard.Errorf(switchboard.CodePayloadTooLarge, "tool %s: ui.details is %d bytes; the limit is %d", t.Name, len(d), MaxUIDetailsBytes)
+		}
+		if d[0] != '{' || !json.Valid(d) {
+			return switchboard.Errorf(switchboard.CodeInvalidInput, "tool %s: ui.details must be a JSON object", t.Name)
+		}
+	}
+	return nil
+}
+
+func invisible(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) }
 
 func checkEnums(t *switchboard.Tool) error {
 	bad := func(field string, v any, allowed string) error {

@@ -12,17 +12,20 @@ import (
 // The budget's drop order. While a digest is over its target, recent
 // activity goes first (oldest entry first), then background contexts (the
 // least recent first, counted). While it is still over the hard cap, the
-// rest goes in this order: panels of visible contexts, agents (idle before
-// busy), jobs, visible contexts, panels of focused contexts, focused
+// rest goes in this order: panels of visible contexts, jobs, agents (idle
+// before busy), visible contexts, panels of focused contexts, focused
 // contexts, pending approvals — what is waiting for the user goes last.
+// Jobs go before agents because every job is also a background agent
+// session in agents, and seeing who else is at work is what the digest is
+// for.
 type dropLevel int
 
 const (
 	dropActivity dropLevel = iota
 	dropBackground
 	dropVisiblePanel
-	dropAgent
 	dropJob
+	dropAgent
 	dropVisibleContext
 	dropFocusedPanel
 	dropFocusedContext

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -100,6 +101,12 @@ type governanceConfig struct {
 type mcpConfig struct {
 	Mode      string `yaml:"mode"` // auto, full or deferred
 	Threshold int    `yaml:"threshold"`
+	// Elicitation is off, url (the default) or form: which elicitation
+	// answers of an agent's MCP client count (docs/governance.md).
+	Elicitation string `yaml:"elicitation"`
+	// ConsoleURL is where URL-mode elicitation sends the human; by default
+	// the console at the listen address.
+	ConsoleURL string `yaml:"consoleURL"`
 }
 
 type serveFlags struct {
@@ -115,6 +122,7 @@ type serveFlags struct {
 	governance   daemon.GovernanceOptions
 	mcp          mcpserver.Options
 	session      session.Options // Reconnect from --reconnect-window, Grace from the config file
+	elicitation  string          // --mcp-elicitation / mcp.elicitation
 }
 
 func newServe(g *globals) *cobra.Command {
@@ -139,7 +147,29 @@ func newServe(g *globals) *cobra.Command {
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fl.StringVar(&f.manifest, "manifest", "", "manifest file (YAML or JSON) registered at start and reloaded when it changes")
 	fl.DurationVar(&f.session.Reconnect, "reconnect-window", session.DefaultReconnect, "how long a browser call to a tab whose stream dropped waits for it to come back before SESSION_GONE (config sessions.reconnectWindow)")
+	fl.StringVar(&f.elicitation, "mcp-elicitation", "url", "which MCP elicitation answers decide an agent's approval: url (a link to the console, where you decide), form (also the agent's own client UI, which then vouches for you) or off (config mcp.elicitation)")
 	return c
+}
+
+// elicitation parses --mcp-elicitation.
+func elicitation(v string) (mcpserver.Elicitation, error) {
+	switch v {
+	case "", "url":
+		return mcpserver.ElicitURL, nil
+	case string(mcpserver.ElicitOff), string(mcpserver.ElicitForm):
+		return mcpserver.Elicitation(v), nil
+	}
+	return "", fmt.Errorf("--mcp-elicitation %q: use url, form or off", v)
+}
+
+// consoleURL is the console's approvals view at the listen address (the
+// loopback address when it listens on all of them).
+func consoleURL(a net.Addr) string {
+	host := a.String()
+	if ta, ok := a.(*net.TCPAddr); ok && ta.IP.IsUnspecified() {
+		host = net.JoinHostPort("127.0.0.1", strconv.Itoa(ta.Port))
+	}
+	return "http://" + host + "/#approvals"
 }
 
 func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
@@ -154,6 +184,9 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 		return usageError{err, c.CommandPath()}
 	}
 	if err := checkWindows(f.session); err != nil {
+		return usageError{err, c.CommandPath()}
+	}
+	if f.mcp.Elicitation, err = elicitation(f.elicitation); err != nil {
 		return usageError{err, c.CommandPath()}
 	}
 	dir, err := daemon.DataDir(g.data)
@@ -200,6 +233,9 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 	}
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", g.addr, err)
+	}
+	if f.mcp.ConsoleURL == "" {
+		f.mcp.ConsoleURL = consoleURL(ln.Addr())
 	}
 	opts := daemon.Options{Store: store, AdminToken: token, AllowOrigins: f.allowOrigins, Logger: log, Demo: f.demo, Models: f.models,
 		Governance: f.governance, MCP: f.mcp, Session: f.session}
@@ -297,6 +333,13 @@ func applyConfig(c *cobra.Command, g *globals, f *serveFlags) error {
 			return fmt.Errorf("config %s: mcp.mode %q: use auto, full or deferred", g.config, m.Mode)
 		}
 		f.mcp.Threshold = m.Threshold
+		if m.Elicitation != "" && !set("mcp-elicitation") {
+			if _, err := elicitation(m.Elicitation); err != nil {
+				return fmt.Errorf("config %s: mcp.elicitation %q: use url, form or off", g.config, m.Elicitation)
+			}
+			f.elicitation = m.Elicitation
+		}
+		f.mcp.ConsoleURL = m.ConsoleURL
 	}
 	if cfg.LogLevel != "" && !set("log-level") {
 		f.logLevel = cfg.LogLevel

@@ -548,3 +548,41 @@ func TestRecoverKeepsOrCancelsWithEntries(t *testing.T) {
 		t.Fatalf("approval.decide entries %d (want %d), last %+v", len(got), before+1, got[len(got)-1])
 	}
 }
+
+// Wait returns once another channel decides, without consuming or
+// expiring anything, and returns at once for a decided request.
+func TestWaitSeesTheDecision(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	id, out := e.callAsync(t, planner, "tasks.delete", `{"id": 7}`)
+	waited := make(chan switchboard.ApprovalRequest, 1)
+	go func() {
+		a, err := e.svc.Wait(ctx, id)
+		if err != nil {
+			t.Error(err)
+		}
+		waited <- a
+	}()
+	if _, err := e.svc.Decide(ctx, id, approval.Decision{By: user, Approve: false, Reason: "no", Channel: approval.ChannelHTTP}); err != nil {
+		t.Fatal(err)
+	}
+	if a := <-waited; a.Status != switchboard.ApprovalDenied || a.Channel != approval.ChannelHTTP {
+		t.Fatalf("waited for %+v", a)
+	}
+	wantCode(t, (<-out).err, switchboard.CodeUserDenied)
+	<-e.events // its approval.resolved
+	if a, err := e.svc.Wait(ctx, id); err != nil || a.Status != switchboard.ApprovalDenied {
+		t.Fatalf("wait on a decided request: %+v %v", a, err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	id2, out2 := e.callAsync(t, planner, "tasks.delete", `{"id": 8}`)
+	if _, err := e.svc.Wait(cctx, id2); !errors.Is(err, context.Canceled) {
+		t.Fatalf("wait with an ended context: %v", err)
+	}
+	if a, _ := e.svc.Get(ctx, id2); a.Status != switchboard.ApprovalPending {
+		t.Fatalf("wait changed the request: %+v", a)
+	}
+	_, _ = e.svc.Decide(ctx, id2, approval.Decision{By: user, Approve: false})
+	<-out2
+}

@@ -323,3 +323,38 @@ func TabNotifier(send func(ctx context.Context, sessionID, kind string, data []b
 		_ = send(ctx, to.SessionID, kind, data) // the tab is gone or on another replica: nothing to tell here
 	}
 }
+
+// Wait blocks until request id is no longer pending and returns it as
+// decided, or returns ctx's error. Unlike AwaitApproval it neither expires,
+// consumes nor cancels anything: a channel that asks a human elsewhere (MCP
+// elicitation) uses it to stop asking once another channel has decided.
+func (s *Service) Wait(ctx context.Context, id string) (switchboard.ApprovalRequest, error) {
+	wake := make(chan struct{}, 1)
+	cancel, err := s.bus.Subscribe(topic(id), func([]byte) {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	})
+	if err != nil {
+		return switchboard.ApprovalRequest{}, err
+	}
+	defer cancel()
+	poll := time.NewTicker(s.opts.PollInterval)
+	defer poll.Stop()
+	for {
+		a, err := s.store.ApprovalGet(ctx, id)
+		if err != nil {
+			return a, err
+		}
+		if a.Status != switchboard.ApprovalPending {
+			return a, nil
+		}
+		select {
+		case <-wake:
+		case <-poll.C:
+		case <-ctx.Done():
+			return a, context.Cause(ctx)
+		}
+	}
+}

@@ -21,6 +21,11 @@ func (d *Daemon) newMCP(ctx context.Context, opts Options) (*mcpserver.Server, e
 	if o.Live == nil {
 		o.Live = d.Sessions
 	}
+	// An external agent's waiting call may ask its client's human
+	// (elicitation); the answer is decided like any other channel's.
+	if o.Approvals == nil && d.Approvals != nil {
+		o.Approvals = d.Approvals
+	}
 	if o.Digest == nil && d.Workspace != nil {
 		o.Digest = d.Workspace
 	}

@@ -96,6 +96,10 @@ func (s *Server) invoke(ctx context.Context, c caller, req *mcp.CallToolRequest,
 	cr := broker.CallRequest{Tool: t.Name, Input: input, SessionID: sessionID, RunID: s.runOf(req.Session),
 		IdempotencyKey: key, AwaitInFlight: true}
 
+	if el := s.approvalElicitor(ctx, c, req.Session); el != nil {
+		cr.OnRecord = el.recorded
+		defer el.stop()
+	}
 	var p *progress
 	if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
 		p = &progress{ss: req.Session, token: token, reqCtx: context.WithoutCancel(ctx)}

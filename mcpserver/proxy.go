@@ -35,8 +35,8 @@ type StdioOptions struct {
 // sessions exist only in the daemon's memory), one writer to the store,
 // one broker deciding every call (concurrency limits, approvals), and the
 // same list_changed notifications. tools/list and tools/call go to the
-// daemon with their _meta (progress tokens, idempotency keys); progress and
-// list_changed come back; cancelling a call on stdio cancels it in the
+// daemon with their _meta (progress tokens, idempotency keys); progress,
+// list_changed and the daemon's approval questions (elicitation) come back; cancelling a call on stdio cancels it in the
 // daemon. Initialize and ping are answered locally.
 //
 // It fails with UNAVAILABLE at once when no daemon answers, and returns nil
@@ -97,7 +97,24 @@ func (p *proxy) connect(ctx context.Context) error {
 	authed := *hc
 	authed.Transport = bearerTransport{token: p.opts.Token, next: hc.Transport}
 	client := mcp.NewClient(&mcp.Implementation{Name: "switchboard-stdio", Version: switchboard.ProtocolVersion}, &mcp.ClientOptions{
-		Capabilities: &mcp.ClientCapabilities{},
+		// The relay connects before the stdio client says what it supports,
+		// so it declares both modes and forwards each question; the SDK
+		// refuses one the stdio client did not declare, and the daemon then
+		// leaves the approval to the console, CLI and tab.
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{
+			Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}},
+		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			ss := p.stdio.Load()
+			if ss == nil {
+				return nil, errors.New("no stdio client to ask")
+			}
+			return ss.Elicit(ctx, req.Params)
+		},
+		ElicitationCompleteHandler: func(ctx context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
+			if ss := p.stdio.Load(); ss != nil {
+				_ = ss.NotifyElicitationComplete(ctx, req.Params)
+			}
+		},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			if p.srv != nil {
 				notifyToolsChanged(p.srv)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -104,6 +105,18 @@ type Options struct {
 	// Agents records each agent token's MCP session as an external agent
 	// session (the daemon's *workspace.Agents); nil records none.
 	Agents AgentSessions
+	// Approvals lets an agent's call that waits for approval ask the human
+	// behind its MCP client through elicitation (the daemon's
+	// *approval.Service); nil asks no one over MCP.
+	Approvals Approvals
+	// Elicitation chooses which elicitation answers count (ElicitURL by
+	// default: a link to the console only; ElicitForm: the client's own
+	// form too; ElicitOff: none). docs/governance.md has the reasoning.
+	Elicitation Elicitation
+	// ConsoleURL is the absolute URL of the console's approvals view
+	// (http://127.0.0.1:8080/#approvals) that URL-mode elicitation links
+	// to; empty disables URL mode.
+	ConsoleURL string
 }
 
 // AgentSessions is the agent-session registry as MCP uses it: an agent's
@@ -151,6 +164,16 @@ func New(ctx context.Context, reg *registry.Registry, br *broker.Broker, opts *O
 	case ModeAuto, ModeFull, ModeDeferred:
 	default:
 		return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "MCP listing mode %q: use full, deferred, or leave it empty for auto", o.Mode)
+	}
+	switch o.Elicitation {
+	case ElicitURL, ElicitOff, ElicitForm:
+	default:
+		return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "MCP elicitation %q: use off, url or form", o.Elicitation)
+	}
+	if o.ConsoleURL != "" {
+		if u, err := url.Parse(o.ConsoleURL); err != nil || !u.IsAbs() || (u.Scheme != "http" && u.Scheme != "https") {
+			return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "MCP console URL %q: give an absolute http(s) URL such as http://127.0.0.1:8080/#approvals", o.ConsoleURL)
+		}
 	}
 	if o.Threshold <= 0 {
 		o.Threshold = DefaultThreshold

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -106,6 +107,12 @@ type governanceConfig struct {
 type mcpConfig struct {
 	Mode      string `yaml:"mode"` // auto, full or deferred
 	Threshold int    `yaml:"threshold"`
+	// Elicitation is off, url (the default) or form: which elicitation
+	// answers of an agent's MCP client count (docs/governance.md).
+	Elicitation string `yaml:"elicitation"`
+	// ConsoleURL is where URL-mode elicitation sends the human; by default
+	// the console at the listen address.
+	ConsoleURL string `yaml:"consoleURL"`
 }
 
 type serveFlags struct {
@@ -124,6 +131,7 @@ type serveFlags struct {
 	canvas       panel.CanvasPolicy // the config file's canvasPolicy
 	canvasPreset string             // --canvas-policy
 	previewAddr  string
+	elicitation  string // --mcp-elicitation / mcp.elicitation
 }
 
 func newServe(g *globals) *cobra.Command {
@@ -150,7 +158,29 @@ func newServe(g *globals) *cobra.Command {
 	fl.DurationVar(&f.session.Reconnect, "reconnect-window", session.DefaultReconnect, "how long a browser call to a tab whose stream dropped waits for it to come back before SESSION_GONE (config sessions.reconnectWindow)")
 	fl.StringVar(&f.canvasPreset, "canvas-policy", "", "canvas policy preset for agents' panels: guarded (the default: composing asks the user) or open (agents change their own panels without asking)")
 	fl.StringVar(&f.previewAddr, "preview-addr", "", "serve the sandboxed code-preview origin on this address (off unless given), e.g. 127.0.0.2:7767; see docs/panels.md")
+	fl.StringVar(&f.elicitation, "mcp-elicitation", "url", "which MCP elicitation answers decide an agent's approval: url (a link to the console, where you decide), form (also the agent's own client UI, which then vouches for you) or off (config mcp.elicitation)")
 	return c
+}
+
+// elicitation parses --mcp-elicitation.
+func elicitation(v string) (mcpserver.Elicitation, error) {
+	switch v {
+	case "", "url":
+		return mcpserver.ElicitURL, nil
+	case string(mcpserver.ElicitOff), string(mcpserver.ElicitForm):
+		return mcpserver.Elicitation(v), nil
+	}
+	return "", fmt.Errorf("--mcp-elicitation %q: use url, form or off", v)
+}
+
+// consoleURL is the console's approvals view at the listen address (the
+// loopback address when it listens on all of them).
+func consoleURL(a net.Addr) string {
+	host := a.String()
+	if ta, ok := a.(*net.TCPAddr); ok && ta.IP.IsUnspecified() {
+		host = net.JoinHostPort("127.0.0.1", strconv.Itoa(ta.Port))
+	}
+	return "http://" + host + "/#approvals"
 }
 
 func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
@@ -165,6 +195,9 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 		return usageError{err, c.CommandPath()}
 	}
 	if err := checkWindows(f.session); err != nil {
+		return usageError{err, c.CommandPath()}
+	}
+	if f.mcp.Elicitation, err = elicitation(f.elicitation); err != nil {
 		return usageError{err, c.CommandPath()}
 	}
 	dir, err := daemon.DataDir(g.data)
@@ -224,6 +257,9 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 	}
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", g.addr, err)
+	}
+	if f.mcp.ConsoleURL == "" {
+		f.mcp.ConsoleURL = consoleURL(ln.Addr())
 	}
 	opts := daemon.Options{Store: store, AdminToken: token, AllowOrigins: f.allowOrigins, Logger: log, Demo: f.demo, Models: f.models,
 		Governance: f.governance, MCP: f.mcp, Session: f.session}
@@ -331,6 +367,13 @@ func applyConfig(c *cobra.Command, g *globals, f *serveFlags) error {
 			return fmt.Errorf("config %s: mcp.mode %q: use auto, full or deferred", g.config, m.Mode)
 		}
 		f.mcp.Threshold = m.Threshold
+		if m.Elicitation != "" && !set("mcp-elicitation") {
+			if _, err := elicitation(m.Elicitation); err != nil {
+				return fmt.Errorf("config %s: mcp.elicitation %q: use url, form or off", g.config, m.Elicitation)
+			}
+			f.elicitation = m.Elicitation
+		}
+		f.mcp.ConsoleURL = m.ConsoleURL
 	}
 	if cfg.LogLevel != "" && !set("log-level") {
 		f.logLevel = cfg.LogLevel

@@ -186,7 +186,8 @@ func (rt *Runtime) switchTabLocked(session, chat string) []*Run {
 	return nil
 }
 
-// checkOwner refuses a caller whose owner differs from the chat's. An
+// checkOwner refuses a caller whose owner differs from the chat's
+// (NOT_FOUND). An
 // empty owner (the admin) is never refused; a chat nobody owns yet becomes
 // the caller's when claim is set (a write: a run, a follow-up, a PUT), and
 // stays unowned on a read.
@@ -215,5 +216,7 @@ func (rt *Runtime) checkOwner(ctx context.Context, chatSessionID, owner string, 
 	if owner == "" || chat.owner == "" || chat.owner == owner {
 		return nil
 	}
-	return switchboard.Errorf(switchboard.CodeForbidden, "chat session %s belongs to another user", chatSessionID)
+	// Another user's chat is one this caller does not know: NOT_FOUND, not
+	// FORBIDDEN, so chat ids cannot be probed (History reads it as unknown).
+	return switchboard.Errorf(switchboard.CodeNotFound, "no chat session %s", chatSessionID)
 }

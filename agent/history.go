@@ -14,17 +14,22 @@ import (
 )
 
 // History returns the saved messages of a chat session; a chat with no
-// history has an empty array at revision 0.
+// history has an empty array at revision 0, and so has another owner's
+// chat (it reads as unknown: ids cannot be probed; CheckOwner tells).
 func (rt *Runtime) History(ctx context.Context, chatSessionID, owner string) (switchboard.ChatHistory, error) {
 	if rt.history == nil {
 		return switchboard.ChatHistory{}, errNoHistory()
 	}
+	unknown := switchboard.ChatHistory{SessionID: chatSessionID, Messages: json.RawMessage("[]")}
 	if err := rt.checkOwner(ctx, chatSessionID, owner, false); err != nil {
+		if switchboard.CodeOf(err) == switchboard.CodeNotFound { // another user's: read as an unknown one
+			return unknown, nil
+		}
 		return switchboard.ChatHistory{}, err
 	}
 	h, err := rt.history.ChatGet(ctx, chatSessionID)
 	if switchboard.CodeOf(err) == switchboard.CodeNotFound {
-		return switchboard.ChatHistory{SessionID: chatSessionID, Messages: json.RawMessage("[]")}, nil
+		return unknown, nil
 	}
 	return h, err
 }
@@ -45,6 +50,16 @@ func (rt *Runtime) PutHistory(ctx context.Context, chatSessionID, owner string, 
 	return rt.history.ChatPut(ctx, switchboard.ChatHistory{
 		SessionID: chatSessionID, Owner: owner, Messages: StripDataURLs(messages, rt.opts.MaxDataURLBytes), UpdatedAt: rt.now(),
 	})
+}
+
+// CheckOwner is nil when owner may read chat session chatSessionID (its
+// own, an unowned one, or any for the admin's empty owner), NOT_FOUND
+// otherwise (UNAVAILABLE without a history store).
+func (rt *Runtime) CheckOwner(ctx context.Context, chatSessionID, owner string) error {
+	if rt.history == nil {
+		return errNoHistory() // as History did for this check: no store, no owners to compare
+	}
+	return rt.checkOwner(ctx, chatSessionID, owner, false)
 }
 
 func errNoHistory() error {

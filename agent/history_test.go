@@ -43,8 +43,15 @@ func TestHistoryRoutesAndOwnership(t *testing.T) {
 	if err != nil || put.Revision != 1 || put.Owner != "session:alice" {
 		t.Fatalf("%+v %v", put, err)
 	}
-	if _, err := e.rt.History(ctx, "chat-h", "session:mallory"); switchboard.CodeOf(err) != switchboard.CodeForbidden {
-		t.Errorf("another owner: %v", err)
+	// Another owner's chat reads as an unknown one; CheckOwner tells.
+	if h, err := e.rt.History(ctx, "chat-h", "session:mallory"); err != nil || string(h.Messages) != "[]" || h.Revision != 0 {
+		t.Errorf("another owner: %+v %v", h, err)
+	}
+	if err := e.rt.CheckOwner(ctx, "chat-h", "session:mallory"); switchboard.CodeOf(err) != switchboard.CodeNotFound {
+		t.Errorf("another owner's check: %v", err)
+	}
+	if _, err := e.rt.PutHistory(ctx, "chat-h", "session:mallory", json.RawMessage(`[]`)); switchboard.CodeOf(err) != switchboard.CodeNotFound {
+		t.Errorf("another owner's put: %v", err)
 	}
 	if _, err := e.rt.History(ctx, "chat-h", ""); err != nil {
 		t.Errorf("the admin: %v", err)
@@ -63,7 +70,7 @@ func TestHistoryRoutesAndOwnership(t *testing.T) {
 	if len(msgs) != 4 || msgs[2].(map[string]any)["content"] != "hello" {
 		t.Errorf("model saw %v", msgs)
 	}
-	if _, err := e.rt.Start(ctx, agent.StartRequest{ThreadID: "chat-h", Owner: "session:mallory", Input: "x"}); switchboard.CodeOf(err) != switchboard.CodeForbidden {
+	if _, err := e.rt.Start(ctx, agent.StartRequest{ThreadID: "chat-h", Owner: "session:mallory", Input: "x"}); switchboard.CodeOf(err) != switchboard.CodeNotFound {
 		t.Errorf("start on another's chat: %v", err)
 	}
 }

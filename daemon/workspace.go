@@ -55,7 +55,7 @@ func (s digests) Digest(ctx context.Context, sessionID string) (json.RawMessage,
 		if err != nil {
 			user = unknownUser // a tab we cannot place sees no one's tabs but the daemon user's
 		}
-		ctx = workspace.WithUser(ctx, user)
+		ctx = workspace.WithTab(ctx, sessionID, user)
 	}
 	return s.w.DigestJSON(ctx)
 }

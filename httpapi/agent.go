@@ -101,7 +101,7 @@ func (s *Server) run(ctx context.Context, id string, c agentCaller) (*agent.Run,
 		return nil, err
 	}
 	if c.owner != "" && run.SessionID() != c.tab {
-		if _, err := s.opts.Agent.History(ctx, run.ThreadID(), c.owner); err != nil {
+		if err := s.opts.Agent.CheckOwner(ctx, run.ThreadID(), c.owner); err != nil {
 			return nil, switchboard.Errorf(switchboard.CodeNotFound, "no run %s", id)
 		}
 	}

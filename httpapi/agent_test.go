@@ -530,8 +530,21 @@ func TestSessionTokenRunsInItsTab(t *testing.T) {
 	if r := e.post(t, "POST", "/api/v1/runs", cred.SessionToken, `{"input":"x","sessionId":"`+other.SessionID+`"}`); r.StatusCode != http.StatusForbidden {
 		t.Errorf("naming another tab: %d", r.StatusCode)
 	}
-	if r := e.post(t, "GET", "/api/v1/agent/chat/chat-tab/messages", other.SessionToken, ""); r.StatusCode != http.StatusForbidden {
-		t.Errorf("another tab read the chat: %d", r.StatusCode)
+	// Another user's chat reads as an unknown one (security review F4):
+	// the same answer, so chat ids cannot be probed; writing it is NOT_FOUND.
+	readAs := func(id string) (int, string) {
+		r := e.post(t, "GET", "/api/v1/agent/chat/"+id+"/messages", other.SessionToken, "")
+		defer r.Body.Close()
+		b, _ := io.ReadAll(r.Body)
+		return r.StatusCode, strings.ReplaceAll(string(b), id, "ID")
+	}
+	if st, body := readAs("chat-tab"); st != http.StatusOK || strings.Contains(body, "show reports") {
+		t.Errorf("another tab read the chat: %d %s", st, body)
+	} else if st2, unknown := readAs("chat-nobody"); st2 != st || unknown != body {
+		t.Errorf("another user's chat reads %d %s, an unknown one %d %s", st, body, st2, unknown)
+	}
+	if r := e.post(t, "PUT", "/api/v1/agent/chat/chat-tab/messages", other.SessionToken, `[]`); r.StatusCode != http.StatusNotFound {
+		t.Errorf("another tab wrote the chat: %d", r.StatusCode)
 	}
 	if r := e.post(t, "GET", "/api/v1/runs/r-tab", other.SessionToken, ""); r.StatusCode != http.StatusNotFound {
 		t.Errorf("another tab saw the run: %d", r.StatusCode)

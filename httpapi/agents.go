@@ -118,6 +118,13 @@ func (s *Server) registerAgent(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, switchboard.Errorf(switchboard.CodeInvalidInput, "label is required: the name people see for this agent"))
 		return
 	}
+	if v.Principal.Kind == switchboard.PrincipalAgent && body.SessionID != "" {
+		// An agent token acts for the daemon's user: naming a tab would make
+		// its session that tab's agent (a handoff to it reaches the tab's
+		// assistant), whoever's tab it is.
+		s.writeError(w, r, switchboard.Errorf(switchboard.CodeForbidden, "an agent token may not bind an agent to a tab: leave sessionId out (only the admin token or the tab's own session token may name one)"))
+		return
+	}
 	if v.Principal.Kind == switchboard.PrincipalSession && body.SessionID != "" && body.SessionID != v.Principal.ID {
 		s.writeError(w, r, switchboard.Errorf(switchboard.CodeForbidden, "a tab registers agents only for itself (sessionId %s)", v.Principal.ID))
 		return

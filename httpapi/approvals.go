@@ -164,11 +164,13 @@ func (s *Server) getApproval(w http.ResponseWriter, r *http.Request) {
 	a, err := s.opts.Governance.Approvals.Get(r.Context(), r.PathValue("id"))
 	if err == nil {
 		if p := principal(r); p.Kind == switchboard.PrincipalAgent && a.Agent != p.String() {
-			err = switchboard.Errorf(switchboard.CodeNotFound, "no approval %q", r.PathValue("id"))
+			err = noApproval(r)
 		}
 		if _, ok := tabOf(r); ok && !s.tabApproval(r, a) {
-			err = switchboard.Errorf(switchboard.CodeNotFound, "no approval %q for this tab", r.PathValue("id"))
+			err = noApproval(r)
 		}
+	} else if switchboard.CodeOf(err) == switchboard.CodeNotFound {
+		err = noApproval(r)
 	}
 	if err != nil {
 		s.writeError(w, r, err)
@@ -207,10 +209,12 @@ func (s *Server) decideApproval(w http.ResponseWriter, r *http.Request) {
 		d.Channel = approval.ChannelCLI
 	}
 	if _, ok := tabOf(r); ok {
+		// One the tab may not decide is one it does not know: the same
+		// NOT_FOUND as an unknown id, so ids of other users' approvals
+		// cannot be probed.
 		a, err := s.opts.Governance.Approvals.Get(r.Context(), r.PathValue("id"))
-		if err == nil && !s.tabApproval(r, a) {
-			err = switchboard.Errorf(switchboard.CodeForbidden,
-				"a tab decides only its own assistant's calls in that tab and the waiting calls of background and external agents acting for its user; decide this one with the user's token (console or `switchboard approvals`)")
+		if (err == nil && !s.tabApproval(r, a)) || switchboard.CodeOf(err) == switchboard.CodeNotFound {
+			err = noApproval(r)
 		}
 		if err != nil {
 			s.writeError(w, r, err)
@@ -223,6 +227,12 @@ func (s *Server) decideApproval(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, a)
+}
+
+// noApproval is the answer about an approval id the caller does not know
+// or may not see: one answer for both, so ids cannot be probed.
+func noApproval(r *http.Request) error {
+	return switchboard.Errorf(switchboard.CodeNotFound, "no approval %q", r.PathValue("id"))
 }
 
 // tabApproval reports whether the request's tab may see and decide a

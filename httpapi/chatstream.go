@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/agent"
 	"github.com/switchboardhq/switchboard/agui"
 	"github.com/switchboardhq/switchboard/aisdk"
@@ -140,6 +141,12 @@ func (s *Server) activeChatRun(w http.ResponseWriter, r *http.Request, c agentCa
 		return nil, false
 	}
 	run, err := s.run(r.Context(), active.ID(), c)
+	if switchboard.CodeOf(err) == switchboard.CodeNotFound {
+		// Another user's chat: answered as one with no run, so chat ids
+		// cannot be probed.
+		w.WriteHeader(http.StatusNoContent)
+		return nil, false
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return nil, false

@@ -62,11 +62,17 @@ func newStaged(t *testing.T, h http.Handler) *stagedServer {
 // text delta and goes away, as a reload does; it returns the chat's run.
 func postThenLeave(t *testing.T, srv *stagedServer, rt *agent.Runtime, chat string) *agent.Run {
 	t.Helper()
+	return postThenLeaveAs(t, srv, rt, chat, token)
+}
+
+// postThenLeaveAs is postThenLeave with bearer tok.
+func postThenLeaveAs(t *testing.T, srv *stagedServer, rt *agent.Runtime, chat, tok string) *agent.Run {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	body := `{"id":"` + chat + `","trigger":"submit-message","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"say two words"}]}]}`
 	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/api/v1/agent/chat", strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Authorization", "Bearer "+tok)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -172,6 +178,41 @@ func TestAISDKChatStop(t *testing.T) {
 	}
 	if r := e.post(t, "GET", "/api/v1/agent/chat/never-ran/stream", token, ""); r.StatusCode != http.StatusNoContent {
 		t.Errorf("a chat with no run: %d", r.StatusCode)
+	}
+}
+
+// TestChatStreamOfAnotherUser (security review F4): another user's tab
+// gets, for a chat with a run in progress, the answer of a chat with no
+// run (204), and cannot stop it.
+func TestChatStreamOfAnotherUser(t *testing.T) {
+	e := newAssistant(t, true)
+	ctx := context.Background()
+	alice, err := e.admin.CreateSession(ctx, "user:alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob, err := e.admin.CreateSession(ctx, "user:bob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newStaged(t, e.srv.Config.Handler)
+	hold := make(chan struct{})
+	defer close(hold)
+	e.model.Push(modeltest.Turn{Text: "first second", ChunkSize: 6, Hold: hold})
+	run := postThenLeaveAs(t, srv, e.rt, "chat-alice", alice.SessionToken)
+	for _, m := range []string{"GET", "DELETE"} {
+		r := e.post(t, m, "/api/v1/agent/chat/chat-alice/stream", bob.SessionToken, "")
+		if r.StatusCode != http.StatusNoContent {
+			t.Errorf("bob's %s of alice's stream: %d", m, r.StatusCode)
+		}
+		r.Body.Close()
+	}
+	if st := run.Info().Status; st != switchboard.RunRunning {
+		t.Fatalf("alice's run after bob's stop: %s", st)
+	}
+	r := e.post(t, "DELETE", "/api/v1/agent/chat/chat-alice/stream", alice.SessionToken, "")
+	if got := decodeJSON(t, r); r.StatusCode != http.StatusOK || got["status"] != "cancelled" {
+		t.Fatalf("alice's stop: %d %v", r.StatusCode, got)
 	}
 }
 

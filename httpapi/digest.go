@@ -72,7 +72,7 @@ func (s *Server) getDigest(w http.ResponseWriter, r *http.Request) {
 			s.writeError(w, r, err)
 			return
 		}
-		ctx = workspace.WithUser(ctx, user)
+		ctx = workspace.WithTab(ctx, c.SessionID(), user)
 	}
 	body, err := s.opts.Workspace.DigestJSON(ctx)
 	if err != nil {

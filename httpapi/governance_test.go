@@ -319,8 +319,16 @@ func TestApprovalThroughTheTab(t *testing.T) {
 	if st, _, body := g.raw(t, tok.Token, "POST", "/api/v1/approvals/"+agentApproval, `{"decision":"approve"}`, nil); st != 403 || code(body) != "FORBIDDEN" {
 		t.Fatalf("the agent approving its own call: %d %v", st, body)
 	}
-	if st, _, body := g.raw(t, cred.SessionToken, "POST", "/api/v1/approvals/"+agentApproval, `{"decision":"approve"}`, nil); st != 403 || code(body) != "FORBIDDEN" {
-		t.Fatalf("a tab approving an external agent's call: %d %v", st, body)
+	// One the tab may not decide is as unknown to it as an id that does
+	// not exist: the same status, code and message (security review F4).
+	for _, id := range []string{agentApproval, "apr_nope"} {
+		for _, m := range []string{"POST", "GET"} {
+			st, _, body := g.raw(t, cred.SessionToken, m, "/api/v1/approvals/"+id, `{"decision":"approve"}`, nil)
+			msg, _ := body["error"].(map[string]any)["message"].(string)
+			if st != 404 || code(body) != "NOT_FOUND" || msg != fmt.Sprintf("no approval %q", id) {
+				t.Fatalf("a tab's %s of approval %s: %d %v", m, id, st, body)
+			}
+		}
 	}
 	if st, _, body := g.raw(t, cred.SessionToken, "GET", "/api/v1/approvals", "", nil); st != 200 || len(body["items"].([]any)) != 0 {
 		t.Fatalf("the tab lists an external agent's approval: %d %v", st, body)
@@ -355,7 +363,7 @@ func TestApprovalThroughTheTab(t *testing.T) {
 		req.SessionID != cred.SessionID || req.Class != switchboard.ClassMutate || req.ExpiresAt.IsZero() || req.Summary == "" || !strings.Contains(string(req.Input), "Ship it") {
 		t.Fatalf("approval.request %s", ev.Data)
 	}
-	if st, _, body := g.raw(t, bob.SessionToken, "POST", "/api/v1/approvals/"+req.ApprovalID, `{"decision":"deny"}`, nil); st != 403 || code(body) != "FORBIDDEN" {
+	if st, _, body := g.raw(t, bob.SessionToken, "POST", "/api/v1/approvals/"+req.ApprovalID, `{"decision":"deny"}`, nil); st != 404 || code(body) != "NOT_FOUND" {
 		t.Fatalf("another user's tab deciding: %d %v", st, body)
 	}
 	if st, _, _ := g.raw(t, bob.SessionToken, "GET", "/api/v1/approvals/"+req.ApprovalID, "", nil); st != 404 {

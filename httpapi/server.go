@@ -249,8 +249,11 @@ func (s *Server) admin(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		c, err := s.credential(r, "missing Authorization: Bearer token; the admin token is in <data>/admin.token", authn.Admin)
 		if err != nil {
-			if c.Kind == authn.Agent && c.Principal.ID != "" { // a valid agent token is FORBIDDEN here, not UNAUTHORIZED
+			switch {
+			case c.Kind == authn.Agent && c.Principal.ID != "": // a valid agent token is FORBIDDEN here, not UNAUTHORIZED
 				err = switchboard.Errorf(switchboard.CodeForbidden, "%s %s is for the user; %s's agent token cannot use it", r.Method, r.URL.Path, c.Principal)
+			case validSession(c):
+				err = switchboard.Errorf(switchboard.CodeForbidden, "%s %s needs the admin token; a tab's session token cannot use it", r.Method, r.URL.Path)
 			}
 			s.writeError(w, r, err)
 			return
@@ -274,6 +277,11 @@ func (s *Server) credential(r *http.Request, missing string, accept ...authn.Kin
 	}
 	return c, err
 }
+
+// validSession reports whether c is a tab's valid session token: on a
+// route that does not take one it is FORBIDDEN, not UNAUTHORIZED (the
+// token is good, the route is not the tab's).
+func validSession(c authn.Credential) bool { return c.Kind == authn.Session && c.SessionID() != "" }
 
 func bearer(r *http.Request) (string, bool) { return authn.Bearer(r) }
 

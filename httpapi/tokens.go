@@ -64,6 +64,9 @@ func (s *Server) caller(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		c, err := s.credential(r, "missing Authorization: Bearer token; the admin token is in <data>/admin.token, agents use their own token", authn.Admin, authn.Agent)
 		if err != nil {
+			if validSession(c) {
+				err = switchboard.Errorf(switchboard.CodeForbidden, "%s %s needs the admin token or an agent token; a tab's session token cannot use it", r.Method, r.URL.Path)
+			}
 			s.writeError(w, r, err)
 			return
 		}

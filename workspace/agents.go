@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/activity"
+	"github.com/switchboardhq/switchboard/internal/strictjson"
 )
 
 // Defaults for AgentsOptions.
@@ -209,6 +210,9 @@ func (a *Agents) newState(sp Spec) (*agentState, error) {
 	sp.Label = strings.TrimSpace(sp.Label)
 	if len(sp.Label) > maxLabel || len(sp.Task) > maxTask {
 		return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "label is limited to %d bytes and task to %d", maxLabel, maxTask)
+	}
+	if r, bad := strictjson.Invisible(sp.Label); bad {
+		return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "label contains the control or format character %U; send a label of visible characters", r)
 	}
 	if sp.Status == "" {
 		sp.Status = switchboard.AgentIdle

@@ -271,6 +271,20 @@ func WithUser(ctx context.Context, user string) context.Context {
 	return context.WithValue(ctx, userKey{}, normalUser(user))
 }
 
+type tabKey struct{}
+
+// WithTab is WithUser for a reader that is one tab (its session token, the
+// assistant running in it): the tab's own approvals are the ones it may
+// decide (TabMayDecide).
+func WithTab(ctx context.Context, sessionID, user string) context.Context {
+	return context.WithValue(WithUser(ctx, user), tabKey{}, sessionID)
+}
+
+func viewerTab(ctx context.Context) string {
+	s, _ := ctx.Value(tabKey{}).(string)
+	return s
+}
+
 func viewerUser(ctx context.Context) string {
 	u, _ := ctx.Value(userKey{}).(string)
 	return u

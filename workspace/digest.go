@@ -11,6 +11,7 @@ import (
 	"github.com/tiktoken-go/tokenizer"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/activity"
 )
 
 // The digest's own bounds, before the token budget: what one entry may
@@ -96,7 +97,7 @@ const maxCached = 256
 func readerKey(ctx context.Context) string {
 	p, _ := switchboard.PrincipalFrom(ctx)
 	agent, _ := switchboard.AgentSessionFrom(ctx) // its scope may limit panels; its handoffs
-	return p.String() + "\x00" + strings.Join(p.Allow, ",") + "\x00" + strings.Join(p.Deny, ",") + "\x00" + viewerUser(ctx) +
+	return p.String() + "\x00" + strings.Join(p.Allow, ",") + "\x00" + strings.Join(p.Deny, ",") + "\x00" + viewerUser(ctx) + "\x00" + viewerTab(ctx) +
 		"\x00" + strings.Join(p.Panels, ",") + "\x00" + strings.Join(p.Slots, ",") + "\x00" + agent
 }
 
@@ -110,6 +111,10 @@ func (w *Workspace) compile(ctx context.Context) (switchboard.WorkspaceDigest, e
 	if w.gate(ctx, ToolDescribeContext) {
 		d.Contexts, dropped = w.digestContexts(ctx)
 	}
+	own, err := w.ownerOf(ctx)
+	if err != nil {
+		return d, err
+	}
 	if w.opts.Agents != nil && w.gate(ctx, ToolAgentsList) {
 		agents, err := w.opts.Agents.List(ctx)
 		if err != nil {
@@ -119,7 +124,7 @@ func (w *Workspace) compile(ctx context.Context) (switchboard.WorkspaceDigest, e
 	}
 	if w.opts.Jobs != nil {
 		for _, j := range w.opts.Jobs.Running() {
-			if w.toolVisible(ctx, j.Tool) {
+			if w.toolVisible(ctx, j.Tool) && own.job(j) {
 				dj := switchboard.DigestJob{ID: j.ID, Capability: j.Tool, Scope: j.Caller, Status: string(j.Status)}
 				if j.Progress > 0 {
 					p := j.Progress
@@ -135,7 +140,7 @@ func (w *Workspace) compile(ctx context.Context) (switchboard.WorkspaceDigest, e
 			return d, err
 		}
 		for _, a := range pending {
-			if w.toolVisible(ctx, a.Tool) {
+			if w.toolVisible(ctx, a.Tool) && own.approval(a) {
 				da := switchboard.DigestApproval{ID: a.ID, AgentID: cmp.Or(a.AgentID, a.Agent),
 					Summary: clip(a.Summary, digestText), Escalated: a.Agent != switchboard.Assistant().String()}
 				if w.opts.Panels != nil {
@@ -149,15 +154,107 @@ func (w *Workspace) compile(ctx context.Context) (switchboard.WorkspaceDigest, e
 		d.Handoffs = digestHandoffs(w.opts.Handoffs.Handoffs(id))
 	}
 	if w.opts.Ledger != nil && w.gate(ctx, ToolActivityGet) {
-		entries, err := w.activity(ctx, switchboard.ActivityFilter{}, RecentActivity)
+		entries, err := w.activity(ctx, switchboard.ActivityFilter{}, activityScan)
 		if err != nil {
 			return d, err
 		}
 		for _, e := range entries {
+			if !own.entry(e) {
+				continue
+			}
 			d.RecentActivity = append(d.RecentActivity, switchboard.DigestActivity{Ts: e.Ts, Actor: e.Actor, Verb: e.Verb, Target: clip(e.Target, digestText)})
+		}
+		if n := len(d.RecentActivity); n > RecentActivity {
+			d.RecentActivity = d.RecentActivity[n-RecentActivity:]
 		}
 	}
 	return budget(&w.memo, d, dropped, w.opts.TargetTokens, w.opts.MaxTokens), nil
+}
+
+// owner is what belongs to the user a reader is bound to (a tab, the
+// assistant in a tab): the jobs, approvals and ledger entries of another
+// user are not in that reader's digest. An unbound reader (the admin, an
+// agent token, a tab opened without a user: the daemon's own user) owns
+// everything; agent tokens are limited by their scope instead.
+type owner struct {
+	all     bool
+	tab     string          // the reading tab, "" when none
+	user    string          // "user:alice"
+	actors  map[string]bool // the user, its tabs' session principals
+	tabs    map[string]bool // its tabs' session ids
+	agents  map[string]bool // its agent sessions' ids, runs and jobs
+	decides func(switchboard.ApprovalRequest) bool
+}
+
+// ownerOf gathers what the reader's user owns: its tabs, and the agent
+// sessions at work acting for it (agents.go decides which those are).
+func (w *Workspace) ownerOf(ctx context.Context) (owner, error) {
+	u := viewerUser(ctx)
+	if u == "" {
+		return owner{all: true}, nil
+	}
+	o := owner{tab: viewerTab(ctx), user: userOf(u), actors: map[string]bool{userOf(u): true},
+		tabs: map[string]bool{}, agents: map[string]bool{}}
+	w.mu.Lock()
+	for sid, t := range w.tabs {
+		if t.user == u {
+			o.tabs[sid] = true
+			o.actors[switchboard.Principal{Kind: switchboard.PrincipalSession, ID: sid}.String()] = true
+		}
+	}
+	w.mu.Unlock()
+	if o.tab != "" {
+		o.tabs[o.tab] = true
+		o.actors[switchboard.Principal{Kind: switchboard.PrincipalSession, ID: o.tab}.String()] = true
+	}
+	var reg *Agents
+	if w.opts.Agents != nil {
+		if l, ok := w.opts.Agents.(agentsLister); ok {
+			reg = l.a
+		}
+		sessions, err := w.opts.Agents.List(ctx) // bound to u: that user's sessions
+		if err != nil {
+			return o, err
+		}
+		for _, s := range sessions {
+			for _, id := range []string{s.ID, s.RunID, s.JobID} {
+				if id != "" {
+					o.agents[id] = true
+				}
+			}
+		}
+	}
+	o.decides = func(a switchboard.ApprovalRequest) bool { return TabMayDecide(reg, a, o.tab, u) }
+	return o, nil
+}
+
+// job: a job the user's tab, or one of its agent sessions, started.
+func (o owner) job(j switchboard.Job) bool {
+	return o.all || o.actors[j.Caller] || o.agents[j.ID] || (j.RunID != "" && o.agents[j.RunID])
+}
+
+// approval: the approvals route's rule for tabs (TabMayDecide).
+func (o owner) approval(a switchboard.ApprovalRequest) bool { return o.all || o.decides(a) }
+
+// entry: a ledger entry whose actor is the user or one of its tabs, or
+// whose details name one of its tabs or agent sessions, or an agent
+// session's status change.
+func (o owner) entry(e switchboard.ActivityEntry) bool {
+	if o.all || o.actors[e.Actor] {
+		return true
+	}
+	if e.Verb == activity.VerbAgentStatus && o.agents[e.Target] {
+		return true
+	}
+	var d struct {
+		SessionID string `json:"sessionId"`
+		AgentID   string `json:"agentId"`
+		RunID     string `json:"runId"`
+	}
+	if json.Unmarshal(e.Details, &d) != nil {
+		return false
+	}
+	return (d.SessionID != "" && o.tabs[d.SessionID]) || (d.AgentID != "" && o.agents[d.AgentID]) || (d.RunID != "" && o.agents[d.RunID])
 }
 
 // userOf names whose workspace this is.

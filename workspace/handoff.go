@@ -42,7 +42,8 @@ type HandoffRequest struct {
 // (Handoffs, which the digest reads) and, when the target is the built-in
 // assistant, queued as a system note for its tab's next turn. The target
 // must be a live session the caller may see (else AGENT_NOT_FOUND /
-// CONFLICT). The scope is what the task should be confined to: it grants
+// CONFLICT); a chat session in a tab, one the caller may also control or
+// whose user the caller's session acts for (else FORBIDDEN). The scope is what the task should be confined to: it grants
 // nothing (the target acts with its own credential and scope).
 func (a *Agents) Handoff(ctx context.Context, v Viewer, req HandoffRequest) (switchboard.AgentHandoff, error) {
 	req.Task = strings.TrimSpace(req.Task)
@@ -88,6 +89,12 @@ func (a *Agents) Handoff(ctx context.Context, v Viewer, req HandoffRequest) (swi
 		a.mu.Unlock()
 		return h, finished(s)
 	}
+	if st.s.Kind == switchboard.AgentChat && st.s.SessionID != "" && !v.canControl(st) && !a.actsForLocked(from, st.user) {
+		// Its note reaches a user's assistant in that tab: seeing the
+		// session (agents.list) is not enough to put a task there.
+		a.mu.Unlock()
+		return h, switchboard.Errorf(switchboard.CodeForbidden, "agent session %s is the assistant in a tab of another user: only that user, or an agent acting for them, may hand it a task", req.To)
+	}
 	if req.ReturnTo != "" {
 		if rt, ok := a.sessions[req.ReturnTo]; !ok || !v.canSee(rt) {
 			a.mu.Unlock()
@@ -112,6 +119,12 @@ func (a *Agents) Handoff(ctx context.Context, v Viewer, req HandoffRequest) (swi
 		}
 	}
 	return h, nil
+}
+
+// actsForLocked reports whether agent session id acts for user.
+func (a *Agents) actsForLocked(id, user string) bool {
+	st, ok := a.sessions[id]
+	return ok && id != "" && st.user == user
 }
 
 func orNone(s string) string {

@@ -127,14 +127,25 @@ func Check(raw []byte) *Fault {
 	}
 }
 
+// Invisible returns the first control or format character of s (NUL, a
+// newline, U+202E RIGHT-TO-LEFT OVERRIDE, ...): the rule for names people
+// read — member names here, labels elsewhere — since such a character can
+// hide or reorder what the reader sees.
+func Invisible(s string) (rune, bool) {
+	for _, r := range s {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			return r, true
+		}
+	}
+	return 0, false
+}
+
 // checkName refuses a name that repeats another of its object's in another
 // letter case, or that holds a control or format character. Exact
 // duplicates are jsontext's to find (its error names the pointer).
 func checkName(name string, names *map[string]string) string {
-	for _, r := range name {
-		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
-			return fmt.Sprintf("the key %q contains the control or format character %U; send keys of visible characters", name, r)
-		}
+	if r, bad := Invisible(name); bad {
+		return fmt.Sprintf("the key %q contains the control or format character %U; send keys of visible characters", name, r)
 	}
 	if *names == nil {
 		*names = map[string]string{}

@@ -1,0 +1,91 @@
+package daemon_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/switchboardhq/switchboard"
+)
+
+// TestTabDigestShowsOnlyItsUser: a tab's digest (its session token) holds
+// its own user's jobs, approvals and ledger entries, never another user's
+// (security review F2): the pending approval GET /approvals hides from the
+// tab, the running job and the ledger entries of the admin and its agents
+// are not there; the admin's digest still has them all.
+func TestTabDigestShowsOnlyItsUser(t *testing.T) {
+	t.Parallel()
+	e := newWorkspaceDaemon(t)
+	ctx := context.Background()
+	if err := e.d.RegisterFunc(ctx, switchboard.Tool{Name: "tasks.create", Description: "Create a task.", Class: switchboard.ClassMutate, InputSchema: objectSchema},
+		func(context.Context, json.RawMessage) (any, error) { return map[string]string{"id": "t1"}, nil }); err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	defer close(release)
+	if err := e.d.RegisterFunc(ctx, switchboard.Tool{Name: "report.build", Description: "Build a report.", Class: switchboard.ClassJob, InputSchema: objectSchema},
+		func(ctx context.Context, _ json.RawMessage) (any, error) {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return map[string]string{}, nil
+		}); err != nil {
+		t.Fatal(err)
+	}
+	var tok struct {
+		Token string `json:"token"`
+	}
+	if code, c := e.do(t, "POST", "/api/v1/tokens", wsToken, map[string]any{"agent": "secret-writer"}, &tok); code != http.StatusCreated {
+		t.Fatalf("token: %d %s", code, c)
+	}
+	alice := e.openSession(t, "alice")
+	if code, c := e.do(t, "PUT", "/api/v1/sessions/"+alice.SessionID+"/context", alice.SessionToken,
+		`{"contexts": [{"id": "home", "kind": "page", "label": "Home", "attention": "focused"}]}`, nil); code != 200 {
+		t.Fatalf("report: %d %s", code, c)
+	}
+	bob := e.openSession(t, "bob")
+	var resp switchboard.CallResponse
+	if code, c := e.do(t, "POST", "/api/v1/tools/report.build/call", wsToken, map[string]any{"input": map[string]any{}, "async": true}, &resp); code != http.StatusAccepted {
+		t.Fatalf("the admin's job: %d %s", code, c)
+	}
+	if code, c := e.do(t, "POST", "/api/v1/tools/tasks.create/call", tok.Token, map[string]any{"input": map[string]any{}, "async": true}, &resp); code != http.StatusAccepted {
+		t.Fatalf("the agent's call: %d %s", code, c)
+	}
+	digest := func(tok string) switchboard.WorkspaceDigest {
+		t.Helper()
+		var d switchboard.WorkspaceDigest
+		if code, c := e.do(t, "GET", "/api/v1/digest", tok, nil, &d); code != http.StatusOK {
+			t.Fatalf("digest: %d %s", code, c)
+		}
+		return d
+	}
+	admin := digest(wsToken)
+	if len(admin.PendingApprovals) != 1 || len(admin.Jobs) != 1 || len(admin.RecentActivity) == 0 {
+		t.Fatalf("the admin's digest: %+v", admin)
+	}
+	d := digest(alice.SessionToken)
+	if d.User != "user:alice" || len(d.Contexts) != 1 {
+		t.Fatalf("alice's digest: %+v", d)
+	}
+	if len(d.PendingApprovals) != 0 {
+		t.Errorf("alice's digest shows the admin's agent's approval: %+v", d.PendingApprovals)
+	}
+	if len(d.Jobs) != 0 {
+		t.Errorf("alice's digest shows the admin's job: %+v", d.Jobs)
+	}
+	for _, a := range d.RecentActivity {
+		if a.Actor != "user:alice" && a.Actor != "session:"+alice.SessionID || strings.Contains(a.Target, bob.SessionID) {
+			t.Errorf("alice's digest shows another's ledger entry: %+v", a)
+		}
+	}
+	// Her approvals route agrees: nothing pending is hers.
+	var list struct {
+		Items []switchboard.ApprovalRequest `json:"items"`
+	}
+	if code, c := e.do(t, "GET", "/api/v1/approvals?status=pending", alice.SessionToken, nil, &list); code != 200 || len(list.Items) != 0 {
+		t.Fatalf("alice's approvals: %d %s %+v", code, c, list.Items)
+	}
+}

@@ -75,7 +75,7 @@ func TestPanelsInChromium(t *testing.T) {
 		composed = v.InstanceID
 		sel := `[data-sb-instance="` + composed + `"]`
 		poll(t, ctx, `document.querySelectorAll('`+sel+` tbody tr').length === 6`)
-		if got := eval[string](t, ctx, `document.querySelector('`+sel+`').dataset.sbOrigin + " " + document.querySelector('`+sel+` [data-sb-badge]').textContent`); got != "agent Composed by the assistant" {
+		if got := eval[string](t, ctx, `document.querySelector('`+sel+`').dataset.sbOrigin + " " + document.querySelector('`+sel+` [data-sb-badge]').textContent`); got != "agent Composed by admin" { // composed through the admin's API: the chrome names who
 			t.Fatalf("badge: %q", got)
 		}
 		// Text is text: the markup-looking string is shown literally.

@@ -165,6 +165,10 @@ func TestThreeAgentsOnOnePage(t *testing.T) {
 	poll(t, ctx, `document.querySelector('`+card+`').dataset.sbcResolved === "approved"`)
 	panelB := composed.InstanceID
 	poll(t, ctx, `document.querySelectorAll('[data-sb-instance="`+panelB+`"] tbody tr').length === 6`)
+	// Attribution in the panel chrome: the MCP agent, not "the assistant".
+	if got := eval[string](t, ctx, `document.querySelector('[data-sb-instance="`+panelB+`"] [data-sb-badge]').textContent`); got != "Composed by claude" {
+		t.Errorf("panel B's provenance badge reads %q; want it to name the MCP agent", got)
+	}
 
 	// (1) The assistant opens panel A and fills it, then holds its last
 	// turn: its run stays at work (and keeps its lease) while the others act.
@@ -255,6 +259,8 @@ func TestThreeAgentsOnOnePage(t *testing.T) {
 		if v := eval[string](t, ctx, `document.querySelector('`+owner+`').value`); v != "Alex Doe" {
 			t.Fatalf("the refused fill changed the panel to %q", v)
 		}
+		// The tab shows who holds the panel.
+		poll(t, ctx, `(l => l && !l.hidden && l.textContent === "Being edited by the assistant" && l.dataset.sbLease === "`+assistant.ID+`")(document.querySelector('[data-sb-instance="`+panelA+`"] [data-sb-lease]'))`)
 	})
 
 	t.Run("(5) interrupting the job cancels it and its session", func(t *testing.T) {

@@ -136,6 +136,10 @@ type Snapshot struct {
 	Dirty       map[string][]string           `json:"dirty,omitempty"`
 	Filled      map[string][]string           `json:"filled,omitempty"`
 	Actions     map[string]ActionState        `json:"actions,omitempty"`
+	// ComposedBy is the principal that composed an agent panel
+	// ("agent:assistant", "agent:planner"): the renderer names it, so the
+	// user sees which agent made what.
+	ComposedBy string `json:"composedBy,omitempty"`
 	// Lease is the agent editing the panel now, if any (the renderer shows
 	// who; see Lease).
 	Lease *Lease `json:"lease,omitempty"`
@@ -154,6 +158,9 @@ func (in *instance) snapshot() Snapshot {
 		InstanceID: in.id, SessionID: in.session, Panel: in.panelID, Title: in.title, Slot: in.slot,
 		Origin: in.spec.Origin, Version: in.version, SpecVersion: in.specVersion, Spec: in.spec,
 		Values: map[string]map[string]any{}, Pinned: in.pinned && in.panelID == "",
+	}
+	if in.spec.Origin == panelspec.OriginAgent && in.owner.ID != "" {
+		sn.ComposedBy = in.owner.String()
 	}
 	if len(in.previews) > 0 {
 		sn.Previews = make(map[string]string, len(in.previews))

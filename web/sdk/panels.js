@@ -544,6 +544,12 @@ export function attachPanels(conn, { container, place, onError } = {}) {
   const items = new Map(); // instanceId → {snap, frame, body, local: Map, queue: Map(form → {path: value}), timer, inflight}
   const report = (err) => (onError ? onError(err) : console.warn("switchboard panels:", err));
 
+  // agentName is how the chrome names a principal: the built-in assistant
+  // as such, anyone else by id ("agent:planner" → "planner", "user:admin"
+  // → "admin", for a panel composed through the admin's API).
+  const agentName = (p) => (typeof p !== "string" || p === "" ? "an agent"
+    : p === "agent:assistant" ? "the assistant" : p.replace(/^(agent|user):/, ""));
+
   function frameFor(snap) {
     const body = el("div", { class: "sb-panel-body" });
     const close = text("button", "×", { type: "button", class: "sb-close", "aria-label": "Close panel", title: "Close" });
@@ -554,17 +560,21 @@ export function attachPanels(conn, { container, place, onError } = {}) {
     const agent = snap.origin === "agent";
     const draft = agent ? text("span", "Draft", { class: "sb-badge sb-draft", "data-sb-draft": "",
       title: "The assistant's next panel here replaces this one unless you pin it." }) : null;
+    // Who is editing the panel now (its lease): shown while one is held.
+    const lease = text("span", "", { class: "sb-badge sb-lease", "data-sb-lease": "" });
+    lease.hidden = true;
     const pin = agent ? text("button", "Pin", { type: "button", class: "sb-btn sb-btn-link sb-pin", "aria-label": "Pin panel (keep it)" }) : null;
     pin?.addEventListener("click", () => host.pin(snap.instanceId));
     const header = el("header", { class: "sb-panel-header" },
       text("span", snap.title || "Panel", { class: "sb-panel-name" }),
-      agent ? text("span", "Composed by the assistant", { class: "sb-badge", "data-sb-badge": "agent",
-        title: "The assistant made this panel. Its actions still ask for your approval." }) : null,
-      draft, pin, close);
+      agent ? text("span", `Composed by ${agentName(snap.composedBy)}`, { class: "sb-badge", "data-sb-badge": "agent",
+        "data-sb-agent": snap.composedBy || "",
+        title: `${agentName(snap.composedBy)} made this panel. Its actions still ask for your approval.` }) : null,
+      lease, draft, pin, close);
     const frame = el("article", { class: cls("sb-panel", agent && "sb-panel-agent"),
       "data-sb-instance": snap.instanceId, "data-sb-origin": agent ? "agent" : "host",
       "data-sb-panel": snap.panel || undefined }, header, body);
-    return { frame, body, draft, pin };
+    return { frame, body, draft, pin, lease };
   }
 
   // The canvas indicator: while the surface is open (the assistant changes
@@ -600,14 +610,19 @@ export function attachPanels(conn, { container, place, onError } = {}) {
     let it = items.get(snap.instanceId);
     if (it && (snap.version ?? 0) < (it.snap.version ?? 0)) return; // an older snapshot, overtaken
     if (!it) {
-      const { frame, body, draft, pin } = frameFor(snap);
-      it = { snap, frame, body, draft, pin, local: new Map(), queue: new Map(), timer: null, inflight: 0 };
+      const { frame, body, draft, pin, lease } = frameFor(snap);
+      it = { snap, frame, body, draft, pin, lease, local: new Map(), queue: new Map(), timer: null, inflight: 0 };
       items.set(snap.instanceId, it);
       const target = place?.(snap) ?? container;
       target.append(frame);
     }
     it.snap = snap;
     if (it.draft) it.draft.hidden = it.pin.hidden = snap.pinned === true;
+    const l = isObj(snap.lease) && Date.parse(snap.lease.expiresAt) > Date.now() ? snap.lease : null;
+    it.lease.hidden = !l;
+    it.lease.textContent = l ? `Being edited by ${agentName(l.principal)}` : "";
+    it.lease.dataset.sbLease = l ? String(l.agentId ?? "") : "";
+    it.lease.title = l ? `${agentName(l.principal)} holds this panel until ${new Date(l.expiresAt).toLocaleTimeString()}; your own edits always win.` : "";
     reconcile(it);
     const active = document.activeElement;
     const keep = active && it.body.contains(active) ? {

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-
-	"github.com/switchboardhq/switchboard/internal/strictjson"
 )
 
 // Message is one AG-UI conversation message. Content is text; a user or
@@ -99,7 +97,7 @@ func (m Message) MarshalJSON() ([]byte, error) {
 // ignore Parts.
 func (m *Message) UnmarshalJSON(b []byte) error {
 	var j messageJSON
-	if err := strictjson.Exact(b, &j); err != nil {
+	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
 	*m = Message{ID: j.ID, Role: j.Role, Name: j.Name, ToolCalls: j.ToolCalls, ToolCallID: j.ToolCallID, Error: j.Error}
@@ -109,7 +107,7 @@ func (m *Message) UnmarshalJSON(b []byte) error {
 	case c[0] == '"':
 		return json.Unmarshal(c, &m.Content)
 	case c[0] == '[':
-		if err := strictjson.Exact(c, &m.Parts); err != nil {
+		if err := json.Unmarshal(c, &m.Parts); err != nil {
 			return fmt.Errorf("content parts: %w", err)
 		}
 		var texts []string
@@ -165,7 +163,7 @@ type RunAgentInput struct {
 // are allowed (the AG-UI schemas are open), malformed known ones are not.
 func ParseRunAgentInput(b []byte) (RunAgentInput, error) {
 	var in RunAgentInput
-	if err := strictjson.Exact(b, &in); err != nil {
+	if err := json.Unmarshal(b, &in); err != nil {
 		return in, fmt.Errorf("RunAgentInput: %w", err)
 	}
 	if in.ThreadID == "" || in.RunID == "" {

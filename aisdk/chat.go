@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/switchboardhq/switchboard/agui"
-	"github.com/switchboardhq/switchboard/internal/strictjson"
 )
 
 // ChatRequest is the body useChat's DefaultChatTransport POSTs. Fields the
@@ -77,7 +76,7 @@ func ApprovalResponses(ms []UIMessage) []agui.ResumeEntry {
 // ParseChatRequest decodes a DefaultChatTransport body.
 func ParseChatRequest(b []byte) (ChatRequest, error) {
 	var req ChatRequest
-	if err := strictjson.Exact(b, &req); err != nil {
+	if err := json.Unmarshal(b, &req); err != nil {
 		return req, fmt.Errorf("chat request: %w", err)
 	}
 	var all map[string]json.RawMessage

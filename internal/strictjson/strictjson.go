@@ -333,12 +333,3 @@ func goTypeName(t reflect.Type) string {
 	}
 	return t.String()
 }
-
-// Exact decodes raw into v matching member names exactly (encoding/json
-// folds case, so "THREADID" would be read as threadId). Unlike Decode it
-// allows members v does not declare: the open protocol documents (AG-UI's
-// RunAgentInput, the AI SDK's chat request) carry members of their own.
-// Check the document with Envelope first.
-func Exact(raw []byte, v any) error {
-	return json.Unmarshal(raw, v)
-}

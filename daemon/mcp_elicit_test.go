@@ -318,8 +318,13 @@ func TestMCPElicitationURLLinksConsole(t *testing.T) {
 	if res.IsError || e.runs.Load() != 1 {
 		t.Fatalf("call %s, runs %d", text(res), e.runs.Load())
 	}
-	if id := <-complete; id != a.ID {
-		t.Fatalf("elicitation complete for %q, want %q", id, a.ID)
+	select {
+	case id := <-complete:
+		if id != a.ID {
+			t.Fatalf("elicitation complete for %q, want %q", id, a.ID)
+		}
+	case <-time.After(time.Minute): // a bound, not a timing assertion: fail rather than hang
+		t.Fatal("no notifications/elicitation/complete after the console decided")
 	}
 
 	// A client whose elicitation fails: the approval stays pending.

@@ -120,6 +120,21 @@ func (e *elicitor) stop() {
 	e.wg.Wait()
 }
 
+// decidedNow reports whether approval id of invocation inv is no longer
+// pending.
+func (e *elicitor) decidedNow(ctx context.Context, inv, id string) bool {
+	list, err := e.s.opts.Approvals.List(ctx, switchboard.ApprovalFilter{InvocationID: inv})
+	if err != nil {
+		return false
+	}
+	for _, a := range list {
+		if a.ID == id {
+			return a.Status != switchboard.ApprovalPending
+		}
+	}
+	return false
+}
+
 func (e *elicitor) ask(inv switchboard.Invocation) {
 	ctx, log := e.reqCtx, e.s.log
 	list, err := e.s.opts.Approvals.List(ctx, switchboard.ApprovalFilter{InvocationID: inv.ID, Status: switchboard.ApprovalPending, Limit: 1})
@@ -162,9 +177,14 @@ func (e *elicitor) ask(inv switchboard.Invocation) {
 		<-qctx.Done() // ends when decided (decided is then filled) or when the call ends
 		select {
 		case <-decided:
-			_ = e.ss.NotifyElicitationComplete(context.WithoutCancel(ctx), &mcp.ElicitationCompleteParams{ElicitationID: a.ID})
 		default:
+			// The call can end — cancelling the wait — before the waiter
+			// saw the decision that let it run: ask the store.
+			if !e.decidedNow(context.WithoutCancel(ctx), inv.ID, a.ID) {
+				return
+			}
 		}
+		_ = e.ss.NotifyElicitationComplete(context.WithoutCancel(ctx), &mcp.ElicitationCompleteParams{ElicitationID: a.ID})
 		return
 	default:
 		approve, _ = res.Content["approve"].(bool)

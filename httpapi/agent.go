@@ -209,6 +209,10 @@ func (s *Server) aguiRun(w http.ResponseWriter, r *http.Request, c agentCaller) 
 		s.writeError(w, r, err)
 		return
 	}
+	if err := strictjson.CaseExact(body, agui.RunAgentInput{}); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	in, err := agui.ParseRunAgentInput(body)
 	if err != nil {
 		s.writeError(w, r, switchboard.Errorf(switchboard.CodeInvalidInput, "%v", err))
@@ -250,6 +254,10 @@ func (s *Server) aguiRun(w http.ResponseWriter, r *http.Request, c agentCaller) 
 func (s *Server) aiSDKChat(w http.ResponseWriter, r *http.Request, c agentCaller) {
 	body, err := s.readBody(w, r)
 	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := strictjson.CaseExact(body, aisdk.ChatRequest{}); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

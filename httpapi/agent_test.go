@@ -608,3 +608,29 @@ func TestTypedClient(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// Issue 14 item 8: the protocol bodies' own members are matched exactly.
+// Their readers fold case and keep unknown members, so before the check a
+// lone THREADID was read as threadId, ROLE as role and ID as the chat id.
+func TestProtocolBodiesAreCaseExact(t *testing.T) {
+	e := newAssistant(t, false)
+	for _, tc := range []struct{ path, body, pointer string }{
+		{"/api/v1/agui", `{"THREADID":"t","threadId":"u","runId":"r","messages":[]}`, ""}, // a case-variant duplicate: the envelope check
+		{"/api/v1/agui", `{"THREADID":"t","runId":"r","messages":[]}`, "/THREADID"},
+		{"/api/v1/agui", `{"threadId":"t","runId":"r","messages":[{"id":"u1","ROLE":"user","content":"hi"}]}`, "/messages/0/ROLE"},
+		{"/api/v1/agent/chat", `{"ID":"chat-9","messages":[]}`, "/ID"},
+	} {
+		resp := e.post(t, "POST", tc.path, token, tc.body)
+		var env struct {
+			Error struct {
+				Code    string         `json:"code"`
+				Details map[string]any `json:"details"`
+			} `json:"error"`
+		}
+		json.NewDecoder(resp.Body).Decode(&env)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || env.Error.Code != "INVALID_INPUT" || (tc.pointer != "" && env.Error.Details["pointer"] != tc.pointer) {
+			t.Errorf("%s %s: %d %+v; want 400 INVALID_INPUT at %s", tc.path, tc.body, resp.StatusCode, env.Error, tc.pointer)
+		}
+	}
+}

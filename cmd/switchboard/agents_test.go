@@ -3,15 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/client"
-	"github.com/switchboardhq/switchboard/daemon"
-	"github.com/switchboardhq/switchboard/sqlite"
 )
 
 // TestAgentsCommands: `agents list` shows the sessions at work as a table
@@ -20,17 +16,7 @@ import (
 // AGENT_NOT_FOUND, each with exit code 1.
 func TestAgentsCommands(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "sb.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	d, err := daemon.New(ctx, daemon.Options{Store: st, AdminToken: testToken})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(d.Handler())
-	defer func() { srv.CloseClientConnections(); srv.Close(); d.Close() }()
+	_, srv := newTestDaemon(t)
 	cl := client.New(srv.URL, testToken, nil)
 	voice, err := cl.RegisterAgent(ctx, client.AgentSpec{Kind: switchboard.AgentVoice, Label: "Voice desk", Task: "taking notes"})
 	if err != nil {

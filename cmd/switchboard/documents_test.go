@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,10 +11,8 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/client"
-	"github.com/switchboardhq/switchboard/daemon"
 	"github.com/switchboardhq/switchboard/panel"
 	"github.com/switchboardhq/switchboard/panelspec"
-	"github.com/switchboardhq/switchboard/sqlite"
 )
 
 // TestDocumentsExport: `switchboard documents export` starts
@@ -25,17 +22,7 @@ import (
 // is a usage error and a panel without a document fails with its code.
 func TestDocumentsExport(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "sb.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	d, err := daemon.New(ctx, daemon.Options{Store: st, AdminToken: testToken})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(d.Handler())
-	defer func() { srv.CloseClientConnections(); srv.Close(); d.Close() }()
+	d, srv := newTestDaemon(t)
 	raw, err := os.ReadFile(filepath.Join("..", "..", "docexport", "testdata", "report.json"))
 	if err != nil {
 		t.Fatal(err)

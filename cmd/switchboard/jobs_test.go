@@ -3,15 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/client"
-	"github.com/switchboardhq/switchboard/daemon"
-	"github.com/switchboardhq/switchboard/sqlite"
 )
 
 // TestAsyncCallJobsAndInvocation: an agent's mutating call with --async
@@ -19,17 +15,7 @@ import (
 // job can be shown and cancelled from the CLI.
 func TestAsyncCallJobsAndInvocation(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "sb.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	d, err := daemon.New(ctx, daemon.Options{Store: st, AdminToken: testToken})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(d.Handler())
-	defer func() { srv.CloseClientConnections(); srv.Close(); d.Close() }()
+	d, srv := newTestDaemon(t)
 	obj := json.RawMessage(`{"type":"object"}`)
 	if err := d.RegisterFunc(ctx, switchboard.Tool{Name: "tasks.create", Description: "Create a task.", Class: switchboard.ClassMutate, InputSchema: obj},
 		func(context.Context, json.RawMessage) (any, error) { return map[string]string{"id": "t1"}, nil }); err != nil {

@@ -260,14 +260,26 @@ func TestMCPWithoutElicitationWaitsForConsole(t *testing.T) {
 func TestMCPConsoleDecidesWhileElicitationPending(t *testing.T) {
 	t.Parallel()
 	e := newElicitEnv(t, mcpserver.ElicitForm)
-	asked, withdrawn := make(chan struct{}), make(chan struct{})
+	// The withdrawal (notifications/cancelled) travels on the call's own
+	// stream, which may close first when the call ends at once; so the
+	// client answers when withdrawn or, failing that, when released.
+	asked, release := make(chan struct{}), make(chan struct{})
 	cs := e.connect(&mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		close(asked)
-		<-ctx.Done()
-		close(withdrawn)
+		select {
+		case <-ctx.Done():
+		case <-release:
+		}
 		// Answering yes after the console said no must change nothing.
 		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
 	}})
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
 	out := make(chan *mcp.CallToolResult, 1)
 	go func() { out <- e.place(cs, map[string]any{"qty": 4}, nil) }()
 	<-asked
@@ -276,7 +288,7 @@ func TestMCPConsoleDecidesWhileElicitationPending(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := <-out
-	<-withdrawn
+	close(release) // the late "yes", if the withdrawal did not arrive
 	if !res.IsError || !strings.Contains(text(res), "console says no") || e.runs.Load() != 0 {
 		t.Fatalf("call %s, runs %d", text(res), e.runs.Load())
 	}

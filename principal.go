@@ -27,6 +27,10 @@ type Principal struct {
 	Allow []string      `json:"allow,omitempty"`
 	Deny  []string      `json:"deny,omitempty"`
 	PanelScope
+	// Harness is the runtime binding an agent acts through (the chat's
+	// binding for the assistant, "mcp" for MCP clients): it decides which
+	// harness-contributed tools (Tool.Harness) the agent sees.
+	Harness string `json:"harness,omitempty"`
 }
 
 // String renders p as "kind:id", the actor name used in the ledger.

@@ -96,6 +96,12 @@ type Tool struct {
 	MaxConcurrency int      `json:"maxConcurrency,omitempty"`
 	UI             *UIMeta  `json:"ui,omitempty"`
 	Binding        *Binding `json:"binding,omitempty"`
+	// Harness, when set, names the one runtime binding that contributes
+	// this tool ("loop", "aisdk", "mcp" or a host's own binding): only
+	// agents running under that binding see and call it; every other agent
+	// gets TOOL_NOT_FOUND, as for a tool outside its scope. Operators (user
+	// principals) see it in listings with its harness named.
+	Harness string `json:"harness,omitempty"`
 	// Inverse undoes a call of this tool (see reversal.go); Reversible false
 	// says plainly that nothing can. Both unset: not declared, irreversible.
 	Inverse    *Inverse `json:"inverse,omitempty"`

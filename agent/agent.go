@@ -242,6 +242,14 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The run sees the tools its binding contributes: the host's binding
+	// of the chat if it names one, else the transport's.
+	who.Harness = req.Harness.Name
+	if rt.opts.Harness != nil {
+		if h, ok := rt.opts.Harness(ctx, req.ThreadID); ok && h.Name != "" {
+			who.Harness = h.Name
+		}
+	}
 	// Starts of one chat are serialized, so what a resume checked is what
 	// it decides.
 	rt.mu.Lock()
@@ -256,7 +264,7 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (*Run, error) {
 	var plan *resumePlan
 	if !busy && rt.approvals != nil {
 		var err error
-		if plan, err = rt.planResume(ctx, intr, req); err != nil {
+		if plan, err = rt.planResume(ctx, intr, req, who); err != nil {
 			return nil, err
 		}
 	} else if !busy && len(req.Resume) > 0 {

@@ -129,7 +129,7 @@ func (rt *Runtime) otherChatInterrupt(id, thread string) string {
 // anything changes: every open interrupt answered once, each still
 // pending and unexpired, each payload well formed, edited arguments valid
 // for the tool. Any failure refuses the run with nothing decided.
-func (rt *Runtime) planResume(ctx context.Context, intr *interruptState, req StartRequest) (*resumePlan, error) {
+func (rt *Runtime) planResume(ctx context.Context, intr *interruptState, req StartRequest, who switchboard.Principal) (*resumePlan, error) {
 	if intr == nil && len(req.Resume) == 0 {
 		return nil, nil
 	}
@@ -194,7 +194,7 @@ func (rt *Runtime) planResume(ctx context.Context, intr *interruptState, req Sta
 			if !act.approve {
 				return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "%s.payload has editedArgs but approved is false; edits come with an approval", at)
 			}
-			if err := rt.checkArgs(ctx, p.c, ans.EditedArgs); err != nil {
+			if err := rt.checkArgs(ctx, who, p.c, ans.EditedArgs); err != nil {
 				e := switchboard.AsError(err)
 				d, _ := e.Details.(map[string]any)
 				ptr, _ := d["pointer"].(string)
@@ -252,8 +252,8 @@ func decidedError(at string, a switchboard.ApprovalRequest) error {
 }
 
 // checkArgs validates edited arguments with the same schema the broker
-// validates the call with.
-func (rt *Runtime) checkArgs(ctx context.Context, c call, args json.RawMessage) error {
+// validates the call with, read as the run's assistant (who) reads it.
+func (rt *Runtime) checkArgs(ctx context.Context, who switchboard.Principal, c call, args json.RawMessage) error {
 	if t := strings.TrimSpace(string(args)); !strings.HasPrefix(t, "{") {
 		return switchboard.Errorf(switchboard.CodeInvalidInput, "the arguments must be a JSON object")
 	}
@@ -262,7 +262,7 @@ func (rt *Runtime) checkArgs(ctx context.Context, c call, args json.RawMessage) 
 		err error
 	)
 	if c.tool != nil && c.tool.kind == kindCatalog {
-		in, _, err = rt.reg.Schemas(switchboard.WithPrincipal(ctx, switchboard.Assistant()), c.name)
+		in, _, err = rt.reg.Schemas(switchboard.WithPrincipal(ctx, who), c.name)
 	} else if c.tool != nil {
 		in, err = schema.Compile(c.tool.schema)
 	}

@@ -72,11 +72,18 @@ func (s *Server) newHTTPHandler() http.Handler {
 func principal(ctx context.Context, extra *mcp.RequestExtra) (switchboard.Principal, bool) {
 	if extra != nil && extra.TokenInfo != nil {
 		if p, ok := extra.TokenInfo.Extra[principalKey].(switchboard.Principal); ok {
+			p.Harness = Harness
 			return p, true
 		}
 	}
-	return switchboard.PrincipalFrom(ctx)
+	p, ok := switchboard.PrincipalFrom(ctx)
+	p.Harness = Harness
+	return p, ok
 }
+
+// Harness is the runtime binding of MCP clients: a tool declared with
+// this harness (Tool.Harness) is offered only over MCP.
+const Harness = "mcp"
 
 // writeHTTPError answers a request refused before MCP with the daemon's
 // JSON error envelope.

@@ -34,6 +34,9 @@ var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_]*(\.[a-z0-9][a-z0-9_]*)+$`)
 // ValidName reports whether name fits the grammar.
 func ValidName(name string) bool { return len(name) <= MaxNameLen && nameRE.MatchString(name) }
 
+// harnessRE is the grammar of a runtime binding's name (Tool.Harness).
+var harnessRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
+
 var httpMethods = map[string]bool{"GET": true, "HEAD": true, "POST": true, "PUT": true, "PATCH": true, "DELETE": true}
 
 // Check validates one declaration and fills its defaults in place (surface
@@ -79,6 +82,10 @@ func Check(t *switchboard.Tool) error {
 	}
 	if err := checkUI(t); err != nil {
 		return err
+	}
+	if t.Harness != "" && !harnessRE.MatchString(t.Harness) {
+		return switchboard.Errorf(switchboard.CodeInvalidInput,
+			"tool %s: harness %q is not valid: name one runtime binding (\"loop\", \"aisdk\", \"mcp\" or the host's own) in lowercase letters, digits, _ and - (at most 32)", t.Name, t.Harness)
 	}
 	if t.TimeoutMs < 0 || t.TimeoutMs > MaxTimeoutMs || t.MaxConcurrency < 0 {
 		return switchboard.Errorf(switchboard.CodeInvalidInput, "tool %s: timeoutMs must be within 0..%d and maxConcurrency at least 0", t.Name, MaxTimeoutMs)

@@ -11,8 +11,10 @@ import (
 // in ctx (switchboard.PrincipalFrom) may see t — find it in a listing or a
 // search, describe it, and call it. Users, browser sessions and in-process
 // callers without a principal see everything; an agent sees a tool when
-// its scope allows the name (scope.Allows) and the tool is not user-only
-// for agents (its declared approval, or Options.Approval's verdict).
+// its scope allows the name (scope.Allows), the tool is not user-only
+// for agents (its declared approval, or Options.Approval's verdict), and a
+// tool a runtime binding contributes (Tool.Harness) is seen only by agents
+// acting through that binding (Principal.Harness).
 //
 // It lives here, and not in each transport or in the broker's policy,
 // because the registry is the one door every path reads the catalog
@@ -32,6 +34,9 @@ func (r *Registry) Visible(ctx context.Context, t switchboard.Tool) bool {
 	}
 	if r.approvalOf(t) == switchboard.ApprovalUserOnly {
 		return false
+	}
+	if t.Harness != "" && t.Harness != p.Harness {
+		return false // another runtime's own tool
 	}
 	return scope.Allows(p, t.Name)
 }

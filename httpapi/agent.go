@@ -93,6 +93,22 @@ func (c agentCaller) browserSession(named string) (string, error) {
 	return c.tab, nil
 }
 
+// resumeAsUser makes a tab's resume (AG-UI resume, AI SDK approval
+// responses) decide its approvals as the tab's user, as the approvals
+// routes do: only a user decides, and a tab is its user's own. Which
+// interrupts it may answer — its own chat's, bound to their calls — the
+// runtime checks (planResume).
+func (s *Server) resumeAsUser(r *http.Request, c agentCaller, resume int) (*http.Request, error) {
+	if c.tab == "" || resume == 0 {
+		return r, nil
+	}
+	p, err := s.tabUser(r.Context(), c.tab)
+	if err != nil {
+		return r, err
+	}
+	return r.WithContext(switchboard.WithPrincipal(r.Context(), p)), nil
+}
+
 // run finds a run the caller may see: a tab sees the runs in its tab and
 // those of chats it owns.
 func (s *Server) run(ctx context.Context, id string, c agentCaller) (*agent.Run, error) {
@@ -234,6 +250,10 @@ func (s *Server) aguiRun(w http.ResponseWriter, r *http.Request, c agentCaller) 
 		s.writeError(w, r, err)
 		return
 	}
+	if r, err = s.resumeAsUser(r, c, len(in.Resume)); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	run, err := s.opts.Agent.Start(r.Context(), agent.StartRequest{
 		RunID: in.RunID, ThreadID: in.ThreadID, SessionID: tab, Model: props.Model,
 		Messages: in.Messages, Tools: in.Tools, Context: in.Context, State: in.State, Resume: in.Resume,
@@ -294,9 +314,14 @@ func (s *Server) aiSDKChat(w http.ResponseWriter, r *http.Request, c agentCaller
 	if conv == nil {
 		conv = []agui.Message{}
 	}
+	resume := aisdk.ApprovalResponses(msgs)
+	if r, err = s.resumeAsUser(r, c, len(resume)); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	run, err := s.opts.Agent.Start(r.Context(), agent.StartRequest{
 		ThreadID: req.ID, SessionID: tab, Model: extra.Model, Messages: conv, Owner: c.owner, Harness: agent.HarnessAISDK,
-		Resume: aisdk.ApprovalResponses(msgs), Interrupts: true,
+		Resume: resume, Interrupts: true,
 	})
 	if err != nil {
 		s.writeError(w, r, err)

@@ -99,21 +99,33 @@ func (s *Server) decider(h http.HandlerFunc) http.HandlerFunc {
 			return
 		}
 		sid := c.SessionID()
-		user := ""
-		if f := s.opts.Governance.SessionUser; f != nil {
-			if user, err = f(r.Context(), sid); err != nil {
-				s.writeError(w, r, err)
-				return
-			}
-		}
-		p, ok := switchboard.UserPrincipal(user)
-		if !ok {
-			p.ID = "admin" // a session opened without naming a user is the daemon's user
+		p, err := s.tabUser(r.Context(), sid)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
 		}
 		ctx := switchboard.WithPrincipal(r.Context(), p)
 		ctx = context.WithValue(ctx, tabKey{}, tab{sid, p.String()})
 		h(w, r.WithContext(withChannel(ctx, approval.ChannelSDK)))
 	}
+}
+
+// tabUser is the signed-in user a browser session stands for: a tab's
+// decision is its user's (the one rule for tabs that decide, used by the
+// approvals routes and by a resume on the assistant's routes).
+func (s *Server) tabUser(ctx context.Context, sid string) (switchboard.Principal, error) {
+	user := ""
+	if f := s.opts.Governance.SessionUser; f != nil {
+		var err error
+		if user, err = f(ctx, sid); err != nil {
+			return switchboard.Principal{}, err
+		}
+	}
+	p, ok := switchboard.UserPrincipal(user)
+	if !ok {
+		p.ID = "admin" // a session opened without naming a user is the daemon's user
+	}
+	return p, nil
 }
 
 // listApprovals: pending by default (?status=pending|approved|denied|

@@ -315,4 +315,35 @@ func TestCopilotKitInChromium(t *testing.T) {
 		}
 		ckShot(t, ctx, "copilotkit-denied")
 	})
+
+	t.Run("a cancelled run never reaches the backend", func(t *testing.T) {
+		// Known gap, left for a decision: switchboard ends a run cancelled at
+		// its interrupt with outcome {type: "cancelled"} (@ag-ui/core 1.0.0
+		// has it), but CopilotKit 1.74/1.75 bundles @ag-ui/core 0.0.59, whose
+		// schema knows only "success" | "interrupt" and refuses the event,
+		// so cancel() leaves the page with an error (the approval itself is
+		// denied and nothing runs). Enable once the server speaks to such
+		// clients in their terms or CopilotKit moves to @ag-ui/core 1.x.
+		t.Skip(`CopilotKit 1.74/1.75's @ag-ui/core 0.0.59 refuses RUN_FINISHED {outcome: {type: "cancelled"}} (see docs/frontends-copilotkit.md)`)
+		a.llm.Push(modeltest.Turn{ToolCalls: []modeltest.Call{{ID: "call_c1", Name: "tasks_close", Args: `{"taskId":"T-19"}`}}})
+		ckSend(t, ctx, "Close task T-19")
+		poll(t, ctx, `document.querySelector(".approval-card .approval-args")?.textContent.includes("T-19")`)
+		pending, err := a.admin.Approvals(context.Background(), client.ApprovalQuery{})
+		if err != nil || len(pending) != 1 {
+			t.Fatalf("pending approvals %+v (%v)", pending, err)
+		}
+		click(t, ctx, ".approval-card button.cancel")
+		poll(t, ctx, `!document.querySelector(".approval-card")`)
+		waitDaemon(t, "the approval to be settled", func() bool {
+			got, err := a.admin.Approval(context.Background(), pending[0].ID)
+			return err == nil && got.Status == switchboard.ApprovalDenied
+		})
+		if n := a.closes.Load(); n != 1 {
+			t.Fatalf("the backend saw %d calls, want still the one approved before", n)
+		}
+		// The chat goes on: the next turn is answered.
+		a.llm.Push(modeltest.Turn{Text: "Still here."})
+		ckSend(t, ctx, "Are you there?")
+		poll(t, ctx, ckText+`.includes("Still here.")`)
+	})
 }

@@ -96,14 +96,18 @@ func (r *Run) Waiting() []string {
 }
 
 // append encodes ev and adds it to the log, waking subscribers.
-func (r *Run) append(ev agui.Event) {
+func (r *Run) append(ev agui.Event) { r.add(ev, false) }
+
+// add is append; an event from outside the loop (Emit) is dropped while
+// the log holds no RUN_STARTED yet.
+func (r *Run) add(ev agui.Event, outside bool) {
 	b, err := agui.Marshal(ev)
 	if err != nil { // events are plain structs; only a bad Custom value fails
 		b, _ = agui.Marshal(&agui.Custom{Name: "switchboard.encode_error", Value: err.Error()})
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.closed {
+	if r.closed || outside && len(r.records) == 0 {
 		return
 	}
 	if len(r.records) >= r.maxEvents && isDelta(ev) {

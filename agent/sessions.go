@@ -27,8 +27,14 @@ type RunSessions interface {
 func (r *Run) Owner() string { return r.owner }
 
 // Emit adds an event from outside the loop (the daemon's
-// switchboard.agent.status). A finished run's stream takes nothing more.
-func (r *Run) Emit(ev agui.Event) { r.append(ev) }
+// switchboard.agent.status). A run's stream is one AG-UI run, which
+// clients verify: it starts with RUN_STARTED and nothing follows
+// RUN_FINISHED or RUN_ERROR. So a run takes nothing from outside before
+// its loop has started it, nor after it has finished. (A run created but
+// not yet started is not rare: CopilotKit resumes an interrupt under the
+// interrupted run's own id, and the interrupted run's agent session ends
+// — and says so to "its" run — while the resuming run is being set up.)
+func (r *Run) Emit(ev agui.Event) { r.add(ev, true) }
 
 // withNotes appends the run's workspace notes to the system prompt, each
 // inside the tagged-data wrapper tool results travel in (trust.go): they

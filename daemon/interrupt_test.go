@@ -286,6 +286,46 @@ func TestParkedRunSessionEndsWhenAnswered(t *testing.T) {
 	}
 }
 
+// TestResumeUnderTheSameRunIDStartsWithRunStarted is CopilotKit's resume
+// (it re-sends the interrupted run's own runId) through the whole daemon:
+// deciding the approval ends the parked run's agent session, whose status
+// event must not land in the resuming run's stream before its RUN_STARTED
+// (@ag-ui/client refuses such a stream: "First event must be
+// 'RUN_STARTED'"). The stream is one well-formed run, and the call runs.
+func TestResumeUnderTheSameRunIDStartsWithRunStarted(t *testing.T) {
+	t.Parallel()
+	m := modeltest.NewOpenAI(t, modeltest.Turn{ToolCalls: []modeltest.Call{{ID: "c1", Name: "tasks_create", Args: `{}`}}}, modeltest.Turn{Text: "Created."})
+	e := newWorkspaceDaemonWith(t, daemon.Options{Models: map[string]model.Config{"default": {Provider: "openai", Model: "scripted", BaseURL: m.BaseURL()}}})
+	ran := make(chan struct{}, 2)
+	if err := e.d.RegisterFunc(context.Background(), switchboard.Tool{Name: "tasks.create", Description: "Create a task.", Class: switchboard.ClassMutate, InputSchema: objectSchema},
+		func(context.Context, json.RawMessage) (any, error) {
+			ran <- struct{}{}
+			return map[string]string{"id": "t1"}, nil
+		}); err != nil {
+		t.Fatal(err)
+	}
+	evs := sseEvents(t, postAGUI(t, e, `{"threadId":"chat-same","runId":"run-same","messages":[{"id":"u1","role":"user","content":"create a task"}],"tools":[],"context":[]}`))
+	apr := evs[len(evs)-1]["outcome"].(map[string]any)["interrupts"].([]any)[0].(map[string]any)["id"].(string)
+	if ag := agentOf(t, e, "chat"); ag["status"] != "waiting_approval" {
+		t.Fatalf("parked: %v", ag)
+	}
+	evs = sseEvents(t, postAGUI(t, e, `{"threadId":"chat-same","runId":"run-same","messages":[],"tools":[],"context":[],
+		"resume":[{"interruptId":"`+apr+`","status":"resolved","payload":{"approved":true}}]}`))
+	var types []string
+	for _, ev := range evs {
+		types = append(types, ev["type"].(string))
+	}
+	if len(types) == 0 || types[0] != "RUN_STARTED" || types[len(types)-1] != "RUN_FINISHED" || evs[len(evs)-1]["runId"] != "run-same" {
+		t.Fatalf("the resumed run's stream: %v", types)
+	}
+	if n := strings.Count(strings.Join(types, ","), "RUN_STARTED"); n != 1 {
+		t.Fatalf("%d RUN_STARTED in %v", n, types)
+	}
+	if len(ran) != 1 {
+		t.Fatalf("the approved call ran %d times", len(ran))
+	}
+}
+
 // TestInterruptReleasesLeases: a panel lease ends when its holding agent
 // session ends — here by an interrupt — so another agent's edit goes
 // through at once instead of meeting LEASE_HELD until the lease expires.

@@ -114,6 +114,8 @@ type Daemon struct {
 	resumed resumed // calls awaiting an approval that outlived a restart (sweep.go)
 	demoKey string  // the demo page's key; "" without --demo
 
+	stopCatalog func() // daemon/catalogbus.go
+
 	log  *slog.Logger
 	auth *authn.Authenticator // the one login check, handed to every transport
 	api  *httpapi.Server
@@ -153,6 +155,9 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 		return nil, err
 	}
 	d.Registry = reg
+	if err := d.relayCatalog(opts.Bus, reg); err != nil {
+		return nil, err
+	}
 	d.startAgents(opts)
 	if err := d.startSessions(ctx, opts); err != nil {
 		return nil, err
@@ -233,6 +238,9 @@ func (d *Daemon) Close() error {
 	d.closeWorkspace()
 	d.Broker.Close()
 	d.Sessions.Shutdown() // ends every tab stream so graceful shutdown completes
+	if d.stopCatalog != nil {
+		d.stopCatalog()
+	}
 	return nil
 }
 
@@ -246,6 +254,8 @@ func (d *Daemon) startSessions(ctx context.Context, opts Options) error {
 	}
 	so := opts.Session
 	so.Store, so.Bus, so.Logger = opts.Store, opts.Bus, d.log
+	so.Presence = true // replicas that share the bus reach each other's tabs (session/presence.go)
+	so.Presence = true // replicas sharing the bus reach each other's tabs
 	var err error
 	d.Sessions, err = session.New(so)
 	return err

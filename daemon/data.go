@@ -86,7 +86,7 @@ func OpenStore(ctx context.Context, spec, dataDir string, opts ...StoreOption) (
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://") {
+	if isPostgres(spec) {
 		return postgres.Open(ctx, spec, &postgres.Options{Durability: o.durability})
 	}
 	if spec != "" && spec != "sqlite" {
@@ -104,6 +104,11 @@ func OpenStore(ctx context.Context, spec, dataDir string, opts ...StoreOption) (
 	}
 	f.Close()
 	return sqlite.Open(ctx, path, &sqlite.Options{Durability: o.durability})
+}
+
+// isPostgres reports whether a store spec names Postgres.
+func isPostgres(spec string) bool {
+	return strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://")
 }
 
 // StoreOption tunes OpenStore.

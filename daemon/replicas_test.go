@@ -16,20 +16,32 @@ import (
 )
 
 // replicas starts two daemons over one database (two stores on one SQLite
-// file, or on one Postgres schema) sharing a bus, as replicas behind a
-// load balancer do, and returns an admin client for each.
+// file sharing an in-process bus, or on one Postgres schema each with its
+// own Postgres bus, as two processes have), as replicas behind a load
+// balancer, and returns an admin client for each.
 func replicas(t *testing.T, d durable) (a, b *client.Client) {
 	t.Helper()
-	shared := bus.NewLocal()
+	var shared bus.Bus = bus.NewLocal()
 	var cs [2]*client.Client
 	for i := range cs {
 		st := d.open(t)
-		dm, err := daemon.New(context.Background(), daemon.Options{Store: st, AdminToken: "replica-token", Bus: shared})
+		b := shared
+		if d.bus != nil {
+			b = d.bus(t)
+		}
+		dm, err := daemon.New(context.Background(), daemon.Options{Store: st, AdminToken: "replica-token", Bus: b})
 		if err != nil {
 			t.Fatal(err)
 		}
 		srv := httptest.NewServer(dm.Handler())
-		t.Cleanup(func() { srv.Close(); dm.Close(); st.Close() })
+		t.Cleanup(func() {
+			srv.Close()
+			dm.Close()
+			if c, ok := b.(interface{ Close() error }); ok && d.bus != nil {
+				c.Close()
+			}
+			st.Close()
+		})
 		cs[i] = client.New(srv.URL, "replica-token", nil)
 	}
 	return cs[0], cs[1]

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/bus"
 	"github.com/switchboardhq/switchboard/postgres"
 	"github.com/switchboardhq/switchboard/sqlite"
 )
@@ -28,6 +29,9 @@ type durable struct {
 	exec func(t *testing.T, query string, args ...any)
 	// now is an SQL expression for the current time in a created_at column.
 	now string
+	// bus, if set, opens a bus of the kind one process would have over the
+	// database (Postgres: its own LISTEN/NOTIFY bus); the test closes it.
+	bus func(t *testing.T) bus.Bus
 }
 
 // durables returns a fresh SQLite file, and a fresh Postgres schema when
@@ -64,6 +68,13 @@ func durables(t *testing.T) []durable {
 	schema := pgSchema(t, dsn)
 	return append(out, durable{
 		name: "postgres",
+		bus: func(t *testing.T) bus.Bus {
+			b, err := bus.OpenPostgres(context.Background(), dsn, &bus.PostgresOptions{Schema: schema})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b
+		},
 		open: func(t *testing.T) switchboard.Store {
 			st, err := postgres.Open(context.Background(), dsn, &postgres.Options{Schema: schema, MaxConns: 8})
 			if err != nil {

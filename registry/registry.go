@@ -106,6 +106,10 @@ func (e *entry) schemas() (in, out *schema.Schema, err error) {
 // have changed, e.g. after a reload).
 type Change struct {
 	Names []string
+	// Local is true when this registry made the change (Register,
+	// Unregister), false when it found another replica's write; the
+	// daemon tells the other replicas about local changes only.
+	Local bool
 }
 
 // New loads the catalog from store.
@@ -194,10 +198,18 @@ func (r *Registry) mergeLocked(name string) *entry {
 	return e
 }
 
+// Refresh checks the store's catalog revision now, reloading and
+// notifying subscribers when another replica changed the catalog: what
+// the daemon calls when the bus says so, so list_changed and the search
+// index follow at once rather than at the next read after RefreshInterval.
+func (r *Registry) Refresh(ctx context.Context) error { return r.check(ctx, true) }
+
 // fresh makes sure the cache reflects writes by other replicas.
-func (r *Registry) fresh(ctx context.Context) error {
+func (r *Registry) fresh(ctx context.Context) error { return r.check(ctx, false) }
+
+func (r *Registry) check(ctx context.Context, now bool) error {
 	r.mu.RLock()
-	due := r.now().Sub(r.checked) >= r.refresh
+	due := now || r.now().Sub(r.checked) >= r.refresh
 	r.mu.RUnlock()
 	if !due {
 		return nil
@@ -343,7 +355,7 @@ func (r *Registry) applyLocked(ctx context.Context, names []string, apply func(r
 		if err := r.reloadLocked(ctx); err != nil {
 			return err
 		}
-		go r.notify(Change{})
+		go r.notify(Change{Local: true})
 		return nil
 	}
 	apply(rev)
@@ -358,7 +370,7 @@ func (r *Registry) applyLocked(ctx context.Context, names []string, apply func(r
 		}
 	}
 	r.rev, r.checked = rev, r.now()
-	go r.notify(Change{Names: names})
+	go r.notify(Change{Names: names, Local: true})
 	return nil
 }
 

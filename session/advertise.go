@@ -156,6 +156,11 @@ func (m *Manager) Resolve(ctx context.Context, tool, sessionID, runID string, vi
 		sessionID = m.runs[runID]
 	}
 	if sessionID != "" {
+		if rt := m.remoteLocked(sessionID); rt != nil && rt.waiting {
+			tg, err := remoteResolve(sessionID, rt, tool, visible)
+			m.mu.Unlock()
+			return tg, err
+		}
 		st := m.sessions[sessionID]
 		if st == nil || !st.reachable() {
 			down := st != nil && st.kept()
@@ -204,7 +209,40 @@ func (m *Manager) Resolve(ctx context.Context, tool, sessionID, runID string, vi
 			reconnecting = append(reconnecting, st)
 		}
 	}
-	if len(found) == 0 && len(reconnecting) == 1 {
+	// Other replicas' tabs (presence.go) count like this replica's.
+	var remoteUp, remoteWaiting []string
+	for id := range m.remote {
+		rt := m.remoteLocked(id)
+		if rt == nil || rt.tools[tool] == nil || !visible(rt.tools[tool].tool) {
+			continue
+		}
+		switch {
+		case rt.up:
+			remoteUp = append(remoteUp, id)
+		case rt.waiting:
+			remoteWaiting = append(remoteWaiting, id)
+		}
+	}
+	switch {
+	case len(found) == 0 && len(remoteUp) == 1:
+		id := remoteUp[0]
+		tg := remoteTarget(id, m.remote[id].tools[tool])
+		m.mu.Unlock()
+		return tg, nil
+	case len(found)+len(remoteUp) == 0 && len(reconnecting) == 0 && len(remoteWaiting) == 1:
+		id := remoteWaiting[0] // a reload in progress on another replica
+		tg := remoteTarget(id, m.remote[id].tools[tool])
+		m.mu.Unlock()
+		return tg, nil
+	case len(remoteUp) > 0 && len(found)+len(remoteUp) > 1:
+		m.mu.Unlock()
+		ids := append(idsOf(found), remoteUp...)
+		slices.Sort(ids)
+		return broker.Target{}, switchboard.Errorf(switchboard.CodeInvalidInput,
+			"the browser tool %s is live in %d tabs; say which one with sessionId", tool, len(ids)).
+			WithDetails(map[string]any{"candidates": ids})
+	}
+	if len(found) == 0 && len(reconnecting) == 1 && len(remoteWaiting) == 0 {
 		found = reconnecting // a reload in progress: wait for it
 	}
 	switch len(found) {
@@ -274,4 +312,21 @@ func listOrNone(names []string) string {
 		return "none"
 	}
 	return strings.Join(names, ", ")
+}
+
+// remoteResolve is Resolve's answer for a named tab another replica holds.
+func remoteResolve(id string, rt *remoteTab, tool string, visible func(switchboard.Tool) bool) (broker.Target, error) {
+	if lt := rt.tools[tool]; lt != nil && visible(lt.tool) {
+		return remoteTarget(id, lt), nil
+	}
+	names := make([]string, 0, len(rt.tools))
+	for name, lt := range rt.tools {
+		if visible(lt.tool) {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return broker.Target{}, switchboard.Errorf(switchboard.CodeToolUnavailable,
+		"session %s does not advertise the browser tool %s (it has: %s)", id, tool, listOrNone(names)).
+		WithDetails(map[string]any{"sessionId": id, "tools": names})
 }

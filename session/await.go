@@ -73,6 +73,10 @@ func (m *Manager) Await(ctx context.Context, inv switchboard.Invocation, t broke
 	st := m.sessions[t.SessionID]
 	live := st != nil && st.reachable()
 	down := st != nil && st.kept()
+	if rt := m.remoteLocked(t.SessionID); !live && rt != nil {
+		// Held by another replica: the request crosses on the bus.
+		live, down = rt.waiting, down || !rt.waiting
+	}
 	m.waiters[inv.ID] = &waiter{inv: inv, outp: t.Output}
 	m.mu.Unlock()
 	defer func() {

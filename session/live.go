@@ -28,8 +28,9 @@ func (w *toolWatch) notify() {
 }
 
 // LiveTools returns every browser tool advertised by a tab with a connected
-// stream on this process (a tab whose stream dropped is not offered), each with Origin.SessionID naming its tab, sorted by name
-// then session.
+// stream, on this process or announced by another replica (presence.go);
+// a tab whose stream dropped is not offered. Each names its tab in
+// Origin.SessionID; sorted by name then session.
 func (m *Manager) LiveTools() []switchboard.Tool {
 	m.mu.Lock()
 	var out []switchboard.Tool
@@ -38,6 +39,7 @@ func (m *Manager) LiveTools() []switchboard.Tool {
 			out = append(out, st.listLocked()...)
 		}
 	}
+	out = append(out, m.remoteLiveLocked()...)
 	m.mu.Unlock()
 	slices.SortFunc(out, func(a, b switchboard.Tool) int {
 		if c := strings.Compare(a.Name, b.Name); c != 0 {

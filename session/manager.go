@@ -70,6 +70,10 @@ type Options struct {
 	MaxResultBytes int64
 	MaxTools       int
 	Now            func() time.Time
+	// Presence shares which tabs this process holds with the other
+	// replicas on the bus, so a call reaching any replica goes to the tab
+	// (presence.go). The daemon turns it on; Shutdown stops it.
+	Presence bool
 }
 
 // Manager holds the live sessions of this process. Safe for concurrent use.
@@ -88,6 +92,12 @@ type Manager struct {
 	closed   bool
 	shutdown chan struct{}
 	watch    toolWatch // live-tool change signals (LiveTools)
+
+	// Other replicas' tabs (presence.go), guarded by mu.
+	replica      string
+	remote       map[string]*remoteTab
+	remoteTools  map[[32]byte]*liveTool
+	presenceDone chan struct{} // nil unless Options.Presence
 }
 
 var _ broker.Browser = (*Manager)(nil)
@@ -130,7 +140,7 @@ func New(opts Options) (*Manager, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Manager{
+	m := &Manager{
 		store:    opts.Store,
 		bus:      opts.Bus,
 		log:      opts.Logger,
@@ -141,7 +151,17 @@ func New(opts Options) (*Manager, error) {
 		waiters:  map[string]*waiter{},
 		shared:   map[[32]byte]*liveTool{},
 		shutdown: make(chan struct{}),
-	}, nil
+
+		replica:     randomHex(8),
+		remote:      map[string]*remoteTab{},
+		remoteTools: map[[32]byte]*liveTool{},
+	}
+	if opts.Presence {
+		if err := m.startPresence(); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
 }
 
 // Reconnect is how long a call named to a tab whose stream dropped waits
@@ -273,6 +293,9 @@ func (m *Manager) Shutdown() {
 		states = append(states, st)
 	}
 	m.mu.Unlock()
+	if m.presenceDone != nil {
+		<-m.presenceDone // the others are told this replica's tabs are gone
+	}
 	for _, st := range states {
 		st.mu.Lock()
 		if st.timer != nil {

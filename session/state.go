@@ -169,6 +169,7 @@ func (m *Manager) lapse(st *state, gen uint64) {
 		m.expire(st, gen) // the windows coincide: gone tells the waiters
 		return
 	}
+	m.watch.notify() // calls named to it no longer wait (other replicas hear it: presence.go)
 	m.publishState(st.id, stateOffline, fmt.Sprintf("the tab of session %s lost its connection and did not reconnect within %s", st.id, m.opts.Reconnect))
 }
 

@@ -120,6 +120,7 @@ type serveFlags struct {
 	durability   string
 	allowOrigins []string
 	storeFile    string
+	bus          string // --bus: "" follows the store (daemon.OpenBus)
 	demo         bool
 	logLevel     string
 	logFormat    string
@@ -149,6 +150,7 @@ func newServe(g *globals) *cobra.Command {
 	fl := c.Flags()
 	fl.StringVar(&f.store, "store", os.Getenv("SWITCHBOARD_STORE"), "store: a postgres:// URL, or empty for SQLite under the data root [$SWITCHBOARD_STORE]; a password here shows in ps, so prefer the variable or --store-file")
 	fl.StringVar(&f.storeFile, "store-file", "", "read the store's postgres:// URL from this file (keeps its password out of ps)")
+	fl.StringVar(&f.bus, "bus", os.Getenv("SWITCHBOARD_BUS"), "how replicas reach each other: empty follows the store (postgres on a Postgres store, so replicas of one database work together; local on SQLite), or local to keep a single Postgres replica off LISTEN/NOTIFY [$SWITCHBOARD_BUS]")
 	fl.StringVar(&f.durability, "durability", os.Getenv("SWITCHBOARD_DURABILITY"), "which failures a commit survives: process (a daemon crash; the default) or power (an OS crash or power loss, slower) [$SWITCHBOARD_DURABILITY]")
 	fl.StringSliceVar(&f.allowOrigins, "allow-origin", nil, "browser origin allowed to call the API (repeatable), e.g. http://localhost:3000")
 	fl.BoolVar(&f.demo, "demo", false, "let the demo app at /demo/ open its own browser session (same-origin only, with a key that changes every start: open the URL serve prints; for trying switchboard locally)")
@@ -234,6 +236,11 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 		return fmt.Errorf("open store: %w", err)
 	}
 	defer store.Close()
+	bs, closeBus, err := daemon.OpenBus(ctx, f.bus, f.store, log)
+	if err != nil {
+		return fmt.Errorf("open bus: %w", err)
+	}
+	defer closeBus() // when serve returns, after shutdown closed the daemon
 	// The ledger's anchor lives beside the database; closed after the
 	// daemon (defers run last-first), it saves the final head.
 	anchor, err := activity.OpenAnchor(dir, &activity.AnchorOptions{Durability: effectiveDurability(durability, f.store), Logger: log})
@@ -261,7 +268,7 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 	if f.mcp.ConsoleURL == "" {
 		f.mcp.ConsoleURL = consoleURL(ln.Addr())
 	}
-	opts := daemon.Options{Store: store, AdminToken: token, AllowOrigins: f.allowOrigins, Logger: log, Demo: f.demo, Models: f.models,
+	opts := daemon.Options{Store: store, Bus: bs, AdminToken: token, AllowOrigins: f.allowOrigins, Logger: log, Demo: f.demo, Models: f.models,
 		Governance: f.governance, MCP: f.mcp, Session: f.session}
 	previewSrv, err := f.canvasOptions(ctx, &opts, ln, log)
 	if err != nil {

@@ -4,16 +4,19 @@
 // signal for a waiting caller, a session's presence changes.
 //
 // Callers see only the Bus interface. Local is the in-process
-// implementation used on one machine; a Postgres LISTEN/NOTIFY
-// implementation can replace it for several replicas without touching
-// callers, which is why the contract is deliberately weak:
+// implementation used on one machine (the SQLite default); Postgres
+// (postgres.go) carries the same messages between replicas that share one
+// Postgres database through LISTEN/NOTIFY, without touching callers, which
+// is why the contract is deliberately weak:
 //
 //   - Delivery is at most once and only to subscribers present at Publish
 //     time; the Store stays the source of truth. A subscriber that must not
 //     miss a message subscribes before it causes the message, and re-reads
 //     the store when it wakes.
-//   - Payloads are at most MaxPayload bytes (NOTIFY's limit with headroom);
-//     larger data travels by reference (an id to read from the store).
+//   - Payloads are at most MaxPayload bytes; larger data travels by
+//     reference (an id to read from the store). The Postgres bus sends
+//     what fits NOTIFY's 8000-byte limit inline and stores the rest in a
+//     table for the notification to name.
 //   - Handlers run on the bus's delivery goroutine and must not block.
 package bus
 
@@ -23,9 +26,12 @@ import (
 	"github.com/switchboardhq/switchboard"
 )
 
-// MaxPayload bounds one message's payload. Postgres NOTIFY accepts under
-// 8000 bytes; the rest is left for the topic and framing.
-const MaxPayload = 7 << 10
+// MaxPayload bounds one message's payload. It is above NOTIFY's limit on
+// purpose: the Postgres bus stores a larger payload in a table, so a
+// typical browser request or result, a run event or a console notice
+// travels by value; past 64 KiB callers send a reference to the store,
+// which keeps the table's rows (read once per replica) small.
+const MaxPayload = 64 << 10
 
 // Handler receives one message's payload. It must not block and must not
 // keep payload after returning unless it copies it.

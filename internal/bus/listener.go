@@ -1,0 +1,235 @@
+package bus
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// readTimeout bounds reading one stored payload and closing a connection.
+const readTimeout = 10 * time.Second
+
+// listen owns the listening connection: it keeps the LISTENed channels
+// equal to the subscribed ones and reconnects, re-LISTENing every channel,
+// whenever the connection is lost. Notifications arrive through the
+// connection's OnNotification hook (enqueue), also while a LISTEN runs.
+func (b *Postgres) listen(ctx context.Context, conn *pgconn.PgConn) {
+	defer b.wg.Done()
+	backoff := reconnectMin
+	for {
+		if conn != nil {
+			err := b.serve(ctx, conn)
+			b.down()
+			cctx, cancel := context.WithTimeout(context.Background(), readTimeout)
+			_ = conn.Close(cctx)
+			cancel()
+			if ctx.Err() != nil {
+				return
+			}
+			b.log.Warn("bus: listening connection lost; reconnecting (messages from other replicas are lost until it is back)",
+				"err", err)
+			conn = nil
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		c, err := pgconn.ConnectConfig(ctx, b.lcfg)
+		if err != nil {
+			backoff = min(2*backoff, reconnectMax)
+			b.log.Warn("bus: reconnect failed", "err", err, "retry_in", backoff)
+			continue
+		}
+		backoff = reconnectMin
+		conn = c
+	}
+}
+
+// serve runs one connection until it fails or ctx ends.
+func (b *Postgres) serve(ctx context.Context, conn *pgconn.PgConn) error {
+	b.mu.Lock()
+	b.pid = conn.PID()
+	b.mu.Unlock()
+	first := true
+	for {
+		b.mu.Lock()
+		var add, drop []string
+		for ch := range b.refs {
+			if !b.listening[ch] {
+				add = append(add, ch)
+			}
+		}
+		for ch := range b.listening {
+			if b.refs[ch] == 0 {
+				drop = append(drop, ch)
+			}
+		}
+		b.mu.Unlock()
+		if first || len(add)+len(drop) > 0 {
+			var sql strings.Builder
+			for _, ch := range add {
+				sql.WriteString("LISTEN " + pgx.Identifier{ch}.Sanitize() + ";")
+			}
+			for _, ch := range drop {
+				sql.WriteString("UNLISTEN " + pgx.Identifier{ch}.Sanitize() + ";")
+			}
+			if sql.Len() > 0 {
+				if _, err := conn.Exec(ctx, sql.String()).ReadAll(); err != nil {
+					return err
+				}
+			}
+			b.mu.Lock()
+			for _, ch := range add {
+				b.listening[ch] = true
+			}
+			for _, ch := range drop {
+				delete(b.listening, ch)
+			}
+			b.connected = true
+			b.broadcast()
+			b.mu.Unlock()
+			first = false
+			continue
+		}
+		if err := b.wait(ctx, conn); err != nil {
+			return err
+		}
+	}
+}
+
+// wait waits for notifications until one arrives, the channel set changes
+// (kick) or pingInterval passes (then the connection is checked).
+func (b *Postgres) wait(ctx context.Context, conn *pgconn.PgConn) error {
+	wctx, cancel := context.WithTimeout(ctx, pingInterval)
+	kicked, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		select {
+		case <-b.wake:
+			close(kicked)
+			cancel()
+		case <-wctx.Done():
+		}
+	}()
+	err := conn.WaitForNotification(wctx)
+	cancel()
+	<-exited // a kick is consumed by this wait or left for the next
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case conn.IsClosed():
+		return err
+	}
+	select {
+	case <-kicked:
+		return nil
+	default:
+	}
+	if !errors.Is(wctx.Err(), context.DeadlineExceeded) {
+		return err
+	}
+	// Idle for pingInterval: prove the connection still answers, so a
+	// silently dropped one is replaced rather than trusted forever.
+	pctx, pcancel := context.WithTimeout(ctx, readTimeout)
+	defer pcancel()
+	_, err = conn.Exec(pctx, "SELECT 1").ReadAll()
+	return err
+}
+
+// down marks the connection lost: nothing is LISTENed until the next one.
+func (b *Postgres) down() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.connected = false
+	b.pid = 0
+	b.listening = map[string]bool{}
+	b.broadcast()
+}
+
+// enqueue runs inside the connection's read loop: it must not block.
+func (b *Postgres) enqueue(n *pgconn.Notification) {
+	select {
+	case b.queue <- notice{n.Channel, n.Payload}:
+	default:
+		b.log.Warn("bus: delivery queue full; message dropped", "channel", n.Channel)
+	}
+}
+
+// deliver hands queued notifications to this process's subscribers, in
+// the order they arrived, reading stored payloads as it goes.
+func (b *Postgres) deliver(ctx context.Context) {
+	defer b.wg.Done()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case n := <-b.queue:
+			b.dispatch(ctx, n)
+		}
+	}
+}
+
+func (b *Postgres) dispatch(ctx context.Context, n notice) {
+	if len(n.frame) <= idLen || n.frame[:idLen] == b.id {
+		return // our own: delivered locally when published
+	}
+	b.mu.Lock()
+	topic, ok := b.topics[n.channel]
+	b.mu.Unlock()
+	if !ok {
+		return // unsubscribed since
+	}
+	body := n.frame[idLen+1:]
+	var payload []byte
+	var err error
+	switch n.frame[idLen] {
+	case frameText:
+		payload = []byte(body)
+	case frameB64:
+		payload, err = base64.StdEncoding.DecodeString(body)
+	case frameTable:
+		var id int64
+		if id, err = payloadRef(body); err == nil {
+			rctx, cancel := context.WithTimeout(ctx, readTimeout)
+			err = b.pool.QueryRow(rctx, `SELECT payload FROM bus_payloads WHERE id = $1`, id).Scan(&payload)
+			cancel()
+		}
+	default:
+		return // a newer frame kind: not ours to guess
+	}
+	if err != nil {
+		b.log.Warn("bus: message dropped", "topic", topic, "err", err)
+		return
+	}
+	_ = b.local.Publish(context.Background(), topic, payload)
+}
+
+// prune deletes stored payloads older than payloadTTL. Every replica
+// prunes; the deletes are idempotent.
+func (b *Postgres) prune(ctx context.Context) {
+	defer b.wg.Done()
+	t := time.NewTicker(pruneEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			pctx, cancel := context.WithTimeout(ctx, readTimeout)
+			_, err := b.pool.Exec(pctx, `DELETE FROM bus_payloads WHERE created_at < now() - make_interval(secs => $1)`,
+				payloadTTL.Seconds())
+			cancel()
+			if err != nil && ctx.Err() == nil {
+				b.log.Warn("bus: pruning stored payloads failed", "err", err)
+			}
+		}
+	}
+}

@@ -1,0 +1,319 @@
+package bus_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/bus"
+	"github.com/switchboardhq/switchboard/postgres"
+)
+
+// pgSchema migrates a fresh schema (the store's migrations create the
+// payload table) and drops it when the test ends.
+func pgSchema(t *testing.T) (dsn, schema string) {
+	t.Helper()
+	dsn = os.Getenv("SWITCHBOARD_TEST_POSTGRES")
+	if dsn == "" {
+		t.Skip("SWITCHBOARD_TEST_POSTGRES is not set")
+	}
+	b := make([]byte, 8)
+	rand.Read(b)
+	schema = "sbbus_" + hex.EncodeToString(b)
+	st, err := postgres.Open(context.Background(), dsn, &postgres.Options{Schema: schema, MaxConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	t.Cleanup(func() {
+		ctx := context.Background()
+		if conn, err := pgx.Connect(ctx, dsn); err == nil {
+			_, _ = conn.Exec(ctx, `DROP SCHEMA IF EXISTS `+pgx.Identifier{schema}.Sanitize()+` CASCADE`)
+			conn.Close(ctx)
+		}
+	})
+	return dsn, schema
+}
+
+// openBus opens one Postgres bus, as one process would.
+func openBus(t *testing.T, dsn, schema string) *bus.Postgres {
+	t.Helper()
+	b, err := bus.OpenPostgres(context.Background(), dsn, &bus.PostgresOptions{Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+// inbox collects what a handler receives; the handler never blocks.
+type inbox struct {
+	ch chan []byte
+}
+
+func newInbox() *inbox { return &inbox{ch: make(chan []byte, 64)} }
+
+func (in *inbox) handler(p []byte) {
+	select {
+	case in.ch <- bytes.Clone(p):
+	default:
+	}
+}
+
+// next waits for the next message; the bound only turns a lost message
+// into a failure instead of a hung test.
+func (in *inbox) next(t *testing.T, what string) []byte {
+	t.Helper()
+	select {
+	case p := <-in.ch:
+		return p
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s: nothing arrived", what)
+		return nil
+	}
+}
+
+func (in *inbox) empty(t *testing.T, what string) {
+	t.Helper()
+	select {
+	case p := <-in.ch:
+		t.Fatalf("%s: unexpected message %q", what, p)
+	default:
+	}
+}
+
+// Two buses on one schema, as two replicas: each delivers to the other's
+// subscribers and to its own exactly once; text, binary and payloads past
+// NOTIFY's limit (through the table) arrive intact and in order.
+func TestPostgresDeliversAcrossProcesses(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn, schema := pgSchema(t)
+	a, b := openBus(t, dsn, schema), openBus(t, dsn, schema)
+	onA, onB := newInbox(), newInbox()
+	cancelA, err := a.Subscribe("session.dispatch.s1", onA.handler)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cancelA()
+	cancelB, err := b.Subscribe("session.dispatch.s1", onB.handler)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cancelB()
+
+	big := bytes.Repeat([]byte("0123456789"), 2000) // 20,000 bytes: past NOTIFY's limit
+	binary := []byte{'r', 0, 1, 2, 0xff, '\n'}
+	msgs := [][]byte{[]byte("hello"), binary, big, []byte("after")}
+	for _, m := range msgs {
+		if err := a.Publish(ctx, "session.dispatch.s1", m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, m := range msgs {
+		if got := onB.next(t, "remote"); !bytes.Equal(got, m) {
+			t.Fatalf("remote message %d: got %d bytes %q..., want %d bytes", i, len(got), got[:min(len(got), 16)], len(m))
+		}
+		if got := onA.next(t, "local"); !bytes.Equal(got, m) {
+			t.Fatalf("local message %d differs", i)
+		}
+	}
+	// The other way, and a marker proving A got no second copy of its own.
+	if err := b.Publish(ctx, "session.dispatch.s1", []byte("from b")); err != nil {
+		t.Fatal(err)
+	}
+	if got := onA.next(t, "from b"); string(got) != "from b" {
+		t.Fatalf("A got %q, want its own messages once and then %q", got, "from b")
+	}
+	onA.empty(t, "after the marker")
+
+	var stored int
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM `+pgx.Identifier{schema, "bus_payloads"}.Sanitize()).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if stored != 1 {
+		t.Fatalf("%d payloads stored, want 1 (only the one past NOTIFY's limit)", stored)
+	}
+
+	if err := a.Publish(ctx, "t", make([]byte, bus.MaxPayload+1)); switchboard.CodeOf(err) != switchboard.CodePayloadTooLarge {
+		t.Fatalf("oversize publish: %v", err)
+	}
+}
+
+// Stores in different schemas of one database do not hear each other, and
+// a topic that is no valid channel name (too long, odd characters) is
+// carried under its hash.
+func TestPostgresTopicsAndNamespaces(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn, s1 := pgSchema(t)
+	_, s2 := pgSchema(t)
+	a, b, other := openBus(t, dsn, s1), openBus(t, dsn, s1), openBus(t, dsn, s2)
+	long := "panel.instance." + strings.Repeat("Ä x/", 40)
+	onB, onOther := newInbox(), newInbox()
+	for _, topic := range []string{long, "plain"} {
+		c1, err := b.Subscribe(topic, onB.handler)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c1()
+		c2, err := other.Subscribe(topic, onOther.handler)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c2()
+	}
+	if err := a.Publish(ctx, long, []byte("long")); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Publish(ctx, "plain", []byte("plain")); err != nil {
+		t.Fatal(err)
+	}
+	if got := onB.next(t, "long topic"); string(got) != "long" {
+		t.Fatalf("got %q", got)
+	}
+	if got := onB.next(t, "plain topic"); string(got) != "plain" {
+		t.Fatalf("got %q", got)
+	}
+	// The other schema's bus hears its own schema's publish, and nothing
+	// of the first schema's before it.
+	if err := other.Publish(ctx, "plain", []byte("own")); err != nil {
+		t.Fatal(err)
+	}
+	if got := onOther.next(t, "other schema"); string(got) != "own" {
+		t.Fatalf("the other schema's bus got %q first, want only its own %q", got, "own")
+	}
+}
+
+// Cancel: once it returns the handler is not called again, the channel is
+// UNLISTENed when the last subscription goes (reference counting), and a
+// fresh Subscribe of the same topic works.
+func TestPostgresCancel(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn, schema := pgSchema(t)
+	a, b := openBus(t, dsn, schema), openBus(t, dsn, schema)
+	gone, marker, second := newInbox(), newInbox(), newInbox()
+	c1, _ := b.Subscribe("t", gone.handler)
+	c2, _ := b.Subscribe("t", second.handler)
+	cm, _ := b.Subscribe("marker", marker.handler)
+	defer cm()
+	c1()
+	c1() // idempotent
+	if n := b.Topics(); n != 2 {
+		t.Fatalf("%d channels, want 2 (t is still held by its second subscriber)", n)
+	}
+	a.Publish(ctx, "t", []byte("1"))
+	if got := second.next(t, "second subscriber"); string(got) != "1" {
+		t.Fatalf("got %q", got)
+	}
+	c2()
+	a.Publish(ctx, "t", []byte("2"))
+	a.Publish(ctx, "marker", []byte("m")) // notifications arrive in order: t's would be first
+	marker.next(t, "marker")
+	gone.empty(t, "cancelled subscriber")
+	second.empty(t, "cancelled subscriber")
+	if n := b.Topics(); n != 1 {
+		t.Fatalf("%d channels, want 1 (marker)", n)
+	}
+	again := newInbox()
+	c3, _ := b.Subscribe("t", again.handler)
+	defer c3()
+	a.Publish(ctx, "t", []byte("3"))
+	if got := again.next(t, "resubscribed"); string(got) != "3" {
+		t.Fatalf("got %q", got)
+	}
+	b.Close()
+	if err := b.Publish(ctx, "t", nil); switchboard.CodeOf(err) != switchboard.CodeUnavailable {
+		t.Fatalf("publish after close: %v", err)
+	}
+	if _, err := b.Subscribe("t", func([]byte) {}); switchboard.CodeOf(err) != switchboard.CodeUnavailable {
+		t.Fatalf("subscribe after close: %v", err)
+	}
+}
+
+// The listening connection is terminated by the server: the bus
+// reconnects, re-LISTENs every channel, and delivers again.
+func TestPostgresReconnects(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn, schema := pgSchema(t)
+	a, b := openBus(t, dsn, schema), openBus(t, dsn, schema)
+	in := newInbox()
+	cancel, _ := b.Subscribe("session.state.s1", in.handler)
+	defer cancel()
+	a.Publish(ctx, "session.state.s1", []byte("before"))
+	in.next(t, "before")
+
+	pid := b.ListenerPID()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var ok bool
+	if err := conn.QueryRow(ctx, `SELECT pg_terminate_backend($1)`, int32(pid)).Scan(&ok); err != nil || !ok {
+		t.Fatalf("terminate listener %d: %v %v", pid, ok, err)
+	}
+	// Wait for the new connection (no timing: the condition itself).
+	for b.ListenerPID() == pid || !b.Connected() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	a.Publish(ctx, "session.state.s1", []byte("after"))
+	if got := in.next(t, "after reconnect"); string(got) != "after" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+// Many goroutines subscribe, publish and cancel on two buses at once:
+// every subscriber sees its own remote message, nothing leaks (-race).
+func TestPostgresConcurrent(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn, schema := pgSchema(t)
+	a, b := openBus(t, dsn, schema), openBus(t, dsn, schema)
+	var wg sync.WaitGroup
+	for i := range 6 {
+		wg.Go(func() {
+			for j := range 10 {
+				topic := fmt.Sprintf("invocation.done.%d.%d", i, j)
+				in := newInbox()
+				cancel, err := b.Subscribe(topic, in.handler)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if err := a.Publish(ctx, topic, []byte(topic)); err != nil {
+					t.Error(err)
+				}
+				select {
+				case got := <-in.ch:
+					if string(got) != topic {
+						t.Errorf("got %q on %s", got, topic)
+					}
+				case <-time.After(30 * time.Second):
+					t.Errorf("%s: nothing arrived", topic)
+				}
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	if n := b.Topics(); n != 0 {
+		t.Fatalf("%d channels left after every cancel", n)
+	}
+}

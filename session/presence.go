@@ -1,0 +1,262 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/broker"
+)
+
+// Presence across replicas (issue 16 item 1). A tab's stream lives on one
+// replica; a call may reach any. Each Manager with Options.Presence
+// announces its tabs on the bus (whether a stream is up, whether calls
+// named to it may wait for it, the tools it advertises) when they change
+// and again every presenceEvery, and keeps what the others announce for
+// presenceTTL. A call whose tab is not here goes to the replica that holds
+// it the way every call goes: the request on the session's dispatch topic,
+// the answer on the invocation's done topic, a tab going away on the
+// session's state topic. Nothing here is the source of truth: a replica
+// that missed an announcement has the next one within presenceEvery, and
+// a dead replica's tabs are forgotten after presenceTTL.
+//
+// What stays per replica: the tab's advertisement and its stream must
+// reach the same replica (the advertisement is kept where it is made), so
+// a load balancer keeps one tab's requests on one replica; calls, results
+// and approvals may land anywhere.
+
+const (
+	topicPresence = "session.presence"
+	presenceEvery = 15 * time.Second
+	presenceTTL   = 3 * presenceEvery
+)
+
+// presenceMsg is one tab's announcement.
+type presenceMsg struct {
+	From    string             `json:"from"`
+	ID      string             `json:"id"`
+	User    string             `json:"user,omitempty"`
+	Up      bool               `json:"up,omitempty"`
+	Waiting bool               `json:"waiting,omitempty"`
+	Gone    bool               `json:"gone,omitempty"`
+	Tools   []switchboard.Tool `json:"tools,omitempty"`
+}
+
+// remoteTab is another replica's tab as last announced.
+type remoteTab struct {
+	from        string
+	user        string
+	up, waiting bool
+	tools       map[string]*liveTool
+	seen        time.Time
+}
+
+func (m *Manager) fresh(rt *remoteTab) bool {
+	return rt != nil && m.opts.Now().Sub(rt.seen) < presenceTTL
+}
+
+// remoteLocked returns the tab id announced by another replica when this
+// replica cannot reach it itself. Caller holds m.mu.
+func (m *Manager) remoteLocked(id string) *remoteTab {
+	if st := m.sessions[id]; st != nil && st.reachable() {
+		return nil
+	}
+	if rt := m.remote[id]; m.fresh(rt) {
+		return rt
+	}
+	return nil
+}
+
+func remoteTarget(id string, lt *liveTool) broker.Target {
+	t := lt.tool
+	t.Origin = &switchboard.Origin{Source: switchboard.SourceSession, SessionID: id}
+	return broker.Target{SessionID: id, Tool: t, Input: lt.input, Output: lt.outp}
+}
+
+// startPresence announces this replica's tabs and listens to the others'.
+func (m *Manager) startPresence() error {
+	inbox := make(chan []byte, 256)
+	unsub, err := m.bus.Subscribe(topicPresence, func(p []byte) {
+		select { // handlers must not block; the next round repeats it
+		case inbox <- bytes.Clone(p):
+		default:
+		}
+	})
+	if err != nil {
+		return err
+	}
+	changes := make(chan struct{}, 1)
+	stopWatch := m.SubscribeTools(changes)
+	m.presenceDone = make(chan struct{})
+	go func() {
+		defer close(m.presenceDone)
+		defer unsub()
+		defer stopWatch()
+		last := map[string]string{} // session → what was announced
+		tick := time.NewTicker(presenceEvery)
+		defer tick.Stop()
+		m.announce(last, true)
+		for {
+			select {
+			case <-m.shutdown:
+				m.announceGone(last) // tabs reconnect elsewhere; stop routing here now
+				return
+			case <-changes:
+				m.announce(last, false)
+			case <-tick.C:
+				m.announce(last, true)
+				m.forgetStale()
+			case p := <-inbox:
+				m.applyPresence(p)
+			}
+		}
+	}()
+	return nil
+}
+
+// announce publishes the tabs whose presence changed since last (all of
+// them with every), and a gone for those no longer here.
+func (m *Manager) announce(last map[string]string, every bool) {
+	var out []presenceMsg
+	seen := map[string]bool{}
+	m.mu.Lock()
+	for id, st := range m.sessions {
+		if !st.kept() {
+			continue
+		}
+		seen[id] = true
+		msg := presenceMsg{From: m.replica, ID: id, User: st.user, Up: st.connected(), Waiting: st.reachable()}
+		keys := make([]string, 0, len(st.tools))
+		for _, lt := range st.tools {
+			msg.Tools = append(msg.Tools, lt.tool)
+			keys = append(keys, hex.EncodeToString(lt.key[:8]))
+		}
+		slices.Sort(keys)
+		fp := boolMark(msg.Up) + boolMark(msg.Waiting) + strings.Join(keys, ",")
+		if every || last[id] != fp {
+			last[id] = fp
+			out = append(out, msg)
+		}
+	}
+	m.mu.Unlock()
+	for id := range last {
+		if !seen[id] {
+			delete(last, id)
+			out = append(out, presenceMsg{From: m.replica, ID: id, Gone: true})
+		}
+	}
+	for _, msg := range out {
+		m.publishPresence(msg)
+	}
+}
+
+func (m *Manager) announceGone(last map[string]string) {
+	for id := range last {
+		m.publishPresence(presenceMsg{From: m.replica, ID: id, Gone: true})
+	}
+}
+
+func (m *Manager) publishPresence(msg presenceMsg) {
+	b, err := json.Marshal(msg)
+	if err == nil {
+		err = m.bus.Publish(context.Background(), topicPresence, b)
+	}
+	if err != nil {
+		m.log.Warn("other replicas do not see this tab", "session", msg.ID, "err", err)
+	}
+}
+
+func boolMark(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+// applyPresence records another replica's announcement.
+func (m *Manager) applyPresence(p []byte) {
+	var msg presenceMsg
+	if json.Unmarshal(p, &msg) != nil || msg.From == m.replica || msg.ID == "" {
+		return
+	}
+	if msg.Gone {
+		m.mu.Lock()
+		if rt := m.remote[msg.ID]; rt != nil && rt.from == msg.From {
+			delete(m.remote, msg.ID)
+		}
+		m.mu.Unlock()
+		m.watch.notify()
+		return
+	}
+	rt := &remoteTab{from: msg.From, user: msg.User, up: msg.Up, waiting: msg.Waiting,
+		tools: make(map[string]*liveTool, len(msg.Tools)), seen: m.opts.Now()}
+	for _, t := range msg.Tools {
+		key, err := keyOf(t)
+		if err != nil {
+			continue
+		}
+		m.mu.Lock()
+		lt := m.shared[key]
+		if lt == nil {
+			lt = m.remoteTools[key]
+		}
+		m.mu.Unlock()
+		if lt == nil {
+			if lt, err = compileTool(key, t); err != nil {
+				continue // it compiled where it was advertised; a newer schema dialect, say
+			}
+		}
+		rt.tools[t.Name] = lt
+	}
+	m.mu.Lock()
+	for _, lt := range rt.tools {
+		m.remoteTools[lt.key] = lt
+	}
+	m.remote[msg.ID] = rt
+	m.mu.Unlock()
+	m.watch.notify()
+}
+
+// forgetStale drops announcements older than presenceTTL (their replica
+// stopped announcing: it died or lost the bus) and the compiled tools no
+// remote tab uses any more.
+func (m *Manager) forgetStale() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	used := map[[32]byte]bool{}
+	for id, rt := range m.remote {
+		if !m.fresh(rt) {
+			delete(m.remote, id)
+			continue
+		}
+		for _, lt := range rt.tools {
+			used[lt.key] = true
+		}
+	}
+	for key := range m.remoteTools {
+		if !used[key] {
+			delete(m.remoteTools, key)
+		}
+	}
+}
+
+// remoteLiveLocked lists the tools of other replicas' connected tabs that
+// this replica does not hold. Caller holds m.mu.
+func (m *Manager) remoteLiveLocked() []switchboard.Tool {
+	var out []switchboard.Tool
+	for id := range m.remote {
+		rt := m.remoteLocked(id)
+		if rt == nil || !rt.up {
+			continue
+		}
+		for _, lt := range rt.tools {
+			out = append(out, remoteTarget(id, lt).Tool)
+		}
+	}
+	return out
+}

@@ -47,7 +47,9 @@ func TestCallPath(t *testing.T) {
 	if heavy {
 		t.Logf("machine: %d CPUs (GOMAXPROCS %d), %s %s/%s; %s", runtime.NumCPU(), runtime.GOMAXPROCS(0),
 			runtime.Version(), runtime.GOOS, runtime.GOARCH, loadAverage())
-		t.Log("callpath-row: " + callPathHeader)
+		for _, h := range strings.Split(callPathHeader, "\n") {
+			t.Log("callpath-row: " + h)
+		}
 	}
 	for _, c := range callPathCases() {
 		t.Run(fmt.Sprintf("%s/inflight=%d", c.family, c.inflight), func(t *testing.T) {

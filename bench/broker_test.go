@@ -38,7 +38,7 @@ import (
 // loop, without the broker.
 
 // brokerEnv is a broker over a SQLite file under dir.
-func brokerEnv(b *testing.B) (*broker.Broker, *registry.Registry) {
+func brokerEnv(b testing.TB) (*broker.Broker, *registry.Registry) {
 	b.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "bench.db"), nil)
@@ -224,23 +224,34 @@ func storeWrites(b *testing.B) func() time.Duration {
 
 // callWrites times one call's writes on st.
 func callWrites(b *testing.B, st switchboard.Store) func() time.Duration {
-	ctx := context.Background()
+	w := callWritesErr(st)
 	return func() time.Duration {
+		t0 := time.Now()
+		if err := w(); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(t0)
+	}
+}
+
+// callWritesErr makes one call's writes on st, as the broker makes them:
+// InvocationCreate, then the terminal compare-and-swap with the ledger
+// append in one transaction (Store.InvocationFinish). Safe for concurrent
+// use.
+func callWritesErr(st switchboard.Store) func() error {
+	ctx := context.Background()
+	return func() error {
 		now := time.Now()
 		inv := switchboard.Invocation{ID: broker.NewID(), RunID: broker.NewID(), Tool: "tasks.create", Surface: switchboard.SurfaceAPI,
 			Status: switchboard.StatusDispatched, Input: brokerInput, InputBytes: len(brokerInput), CreatedAt: now, UpdatedAt: now}
-		t0 := time.Now()
 		if err := st.InvocationCreate(ctx, inv); err != nil {
-			b.Fatal(err)
+			return err
 		}
 		inv.Status, inv.Result, inv.FinishedAt = switchboard.StatusSucceeded, json.RawMessage(`{"id":"t1","done":false}`), time.Now()
 		e := &switchboard.ActivityEntry{Ts: time.Now(), Actor: "user:admin", Verb: activity.VerbToolCall,
 			Target: inv.Tool, Details: json.RawMessage(`{"invocationId":"` + inv.ID + `","status":"succeeded"}`)}
-		// The finish as the broker makes it: one transaction (Store.InvocationFinish).
-		if _, err := st.InvocationFinish(ctx, inv, e, switchboard.InFlight...); err != nil {
-			b.Fatal(err)
-		}
-		return time.Since(t0)
+		_, err := st.InvocationFinish(ctx, inv, e, switchboard.InFlight...)
+		return err
 	}
 }
 

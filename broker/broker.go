@@ -294,10 +294,14 @@ func (b *Broker) call(ctx context.Context, c *call, req CallRequest) (switchboar
 func (b *Broker) dispatch(ctx, cctx context.Context, c *call, inv switchboard.Invocation, release func()) (switchboard.Invocation, error) {
 	c.invocationID = inv.ID
 	if c.target != nil { // browser tool: the session side records the outcome
-		stored, err := b.browser.Await(cctx, inv, *c.target)
+		t := *c.target
+		t.Entry = func(inv switchboard.Invocation) *switchboard.ActivityEntry { return b.entry(c, inv) }
+		t.Observe = func(e switchboard.ActivityEntry) { b.observe(&e) }
+		stored, err := b.browser.Await(cctx, inv, t)
 		release()
 		if stored.Status.Terminal() {
-			return b.ledger(ctx, c, stored)
+			// Written with its ledger entry, in one transaction.
+			return stored, invocationError(stored)
 		}
 		if err == nil {
 			err = switchboard.Errorf(switchboard.CodeInternal, "the browser session returned invocation %s without a terminal state", inv.ID)

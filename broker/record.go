@@ -90,6 +90,10 @@ func (b *Broker) finish(ctx, cctx context.Context, c *call, inv switchboard.Invo
 		// would put the call in the ledger twice.
 		b.log.DebugContext(ctx, "an earlier finish attempt landed", "invocation", inv.ID, "status", stored.Status)
 		return stored, invocationError(stored)
+	case switchboard.CodeOf(uerr) == switchboard.CodeConflict && stored.Status.Terminal() && c.target != nil:
+		// A browser call's record is ended with its ledger entry by
+		// whoever ends it (Target.Entry): the entry is there already.
+		return stored, invocationError(stored)
 	case switchboard.CodeOf(uerr) == switchboard.CodeConflict && stored.Status.Terminal():
 		// The broker still writes the one tool.call entry of the call it
 		// started, describing the outcome that won.

@@ -58,6 +58,14 @@ type Store interface {
 	// failed compare it appends nothing, leaves e as it was, and returns the
 	// current record with ErrConflict, exactly like InvocationUpdate.
 	InvocationFinish(ctx context.Context, inv Invocation, e *ActivityEntry, from ...Status) (Invocation, error)
+	// InvocationCreateFinished inserts a record that is already terminal —
+	// a call that ran before anything was recorded (a read or ui call that
+	// finished within the broker's RecordAfter) — and ActivityAppend of e,
+	// in one transaction: the record and its ledger entry land together or
+	// not at all. ErrConflict if the ID exists (then nothing is appended
+	// and e is left as it was); INVALID_INPUT if inv.Status is not
+	// terminal.
+	InvocationCreateFinished(ctx context.Context, inv Invocation, e *ActivityEntry) error
 	// InvocationList returns the records matching f, newest first (by
 	// creation time, then ID).
 	InvocationList(ctx context.Context, f InvocationFilter) ([]Invocation, error)

@@ -51,6 +51,9 @@ const (
 	// finishTimeout bounds the terminal write and the ledger append, which
 	// run even after the caller's context ended.
 	finishTimeout = 10 * time.Second
+	// DefaultRecordAfter is how long a read or ui call may run before its
+	// started record is written (Options.RecordAfter).
+	DefaultRecordAfter = 5 * time.Millisecond
 )
 
 // Options configures a Broker. Store and Registry are required.
@@ -90,6 +93,17 @@ type Options struct {
 	// OnActivity hears every ledger entry the broker appended (with its ID
 	// and hash), so the ledger's in-memory ring sees it.
 	OnActivity func(switchboard.ActivityEntry)
+	// RecordAfter is how long a call of a read or ui api tool (no
+	// approval, no idempotency key) runs before its started record is
+	// written. One that ends sooner is recorded once, at its end: record,
+	// outcome and ledger entry in one transaction
+	// (Store.InvocationCreateFinished). A crash before that leaves no
+	// record of the read, whose caller got no answer either; a call still
+	// running at RecordAfter is recorded then, so a crash mid-call leaves a
+	// record to resolve, as for every mutate and job call, whose started
+	// record is always committed before the tool is reached. Default
+	// DefaultRecordAfter; negative records every call before it runs.
+	RecordAfter time.Duration
 }
 
 // Broker executes tool calls. Safe for concurrent use.
@@ -150,6 +164,9 @@ func New(opts Options) *Broker {
 	if opts.IdempotencyTTL <= 0 {
 		opts.IdempotencyTTL = DefaultIdempotencyTTL
 	}
+	if opts.RecordAfter == 0 {
+		opts.RecordAfter = DefaultRecordAfter
+	}
 	return &Broker{
 		jobs:    opts.Jobs,
 		rates:   newRates(opts.RateLimit, opts.Now),
@@ -200,7 +217,8 @@ type CallRequest struct {
 	// OnRecord, if set, is called once the invocation is recorded (and,
 	// for a call that needs approval, once its approval request exists):
 	// what an asynchronous transport answers with. Never called for a call
-	// refused before it was recorded.
+	// refused before it was recorded. A read or ui call recorded at its
+	// end (Options.RecordAfter) is reported then, already terminal.
 	OnRecord func(switchboard.Invocation)
 }
 
@@ -259,6 +277,9 @@ func (b *Broker) call(ctx context.Context, c *call, req CallRequest) (switchboar
 		return switchboard.Invocation{}, b.queueError(cctx, c.tool.Name, err)
 	}
 	inv := b.newInvocation(c, req, switchboard.StatusDispatched)
+	if b.recordsLate(c) {
+		return b.dispatchLate(ctx, cctx, c, inv, req.OnRecord, release)
+	}
 	if err := b.record(ctx, c, inv); err != nil {
 		release()
 		return switchboard.Invocation{}, err
@@ -273,10 +294,14 @@ func (b *Broker) call(ctx context.Context, c *call, req CallRequest) (switchboar
 func (b *Broker) dispatch(ctx, cctx context.Context, c *call, inv switchboard.Invocation, release func()) (switchboard.Invocation, error) {
 	c.invocationID = inv.ID
 	if c.target != nil { // browser tool: the session side records the outcome
-		stored, err := b.browser.Await(cctx, inv, *c.target)
+		t := *c.target
+		t.Entry = func(inv switchboard.Invocation) *switchboard.ActivityEntry { return b.entry(c, inv) }
+		t.Observe = func(e switchboard.ActivityEntry) { b.observe(&e) }
+		stored, err := b.browser.Await(cctx, inv, t)
 		release()
 		if stored.Status.Terminal() {
-			return b.ledger(ctx, c, stored)
+			// Written with its ledger entry, in one transaction.
+			return stored, invocationError(stored)
 		}
 		if err == nil {
 			err = switchboard.Errorf(switchboard.CodeInternal, "the browser session returned invocation %s without a terminal state", inv.ID)

@@ -14,6 +14,15 @@ type Target struct {
 	Tool      switchboard.Tool
 	Input     *schema.Schema
 	Output    *schema.Schema // nil when none is declared
+	// Entry builds the ledger entry of the call's terminal record, and
+	// Observe hears it once appended; the broker sets both before Await.
+	// Whoever ends the call on the session side (the tab's result, a
+	// timeout, the tab going away) writes the record and its entry in one
+	// transaction (Store.InvocationFinish), so the broker appends nothing
+	// for a browser call. A side that has no Entry (the result reached
+	// another replica) uses SweptEntry.
+	Entry   func(switchboard.Invocation) *switchboard.ActivityEntry
+	Observe func(switchboard.ActivityEntry)
 }
 
 // Browser is the seam to live browser sessions; the session package

@@ -12,12 +12,13 @@ import (
 )
 
 // tab stands in for the session package behind the Browser seam: it
-// advertises one tool and answers by writing the terminal record itself,
-// as the result POST path does.
+// advertises one tool and answers by writing the terminal record itself
+// with the ledger entry the broker builds (Target.Entry), in one
+// transaction, as the result POST path does.
 type tab struct {
 	store  switchboard.Store
 	tool   switchboard.Tool
-	answer func(inv switchboard.Invocation) (switchboard.Invocation, error)
+	answer func(inv switchboard.Invocation, t broker.Target) (switchboard.Invocation, error)
 }
 
 func (b *tab) Resolve(_ context.Context, tool, sessionID, _ string, _ func(switchboard.Tool) bool) (broker.Target, error) {
@@ -28,8 +29,8 @@ func (b *tab) Resolve(_ context.Context, tool, sessionID, _ string, _ func(switc
 	return broker.Target{SessionID: "tab-1", Tool: b.tool, Input: in}, err
 }
 
-func (b *tab) Await(ctx context.Context, inv switchboard.Invocation, _ broker.Target) (switchboard.Invocation, error) {
-	return b.answer(inv)
+func (b *tab) Await(ctx context.Context, inv switchboard.Invocation, t broker.Target) (switchboard.Invocation, error) {
+	return b.answer(inv, t)
 }
 
 var scrollTool = switchboard.Tool{
@@ -44,12 +45,22 @@ func TestBrowserToolThroughTheSeam(t *testing.T) {
 		tb = &tab{store: o.Store, tool: scrollTool}
 		o.Browser = tb
 	})
-	tb.answer = func(inv switchboard.Invocation) (switchboard.Invocation, error) {
+	observed := 0
+	tb.answer = func(inv switchboard.Invocation, tg broker.Target) (switchboard.Invocation, error) {
 		if inv.Status != switchboard.StatusDispatched || inv.SessionID != "tab-1" || inv.RunID == "" {
 			t.Errorf("dispatched record = %+v", inv)
 		}
+		if tg.Entry == nil || tg.Observe == nil {
+			t.Fatal("the broker set no Target.Entry or Target.Observe")
+		}
 		inv.Status, inv.Result, inv.FinishedAt = switchboard.StatusSucceeded, json.RawMessage(`{"scrolled":true}`), time.Now()
-		return tb.store.InvocationUpdate(context.Background(), inv, switchboard.InFlight...)
+		e := tg.Entry(inv)
+		stored, err := tb.store.InvocationFinish(context.Background(), inv, e, switchboard.InFlight...)
+		if err == nil {
+			observed++
+			tg.Observe(*e)
+		}
+		return stored, err
 	}
 	_, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "view.scroll", Input: json.RawMessage(`{"to":"left"}`)})
 	wantCode(t, err, switchboard.CodeSchemaViolation) // the live schema applies
@@ -58,12 +69,12 @@ func TestBrowserToolThroughTheSeam(t *testing.T) {
 	if err != nil || string(inv.Result) != `{"scrolled":true}` {
 		t.Fatalf("%+v %v", inv, err)
 	}
-	if n := len(e.ledger(t)); n != 1 {
-		t.Fatalf("%d ledger entries, want 1", n)
+	if es := e.ledger(t); len(es) != 1 || observed != 1 || string(es[0].Provenance) != `{"derivedFrom":"site-html"}` {
+		t.Fatalf("%d ledger entries (observed %d); want 1, the tab's, marked as site data", len(es), observed)
 	}
 
 	// A tab that vanishes without writing: the broker records the error.
-	tb.answer = func(inv switchboard.Invocation) (switchboard.Invocation, error) {
+	tb.answer = func(inv switchboard.Invocation, _ broker.Target) (switchboard.Invocation, error) {
 		return switchboard.Invocation{}, switchboard.Errorf(switchboard.CodeSessionGone, "the tab closed")
 	}
 	inv, err = e.b.Call(context.Background(), broker.CallRequest{Tool: "view.scroll", Input: json.RawMessage(`{"to":"top"}`)})

@@ -62,15 +62,7 @@ func (b *Broker) finish(ctx, cctx context.Context, c *call, inv switchboard.Invo
 	if err != nil && cctx.Err() != nil && switchboard.CodeOf(err) == switchboard.CodeInternal {
 		err = ctxError(cctx) // e.g. an approval wait or a browser await ended by the deadline
 	}
-	now := b.now()
-	inv.UpdatedAt, inv.FinishedAt = now, now
-	inv.DurationMs = float64(now.Sub(inv.CreatedAt).Microseconds()) / 1000
-	if err != nil {
-		e := switchboard.AsError(err)
-		inv.Status, inv.Error, inv.Result, inv.ResultBytes = switchboard.StatusFor(e.Code), e, nil, 0
-	} else {
-		inv.Status, inv.Result, inv.ResultBytes = switchboard.StatusSucceeded, result, len(result)
-	}
+	inv = b.terminal(inv, result, err)
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
 	defer cancel()
 	// One transaction writes the outcome and its ledger entry, so a crash
@@ -98,6 +90,10 @@ func (b *Broker) finish(ctx, cctx context.Context, c *call, inv switchboard.Invo
 		// would put the call in the ledger twice.
 		b.log.DebugContext(ctx, "an earlier finish attempt landed", "invocation", inv.ID, "status", stored.Status)
 		return stored, invocationError(stored)
+	case switchboard.CodeOf(uerr) == switchboard.CodeConflict && stored.Status.Terminal() && c.target != nil:
+		// A browser call's record is ended with its ledger entry by
+		// whoever ends it (Target.Entry): the entry is there already.
+		return stored, invocationError(stored)
 	case switchboard.CodeOf(uerr) == switchboard.CodeConflict && stored.Status.Terminal():
 		// The broker still writes the one tool.call entry of the call it
 		// started, describing the outcome that won.
@@ -114,6 +110,20 @@ func (b *Broker) finish(ctx, cctx context.Context, c *call, inv switchboard.Invo
 			WithDetails(map[string]any{"invocationId": inv.ID, "status": inv.Status, "recorded": false})
 	}
 	return b.ledger(fctx, c, stored)
+}
+
+// terminal is inv ended now with result or err.
+func (b *Broker) terminal(inv switchboard.Invocation, result json.RawMessage, err error) switchboard.Invocation {
+	now := b.now()
+	inv.UpdatedAt, inv.FinishedAt = now, now
+	inv.DurationMs = float64(now.Sub(inv.CreatedAt).Microseconds()) / 1000
+	if err != nil {
+		e := switchboard.AsError(err)
+		inv.Status, inv.Error, inv.Result, inv.ResultBytes = switchboard.StatusFor(e.Code), e, nil, 0
+	} else {
+		inv.Status, inv.Result, inv.ResultBytes = switchboard.StatusSucceeded, result, len(result)
+	}
+	return inv
 }
 
 // ownFinish says whether the terminal record stored is the one this

@@ -3,6 +3,7 @@ package broker_test
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -32,12 +33,14 @@ func (f *finishing) InvocationUpdate(ctx context.Context, inv switchboard.Invoca
 
 // TestFinishIsOneWrite: a call's outcome and its ledger entry are written
 // by one InvocationFinish, never by a terminal InvocationUpdate and a
-// separate append.
+// separate append. (RecordAfter < 0 records the read before it runs, as
+// every mutate call is; late_test.go has the read recorded at its end.)
 func TestFinishIsOneWrite(t *testing.T) {
 	var fs *finishing
 	e := newEnv(t, func(o *broker.Options) {
 		fs = &finishing{Store: o.Store.(*sqlite.Store)}
 		o.Store = fs
+		o.RecordAfter = -1
 	})
 	e.goTool(t, echoTool, echo)
 	if _, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: json.RawMessage(`{"msg":"x"}`)}); err != nil {
@@ -51,11 +54,18 @@ func TestFinishIsOneWrite(t *testing.T) {
 
 // TestFirstTerminalWriteWins: when another writer ends the invocation
 // while the binding runs (a late tab result, an approval timeout), the
-// caller gets the stored outcome, and the ledger still has one entry.
+// caller gets the stored outcome, and the ledger still has one entry. The
+// tool is a read, so its record is written while it runs (RecordAfter):
+// the handler waits for that, which also shows a slow read is recorded
+// before it ends.
 func TestFirstTerminalWriteWins(t *testing.T) {
 	var id atomic.Value
-	e := newEnv(t, func(o *broker.Options) { o.Store = &recordingStore{Store: o.Store, id: &id} })
+	created := make(chan struct{})
+	e := newEnv(t, func(o *broker.Options) {
+		o.Store = &recordingStore{Store: o.Store, id: &id, created: created}
+	})
 	e.goTool(t, echoTool, func(ctx context.Context, in json.RawMessage) (any, error) {
+		<-created
 		// Another writer ends the record while the handler runs.
 		inv, err := e.b.Get(ctx, id.Load().(string))
 		if err != nil {
@@ -77,13 +87,20 @@ func TestFirstTerminalWriteWins(t *testing.T) {
 	}
 }
 
-// recordingStore remembers the id of the last invocation created.
+// recordingStore remembers the id of the last invocation created and
+// closes created after the first create.
 type recordingStore struct {
 	switchboard.Store
-	id *atomic.Value
+	id      *atomic.Value
+	created chan struct{}
+	once    sync.Once
 }
 
 func (r *recordingStore) InvocationCreate(ctx context.Context, inv switchboard.Invocation) error {
 	r.id.Store(inv.ID)
-	return r.Store.InvocationCreate(ctx, inv)
+	err := r.Store.InvocationCreate(ctx, inv)
+	if err == nil && r.created != nil {
+		r.once.Do(func() { close(r.created) })
+	}
+	return err
 }

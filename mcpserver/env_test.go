@@ -53,11 +53,13 @@ func newEnv(t *testing.T, opts Options) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess, err := session.New(session.Options{Store: st, Heartbeat: time.Second})
+	// The session side ends browser calls with their entries, so it
+	// writes through the ledger store too.
+	ledger := &ledgerStore{Store: st, entries: make(chan switchboard.ActivityEntry, 100)}
+	sess, err := session.New(session.Options{Store: ledger, Heartbeat: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ledger := &ledgerStore{Store: st, entries: make(chan switchboard.ActivityEntry, 100)}
 	br := broker.New(broker.Options{Store: ledger, Registry: reg, Browser: sess})
 	e := &env{t: t, ctx: ctx, store: st, reg: reg, sess: sess, br: br, ledger: ledger}
 	if opts.Live == nil {
@@ -234,6 +236,15 @@ func (s *ledgerStore) InvocationFinish(ctx context.Context, inv switchboard.Invo
 		s.hand(a)
 	}
 	return stored, err
+}
+
+// InvocationCreateFinished is how a quick read is recorded with its entry.
+func (s *ledgerStore) InvocationCreateFinished(ctx context.Context, inv switchboard.Invocation, a *switchboard.ActivityEntry) error {
+	err := s.Store.InvocationCreateFinished(ctx, inv, a)
+	if err == nil {
+		s.hand(a)
+	}
+	return err
 }
 
 func (s *ledgerStore) hand(a *switchboard.ActivityEntry) {

@@ -19,6 +19,7 @@ import (
 type waiter struct {
 	inv  switchboard.Invocation
 	outp *schema.Schema
+	t    broker.Target // its Entry and Observe record the ledger entry
 }
 
 // Await sends the dispatched invocation inv to the tab of t.SessionID and
@@ -50,7 +51,7 @@ func (m *Manager) Await(ctx context.Context, inv switchboard.Invocation, t broke
 		}
 	})
 	if err != nil {
-		return m.finish(ctx, inv, switchboard.AsError(err), false)
+		return m.finish(ctx, t, inv, switchboard.AsError(err), false)
 	}
 	defer unsubDone()
 	gone := make(chan string, 1)
@@ -61,14 +62,14 @@ func (m *Manager) Await(ctx context.Context, inv switchboard.Invocation, t broke
 		}
 	})
 	if err != nil {
-		return m.finish(ctx, inv, switchboard.AsError(err), false)
+		return m.finish(ctx, t, inv, switchboard.AsError(err), false)
 	}
 	defer unsubState()
 
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
-		return m.finish(ctx, inv, errShutdown(), false)
+		return m.finish(ctx, t, inv, errShutdown(), false)
 	}
 	st := m.sessions[t.SessionID]
 	live := st != nil && st.reachable()
@@ -77,7 +78,7 @@ func (m *Manager) Await(ctx context.Context, inv switchboard.Invocation, t broke
 		// Held by another replica: the request crosses on the bus.
 		live, down = rt.waiting, down || !rt.waiting
 	}
-	m.waiters[inv.ID] = &waiter{inv: inv, outp: t.Output}
+	m.waiters[inv.ID] = &waiter{inv: inv, outp: t.Output, t: t}
 	m.mu.Unlock()
 	defer func() {
 		m.mu.Lock()
@@ -90,21 +91,21 @@ func (m *Manager) Await(ctx context.Context, inv switchboard.Invocation, t broke
 			e = switchboard.Errorf(switchboard.CodeSessionGone,
 				"session %s has no connected tab (it closed or lost its connection)", t.SessionID)
 		}
-		return m.finish(ctx, inv, e, false)
+		return m.finish(ctx, t, inv, e, false)
 	}
 
 	data, err := requestJSON(inv, int(timeout.Milliseconds()))
 	if err != nil {
-		return m.finish(ctx, inv, switchboard.Errorf(switchboard.CodeInternal, "encode browser action request: %w", err), false)
+		return m.finish(ctx, t, inv, switchboard.Errorf(switchboard.CodeInternal, "encode browser action request: %w", err), false)
 	}
 	if !fitsBus(inv.ID, data) {
 		data = nil // the holder of the stream reads the record instead
 	}
 	if err := m.bus.Publish(ctx, topicDispatch(t.SessionID), encodeDispatch(msgRequest, inv.ID, data)); err != nil {
 		if ctx.Err() != nil {
-			return m.finish(ctx, inv, ctxError(ctx), false)
+			return m.finish(ctx, t, inv, ctxError(ctx), false)
 		}
-		return m.finish(ctx, inv, switchboard.AsError(err), false)
+		return m.finish(ctx, t, inv, switchboard.AsError(err), false)
 	}
 
 	timer := time.NewTimer(timeout)
@@ -119,14 +120,14 @@ func (m *Manager) Await(ctx context.Context, inv switchboard.Invocation, t broke
 		}
 		// The cancel withdraws the request, so a tab that comes back within
 		// the keep window does not run a call whose caller was told it failed.
-		return m.finish(ctx, inv, switchboard.Errorf(switchboard.CodeSessionGone, "%s", why), true)
+		return m.finish(ctx, t, inv, switchboard.Errorf(switchboard.CodeSessionGone, "%s", why), true)
 	case <-timer.C:
-		return m.finish(ctx, inv, switchboard.Errorf(switchboard.CodeTimeout,
+		return m.finish(ctx, t, inv, switchboard.Errorf(switchboard.CodeTimeout,
 			"the tab did not answer %s within %s", inv.Tool, timeout), true)
 	case <-ctx.Done():
-		return m.finish(ctx, inv, ctxError(ctx), true)
+		return m.finish(ctx, t, inv, ctxError(ctx), true)
 	case <-m.shutdown:
-		return m.finish(ctx, inv, errShutdown(), false)
+		return m.finish(ctx, t, inv, errShutdown(), false)
 	}
 }
 
@@ -151,12 +152,12 @@ func errShutdown() *switchboard.Error {
 // finish records a failure the waiter observed (compare-and-swap from
 // dispatched). If another outcome was recorded first, that one is returned.
 // tellTab sends browser.action.cancel so the tab's handler aborts.
-func (m *Manager) finish(ctx context.Context, inv switchboard.Invocation, e *switchboard.Error, tellTab bool) (switchboard.Invocation, error) {
+func (m *Manager) finish(ctx context.Context, t broker.Target, inv switchboard.Invocation, e *switchboard.Error, tellTab bool) (switchboard.Invocation, error) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finalizeTimeout)
 	defer cancel()
 	rec := terminalRecord(inv, m.opts.Now())
 	rec.Status, rec.Error = switchboard.StatusFor(e.Code), e
-	stored, err := m.store.InvocationUpdate(wctx, rec, switchboard.StatusDispatched)
+	stored, err := m.endCall(wctx, t, rec)
 	if err != nil {
 		if switchboard.CodeOf(err) == switchboard.CodeConflict && stored.Status.Terminal() {
 			return stored, nil // the tab won, and its result acknowledged the request
@@ -171,6 +172,25 @@ func (m *Manager) finish(ctx context.Context, inv switchboard.Invocation, e *swi
 		m.tellTab(wctx, inv, e)
 	}
 	return stored, nil
+}
+
+// endCall writes rec, the terminal record of a dispatched call, and its
+// ledger entry in one transaction (compare-and-swap from dispatched), and
+// hands the appended entry to t.Observe. t.Entry builds the entry; without
+// one (the call waits on another replica) the entry is built from the
+// record alone (broker.SweptEntry).
+func (m *Manager) endCall(ctx context.Context, t broker.Target, rec switchboard.Invocation) (switchboard.Invocation, error) {
+	var e *switchboard.ActivityEntry
+	if t.Entry != nil {
+		e = t.Entry(rec)
+	} else {
+		e = broker.SweptEntry(rec)
+	}
+	stored, err := m.store.InvocationFinish(ctx, rec, e, switchboard.StatusDispatched)
+	if err == nil && t.Observe != nil {
+		t.Observe(*e)
+	}
+	return stored, err
 }
 
 // tellTab sends browser.action.cancel for inv, which also drops the request

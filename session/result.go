@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/broker"
 	"github.com/switchboardhq/switchboard/internal/bus"
 	"github.com/switchboardhq/switchboard/internal/schema"
 )
@@ -147,10 +148,18 @@ func (m *Manager) owned(ctx context.Context, sessionID, runID, invID string) (sw
 	return inv, outp, nil
 }
 
-// record writes rec if the invocation is still dispatched, then wakes the
-// waiter and drops the request from the tab's log.
+// record writes rec if the invocation is still dispatched — with the
+// call's ledger entry, in one transaction — then wakes the waiter and
+// drops the request from the tab's log.
 func (m *Manager) record(ctx context.Context, rec switchboard.Invocation, res switchboard.BrowserActionResult, digest string) (switchboard.Invocation, error) {
-	stored, err := m.store.InvocationUpdate(ctx, rec, switchboard.StatusDispatched)
+	var t broker.Target
+	m.mu.Lock()
+	if w := m.waiters[rec.ID]; w != nil {
+		t = w.t
+	}
+	m.mu.Unlock()
+	// The outcome and its ledger entry, in one transaction.
+	stored, err := m.endCall(ctx, t, rec)
 	if err != nil {
 		if switchboard.CodeOf(err) == switchboard.CodeConflict && stored.Status.Terminal() {
 			return m.compare(stored, res, digest)

@@ -13,11 +13,15 @@ const sqlChainHead = `SELECT id, hash FROM activity ORDER BY id DESC LIMIT 1`
 
 // Append inserts p after the chain head, inside w's IMMEDIATE transaction;
 // the single writer connection makes appends strictly sequential. The head
-// comes from the cache when it is set; a cached head that is stale
+// is the entry an earlier member of the same batch appended, else the
+// cache of the last committed one when it is set; a cached head that is stale
 // (something else appended) makes the insert collide with the real head's
 // id or prev_hash, and the append then reads the head and tries again.
 func (w *wconn) Append(_ context.Context, p *sqlstore.Entry) error {
 	head, cached := w.h.head, w.h.head.ok
+	if w.head.ok { // an earlier member of this batch appended: continue from it
+		head = w.head
+	}
 	for {
 		if !head.ok {
 			err := w.queryRow(sqlChainHead).Scan(&head.id, &head.hash)

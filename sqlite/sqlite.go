@@ -79,7 +79,8 @@ type Store struct {
 	w      *sql.DB // exactly one connection: every write, serialized
 	r      *sql.DB // read-only connections; the same pool as w in memory
 	closed atomic.Bool
-	hot    hot // the writer fast path (writer.go)
+	hot    hot   // the writer fast path (writer.go)
+	group  group // writes waiting for the writer: group commit (writer.go)
 }
 
 // dialect is SQLite's: ? placeholders, times as microseconds since the

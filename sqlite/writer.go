@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 
 	"github.com/switchboardhq/switchboard/internal/sqlstore"
@@ -54,6 +55,12 @@ type hot struct {
 	// entry's id or prev_hash, and the append reads the real head and
 	// retries. Unset until the first append reads it.
 	head chainHead
+	// failCommit, set only by tests, fails a COMMIT the way the disk
+	// would: the transaction is rolled back and err reported.
+	failCommit func() error
+	// batches and members count committed transactions and the writes
+	// they held (tests read them).
+	batches, members int
 }
 
 type chainHead struct {
@@ -92,48 +99,251 @@ func (w *wconn) QueryRow(_ context.Context, query string, args ...any) sqlstore.
 var bg = context.Background()
 
 // fast runs fn on the writer connection, inside BEGIN IMMEDIATE … COMMIT
-// when tx is set (otherwise fn's single statement commits by itself), and
-// translates its error. A failed fn is rolled back.
+// when tx is set (otherwise a lone fn's statement commits by itself), and
+// translates its error. A failed fn is rolled back. Calls that arrive
+// while another write holds the connection are committed together
+// (group commit, below); to the caller that is invisible.
 func (s *Store) fast(ctx context.Context, op string, tx bool, fn func(*wconn) error) error {
 	if err := s.check(op); err != nil {
 		return err
 	}
-	conn, err := s.w.Conn(ctx)
-	if err != nil {
-		if cerr := s.check(op); cerr != nil {
-			return cerr // closed while this call waited
-		}
+	if err := ctx.Err(); err != nil {
 		return translate(ctx, op, err)
+	}
+	m := &member{ctx: ctx, op: op, tx: tx, fn: fn, wake: make(chan struct{}, 1)}
+	g := &s.group
+	g.mu.Lock()
+	if !g.leading {
+		g.leading = true
+		g.mu.Unlock()
+		s.lead(m)
+		return m.err
+	}
+	g.queue = append(g.queue, m)
+	g.mu.Unlock()
+	select {
+	case <-m.wake:
+	case <-ctx.Done():
+		g.mu.Lock()
+		if i := slices.Index(g.queue, m); i >= 0 { // not taken into a batch: leave
+			g.queue = slices.Delete(g.queue, i, i+1)
+			g.mu.Unlock()
+			return translate(ctx, op, ctx.Err())
+		}
+		g.mu.Unlock()
+		<-m.wake // taken: its outcome (or the lead) is coming
+	}
+	if m.lead {
+		s.lead(m)
+	}
+	return m.err
+}
+
+// Group commit. The writer connection runs one transaction at a time;
+// writes that arrive meanwhile queue up, and when it is free the first of
+// them (the leader) takes the whole queue and commits it as one
+// transaction: BEGIN IMMEDIATE, then each member's statements inside a
+// SAVEPOINT of its own, then one COMMIT. A member whose statements fail is
+// rolled back to its savepoint and gets its own error, the others are not
+// affected; a failed BEGIN or COMMIT fails every member. Nobody is
+// answered before the COMMIT that holds their writes returned. Ledger
+// appends chain in batch order: each member's Append continues from the
+// previous member's entry (wconn.head), a rolled-back member's entry is
+// forgotten, and the cached chain head moves only when the COMMIT
+// succeeds. When a batch is done, the leader hands the lead to the first
+// write queued meanwhile. Batching saves a BEGIN/COMMIT pair and a WAL
+// write per member, which is what an api call spent most of its store
+// time on; it costs a lone writer nothing (a batch of one is exactly the
+// old transaction, no savepoint).
+
+// maxBatch bounds the members of one transaction, so one COMMIT does not
+// keep its first members waiting for long.
+const maxBatch = 64
+
+// Savepoint statements of a batch member.
+const (
+	sqlSavepoint  = `SAVEPOINT member`
+	sqlRollbackTo = `ROLLBACK TO member`
+	sqlRelease    = `RELEASE member`
+)
+
+// group is the queue of writes waiting for the writer connection.
+type group struct {
+	mu      sync.Mutex
+	leading bool      // a leader is committing a batch
+	queue   []*member // waiting for the next batch
+}
+
+// member is one write: a fast call waiting for, or in, a batch.
+type member struct {
+	ctx context.Context
+	op  string
+	tx  bool
+	fn  func(*wconn) error
+	err error // translated; final once wake is signalled without lead
+	// lead is set when the member is handed the lead instead of an
+	// outcome; written before wake is signalled.
+	lead bool
+	wake chan struct{}
+}
+
+// lead commits first and the writes queued behind it, then hands the lead
+// on.
+func (s *Store) lead(first *member) {
+	g := &s.group
+	g.mu.Lock()
+	n := min(len(g.queue), maxBatch-1)
+	batch := make([]*member, 0, n+1)
+	batch = append(append(batch, first), g.queue[:n]...)
+	g.queue = slices.Clone(g.queue[n:])
+	g.mu.Unlock()
+
+	s.commit(batch)
+
+	g.mu.Lock()
+	var next *member
+	if len(g.queue) > 0 {
+		next = g.queue[0]
+		g.queue = g.queue[1:]
+		next.lead = true
+	} else {
+		g.leading = false
+	}
+	g.mu.Unlock()
+	if next != nil {
+		next.wake <- struct{}{}
+	}
+	for _, m := range batch[1:] {
+		m.wake <- struct{}{}
+	}
+}
+
+// commit runs batch as one transaction and sets each member's err.
+func (s *Store) commit(batch []*member) {
+	live := make([]*member, 0, len(batch))
+	for _, m := range batch {
+		if err := m.ctx.Err(); err != nil { // checked before its first statement
+			m.err = translate(m.ctx, m.op, err)
+			continue
+		}
+		live = append(live, m)
+	}
+	if len(live) == 0 {
+		return
+	}
+	fail := func(err error) {
+		for _, m := range live {
+			if m.err == nil {
+				if cerr := s.check(m.op); cerr != nil {
+					m.err = cerr // closed while this write waited
+				} else {
+					m.err = translate(m.ctx, m.op, err)
+				}
+			}
+		}
+	}
+	if err := s.check(live[0].op); err != nil {
+		fail(err)
+		return
+	}
+	// The connection is waited for without a caller's context: it is
+	// shared by every member (and held only for the length of a write or,
+	// in memory, a read).
+	conn, err := s.w.Conn(bg)
+	if err != nil {
+		fail(err)
+		return
 	}
 	defer conn.Close()
 	err = conn.Raw(func(dc any) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
 		s.hot.mu.Lock()
 		defer s.hot.mu.Unlock()
 		w, err := s.hot.attach(dc)
 		if err != nil {
 			return err
 		}
-		if !tx {
-			return fn(w)
+		if len(live) == 1 {
+			return w.one(live[0])
 		}
 		if _, err := w.exec(sqlBegin); err != nil {
 			return err
 		}
-		if err := fn(w); err != nil {
+		for _, m := range live {
+			if err := w.member(m); err != nil {
+				return w.rollback(err)
+			}
+		}
+		if err := w.commit(); err != nil {
 			return w.rollback(err)
 		}
-		if _, err := w.exec(sqlCommit); err != nil {
-			return w.rollback(err)
-		}
+		s.hot.batches, s.hot.members = s.hot.batches+1, s.hot.members+len(live)
 		if w.head.ok {
 			s.hot.head = w.head
 		}
 		return nil
 	})
-	return translate(ctx, op, err)
+	if err != nil {
+		fail(err)
+	}
+}
+
+// one runs a batch of one member exactly as a lone write: its own
+// transaction (or none, for a non-transactional write).
+func (w *wconn) one(m *member) error {
+	if !m.tx {
+		if err := m.fn(w); err != nil {
+			m.err = translate(m.ctx, m.op, err)
+		}
+		return nil
+	}
+	if _, err := w.exec(sqlBegin); err != nil {
+		return err
+	}
+	if err := m.fn(w); err != nil {
+		m.err = translate(m.ctx, m.op, err)
+		if rerr := w.rollback(err); rerr != err {
+			return rerr // the connection is bad; the member has its error
+		}
+		return nil
+	}
+	if err := w.commit(); err != nil {
+		return w.rollback(err)
+	}
+	w.h.batches, w.h.members = w.h.batches+1, w.h.members+1
+	if w.head.ok {
+		w.h.head = w.head
+	}
+	return nil
+}
+
+// commit sends COMMIT.
+func (w *wconn) commit() error {
+	if w.h.failCommit != nil {
+		if err := w.h.failCommit(); err != nil {
+			return err
+		}
+	}
+	_, err := w.exec(sqlCommit)
+	return err
+}
+
+// member runs m's statements inside a savepoint of the batch's
+// transaction. A failure of m's own is rolled back to the savepoint and
+// kept as m.err; the error returned fails the whole batch.
+func (w *wconn) member(m *member) error {
+	saved := w.head
+	if _, err := w.exec(sqlSavepoint); err != nil {
+		return err
+	}
+	if err := m.fn(w); err != nil {
+		w.head = saved // its entry is rolled back with it
+		m.err = translate(m.ctx, m.op, err)
+		if _, rerr := w.exec(sqlRollbackTo); rerr != nil {
+			return rerr
+		}
+	}
+	_, err := w.exec(sqlRelease)
+	return err
 }
 
 // attach returns the fast path on dc, starting a fresh statement cache if

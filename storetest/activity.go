@@ -332,6 +332,11 @@ func testClosed(t *testing.T, s switchboard.Store) {
 			_, err := s.InvocationFinish(ctx, inv, entry(0), switchboard.InFlight...)
 			return err
 		},
+		"InvocationCreateFinished": func() error {
+			done := inv
+			done.Status = switchboard.StatusSucceeded
+			return s.InvocationCreateFinished(ctx, done, entry(0))
+		},
 		"InvocationList": func() error { _, err := s.InvocationList(ctx, switchboard.InvocationFilter{}); return err },
 		"SessionCreate":  func() error { return s.SessionCreate(ctx, switchboard.Session{ID: "s"}) },
 		"SessionGet":     func() error { _, err := s.SessionGet(ctx, "s"); return err },

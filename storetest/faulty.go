@@ -152,6 +152,13 @@ func (f *Faulty) InvocationFinish(ctx context.Context, inv switchboard.Invocatio
 	return f.Store.InvocationFinish(ctx, inv, e, from...)
 }
 
+func (f *Faulty) InvocationCreateFinished(ctx context.Context, inv switchboard.Invocation, e *switchboard.ActivityEntry) error {
+	if err := f.fail("InvocationCreateFinished"); err != nil {
+		return err
+	}
+	return f.Store.InvocationCreateFinished(ctx, inv, e)
+}
+
 func (f *Faulty) ActivityHead(ctx context.Context) (int64, error) {
 	if err := f.fail("ActivityHead"); err != nil {
 		return 0, err

@@ -53,6 +53,7 @@ var cases = []struct {
 	{"InvocationCASRace", testInvocationCASRace},
 	{"InvocationFailInFlight", testInvocationFailInFlight},
 	{"InvocationFinish", testInvocationFinish},
+	{"InvocationCreateFinished", testInvocationCreateFinished},
 	{"InvocationList", testInvocationList},
 	{"Session", testSession},
 	{"ActivityChain", testActivityChain},

@@ -268,4 +268,12 @@ func queryValues(name string, raw json.RawMessage) ([]string, error) {
 
 func isNull(raw json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }
 
-func pointerEscape(s string) string { return strings.NewReplacer("~", "~0", "/", "~1").Replace(s) }
+func pointerEscape(s string) string {
+	if !strings.ContainsAny(s, "~/") {
+		return s
+	}
+	return pointerEscaper.Replace(s)
+}
+
+// pointerEscaper is built once: building one per call cost microseconds.
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")

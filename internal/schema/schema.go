@@ -137,9 +137,17 @@ func pointer(loc []string) string {
 	var b strings.Builder
 	for _, seg := range loc {
 		b.WriteByte('/')
-		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(seg))
+		if strings.ContainsAny(seg, "~/") {
+			pointerEscaper.WriteString(&b, seg)
+		} else {
+			b.WriteString(seg)
+		}
 	}
 	return b.String()
 }
+
+// pointerEscaper escapes a JSON pointer segment; built once (a Replacer
+// costs microseconds to build and is safe for concurrent use).
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 
 func trimURL(s string) string { return strings.ReplaceAll(s, docURL, "schema") }

@@ -62,6 +62,43 @@ func (s *Store) InvocationCreate(ctx context.Context, inv switchboard.Invocation
 	return err
 }
 
+// InvocationCreateFinished inserts a terminal record and appends its
+// ledger entry in one transaction; an existing ID is a CONFLICT and
+// appends nothing.
+func (s *Store) InvocationCreateFinished(ctx context.Context, inv switchboard.Invocation, e *switchboard.ActivityEntry) error {
+	const op = "invocation create finished"
+	if err := s.check(op); err != nil {
+		return err
+	}
+	if inv.ID == "" || !inv.Status.Terminal() {
+		return switchboard.Errorf(switchboard.CodeInvalidInput, "%s: an id and a terminal status are required, not %q", op, inv.Status)
+	}
+	args, err := s.invocationArgs(inv)
+	if err != nil {
+		return err
+	}
+	p, err := s.newEntry(op, e)
+	if err != nil {
+		return err
+	}
+	var exists bool
+	err = s.db.Tx(ctx, op, func(tx Tx) error {
+		if _, err := tx.Exec(ctx, s.sql(sqlInsertInvocation), args...); err != nil {
+			exists = switchboard.CodeOf(s.d.Translate(ctx, op, err)) == switchboard.CodeConflict
+			return err
+		}
+		return tx.Append(ctx, p)
+	})
+	if exists {
+		return switchboard.Errorf(switchboard.CodeConflict, "%s: invocation %q already exists", op, inv.ID)
+	}
+	if err != nil {
+		return err
+	}
+	*e = p.N
+	return nil
+}
+
 // invocationArgs encodes inv for sqlInsertInvocation.
 func (s *Store) invocationArgs(inv switchboard.Invocation) ([]any, error) {
 	input, err := rawJSON("input", inv.Input)

@@ -92,4 +92,13 @@ func memberFields(t reflect.Type) map[string]reflect.Type {
 	return out
 }
 
-func escape(name string) string { return strings.NewReplacer("~", "~0", "/", "~1").Replace(name) }
+// escape makes name a JSON pointer segment. The Replacer is built once: it
+// costs microseconds to build, and this runs for every member checked.
+func escape(name string) string {
+	if !strings.ContainsAny(name, "~/") {
+		return name
+	}
+	return pointerEscaper.Replace(name)
+}
+
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")

@@ -296,7 +296,7 @@ func Decode(raw []byte, v any, inputAt string) error {
 	ptr := string(se.JSONPointer)
 	if errors.Is(se.Err, json.ErrUnknownName) {
 		field := ptr[strings.LastIndexByte(ptr, '/')+1:]
-		field = strings.NewReplacer("~1", "/", "~0", "~").Replace(field)
+		field = pointerUnescaper.Replace(field)
 		return switchboard.Errorf(switchboard.CodeInvalidInput,
 			"request body has an unknown field %q at %s; names are case-sensitive, check its spelling", field, where(ptr)).
 			WithDetails(map[string]any{"pointer": ptr, "field": field})
@@ -312,6 +312,8 @@ func Decode(raw []byte, v any, inputAt string) error {
 	return switchboard.Errorf(switchboard.CodeInvalidInput, "at %s: must be %s, not JSON %s", where(ptr), want, got).
 		WithDetails(map[string]any{"pointer": ptr})
 }
+
+var pointerUnescaper = strings.NewReplacer("~1", "/", "~0", "~")
 
 // goTypeName renders a Go type as a JSON reader would name it.
 func goTypeName(t reflect.Type) string {

@@ -90,6 +90,9 @@ type Options struct {
 	// OnActivity hears every ledger entry the broker appended (with its ID
 	// and hash), so the ledger's in-memory ring sees it.
 	OnActivity func(switchboard.ActivityEntry)
+	// Replica is the serve process that owns the calls it records
+	// (Invocation.Replica): if it dies, a survivor resolves them.
+	Replica string
 }
 
 // Broker executes tool calls. Safe for concurrent use.

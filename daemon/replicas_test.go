@@ -3,6 +3,7 @@ package daemon_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -24,7 +25,8 @@ func replicas(t *testing.T, d durable) (a, b *client.Client) {
 	var cs [2]*client.Client
 	for i := range cs {
 		st := d.open(t)
-		dm, err := daemon.New(context.Background(), daemon.Options{Store: st, AdminToken: "replica-token", Bus: shared})
+		dm, err := daemon.New(context.Background(), daemon.Options{Store: st, AdminToken: "replica-token", Bus: shared,
+			Replicas: daemon.ReplicaOptions{Name: fmt.Sprintf("replica-%d", i)}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -34,9 +34,11 @@ type Session struct {
 	// Principal names who opened the session (the user the app signed in).
 	Principal string `json:"principal,omitempty"`
 	// Scope is what the app let that user's assistant do in this session.
-	Scope     SessionScope `json:"scope,omitzero"`
-	CreatedAt time.Time    `json:"createdAt"`
-	ClosedAt  time.Time    `json:"closedAt,omitzero"`
+	Scope SessionScope `json:"scope,omitzero"`
+	// Replica is the serve process that opened the session (Replica.ID).
+	Replica   string    `json:"replica,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+	ClosedAt  time.Time `json:"closedAt,omitzero"`
 }
 
 // SessionScope is the scope an app's backend assigns to the user it opens

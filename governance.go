@@ -127,6 +127,8 @@ type Job struct {
 	CreatedAt    time.Time       `json:"createdAt"`
 	UpdatedAt    time.Time       `json:"updatedAt"`
 	FinishedAt   time.Time       `json:"finishedAt,omitzero"`
+	// Replica is the serve process running the job (Replica.ID).
+	Replica string `json:"replica,omitempty"`
 }
 
 // IdempotencyRecord ties a caller's idempotency key to the invocation it

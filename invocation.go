@@ -59,7 +59,10 @@ type Invocation struct {
 	SessionID   string  `json:"sessionId,omitempty"`
 	Caller      string  `json:"caller,omitempty"`
 	// AgentID is the agent session that made the call (WithAgentSession).
-	AgentID     string          `json:"agentId,omitempty"`
+	AgentID string `json:"agentId,omitempty"`
+	// Replica is the serve process that owns the call while it is in
+	// flight (Replica.ID); a survivor resolves it if that process dies.
+	Replica     string          `json:"replica,omitempty"`
 	Status      Status          `json:"status"`
 	Input       json.RawMessage `json:"input,omitempty"`
 	Result      json.RawMessage `json:"result,omitempty"`

@@ -133,10 +133,12 @@ type Store interface {
 	// status, progress, message, result, error and times only if the
 	// stored status is one of from.
 	JobUpdate(ctx context.Context, j Job, from ...JobStatus) (Job, error)
-	// JobFailRunning moves every running job to failed with cause (at
-	// start: a job the daemon lost is never left running) and returns how
-	// many it moved.
-	JobFailRunning(ctx context.Context, at time.Time, cause *Error) (int, error)
+	// JobFailRunning moves every running job owned by one of replicas to
+	// failed with cause (at start, or when a survivor claims a dead
+	// replica: a job whose process died is never left running) and returns
+	// how many it moved. No replicas means every running job (one daemon
+	// per store).
+	JobFailRunning(ctx context.Context, at time.Time, cause *Error, replicas ...string) (int, error)
 	// JobList returns the jobs matching f, newest first (by creation time,
 	// then ID).
 	JobList(ctx context.Context, f JobFilter) ([]Job, error)
@@ -157,6 +159,31 @@ type Store interface {
 	// exist (left by a daemon that claimed keys and recorded calls in two
 	// transactions) and returns how many; called at start.
 	IdempotencyReleaseOrphans(ctx context.Context) (int, error)
+
+	// ReplicaRegister inserts a replica (ErrConflict if its ID exists).
+	ReplicaRegister(ctx context.Context, r Replica) error
+	// ReplicaHeartbeat adds one to Beats and stamps HeartbeatAt, and
+	// returns the stored replica; ErrConflict with the current record if a
+	// survivor claimed it (its work was resolved: it must stop), ErrNotFound
+	// if there is none.
+	ReplicaHeartbeat(ctx context.Context, id string, at time.Time) (Replica, error)
+	// ReplicaStop stamps StoppedAt (a clean shutdown) or returns ErrNotFound.
+	ReplicaStop(ctx context.Context, id string, at time.Time) error
+	// ReplicaList returns every registered replica, oldest start first.
+	ReplicaList(ctx context.Context) ([]Replica, error)
+	// ReplicaClaim is a compare-and-swap: it stores ClaimedBy = by and
+	// ClaimedAt = at only if the replica is unclaimed and its Beats still
+	// equal beats, and returns the stored replica; otherwise it changes
+	// nothing and returns the current record with ErrConflict. Of several
+	// survivors claiming at once, exactly one wins.
+	ReplicaClaim(ctx context.Context, id, by string, beats int64, at time.Time) (Replica, error)
+	// ReplicaDelete removes a replica whose work has been resolved
+	// (ErrNotFound if there is none).
+	ReplicaDelete(ctx context.Context, id string) error
+	// InvocationAdopt moves every non-terminal invocation owned by replica
+	// from to replica to (a survivor keeps a dead replica's calls that wait
+	// for an approval) and returns how many it moved.
+	InvocationAdopt(ctx context.Context, from, to string) (int, error)
 
 	// Close releases the database; every later call fails with
 	// CodeUnavailable. It is safe to call more than once.

@@ -193,10 +193,17 @@ func (l *Ledger) sync(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The ring is complete only up to its first gap: with several
+	// replicas, entries this process observed (its own) can sit above ones
+	// another replica appended before them, which the ring has not seen.
+	// Reading from the ring's newest entry would skip those for good.
 	l.mu.Lock()
 	last := int64(0)
 	if n := len(l.ring); n > 0 {
-		last = l.ring[n-1].ID
+		last = l.ring[0].ID
+		for i := 1; i < n && l.ring[i].ID == last+1; i++ {
+			last = l.ring[i].ID
+		}
 	}
 	l.mu.Unlock()
 	if head <= last {

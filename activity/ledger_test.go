@@ -318,3 +318,32 @@ func TestBindingChangeIsRecordedMasked(t *testing.T) {
 		}
 	}
 }
+
+// Two replicas' ledgers on one store take turns appending: each one's
+// default view (Tail) holds every entry, the other's too, in chain order —
+// not only its own with the other's missing between them (issue 16).
+func TestTailSeesOtherReplicasBetweenOwn(t *testing.T) {
+	st, _ := openStore(t)
+	a := newLedger(t, st, nil)
+	b := newLedger(t, st, nil)
+	for i := range 3 {
+		appendN(t, a, 1, fmt.Sprintf("replica:a%d", i))
+		appendN(t, b, 1, fmt.Sprintf("replica:b%d", i))
+	}
+	for name, l := range map[string]*activity.Ledger{"a": a, "b": b} {
+		tail, err := l.Tail(context.Background(), switchboard.ActivityFilter{Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for i, e := range tail {
+			got = append(got, e.Actor)
+			if e.ID != int64(i+1) {
+				t.Errorf("ledger %s: entry %d has id %d", name, i, e.ID)
+			}
+		}
+		if want := "replica:a0 replica:b0 replica:a1 replica:b1 replica:a2 replica:b2"; strings.Join(got, " ") != want {
+			t.Errorf("ledger %s's view: %v, want %s", name, got, want)
+		}
+	}
+}

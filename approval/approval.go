@@ -179,11 +179,23 @@ func New(opts Options) (*Service, error) {
 // waiting".
 var ErrStopped = errors.New("the daemon is stopping; the approval stays pending")
 
-// Recover settles the requests a previous run left pending. Those keep
-// accepts (a durable call that the daemon resumes) stay pending and are
-// returned; every other one is cancelled — with its approval.decide
-// ledger entry, by system via restart — and counted.
-func (s *Service) Recover(ctx context.Context, keep func(switchboard.ApprovalRequest) bool) ([]switchboard.ApprovalRequest, int, error) {
+// Fate is what Recover does with one pending request.
+type Fate int
+
+const (
+	// Cancel the request: nobody waits for it any more.
+	Cancel Fate = iota
+	// Keep it pending and return it: a durable call the daemon resumes.
+	Keep
+	// Leave it alone: another live replica waits for it.
+	Leave
+)
+
+// Recover settles the requests a stopped daemon (a previous run, or a
+// replica that died) left pending, as fate says of each. Kept requests are
+// returned; cancelled ones — with their approval.decide ledger entry, by
+// system via restart — are counted.
+func (s *Service) Recover(ctx context.Context, fate func(switchboard.ApprovalRequest) Fate) ([]switchboard.ApprovalRequest, int, error) {
 	var kept []switchboard.ApprovalRequest
 	n := 0
 	for {
@@ -194,8 +206,15 @@ func (s *Service) Recover(ctx context.Context, keep func(switchboard.ApprovalReq
 		cancelled := 0
 		kept = kept[:0]
 		for _, a := range list {
-			if keep != nil && keep(a) {
+			f := Cancel
+			if fate != nil {
+				f = fate(a)
+			}
+			switch f {
+			case Keep:
 				kept = append(kept, a)
+				continue
+			case Leave:
 				continue
 			}
 			_, ok, err := s.settle(ctx, a, switchboard.ApprovalCancelled,

@@ -537,7 +537,12 @@ func TestRecoverKeepsOrCancelsWithEntries(t *testing.T) {
 		}
 	}
 	before := len(e.entries(t, "approval.decide"))
-	kept, n, err := e.svc.Recover(context.Background(), func(a switchboard.ApprovalRequest) bool { return a.ID == keepID })
+	kept, n, err := e.svc.Recover(context.Background(), func(a switchboard.ApprovalRequest) approval.Fate {
+		if a.ID == keepID {
+			return approval.Keep
+		}
+		return approval.Cancel
+	})
 	if err != nil || n != 1 || len(kept) != 1 || kept[0].ID != keepID {
 		t.Fatalf("recover: kept %+v, cancelled %d, %v", kept, n, err)
 	}

@@ -104,6 +104,9 @@ type Options struct {
 	// record is always committed before the tool is reached. Default
 	// DefaultRecordAfter; negative records every call before it runs.
 	RecordAfter time.Duration
+	// Replica is the serve process that owns the calls it records
+	// (Invocation.Replica): if it dies, a survivor resolves them.
+	Replica string
 }
 
 // Broker executes tool calls. Safe for concurrent use.

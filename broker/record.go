@@ -38,6 +38,7 @@ func (b *Broker) newInvocation(c *call, req CallRequest, status switchboard.Stat
 		InputBytes:  len(c.input),
 		CreatedAt:   now,
 		UpdatedAt:   now,
+		Replica:     b.opts.Replica,
 	}
 	if inv.RunID == "" { // a direct call is a run of its own
 		inv.RunID = NewID()

@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -82,6 +83,10 @@ type Options struct {
 	// origin PreviewOrigin names; nil keeps code preview off.
 	Previews      panel.Previews
 	PreviewOrigin string
+	// Replicas names this daemon among the replicas sharing its store and
+	// tunes their heartbeat (daemon/replica.go); the zero value suits one
+	// daemon.
+	Replicas ReplicaOptions
 }
 
 // Daemon is a running switchboard: its subsystems and its HTTP handler.
@@ -111,8 +116,9 @@ type Daemon struct {
 	Workspace *workspace.Workspace
 	ws        atomic.Pointer[workspace.Workspace]
 
-	resumed resumed // calls awaiting an approval that outlived a restart (sweep.go)
-	demoKey string  // the demo page's key; "" without --demo
+	resumed resumed      // calls awaiting an approval that outlived a restart (sweep.go)
+	replica replicaState // this daemon among the replicas on its store (replica.go)
+	demoKey string       // the demo page's key; "" without --demo
 
 	stopCatalog func() // daemon/catalogbus.go
 
@@ -139,6 +145,10 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 		opts.Bus = bus.NewLocal() // one bus for tabs and approvals
 	}
 	d := &Daemon{log: log}
+	if err := d.initReplica(opts); err != nil {
+		return nil, err
+	}
+	d.resumed.ctx, d.resumed.stop = context.WithCancelCause(context.Background())
 	if opts.Demo {
 		d.demoKey = opts.DemoKey
 		if d.demoKey == "" {
@@ -159,12 +169,13 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 		return nil, err
 	}
 	d.startAgents(opts)
-	if err := d.startSessions(ctx, opts); err != nil {
+	kept, err := d.startSessions(ctx, opts)
+	if err != nil {
 		return nil, err
 	}
-	bo.Store, bo.Registry, bo.Logger, bo.Browser = opts.Store, reg, log, d.Sessions
+	bo.Store, bo.Registry, bo.Logger, bo.Browser, bo.Replica = opts.Store, reg, log, d.Sessions, d.replica.id
 	d.Broker = broker.New(bo)
-	d.resumeApprovals() // calls whose approval outlived the restart
+	d.resume(kept) // calls whose approval outlived the restart
 	if err := d.startPanels(ctx, opts); err != nil {
 		return nil, err
 	}
@@ -204,6 +215,7 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.startReplicaWatch()
 	return d, nil
 }
 
@@ -228,8 +240,9 @@ func (d *Daemon) Handler() http.Handler { return d.api }
 
 // Close stops background work. It does not close the store.
 func (d *Daemon) Close() error {
-	_ = d.mcp.Close() // ends MCP sessions and their streams
-	d.Agent.Close()   // cancels runs, which ends their streams
+	d.stopReplicaWatch() // no survivor's work is taken over while stopping
+	_ = d.mcp.Close()    // ends MCP sessions and their streams
+	d.Agent.Close()      // cancels runs, which ends their streams
 	d.closeAgents()
 	// Ends panel subscriptions and actions waiting for approval.
 	d.closePanels()
@@ -244,21 +257,31 @@ func (d *Daemon) Close() error {
 	return nil
 }
 
-// startSessions resolves what a previous run left in flight (d.sweep:
-// never re-run, never left pending by accident) and builds the session
-// manager. With several replicas on one Postgres this must move to
-// a per-replica claim; today each daemon owns its whole store.
-func (d *Daemon) startSessions(ctx context.Context, opts Options) error {
-	if err := d.sweep(ctx, opts.Store); err != nil {
-		return err
+// startSessions registers this daemon as a replica, resolves what its
+// previous start and replicas known to be gone left in flight (d.sweep:
+// never re-run, never left pending by accident; other live replicas' work
+// is theirs), and builds the session manager. It returns the calls whose
+// approval outlived the restart, now this replica's, to resume.
+func (d *Daemon) startSessions(ctx context.Context, opts Options) (map[string]string, error) {
+	owners, err := d.registerReplica(ctx)
+	if err != nil {
+		return nil, err
 	}
+	kept, err := d.sweep(ctx, opts.Store, owners)
+	if err != nil {
+		return nil, err
+	}
+	for o := range owners {
+		if _, err := opts.Store.InvocationAdopt(ctx, o, d.replica.id); err != nil {
+			return nil, fmt.Errorf("take over calls awaiting approval: %w", err)
+		}
+	}
+	d.forget(ctx, owners)
 	so := opts.Session
-	so.Store, so.Bus, so.Logger = opts.Store, opts.Bus, d.log
+	so.Store, so.Bus, so.Logger, so.Replica = opts.Store, opts.Bus, d.log, d.replica.id
 	so.Presence = true // replicas that share the bus reach each other's tabs (session/presence.go)
-	so.Presence = true // replicas sharing the bus reach each other's tabs
-	var err error
 	d.Sessions, err = session.New(so)
-	return err
+	return kept, err
 }
 
 // webRoutes serves the browser SDK and the demo app (no token needed).

@@ -65,9 +65,8 @@ type governance struct {
 const topicConsole = "approval.console"
 
 // startGovernance builds the ledger, approvals, jobs and agent tokens over
-// the store, fails jobs a previous run left running (its approvals and
-// calls are the start-up sweep's, daemon/sweep.go), and
-// returns the broker options that put them on the call path. Governance is
+// the store (what a previous run left running is the start-up sweep's,
+// daemon/sweep.go), and returns the broker options that put them on the call path. Governance is
 // always on: every switchboard.Store keeps what it needs.
 func (d *Daemon) startGovernance(ctx context.Context, opts Options) (broker.Options, error) {
 	var bo broker.Options
@@ -94,15 +93,10 @@ func (d *Daemon) startGovernance(ctx context.Context, opts Options) (broker.Opti
 		return bo, err
 	}
 	if d.gov.jobs, err = job.New(job.Options{Store: opts.Store, Ledger: ledger, Logger: d.log, OnChange: d.touchWorkspace,
-		Sessions: jobSessions{d}}); err != nil {
+		Sessions: jobSessions{d}, Replica: d.replica.id}); err != nil {
 		return bo, err
 	}
 	d.gov.tokens = scope.NewTokens(opts.Store, nil)
-	if n, err := d.gov.jobs.Recover(ctx); err != nil {
-		return bo, fmt.Errorf("fail jobs left running: %w", err)
-	} else if n > 0 {
-		d.log.Warn("failed jobs left running by the previous run", "count", n)
-	}
 	rl := g.RateLimit
 	if rl == nil {
 		rl = &DefaultRateLimit

@@ -3,6 +3,7 @@ package daemon_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -29,7 +30,8 @@ func replicas(t *testing.T, d durable) (a, b *client.Client) {
 		if d.bus != nil {
 			b = d.bus(t)
 		}
-		dm, err := daemon.New(context.Background(), daemon.Options{Store: st, AdminToken: "replica-token", Bus: b})
+		dm, err := daemon.New(context.Background(), daemon.Options{Store: st, AdminToken: "replica-token", Bus: b,
+			Replicas: daemon.ReplicaOptions{Name: fmt.Sprintf("replica-%d", i)}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,46 +16,61 @@ import (
 // and nothing is run again. See docs/architecture.md ("Crashes, keys and
 // unknown outcomes").
 
-// resumed are the calls whose approval outlived the restart: the
-// approval and the invocation each, and the goroutines that wait for them.
+// resumed are the goroutines that wait for the decisions of calls whose
+// approval outlived a restart or a replica's death.
 type resumed struct {
-	kept map[string]string // invocation id → approval id
+	ctx  context.Context
 	stop context.CancelCauseFunc
 	wg   sync.WaitGroup
 }
 
-// sweep settles approvals, calls and idempotency keys left by the previous
-// run.
+// sweep settles the approvals, calls and jobs of the replicas in owners
+// (switchboard.Replica: an earlier start of this daemon, or replicas that
+// died; "" is the owner of work recorded before replicas were) and
+// returns the calls whose approval it kept (invocation id → approval id).
+// Work of every other replica is left alone.
 //
 //   - A pending approval of a durable call (recorded awaiting_approval, not
 //     a browser call, whose tab died with the daemon's streams) stays
-//     pending, and resumeApprovals waits for its decision. Every other
-//     pending approval is cancelled with an approval.decide entry.
+//     pending, and resume waits for its decision. Every other pending
+//     approval of those owners is cancelled with an approval.decide entry.
 //   - A call awaiting an approval that was not kept ends cancelled
 //     (CANCELLED: it never ran); a call dispatched or pending ends failed
 //     OUTCOME_UNKNOWN (it may have run; it is never re-run). Each gets its
 //     tool.call entry in the transaction that ends it.
-//   - Idempotency keys without a recorded call are released
-//     (releaseOrphanKeys).
-func (d *Daemon) sweep(ctx context.Context, st switchboard.Store) error {
-	kept, n, err := d.gov.approvals.Recover(ctx, func(a switchboard.ApprovalRequest) bool {
+//   - A running job ends failed (its work died with its process).
+//   - At start (owners holds ""), idempotency keys without a recorded
+//     call are released (releaseOrphanKeys).
+func (d *Daemon) sweep(ctx context.Context, st switchboard.Store, owners map[string]bool) (map[string]string, error) {
+	kept, n, err := d.gov.approvals.Recover(ctx, func(a switchboard.ApprovalRequest) approval.Fate {
 		inv, err := st.InvocationGet(ctx, a.InvocationID)
-		return err == nil && inv.Status == switchboard.StatusAwaitingApproval && inv.Surface != switchboard.SurfaceBrowser
+		switch {
+		case err != nil && owners[""]:
+			return approval.Cancel // no call to wait for
+		case err != nil || !owners[inv.Replica]:
+			return approval.Leave // another replica's, and it is alive
+		case inv.Status == switchboard.StatusAwaitingApproval && inv.Surface != switchboard.SurfaceBrowser:
+			return approval.Keep
+		}
+		return approval.Cancel
 	})
 	if err != nil {
-		return fmt.Errorf("settle approvals left pending: %w", err)
+		return nil, fmt.Errorf("settle approvals left pending: %w", err)
 	}
 	if n > 0 {
-		d.log.Warn("cancelled approvals left pending by the previous run", "count", n)
+		d.log.Warn("cancelled approvals left pending by a stopped daemon", "count", n)
 	}
-	d.resumed.kept = map[string]string{}
+	keep := map[string]string{}
 	for _, a := range kept {
-		d.resumed.kept[a.InvocationID] = a.ID
+		keep[a.InvocationID] = a.ID
 	}
 	ended, err := st.InvocationFailInFlight(ctx, time.Now(), func(inv switchboard.Invocation) (*switchboard.Error, *switchboard.ActivityEntry) {
+		if !owners[inv.Replica] {
+			return nil, nil // another replica's call, in flight there
+		}
 		cause := errOutcomeUnknown
 		if inv.Status == switchboard.StatusAwaitingApproval {
-			if _, ok := d.resumed.kept[inv.ID]; ok {
+			if _, ok := keep[inv.ID]; ok {
 				return nil, nil
 			}
 			cause = errNotRun
@@ -66,15 +81,27 @@ func (d *Daemon) sweep(ctx context.Context, st switchboard.Store) error {
 		return cause, broker.SweptEntry(done)
 	})
 	if err != nil {
-		return fmt.Errorf("resolve calls left in flight: %w", err)
+		return nil, fmt.Errorf("resolve calls left in flight: %w", err)
 	}
 	if ended > 0 {
-		d.log.Warn("ended calls left in flight by the previous run", "count", ended)
+		d.log.Warn("ended calls left in flight by a stopped daemon", "count", ended)
+	}
+	ids := make([]string, 0, len(owners))
+	for id := range owners {
+		ids = append(ids, id)
+	}
+	if n, err := d.gov.jobs.Recover(ctx, ids...); err != nil {
+		return nil, fmt.Errorf("fail jobs left running: %w", err)
+	} else if n > 0 {
+		d.log.Warn("failed jobs left running by a stopped daemon", "count", n)
 	}
 	if len(kept) > 0 {
-		d.log.Info("calls awaiting approval outlived the restart; they run once approved", "count", len(kept))
+		d.log.Info("calls awaiting approval outlived their daemon; they run here once approved", "count", len(kept))
 	}
-	return d.releaseOrphanKeys(ctx, st)
+	if !owners[""] {
+		return keep, nil
+	}
+	return keep, d.releaseOrphanKeys(ctx, st)
 }
 
 var (
@@ -84,15 +111,13 @@ var (
 		"the daemon restarted while this call waited for approval, and it cannot wait across a restart; it was not run")
 )
 
-// resumeApprovals waits, in the background, for the decision of each call
-// the sweep kept, and runs it once approved (broker.Resume).
-func (d *Daemon) resumeApprovals() {
-	ctx, stop := context.WithCancelCause(context.Background())
-	d.resumed.stop = stop
-	for inv, apr := range d.resumed.kept {
+// resume waits, in the background, for the decision of each call a
+// sweep kept, and runs it once approved (broker.Resume).
+func (d *Daemon) resume(kept map[string]string) {
+	for inv, apr := range kept {
 		d.resumed.wg.Go(func() {
-			got, err := d.Broker.Resume(ctx, inv, apr)
-			if ctx.Err() == nil {
+			got, err := d.Broker.Resume(d.resumed.ctx, inv, apr)
+			if d.resumed.ctx.Err() == nil {
 				d.log.Info("resumed call ended", "invocation", inv, "approval", apr, "status", got.Status, "err", err)
 			}
 		})
@@ -102,9 +127,7 @@ func (d *Daemon) resumeApprovals() {
 // stopResumed ends the waits of resumed calls without deciding them, and
 // waits for calls already running to record their outcome.
 func (d *Daemon) stopResumed() {
-	if d.resumed.stop != nil {
-		d.resumed.stop(approval.ErrStopped)
-	}
+	d.resumed.stop(approval.ErrStopped)
 	d.resumed.wg.Wait()
 }
 

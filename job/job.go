@@ -38,7 +38,7 @@ type Store interface {
 	JobCreate(ctx context.Context, j switchboard.Job) error
 	JobGet(ctx context.Context, id string) (switchboard.Job, error)
 	JobUpdate(ctx context.Context, j switchboard.Job, from ...switchboard.JobStatus) (switchboard.Job, error)
-	JobFailRunning(ctx context.Context, at time.Time, cause *switchboard.Error) (int, error)
+	JobFailRunning(ctx context.Context, at time.Time, cause *switchboard.Error, replicas ...string) (int, error)
 	JobList(ctx context.Context, f switchboard.JobFilter) ([]switchboard.Job, error)
 }
 
@@ -60,6 +60,9 @@ type Options struct {
 	// Sessions, if set, records each job as an agent session of its own
 	// (kind background): the daemon's workspace.Agents.
 	Sessions Sessions
+	// Replica is the serve process that runs the jobs (Job.Replica): if it
+	// dies, a survivor fails them.
+	Replica string
 }
 
 // Sessions is told of a job's life, so that each job is an agent session
@@ -81,6 +84,8 @@ type Service struct {
 	every  time.Duration
 	change func()
 	agents Sessions
+	// replica owns the jobs this service starts (Options.Replica).
+	replica string
 
 	mu   sync.Mutex
 	live map[string]*running
@@ -113,14 +118,15 @@ func New(opts Options) (*Service, error) {
 		opts.OnChange = func() {}
 	}
 	return &Service{store: opts.Store, ledger: opts.Ledger, log: opts.Logger, now: opts.Now, every: opts.SaveEvery,
-		change: opts.OnChange, agents: opts.Sessions, live: map[string]*running{}}, nil
+		change: opts.OnChange, agents: opts.Sessions, live: map[string]*running{}, replica: opts.Replica}, nil
 }
 
 // Recover fails every job a previous run left running: its work died with
-// that process.
-func (s *Service) Recover(ctx context.Context) (int, error) {
+// that process. With replicas named, only their jobs (the replicas whose
+// process died); with none, every running job (one daemon per store).
+func (s *Service) Recover(ctx context.Context, replicas ...string) (int, error) {
 	return s.store.JobFailRunning(ctx, s.now(), switchboard.Errorf(switchboard.CodeInternal,
-		"the daemon stopped while this job ran, so its outcome is unknown; check before starting it again"))
+		"the daemon stopped while this job ran, so its outcome is unknown; check before starting it again"), replicas...)
 }
 
 // Start records a running job for inv and runs work in the background
@@ -129,7 +135,7 @@ func (s *Service) Recover(ctx context.Context) (int, error) {
 func (s *Service) Start(ctx context.Context, inv switchboard.Invocation, work func(ctx context.Context) (json.RawMessage, error)) (switchboard.Job, error) {
 	now := s.now().UTC().Truncate(time.Microsecond)
 	j := switchboard.Job{ID: "job_" + randomHex(16), InvocationID: inv.ID, RunID: inv.RunID, Tool: inv.Tool,
-		Caller: inv.Caller, Status: switchboard.JobRunning, CreatedAt: now, UpdatedAt: now}
+		Caller: inv.Caller, Status: switchboard.JobRunning, CreatedAt: now, UpdatedAt: now, Replica: s.replica}
 	if err := s.store.JobCreate(ctx, j); err != nil {
 		return switchboard.Job{}, err
 	}

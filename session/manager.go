@@ -52,6 +52,9 @@ type Options struct {
 	// bus.NewLocal().
 	Bus    bus.Bus
 	Logger *slog.Logger
+	// Replica is the serve process that opens the sessions
+	// (Session.Replica).
+	Replica string
 	// Heartbeat is the keep-alive interval of event streams.
 	Heartbeat time.Duration
 	// Grace is how long the session of a tab whose stream dropped is kept
@@ -216,7 +219,7 @@ func (m *Manager) CreateFor(ctx context.Context, req OpenRequest) (Created, erro
 	secret := make([]byte, 32)
 	_, _ = rand.Read(secret) // crypto/rand.Read never fails on supported platforms
 	token := id + "." + base64.RawURLEncoding.EncodeToString(secret)
-	s := switchboard.Session{ID: id, TokenHash: hashToken(token), Principal: principal, CreatedAt: m.opts.Now(),
+	s := switchboard.Session{ID: id, TokenHash: hashToken(token), Principal: principal, CreatedAt: m.opts.Now(), Replica: m.opts.Replica,
 		Scope: switchboard.SessionScope{Allow: req.Allow, Deny: req.Deny, PanelScope: req.PanelScope}}
 	if err := m.store.SessionCreate(ctx, s); err != nil {
 		return Created{}, err

@@ -285,11 +285,11 @@ func (f *Faulty) JobUpdate(ctx context.Context, j switchboard.Job, from ...switc
 	return f.Store.JobUpdate(ctx, j, from...)
 }
 
-func (f *Faulty) JobFailRunning(ctx context.Context, at time.Time, cause *switchboard.Error) (int, error) {
+func (f *Faulty) JobFailRunning(ctx context.Context, at time.Time, cause *switchboard.Error, replicas ...string) (int, error) {
 	if err := f.fail("JobFailRunning"); err != nil {
 		return 0, err
 	}
-	return f.Store.JobFailRunning(ctx, at, cause)
+	return f.Store.JobFailRunning(ctx, at, cause, replicas...)
 }
 
 func (f *Faulty) IdempotencyClaim(ctx context.Context, r switchboard.IdempotencyRecord, notBefore time.Time, inv switchboard.Invocation) (switchboard.IdempotencyRecord, bool, error) {
@@ -318,4 +318,53 @@ func (f *Faulty) IdempotencyRelease(ctx context.Context, scope, key, invocationI
 		return err
 	}
 	return f.Store.IdempotencyRelease(ctx, scope, key, invocationID)
+}
+
+func (f *Faulty) ReplicaRegister(ctx context.Context, r switchboard.Replica) error {
+	if err := f.fail("ReplicaRegister"); err != nil {
+		return err
+	}
+	return f.Store.ReplicaRegister(ctx, r)
+}
+
+func (f *Faulty) ReplicaHeartbeat(ctx context.Context, id string, at time.Time) (switchboard.Replica, error) {
+	if err := f.fail("ReplicaHeartbeat"); err != nil {
+		return switchboard.Replica{}, err
+	}
+	return f.Store.ReplicaHeartbeat(ctx, id, at)
+}
+
+func (f *Faulty) ReplicaStop(ctx context.Context, id string, at time.Time) error {
+	if err := f.fail("ReplicaStop"); err != nil {
+		return err
+	}
+	return f.Store.ReplicaStop(ctx, id, at)
+}
+
+func (f *Faulty) ReplicaList(ctx context.Context) ([]switchboard.Replica, error) {
+	if err := f.fail("ReplicaList"); err != nil {
+		return nil, err
+	}
+	return f.Store.ReplicaList(ctx)
+}
+
+func (f *Faulty) ReplicaClaim(ctx context.Context, id, by string, beats int64, at time.Time) (switchboard.Replica, error) {
+	if err := f.fail("ReplicaClaim"); err != nil {
+		return switchboard.Replica{}, err
+	}
+	return f.Store.ReplicaClaim(ctx, id, by, beats, at)
+}
+
+func (f *Faulty) ReplicaDelete(ctx context.Context, id string) error {
+	if err := f.fail("ReplicaDelete"); err != nil {
+		return err
+	}
+	return f.Store.ReplicaDelete(ctx, id)
+}
+
+func (f *Faulty) InvocationAdopt(ctx context.Context, from, to string) (int, error) {
+	if err := f.fail("InvocationAdopt"); err != nil {
+		return 0, err
+	}
+	return f.Store.InvocationAdopt(ctx, from, to)
 }

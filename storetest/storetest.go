@@ -72,6 +72,9 @@ var cases = []struct {
 	{"JobList", testJobList},
 	{"IdempotencyClaim", testIdempotencyClaim},
 	{"IdempotencyClaimRace", testIdempotencyClaimRace},
+	{"Replicas", testReplicas},
+	{"ReplicaClaimRace", testReplicaClaimRace},
+	{"ReplicaOwnership", testReplicaOwnership},
 	{"Cancelled", testCancelled},
 	{"Closed", testClosed},
 }

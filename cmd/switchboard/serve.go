@@ -132,7 +132,8 @@ type serveFlags struct {
 	canvas       panel.CanvasPolicy // the config file's canvasPolicy
 	canvasPreset string             // --canvas-policy
 	previewAddr  string
-	elicitation  string // --mcp-elicitation / mcp.elicitation
+	elicitation  string                // --mcp-elicitation / mcp.elicitation
+	replicas     daemon.ReplicaOptions // --replica-name, --replica-heartbeat, --replica-timeout
 }
 
 func newServe(g *globals) *cobra.Command {
@@ -161,6 +162,9 @@ func newServe(g *globals) *cobra.Command {
 	fl.StringVar(&f.canvasPreset, "canvas-policy", "", "canvas policy preset for agents' panels: guarded (the default: composing asks the user) or open (agents change their own panels without asking)")
 	fl.StringVar(&f.previewAddr, "preview-addr", "", "serve the sandboxed code-preview origin on this address (off unless given), e.g. 127.0.0.2:7767; see docs/panels.md")
 	fl.StringVar(&f.elicitation, "mcp-elicitation", "url", "which MCP elicitation answers decide an agent's approval: url (a link to the console, where you decide), form (also the agent's own client UI, which then vouches for you) or off (config mcp.elicitation)")
+	fl.StringVar(&f.replicas.Name, "replica-name", os.Getenv("SWITCHBOARD_REPLICA_NAME"), "this replica's name among those sharing the store, stable across its restarts (default: host name/listen address) [$SWITCHBOARD_REPLICA_NAME]; see docs/deploy.md")
+	fl.DurationVar(&f.replicas.Heartbeat, "replica-heartbeat", daemon.DefaultReplicaHeartbeat, "how often this replica records that it is alive and checks on the others")
+	fl.DurationVar(&f.replicas.Timeout, "replica-timeout", daemon.DefaultReplicaTimeout, "how long another replica's heartbeat may stand still before a survivor resolves its in-flight calls (at least twice --replica-heartbeat)")
 	return c
 }
 
@@ -269,7 +273,12 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 		f.mcp.ConsoleURL = consoleURL(ln.Addr())
 	}
 	opts := daemon.Options{Store: store, Bus: bs, AdminToken: token, AllowOrigins: f.allowOrigins, Logger: log, Demo: f.demo, Models: f.models,
-		Governance: f.governance, MCP: f.mcp, Session: f.session}
+		Governance: f.governance, MCP: f.mcp, Session: f.session, Replicas: f.replicas}
+	opts.Replicas.Addr = ln.Addr().String()
+	if opts.Replicas.Name == "" {
+		host, _ := os.Hostname()
+		opts.Replicas.Name = host + "/" + opts.Replicas.Addr // unique while it listens
+	}
 	previewSrv, err := f.canvasOptions(ctx, &opts, ln, log)
 	if err != nil {
 		ln.Close()
@@ -308,7 +317,7 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 	if f.store != "" {
 		storeName = "postgres"
 	}
-	log.Info("switchboard listening", "addr", "http://"+ln.Addr().String(), "store", storeName, "data", dir)
+	log.Info("switchboard listening", "addr", "http://"+ln.Addr().String(), "store", storeName, "data", dir, "replica", d.ReplicaID())
 	tokenFrom := "--token / SWITCHBOARD_TOKEN"
 	if g.token == "" {
 		tokenFrom = filepath.Join(dir, daemon.TokenFile)
@@ -324,6 +333,14 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 	select {
 	case err := <-errc:
 		return err
+	case <-d.Lost():
+		// Another replica resolved this one's calls: serving on would
+		// answer for calls that already have an outcome.
+		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+		return switchboard.Errorf(switchboard.CodeUnavailable,
+			"this replica's heartbeat lapsed for longer than --replica-timeout and another replica took over its calls; restart it")
 	case <-ctx.Done():
 	}
 	log.Info("shutting down: finishing in-flight requests", "grace", shutdownGrace)
@@ -331,6 +348,13 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err
+	}
+	// Every request has been answered: survivors may take over what is
+	// left (calls awaiting approval) at once.
+	rctx, rcancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer rcancel()
+	if err := d.Release(rctx); err != nil {
+		log.Warn("could not record this replica's stop; survivors take over its calls after --replica-timeout", "err", err)
 	}
 	log.Info("stopped")
 	return nil

@@ -10,12 +10,12 @@ import (
 )
 
 const invocationCols = `id, run_id, tool, tool_version, surface, session_id, caller, status,
-	input, result, error, input_bytes, result_bytes, created_at, updated_at, finished_at, duration_ms, agent_id`
+	input, result, error, input_bytes, result_bytes, created_at, updated_at, finished_at, duration_ms, agent_id, replica`
 
 // Statements of the call path, constant so statement caches hit them.
 const (
 	sqlInsertInvocation = `INSERT INTO invocations (` + invocationCols + `)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	sqlSelectInvocation = `SELECT ` + invocationCols + ` FROM invocations WHERE id = ?`
 )
 
@@ -29,7 +29,7 @@ func scanInvocation(row Row) (switchboard.Invocation, error) {
 	if err := row.Scan(&inv.ID, &inv.RunID, &inv.Tool, &inv.ToolVersion, &surface, &inv.SessionID,
 		&inv.Caller, &status, scanJSON(&inv.Input), scanJSON(&inv.Result), scanJSON(&errJSON),
 		&inv.InputBytes, &inv.ResultBytes, scanTime(&inv.CreatedAt), scanTime(&inv.UpdatedAt),
-		scanTime(&inv.FinishedAt), &inv.DurationMs, &inv.AgentID); err != nil {
+		scanTime(&inv.FinishedAt), &inv.DurationMs, &inv.AgentID, &inv.Replica); err != nil {
 		return inv, err
 	}
 	inv.Surface = switchboard.Surface(surface)
@@ -115,7 +115,7 @@ func (s *Store) invocationArgs(inv switchboard.Invocation) ([]any, error) {
 	}
 	return []any{inv.ID, inv.RunID, inv.Tool, inv.ToolVersion, string(inv.Surface), inv.SessionID, inv.Caller,
 		string(inv.Status), input, result, errJSON, inv.InputBytes, inv.ResultBytes,
-		s.time(inv.CreatedAt), s.time(inv.UpdatedAt), s.time(inv.FinishedAt), inv.DurationMs, inv.AgentID}, nil
+		s.time(inv.CreatedAt), s.time(inv.UpdatedAt), s.time(inv.FinishedAt), inv.DurationMs, inv.AgentID, inv.Replica}, nil
 }
 
 // InvocationGet returns one record or NOT_FOUND.
@@ -338,4 +338,24 @@ func list[T any](ctx context.Context, s *Store, op, query string, args []any, sc
 		return nil, err
 	}
 	return out, nil
+}
+
+// InvocationAdopt moves the in-flight invocations of replica from to
+// replica to, in one statement.
+func (s *Store) InvocationAdopt(ctx context.Context, from, to string) (int, error) {
+	const op = "invocation adopt"
+	if err := s.check(op); err != nil {
+		return 0, err
+	}
+	args := []any{to, from}
+	for _, st := range switchboard.InFlight {
+		args = append(args, string(st))
+	}
+	var n int64
+	err := s.db.Write(ctx, op, func(q Querier) error {
+		var err error
+		n, err = q.Exec(ctx, s.sql(`UPDATE invocations SET replica = ? WHERE replica = ? AND status `+in(len(switchboard.InFlight))), args...)
+		return err
+	})
+	return int(n), err
 }

@@ -15,7 +15,7 @@ import (
 // (see governance.go).
 
 const jobCols = `id, invocation_id, run_id, tool, caller, status, progress, message, result, error,
-	created_at, updated_at, finished_at`
+	created_at, updated_at, finished_at, replica`
 
 func scanJob(row Row) (switchboard.Job, error) {
 	var (
@@ -24,7 +24,7 @@ func scanJob(row Row) (switchboard.Job, error) {
 		errJSON json.RawMessage
 	)
 	if err := row.Scan(&j.ID, &j.InvocationID, &j.RunID, &j.Tool, &j.Caller, &status, &j.Progress, &j.Message,
-		scanJSON(&j.Result), scanJSON(&errJSON), scanTime(&j.CreatedAt), scanTime(&j.UpdatedAt), scanTime(&j.FinishedAt)); err != nil {
+		scanJSON(&j.Result), scanJSON(&errJSON), scanTime(&j.CreatedAt), scanTime(&j.UpdatedAt), scanTime(&j.FinishedAt), &j.Replica); err != nil {
 		return j, err
 	}
 	j.Status = switchboard.JobStatus(status)
@@ -51,9 +51,9 @@ func (s *Store) JobCreate(ctx context.Context, j switchboard.Job) error {
 		j.UpdatedAt = j.CreatedAt
 	}
 	return s.db.Write(ctx, op, func(q Querier) error {
-		_, err := q.Exec(ctx, s.sql(`INSERT INTO jobs (`+jobCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		_, err := q.Exec(ctx, s.sql(`INSERT INTO jobs (`+jobCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 			j.ID, j.InvocationID, j.RunID, j.Tool, j.Caller, string(j.Status), j.Progress, j.Message, result, errJSON,
-			s.time(j.CreatedAt), s.time(j.UpdatedAt), s.time(j.FinishedAt))
+			s.time(j.CreatedAt), s.time(j.UpdatedAt), s.time(j.FinishedAt), j.Replica)
 		return err
 	})
 }
@@ -116,8 +116,9 @@ func (s *Store) JobUpdate(ctx context.Context, j switchboard.Job, from ...switch
 	return stored, nil
 }
 
-// JobFailRunning fails every running job with cause.
-func (s *Store) JobFailRunning(ctx context.Context, at time.Time, cause *switchboard.Error) (int, error) {
+// JobFailRunning fails every running job of replicas (of every replica
+// when none is named) with cause.
+func (s *Store) JobFailRunning(ctx context.Context, at time.Time, cause *switchboard.Error, replicas ...string) (int, error) {
 	const op = "job fail running"
 	if cause == nil {
 		return 0, switchboard.Errorf(switchboard.CodeInvalidInput, "%s: a cause is required", op)
@@ -130,8 +131,15 @@ func (s *Store) JobFailRunning(ctx context.Context, at time.Time, cause *switchb
 	var n int64
 	err = s.db.Write(ctx, op, func(q Querier) error {
 		var err error
-		n, err = q.Exec(ctx, s.sql(`UPDATE jobs SET status = 'failed', error = ?, updated_at = ?, finished_at = ?
-			WHERE status = 'running'`), errJSON, t, t)
+		query, args := `UPDATE jobs SET status = 'failed', error = ?, updated_at = ?, finished_at = ?
+			WHERE status = 'running'`, []any{errJSON, t, t}
+		if len(replicas) > 0 {
+			query += ` AND replica ` + in(len(replicas))
+			for _, r := range replicas {
+				args = append(args, r)
+			}
+		}
+		n, err = q.Exec(ctx, s.sql(query), args...)
 		return err
 	})
 	return int(n), err

@@ -20,8 +20,8 @@ func (s *Store) SessionCreate(ctx context.Context, sess switchboard.Session) err
 		return switchboard.Errorf(switchboard.CodeInvalidInput, "%s: id is required", op)
 	}
 	err := s.db.Write(ctx, op, func(q Querier) error {
-		_, err := q.Exec(ctx, s.sql(`INSERT INTO sessions (id, token_hash, principal, scope, created_at, closed_at) VALUES (?, ?, ?, ?, ?, ?)`),
-			sess.ID, sess.TokenHash, sess.Principal, sessionScope(sess.Scope), s.time(sess.CreatedAt), s.time(sess.ClosedAt))
+		_, err := q.Exec(ctx, s.sql(`INSERT INTO sessions (id, token_hash, principal, scope, created_at, closed_at, replica) VALUES (?, ?, ?, ?, ?, ?, ?)`),
+			sess.ID, sess.TokenHash, sess.Principal, sessionScope(sess.Scope), s.time(sess.CreatedAt), s.time(sess.ClosedAt), sess.Replica)
 		return err
 	})
 	if switchboard.CodeOf(err) == switchboard.CodeConflict {
@@ -38,8 +38,8 @@ func (s *Store) SessionGet(ctx context.Context, id string) (switchboard.Session,
 		scope json.RawMessage
 	)
 	err := s.read(ctx, op, func(q Reader) error {
-		err := q.QueryRow(ctx, s.sql(`SELECT id, token_hash, principal, scope, created_at, closed_at FROM sessions WHERE id = ?`), id).
-			Scan(&sess.ID, &sess.TokenHash, &sess.Principal, scanJSON(&scope), scanTime(&sess.CreatedAt), scanTime(&sess.ClosedAt))
+		err := q.QueryRow(ctx, s.sql(`SELECT id, token_hash, principal, scope, created_at, closed_at, replica FROM sessions WHERE id = ?`), id).
+			Scan(&sess.ID, &sess.TokenHash, &sess.Principal, scanJSON(&scope), scanTime(&sess.CreatedAt), scanTime(&sess.ClosedAt), &sess.Replica)
 		if errors.Is(err, sql.ErrNoRows) {
 			return notFound(op, "session", id)
 		}

@@ -15,12 +15,12 @@ const sqlChainHead = `SELECT id, hash FROM activity ORDER BY id DESC LIMIT 1`
 // the single writer connection makes appends strictly sequential. The head
 // comes from the cache when it is set; a cached head that is stale
 // (something else appended) makes the insert collide with the real head's
-// id or prev_hash, and the append then reads the head and tries again.
+// id (the primary key), and the append then reads the head and tries again.
 func (w *wconn) Append(_ context.Context, p *sqlstore.Entry) error {
 	head, cached := w.h.head, w.h.head.ok
 	for {
 		if !head.ok {
-			err := w.queryRow(sqlChainHead).Scan(&head.id, &head.hash)
+			err := w.queryRow(sqlChainHead).Scan(&head.id, sqlstore.ScanHash(&head.hash))
 			if err != nil && !errors.Is(err, sql.ErrNoRows) {
 				return err
 			}

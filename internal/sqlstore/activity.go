@@ -2,6 +2,8 @@ package sqlstore
 
 import (
 	"context"
+	"encoding/hex"
+	"fmt"
 	"strings"
 
 	"github.com/switchboardhq/switchboard"
@@ -9,9 +11,12 @@ import (
 
 // ActivityInsert inserts one ledger entry; its arguments are Entry.Args.
 // Drivers run it from Tx.Append, after Entry.Link.
-const ActivityInsert = `INSERT INTO activity (` + activityCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+const ActivityInsert = `INSERT INTO activity (` + activityCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
-const activityCols = `id, ts, actor, verb, target, provenance, reversal, details, prev_hash, hash`
+// activityCols are the stored columns. An entry's PrevHash is not stored:
+// ids have no gaps, so it is the hash of the row with id - 1, which
+// sqlActivityPage joins (migration 0022 says why).
+const activityCols = `id, ts, actor, verb, target, provenance, reversal, details, hash`
 
 // Entry is an activity entry checked and ready to append: N is the entry
 // with its time normalized (and, after Link, its ID and hashes); the
@@ -55,8 +60,41 @@ func (p *Entry) Link(headID int64, headHash string) {
 // Args are ActivityInsert's arguments for the linked entry.
 func (p *Entry) Args() []any {
 	n := &p.N
-	return []any{n.ID, p.ts, n.Actor, n.Verb, n.Target, p.prov, p.rev, p.det, n.PrevHash, n.Hash}
+	return []any{n.ID, p.ts, n.Actor, n.Verb, n.Target, p.prov, p.rev, p.det, HashBytes(n.Hash)}
 }
+
+// HashBytes is a chain hash (hex, as ComputeHash makes it) as the activity
+// table keeps it: its 32 bytes. Text that is not hex cannot come from Link;
+// it would be kept as its own bytes (and read back as their hex, which
+// verification then reports).
+func HashBytes(h string) []byte {
+	b, err := hex.DecodeString(h)
+	if err != nil {
+		return []byte(h)
+	}
+	return b
+}
+
+// hashCol scans a stored hash (bytes; NULL for a missing predecessor)
+// back into hex.
+type hashCol string
+
+func (c *hashCol) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		*c = ""
+	case []byte:
+		*c = hashCol(hex.EncodeToString(v))
+	case string: // a row written before migration 0022 on a hand-edited file
+		*c = hashCol(v)
+	default:
+		return fmt.Errorf("hash column holds %T", src)
+	}
+	return nil
+}
+
+// ScanHash is a Scan destination for a stored hash, read as hex.
+func ScanHash(h *string) any { return (*hashCol)(h) }
 
 // ActivityAppend assigns e the next ID, the previous entry's hash and its
 // own hash in one transaction (Tx.Append keeps the chain from forking). A
@@ -87,13 +125,21 @@ func (s *Store) ActivityList(ctx context.Context, f switchboard.ActivityFilter) 
 		where, args = append(where, "verb = ?"), append(args, f.Verb)
 	}
 	if !f.Since.IsZero() {
-		where, args = append(where, "ts >= ?"), append(args, s.d.Time(ceilMicro(f.Since)))
+		// The listing walks the ledger by id, but ts only roughly follows
+		// id (entries are stamped before they are appended), so ts >= ?
+		// alone would make it read every older entry first. The first
+		// entry at or after Since, found on activity_by_ts (ts, id), is
+		// where the walk starts; ts >= ? still picks the entries exactly.
+		since := s.d.Time(ceilMicro(f.Since))
+		where = append(where, "id >= (SELECT min(id) FROM activity WHERE ts >= ?)", "ts >= ?")
+		args = append(args, since, since)
 	}
 	args = append(args, limit(f.Limit))
 	out := []switchboard.ActivityEntry{}
 	err := s.read(ctx, op, func(q Reader) error {
-		rows, err := q.Query(ctx, s.sql(`SELECT `+activityCols+` FROM activity WHERE `+
-			strings.Join(where, " AND ")+` ORDER BY id LIMIT ?`), args...)
+		rows, err := q.Query(ctx, s.sql(`SELECT a.id, a.ts, a.actor, a.verb, a.target, a.provenance, a.reversal, a.details,
+			p.hash, a.hash FROM (SELECT `+activityCols+` FROM activity WHERE `+strings.Join(where, " AND ")+
+			` ORDER BY id LIMIT ?) a LEFT JOIN activity p ON p.id = a.id - 1 ORDER BY a.id`), args...)
 		if err != nil {
 			return err
 		}
@@ -101,7 +147,7 @@ func (s *Store) ActivityList(ctx context.Context, f switchboard.ActivityFilter) 
 		for rows.Next() {
 			var e switchboard.ActivityEntry
 			if err := rows.Scan(&e.ID, scanTime(&e.Ts), &e.Actor, &e.Verb, &e.Target, scanJSON(&e.Provenance),
-				scanJSON(&e.Reversal), scanJSON(&e.Details), &e.PrevHash, &e.Hash); err != nil {
+				scanJSON(&e.Reversal), scanJSON(&e.Details), ScanHash(&e.PrevHash), ScanHash(&e.Hash)); err != nil {
 				return err
 			}
 			out = append(out, e)

@@ -380,6 +380,8 @@ func testClosed(t *testing.T, s switchboard.Store) {
 			_, err := s.IdempotencyReleaseOrphans(ctx)
 			return err
 		},
+		"InvocationExpire":  func() error { _, err := s.InvocationExpire(ctx, base, 1); return err },
+		"IdempotencyExpire": func() error { _, err := s.IdempotencyExpire(ctx, base, 1); return err },
 	}
 	// A method added to the port must be added here too.
 	port := reflect.TypeFor[switchboard.Store]()

@@ -71,6 +71,8 @@ var cases = []struct {
 	{"JobList", testJobList},
 	{"IdempotencyClaim", testIdempotencyClaim},
 	{"IdempotencyClaimRace", testIdempotencyClaimRace},
+	{"InvocationExpire", testInvocationExpire},
+	{"IdempotencyExpire", testIdempotencyExpire},
 	{"Cancelled", testCancelled},
 	{"Closed", testClosed},
 }

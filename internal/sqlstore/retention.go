@@ -38,7 +38,7 @@ var sqlExpiring = `SELECT i.id FROM invocations i
 	ORDER BY i.created_at LIMIT ?`
 
 // The deletes name the picked ids in a fixed number of placeholders
-// (unused ones are ”, which no record has), so their text is constant and
+// (unused ones are the empty id, which no record has), so their text is constant and
 // statement caches hit it.
 var (
 	sqlExpireApprovals = `DELETE FROM approvals WHERE status <> 'pending' AND invocation_id ` + in(ExpireBatch)

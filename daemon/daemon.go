@@ -82,6 +82,10 @@ type Options struct {
 	// origin PreviewOrigin names; nil keeps code preview off.
 	Previews      panel.Previews
 	PreviewOrigin string
+	// Retention says how long invocation records, idempotency keys and
+	// finished runs' event logs are kept (daemon/retention.go); the ledger
+	// is kept forever.
+	Retention RetentionOptions
 }
 
 // Daemon is a running switchboard: its subsystems and its HTTP handler.
@@ -111,8 +115,9 @@ type Daemon struct {
 	Workspace *workspace.Workspace
 	ws        atomic.Pointer[workspace.Workspace]
 
-	resumed resumed // calls awaiting an approval that outlived a restart (sweep.go)
-	demoKey string  // the demo page's key; "" without --demo
+	resumed   resumed   // calls awaiting an approval that outlived a restart (sweep.go)
+	retention retention // the background sweeper of expired records (retention.go)
+	demoKey   string    // the demo page's key; "" without --demo
 
 	log  *slog.Logger
 	auth *authn.Authenticator // the one login check, handed to every transport
@@ -158,6 +163,9 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 		return nil, err
 	}
 	bo.Store, bo.Registry, bo.Logger, bo.Browser = opts.Store, reg, log, d.Sessions
+	if opts.Retention.IdempotencyKeys > 0 { // one setting: how long a key replays is how long it is kept
+		bo.IdempotencyTTL = opts.Retention.IdempotencyKeys
+	}
 	d.Broker = broker.New(bo)
 	d.resumeApprovals() // calls whose approval outlived the restart
 	if err := d.startPanels(ctx, opts); err != nil {
@@ -199,6 +207,7 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.startRetention(opts.Store, opts.Retention)
 	return d, nil
 }
 
@@ -223,6 +232,7 @@ func (d *Daemon) Handler() http.Handler { return d.api }
 
 // Close stops background work. It does not close the store.
 func (d *Daemon) Close() error {
+	d.stopRetention()
 	_ = d.mcp.Close() // ends MCP sessions and their streams
 	d.Agent.Close()   // cancels runs, which ends their streams
 	d.closeAgents()

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"encoding/hex"
 	"fmt"
 	"strings"
@@ -113,9 +114,33 @@ func (s *Store) ActivityAppend(ctx context.Context, e *switchboard.ActivityEntry
 	return nil
 }
 
+// sqlFirstSince is the first entry a ?since= listing can return.
+const sqlFirstSince = `SELECT min(+id) FROM activity WHERE ts >= ?`
+
 // ActivityList pages the ledger oldest first.
 func (s *Store) ActivityList(ctx context.Context, f switchboard.ActivityFilter) ([]switchboard.ActivityEntry, error) {
 	const op = "activity list"
+	var since any
+	if !f.Since.IsZero() {
+		// The listing walks the ledger by id, but ts only roughly follows
+		// id (entries are stamped before they are appended), so ts >= ?
+		// alone would make it read every older entry first. The walk
+		// starts at the first entry at or after Since instead, found on
+		// activity_by_ts (+id keeps SQLite from walking the primary key
+		// for min(id)); ts >= ? still picks the entries exactly.
+		since = s.d.Time(ceilMicro(f.Since))
+		var first sql.NullInt64
+		err := s.read(ctx, op, func(q Reader) error {
+			return q.QueryRow(ctx, s.sql(sqlFirstSince), since).Scan(&first)
+		})
+		if err != nil {
+			return nil, err
+		}
+		if !first.Valid {
+			return []switchboard.ActivityEntry{}, nil
+		}
+		f.AfterID = max(f.AfterID, first.Int64-1)
+	}
 	where := []string{"id > ?"}
 	args := []any{f.AfterID}
 	if f.Actor != "" {
@@ -124,15 +149,8 @@ func (s *Store) ActivityList(ctx context.Context, f switchboard.ActivityFilter) 
 	if f.Verb != "" {
 		where, args = append(where, "verb = ?"), append(args, f.Verb)
 	}
-	if !f.Since.IsZero() {
-		// The listing walks the ledger by id, but ts only roughly follows
-		// id (entries are stamped before they are appended), so ts >= ?
-		// alone would make it read every older entry first. The first
-		// entry at or after Since, found on activity_by_ts (ts, id), is
-		// where the walk starts; ts >= ? still picks the entries exactly.
-		since := s.d.Time(ceilMicro(f.Since))
-		where = append(where, "id >= (SELECT min(id) FROM activity WHERE ts >= ?)", "ts >= ?")
-		args = append(args, since, since)
+	if since != nil {
+		where, args = append(where, "ts >= ?"), append(args, since)
 	}
 	args = append(args, limit(f.Limit))
 	out := []switchboard.ActivityEntry{}

@@ -11,3 +11,10 @@ CREATE INDEX activity_by_ts ON activity (ts, id);
 
 CREATE INDEX idempotency_keys_by_created ON idempotency_keys (created_at);
 CREATE INDEX idempotency_keys_by_invocation ON idempotency_keys (invocation_id);
+
+-- GET /invocations?run= filters by run and lists newest first. The old
+-- partial index (run_id) WHERE run_id <> '' was never chosen for it (a
+-- bound run id cannot prove the partial condition, and every call has a
+-- run id anyway); this one serves the filter and the order.
+DROP INDEX invocations_by_run;
+CREATE INDEX invocations_by_run ON invocations (run_id, created_at, id);

@@ -184,6 +184,19 @@ type Store interface {
 	// from to replica to (a survivor keeps a dead replica's calls that wait
 	// for an approval) and returns how many it moved.
 	InvocationAdopt(ctx context.Context, from, to string) (int, error)
+	// InvocationExpire deletes at most limit terminal invocation records
+	// (and at most sqlstore's batch, 128, in one short transaction) that
+	// were created and finished before before, oldest first, and returns
+	// how many it deleted. It never deletes a record in flight, one a
+	// pending approval waits on, one an idempotency key still names (a
+	// retry would find no outcome and run the call again), or one whose job
+	// is still running; the decided approval of a deleted record goes with
+	// it. The ledger is never touched. Retention (docs/architecture.md).
+	InvocationExpire(ctx context.Context, before time.Time, limit int) (int, error)
+	// IdempotencyExpire deletes at most limit idempotency keys (at most
+	// the same batch) created before before, oldest first, and returns how
+	// many it deleted.
+	IdempotencyExpire(ctx context.Context, before time.Time, limit int) (int, error)
 
 	// Close releases the database; every later call fails with
 	// CodeUnavailable. It is safe to call more than once.

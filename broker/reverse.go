@@ -52,6 +52,11 @@ func (b *Broker) PlanReversal(ctx context.Context, id int64) (CallRequest, error
 		return CallRequest{}, irreversible(id, "%s declares no inverse, so entry %d cannot be undone automatically", t.Name, id)
 	}
 	inv, err := b.store.InvocationGet(ctx, d.InvocationID)
+	if switchboard.CodeOf(err) == switchboard.CodeNotFound {
+		// Retention deleted the record (the ledger entry outlives it), and
+		// with it the input and result the inverse is built from.
+		return CallRequest{}, irreversible(id, "entry %d can no longer be undone: the record of its call (invocation %s) has expired (store.retention.invocations), and the inverse is built from it", id, d.InvocationID)
+	}
 	if err != nil {
 		return CallRequest{}, err
 	}

@@ -87,6 +87,10 @@ type Options struct {
 	// tunes their heartbeat (daemon/replica.go); the zero value suits one
 	// daemon.
 	Replicas ReplicaOptions
+	// Retention says how long invocation records, idempotency keys and
+	// finished runs' event logs are kept (daemon/retention.go); the ledger
+	// is kept forever.
+	Retention RetentionOptions
 }
 
 // Daemon is a running switchboard: its subsystems and its HTTP handler.
@@ -116,9 +120,10 @@ type Daemon struct {
 	Workspace *workspace.Workspace
 	ws        atomic.Pointer[workspace.Workspace]
 
-	resumed resumed      // calls awaiting an approval that outlived a restart (sweep.go)
-	replica replicaState // this daemon among the replicas on its store (replica.go)
-	demoKey string       // the demo page's key; "" without --demo
+	resumed   resumed      // calls awaiting an approval that outlived a restart (sweep.go)
+	replica   replicaState // this daemon among the replicas on its store (replica.go)
+	retention retention    // the background sweeper of expired records (retention.go)
+	demoKey   string       // the demo page's key; "" without --demo
 
 	stopCatalog func() // daemon/catalogbus.go
 
@@ -174,6 +179,9 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 		return nil, err
 	}
 	bo.Store, bo.Registry, bo.Logger, bo.Browser, bo.Replica = opts.Store, reg, log, d.Sessions, d.replica.id
+	if opts.Retention.IdempotencyKeys > 0 { // one setting: how long a key replays is how long it is kept
+		bo.IdempotencyTTL = opts.Retention.IdempotencyKeys
+	}
 	d.Broker = broker.New(bo)
 	d.resume(kept) // calls whose approval outlived the restart
 	if err := d.startPanels(ctx, opts); err != nil {
@@ -216,6 +224,7 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 		return nil, err
 	}
 	d.startReplicaWatch()
+	d.startRetention(opts.Store, opts.Retention)
 	return d, nil
 }
 
@@ -241,8 +250,9 @@ func (d *Daemon) Handler() http.Handler { return d.api }
 // Close stops background work. It does not close the store.
 func (d *Daemon) Close() error {
 	d.stopReplicaWatch() // no survivor's work is taken over while stopping
-	_ = d.mcp.Close()    // ends MCP sessions and their streams
-	d.Agent.Close()      // cancels runs, which ends their streams
+	d.stopRetention()
+	_ = d.mcp.Close() // ends MCP sessions and their streams
+	d.Agent.Close()   // cancels runs, which ends their streams
 	d.closeAgents()
 	// Ends panel subscriptions and actions waiting for approval.
 	d.closePanels()

@@ -9,7 +9,7 @@ import (
 // sqlAppend inserts an entry and moves the chain head to it in one
 // statement (one round trip).
 var sqlAppend = `WITH appended AS (` + sqlstore.Numbered(sqlstore.ActivityInsert) + ` RETURNING id, hash)
-	UPDATE activity_head SET last_id = appended.id, last_hash = appended.hash
+	UPDATE activity_head SET last_id = appended.id, last_hash = encode(appended.hash, 'hex')
 	FROM appended WHERE activity_head.id = 1`
 
 // Append inserts p after the chain head, holding the head's row lock until

@@ -25,7 +25,7 @@ func TestAnchor(t *testing.T) {
 			act, head := pgx.Identifier{schema, "activity"}.Sanitize(), pgx.Identifier{schema, "activity_head"}.Sanitize()
 			_, err = conn.Exec(ctx, `DELETE FROM `+act+` WHERE id >= $1`, from)
 			must(t, err)
-			_, err = conn.Exec(ctx, `UPDATE `+head+` SET (last_id, last_hash) = (SELECT coalesce(max(id), 0), coalesce((SELECT hash FROM `+act+` ORDER BY id DESC LIMIT 1), '') FROM `+act+`) WHERE id = 1`)
+			_, err = conn.Exec(ctx, `UPDATE `+head+` SET (last_id, last_hash) = (SELECT coalesce(max(id), 0), coalesce((SELECT encode(hash, 'hex') FROM `+act+` ORDER BY id DESC LIMIT 1), '') FROM `+act+`) WHERE id = 1`)
 			must(t, err)
 			return s
 		}

@@ -16,7 +16,7 @@ const sqlChainHead = `SELECT id, hash FROM activity ORDER BY id DESC LIMIT 1`
 // is the entry an earlier member of the same batch appended, else the
 // cache of the last committed one when it is set; a cached head that is stale
 // (something else appended) makes the insert collide with the real head's
-// id or prev_hash, and the append then reads the head and tries again.
+// id (the primary key), and the append then reads the head and tries again.
 func (w *wconn) Append(_ context.Context, p *sqlstore.Entry) error {
 	head, cached := w.h.head, w.h.head.ok
 	if w.head.ok { // an earlier member of this batch appended: continue from it
@@ -24,7 +24,7 @@ func (w *wconn) Append(_ context.Context, p *sqlstore.Entry) error {
 	}
 	for {
 		if !head.ok {
-			err := w.queryRow(sqlChainHead).Scan(&head.id, &head.hash)
+			err := w.queryRow(sqlChainHead).Scan(&head.id, sqlstore.ScanHash(&head.hash))
 			if err != nil && !errors.Is(err, sql.ErrNoRows) {
 				return err
 			}

@@ -202,9 +202,9 @@ func TestChainHeadCacheStale(t *testing.T) {
 	other := switchboard.ActivityEntry{ID: first.ID + 1, Ts: time.Now().Truncate(time.Microsecond).UTC(),
 		Actor: "bob", Verb: "v", Target: "behind the back", PrevHash: first.Hash}
 	other.Hash = other.ComputeHash(first.Hash)
-	if _, err := raw(t, path).Exec(`INSERT INTO activity (id, ts, actor, verb, target, prev_hash, hash)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, other.ID, other.Ts.UnixMicro(), other.Actor, other.Verb, other.Target,
-		other.PrevHash, other.Hash); err != nil {
+	if _, err := raw(t, path).Exec(`INSERT INTO activity (id, ts, actor, verb, target, hash)
+		VALUES (?, ?, ?, ?, ?, unhex(?))`, other.ID, other.Ts.UnixMicro(), other.Actor, other.Verb, other.Target,
+		other.Hash); err != nil {
 		t.Fatal(err)
 	}
 
@@ -219,9 +219,9 @@ func TestChainHeadCacheStale(t *testing.T) {
 	fourth := other
 	fourth.ID, fourth.PrevHash, fourth.Target = third.ID+1, third.Hash, "behind the back again"
 	fourth.Hash = fourth.ComputeHash(third.Hash)
-	if _, err := raw(t, path).Exec(`INSERT INTO activity (id, ts, actor, verb, target, prev_hash, hash)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, fourth.ID, fourth.Ts.UnixMicro(), fourth.Actor, fourth.Verb, fourth.Target,
-		fourth.PrevHash, fourth.Hash); err != nil {
+	if _, err := raw(t, path).Exec(`INSERT INTO activity (id, ts, actor, verb, target, hash)
+		VALUES (?, ?, ?, ?, ?, unhex(?))`, fourth.ID, fourth.Ts.UnixMicro(), fourth.Actor, fourth.Verb, fourth.Target,
+		fourth.Hash); err != nil {
 		t.Fatal(err)
 	}
 	inv.Status = switchboard.StatusSucceeded

@@ -52,7 +52,7 @@ type hot struct {
 	// not read them. It is only a hint: the SQLite store is single-process
 	// per data root, but if anything else appended (another process, a
 	// statement outside the fast path) the insert collides with that
-	// entry's id or prev_hash, and the append reads the real head and
+	// entry's id (the primary key), and the append reads the real head and
 	// retries. Unset until the first append reads it.
 	head chainHead
 	// failCommit, set only by tests, fails a COMMIT the way the disk

@@ -388,12 +388,14 @@ func testClosed(t *testing.T, s switchboard.Store) {
 		"ReplicaRegister": func() error {
 			return s.ReplicaRegister(ctx, switchboard.Replica{ID: "r", Name: "n", StartedAt: base})
 		},
-		"ReplicaHeartbeat": func() error { _, err := s.ReplicaHeartbeat(ctx, "r", base); return err },
-		"ReplicaStop":      func() error { return s.ReplicaStop(ctx, "r", base) },
-		"ReplicaList":      func() error { _, err := s.ReplicaList(ctx); return err },
-		"ReplicaClaim":     func() error { _, err := s.ReplicaClaim(ctx, "r", "q", 0, base); return err },
-		"ReplicaDelete":    func() error { return s.ReplicaDelete(ctx, "r") },
-		"InvocationAdopt":  func() error { _, err := s.InvocationAdopt(ctx, "r", "q"); return err },
+		"ReplicaHeartbeat":  func() error { _, err := s.ReplicaHeartbeat(ctx, "r", base); return err },
+		"ReplicaStop":       func() error { return s.ReplicaStop(ctx, "r", base) },
+		"ReplicaList":       func() error { _, err := s.ReplicaList(ctx); return err },
+		"ReplicaClaim":      func() error { _, err := s.ReplicaClaim(ctx, "r", "q", 0, base); return err },
+		"ReplicaDelete":     func() error { return s.ReplicaDelete(ctx, "r") },
+		"InvocationAdopt":   func() error { _, err := s.InvocationAdopt(ctx, "r", "q"); return err },
+		"InvocationExpire":  func() error { _, err := s.InvocationExpire(ctx, base, 1); return err },
+		"IdempotencyExpire": func() error { _, err := s.IdempotencyExpire(ctx, base, 1); return err },
 	}
 	// A method added to the port must be added here too.
 	port := reflect.TypeFor[switchboard.Store]()

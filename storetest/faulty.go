@@ -313,6 +313,20 @@ func (f *Faulty) IdempotencyReleaseOrphans(ctx context.Context) (int, error) {
 	return f.Store.IdempotencyReleaseOrphans(ctx)
 }
 
+func (f *Faulty) InvocationExpire(ctx context.Context, before time.Time, limit int) (int, error) {
+	if err := f.fail("InvocationExpire"); err != nil {
+		return 0, err
+	}
+	return f.Store.InvocationExpire(ctx, before, limit)
+}
+
+func (f *Faulty) IdempotencyExpire(ctx context.Context, before time.Time, limit int) (int, error) {
+	if err := f.fail("IdempotencyExpire"); err != nil {
+		return 0, err
+	}
+	return f.Store.IdempotencyExpire(ctx, before, limit)
+}
+
 func (f *Faulty) IdempotencyRelease(ctx context.Context, scope, key, invocationID string) error {
 	if err := f.fail("IdempotencyRelease"); err != nil {
 		return err

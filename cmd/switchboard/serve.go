@@ -56,10 +56,19 @@ type sessionsConfig struct {
 }
 
 // storeConfig is the config file's `store:` key: a postgres:// URL as a
-// plain string, or a mapping {url, durability}.
+// plain string, or a mapping {url, durability, retention}.
 type storeConfig struct {
-	URL        string `yaml:"url"`
-	Durability string `yaml:"durability"` // process or power
+	URL        string          `yaml:"url"`
+	Durability string          `yaml:"durability"` // process or power
+	Retention  retentionConfig `yaml:"retention"`
+}
+
+// retentionConfig is `store.retention`: how long what may be forgotten is
+// kept (daemon.RetentionOptions; the ledger is kept forever).
+type retentionConfig struct {
+	Invocations     time.Duration `yaml:"invocations"`
+	IdempotencyKeys time.Duration `yaml:"idempotencyKeys"`
+	Runs            time.Duration `yaml:"runs"`
 }
 
 // UnmarshalYAML accepts both forms of `store:`.
@@ -73,6 +82,12 @@ func (s *storeConfig) UnmarshalYAML(n *yaml.Node) error {
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i].Value, n.Content[i+1]
+		if k == "retention" {
+			if err := v.Decode(&s.Retention); err != nil {
+				return fmt.Errorf("retention: %w (durations such as 720h, keys invocations, idempotencyKeys, runs)", err)
+			}
+			continue
+		}
 		if v.Kind != yaml.ScalarNode {
 			return fmt.Errorf("%s must be a string", k)
 		}
@@ -85,7 +100,7 @@ func (s *storeConfig) UnmarshalYAML(n *yaml.Node) error {
 			}
 			s.Durability = v.Value
 		default:
-			return fmt.Errorf("unknown key %q (store takes url, durability)", k)
+			return fmt.Errorf("unknown key %q (store takes url, durability, retention)", k)
 		}
 	}
 	return nil
@@ -134,6 +149,7 @@ type serveFlags struct {
 	previewAddr  string
 	elicitation  string                // --mcp-elicitation / mcp.elicitation
 	replicas     daemon.ReplicaOptions // --replica-name, --replica-heartbeat, --replica-timeout
+	retention    daemon.RetentionOptions
 }
 
 func newServe(g *globals) *cobra.Command {
@@ -153,6 +169,9 @@ func newServe(g *globals) *cobra.Command {
 	fl.StringVar(&f.storeFile, "store-file", "", "read the store's postgres:// URL from this file (keeps its password out of ps)")
 	fl.StringVar(&f.bus, "bus", os.Getenv("SWITCHBOARD_BUS"), "how replicas reach each other: empty follows the store (postgres on a Postgres store, so replicas of one database work together; local on SQLite), or local to keep a single Postgres replica off LISTEN/NOTIFY [$SWITCHBOARD_BUS]")
 	fl.StringVar(&f.durability, "durability", os.Getenv("SWITCHBOARD_DURABILITY"), "which failures a commit survives: process (a daemon crash; the default) or power (an OS crash or power loss, slower) [$SWITCHBOARD_DURABILITY]")
+	fl.DurationVar(&f.retention.Invocations, "retain-invocations", daemon.DefaultRetainInvocations, "how long invocation records are kept after their call; negative keeps them forever; the ledger is always kept (config store.retention.invocations)")
+	fl.DurationVar(&f.retention.IdempotencyKeys, "retain-idempotency-keys", broker.DefaultIdempotencyTTL, "how long an idempotency key is remembered and replays its call's outcome, then deleted (config store.retention.idempotencyKeys)")
+	fl.DurationVar(&f.retention.Runs, "retain-runs", daemon.DefaultRetainRuns, "how long a finished agent run's event log (kept in memory) stays readable; negative: no age limit (config store.retention.runs)")
 	fl.StringSliceVar(&f.allowOrigins, "allow-origin", nil, "browser origin allowed to call the API (repeatable), e.g. http://localhost:3000")
 	fl.BoolVar(&f.demo, "demo", false, "let the demo app at /demo/ open its own browser session (same-origin only, with a key that changes every start: open the URL serve prints; for trying switchboard locally)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
@@ -202,6 +221,9 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 	}
 	if err := checkWindows(f.session); err != nil {
 		return usageError{err, c.CommandPath()}
+	}
+	if f.retention.IdempotencyKeys <= 0 {
+		return usageError{fmt.Errorf("--retain-idempotency-keys (store.retention.idempotencyKeys) must be positive, such as 24h: it is how long a retried call replays its outcome; not %s", f.retention.IdempotencyKeys), c.CommandPath()}
 	}
 	if f.mcp.Elicitation, err = elicitation(f.elicitation); err != nil {
 		return usageError{err, c.CommandPath()}
@@ -273,7 +295,7 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 		f.mcp.ConsoleURL = consoleURL(ln.Addr())
 	}
 	opts := daemon.Options{Store: store, Bus: bs, AdminToken: token, AllowOrigins: f.allowOrigins, Logger: log, Demo: f.demo, Models: f.models,
-		Governance: f.governance, MCP: f.mcp, Session: f.session, Replicas: f.replicas}
+		Governance: f.governance, MCP: f.mcp, Session: f.session, Replicas: f.replicas, Retention: f.retention}
 	opts.Replicas.Addr = ln.Addr().String()
 	if opts.Replicas.Name == "" {
 		host, _ := os.Hostname()
@@ -381,6 +403,15 @@ func applyConfig(c *cobra.Command, g *globals, f *serveFlags) error {
 	}
 	if cfg.Store.Durability != "" && !set("durability") && os.Getenv("SWITCHBOARD_DURABILITY") == "" {
 		f.durability = cfg.Store.Durability
+	}
+	if r := cfg.Store.Retention; r.Invocations != 0 && !set("retain-invocations") {
+		f.retention.Invocations = r.Invocations
+	}
+	if r := cfg.Store.Retention; r.IdempotencyKeys != 0 && !set("retain-idempotency-keys") {
+		f.retention.IdempotencyKeys = r.IdempotencyKeys
+	}
+	if r := cfg.Store.Retention; r.Runs != 0 && !set("retain-runs") {
+		f.retention.Runs = r.Runs
 	}
 	if len(cfg.AllowOrigins) > 0 && !set("allow-origin") {
 		f.allowOrigins = cfg.AllowOrigins

@@ -2,6 +2,9 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
 	"strings"
 
 	"github.com/switchboardhq/switchboard"
@@ -9,9 +12,12 @@ import (
 
 // ActivityInsert inserts one ledger entry; its arguments are Entry.Args.
 // Drivers run it from Tx.Append, after Entry.Link.
-const ActivityInsert = `INSERT INTO activity (` + activityCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+const ActivityInsert = `INSERT INTO activity (` + activityCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
-const activityCols = `id, ts, actor, verb, target, provenance, reversal, details, prev_hash, hash`
+// activityCols are the stored columns. An entry's PrevHash is not stored:
+// ids have no gaps, so it is the hash of the row with id - 1, which
+// sqlActivityPage joins (migration 0022 says why).
+const activityCols = `id, ts, actor, verb, target, provenance, reversal, details, hash`
 
 // Entry is an activity entry checked and ready to append: N is the entry
 // with its time normalized (and, after Link, its ID and hashes); the
@@ -55,8 +61,41 @@ func (p *Entry) Link(headID int64, headHash string) {
 // Args are ActivityInsert's arguments for the linked entry.
 func (p *Entry) Args() []any {
 	n := &p.N
-	return []any{n.ID, p.ts, n.Actor, n.Verb, n.Target, p.prov, p.rev, p.det, n.PrevHash, n.Hash}
+	return []any{n.ID, p.ts, n.Actor, n.Verb, n.Target, p.prov, p.rev, p.det, HashBytes(n.Hash)}
 }
+
+// HashBytes is a chain hash (hex, as ComputeHash makes it) as the activity
+// table keeps it: its 32 bytes. Text that is not hex cannot come from Link;
+// it would be kept as its own bytes (and read back as their hex, which
+// verification then reports).
+func HashBytes(h string) []byte {
+	b, err := hex.DecodeString(h)
+	if err != nil {
+		return []byte(h)
+	}
+	return b
+}
+
+// hashCol scans a stored hash (bytes; NULL for a missing predecessor)
+// back into hex.
+type hashCol string
+
+func (c *hashCol) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		*c = ""
+	case []byte:
+		*c = hashCol(hex.EncodeToString(v))
+	case string: // a row written before migration 0022 on a hand-edited file
+		*c = hashCol(v)
+	default:
+		return fmt.Errorf("hash column holds %T", src)
+	}
+	return nil
+}
+
+// ScanHash is a Scan destination for a stored hash, read as hex.
+func ScanHash(h *string) any { return (*hashCol)(h) }
 
 // ActivityAppend assigns e the next ID, the previous entry's hash and its
 // own hash in one transaction (Tx.Append keeps the chain from forking). A
@@ -75,9 +114,33 @@ func (s *Store) ActivityAppend(ctx context.Context, e *switchboard.ActivityEntry
 	return nil
 }
 
+// sqlFirstSince is the first entry a ?since= listing can return.
+const sqlFirstSince = `SELECT min(+id) FROM activity WHERE ts >= ?`
+
 // ActivityList pages the ledger oldest first.
 func (s *Store) ActivityList(ctx context.Context, f switchboard.ActivityFilter) ([]switchboard.ActivityEntry, error) {
 	const op = "activity list"
+	var since any
+	if !f.Since.IsZero() {
+		// The listing walks the ledger by id, but ts only roughly follows
+		// id (entries are stamped before they are appended), so ts >= ?
+		// alone would make it read every older entry first. The walk
+		// starts at the first entry at or after Since instead, found on
+		// activity_by_ts (+id keeps SQLite from walking the primary key
+		// for min(id)); ts >= ? still picks the entries exactly.
+		since = s.d.Time(ceilMicro(f.Since))
+		var first sql.NullInt64
+		err := s.read(ctx, op, func(q Reader) error {
+			return q.QueryRow(ctx, s.sql(sqlFirstSince), since).Scan(&first)
+		})
+		if err != nil {
+			return nil, err
+		}
+		if !first.Valid {
+			return []switchboard.ActivityEntry{}, nil
+		}
+		f.AfterID = max(f.AfterID, first.Int64-1)
+	}
 	where := []string{"id > ?"}
 	args := []any{f.AfterID}
 	if f.Actor != "" {
@@ -86,14 +149,15 @@ func (s *Store) ActivityList(ctx context.Context, f switchboard.ActivityFilter) 
 	if f.Verb != "" {
 		where, args = append(where, "verb = ?"), append(args, f.Verb)
 	}
-	if !f.Since.IsZero() {
-		where, args = append(where, "ts >= ?"), append(args, s.d.Time(ceilMicro(f.Since)))
+	if since != nil {
+		where, args = append(where, "ts >= ?"), append(args, since)
 	}
 	args = append(args, limit(f.Limit))
 	out := []switchboard.ActivityEntry{}
 	err := s.read(ctx, op, func(q Reader) error {
-		rows, err := q.Query(ctx, s.sql(`SELECT `+activityCols+` FROM activity WHERE `+
-			strings.Join(where, " AND ")+` ORDER BY id LIMIT ?`), args...)
+		rows, err := q.Query(ctx, s.sql(`SELECT a.id, a.ts, a.actor, a.verb, a.target, a.provenance, a.reversal, a.details,
+			p.hash, a.hash FROM (SELECT `+activityCols+` FROM activity WHERE `+strings.Join(where, " AND ")+
+			` ORDER BY id LIMIT ?) a LEFT JOIN activity p ON p.id = a.id - 1 ORDER BY a.id`), args...)
 		if err != nil {
 			return err
 		}
@@ -101,7 +165,7 @@ func (s *Store) ActivityList(ctx context.Context, f switchboard.ActivityFilter) 
 		for rows.Next() {
 			var e switchboard.ActivityEntry
 			if err := rows.Scan(&e.ID, scanTime(&e.Ts), &e.Actor, &e.Verb, &e.Target, scanJSON(&e.Provenance),
-				scanJSON(&e.Reversal), scanJSON(&e.Details), &e.PrevHash, &e.Hash); err != nil {
+				scanJSON(&e.Reversal), scanJSON(&e.Details), ScanHash(&e.PrevHash), ScanHash(&e.Hash)); err != nil {
 				return err
 			}
 			out = append(out, e)

@@ -1,0 +1,83 @@
+package daemon_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/broker"
+	"github.com/switchboardhq/switchboard/daemon"
+	"github.com/switchboardhq/switchboard/sqlite"
+)
+
+// TestRetentionSweep: a sweep deletes the records and keys older than
+// their retention, a record only after the key that names it, and keeps
+// the ledger whole.
+func TestRetentionSweep(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, sqlite.Memory, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ret := daemon.RetentionOptions{Invocations: time.Hour, IdempotencyKeys: 2 * time.Hour, Interval: time.Hour}
+	d, err := daemon.New(ctx, daemon.Options{Store: st, AdminToken: daemon.NewSecret(), Retention: ret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	tool := switchboard.Tool{Name: "notes.read", Description: "Read a note.", Class: switchboard.ClassRead,
+		InputSchema: json.RawMessage(`{"type":"object"}`)}
+	if err := d.RegisterFunc(ctx, tool, func(context.Context, json.RawMessage) (any, error) { return "ok", nil }); err != nil {
+		t.Fatal(err)
+	}
+	cctx := switchboard.WithPrincipal(ctx, switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"})
+	plain, err := d.Broker.Call(cctx, broker.CallRequest{Tool: "notes.read", Input: json.RawMessage(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyed, err := d.Broker.Call(cctx, broker.CallRequest{Tool: "notes.read", Input: json.RawMessage(`{}`), IdempotencyKey: "k1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, err := st.ActivityHead(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Now: nothing is old enough.
+	if keys, recs := d.SweepRetention(ctx, st, ret); keys+recs != 0 {
+		t.Fatalf("fresh sweep deleted %d keys, %d records", keys, recs)
+	}
+	// 90 minutes on: both records are past their hour, but the key (two
+	// hours) still names the keyed call, so only the plain one goes.
+	ret.Now = func() time.Time { return time.Now().Add(90 * time.Minute) }
+	if keys, recs := d.SweepRetention(ctx, st, ret); keys != 0 || recs != 1 {
+		t.Fatalf("after 90m: %d keys, %d records; want 0, 1", keys, recs)
+	}
+	if _, err := st.InvocationGet(ctx, plain.ID); switchboard.CodeOf(err) != switchboard.CodeNotFound {
+		t.Fatalf("plain call after 90m: %v", err)
+	}
+	if _, err := st.InvocationGet(ctx, keyed.ID); err != nil {
+		t.Fatalf("keyed call after 90m: %v", err)
+	}
+	// Three hours on: the key expired, then its call.
+	ret.Now = func() time.Time { return time.Now().Add(3 * time.Hour) }
+	if keys, recs := d.SweepRetention(ctx, st, ret); keys != 1 || recs != 1 {
+		t.Fatalf("after 3h: %d keys, %d records; want 1, 1", keys, recs)
+	}
+	if h, err := st.ActivityHead(ctx); err != nil || h != head {
+		t.Fatalf("ledger head %d %v, want %d", h, err, head)
+	}
+	r, err := d.Ledger.Verify(ctx)
+	if err != nil || !r.OK {
+		t.Fatalf("ledger after retention: %+v %v", r, err)
+	}
+	entries, err := st.ActivityList(ctx, switchboard.ActivityFilter{Verb: "tool.call"})
+	if err != nil || len(entries) != 2 {
+		t.Fatalf("tool.call entries: %d %v", len(entries), err)
+	}
+}

@@ -302,8 +302,11 @@ func TestExpiry(t *testing.T) {
 		t.Fatalf("expired %d early (%v)", n, err)
 	}
 	e.advance(time.Minute)
-	if n, err := e.svc.ExpireDue(ctx); err != nil || n != 1 {
-		t.Fatalf("expired %d, %v; want 1", n, err)
+	// A waiter that had not yet read the store when the clock moved (a
+	// loaded machine) finds the request overdue and expires it itself;
+	// either way exactly one expiry happens, checked below.
+	if n, err := e.svc.ExpireDue(ctx); err != nil || n > 1 {
+		t.Fatalf("expired %d, %v; want at most 1", n, err)
 	}
 	o := <-out
 	ue := wantCode(t, o.err, switchboard.CodeUserDenied)

@@ -109,6 +109,13 @@ func (s *Server) answerCall(w http.ResponseWriter, r *http.Request, async bool, 
 	}()
 	select {
 	case inv := <-recorded:
+		if inv.Status.Terminal() {
+			// A fast read is recorded once, already finished (broker
+			// RecordAfter): its outcome is the answer, as for a sync call.
+			o := <-done
+			s.writeCall(w, r, o.inv, o.err)
+			return
+		}
 		w.Header().Set("Location", "/api/v1/invocations/"+inv.ID)
 		writeJSON(w, http.StatusAccepted, switchboard.CallResponse{InvocationID: inv.ID, Status: inv.Status})
 	case o := <-done: // refused, or a replay of a finished call

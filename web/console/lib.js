@@ -56,7 +56,9 @@ export async function stream(path, onEvent, signal) {
   if (!res.ok) {
     const data = await res.json().catch(() => null);
     const err = new ApiError(res.status, data, res.statusText);
-    if (res.status === 401) onUnauthorized(err);
+    // Aborted while its body was read (another request's 401 signed out
+    // first): its bare "Unauthorized" must not replace that message.
+    if (res.status === 401 && !(signal && signal.aborted)) onUnauthorized(err);
     throw err;
   }
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();

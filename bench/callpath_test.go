@@ -157,6 +157,17 @@ func goFuncSides(tb testing.TB) []side {
 		tb.Fatal(err)
 	}
 	br.Handle("tasks.create", brokerCreateTask)
+	// The same work as a read tool: recorded in one transaction at its end
+	// (broker RecordAfter), where a mutate call's started record is
+	// committed before it runs (RELIABILITY row 13).
+	if _, err := reg.Register(benchAdmin, switchboard.SourceHost, []switchboard.Tool{{
+		Name: "tasks.preview", Description: "Preview a task.", Class: switchboard.ClassRead,
+		InputSchema: brokerInputSchema, Binding: &switchboard.Binding{Go: true},
+	}}); err != nil {
+		tb.Fatal(err)
+	}
+	br.Handle("tasks.preview", brokerCreateTask)
+	readReq := broker.CallRequest{Tool: "tasks.preview", Input: brokerInput}
 	floor, err := sqlite.Open(context.Background(), filepath.Join(tb.TempDir(), "floor.db"), nil)
 	if err != nil {
 		tb.Fatal(err)
@@ -177,6 +188,10 @@ func goFuncSides(tb testing.TB) []side {
 			return err
 		}},
 		{"its store writes alone (create; finish + ledger)", func(context.Context) error { return writes() }},
+		{"the same function as a read tool (one transaction)", func(context.Context) error {
+			_, err := br.Call(benchAdmin, readReq)
+			return err
+		}},
 	}
 }
 

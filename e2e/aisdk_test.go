@@ -17,10 +17,7 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/client"
 	"github.com/switchboardhq/switchboard/daemon"
-	"github.com/switchboardhq/switchboard/model"
 	"github.com/switchboardhq/switchboard/model/modeltest"
-	"github.com/switchboardhq/switchboard/session"
-	"github.com/switchboardhq/switchboard/sqlite"
 )
 
 // aisdkDist is where e2e/frontends/aisdk/build.sh puts the stock AI SDK
@@ -54,24 +51,8 @@ func newAISDKApp(t *testing.T) *aisdkApp {
 	t.Cleanup(a.app.Close)
 
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "sb.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.llm = modeltest.NewOpenAI(t)
-	models, err := model.NewResolver(map[string]model.Config{
-		"default": {Provider: "openai", Model: "scripted-1", BaseURL: a.llm.BaseURL()},
-	}, &model.Options{MaxRetries: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := daemon.New(ctx, daemon.Options{
-		Store: st, AdminToken: adminToken, Resolver: models, AllowOrigins: []string{a.app.URL},
-		Session: session.Options{Heartbeat: heartbeat},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, llm := scriptedDaemon(t, daemon.Options{AllowOrigins: []string{a.app.URL}})
+	a.llm = llm
 	// A mutation: the assistant may call it only after the user approves.
 	if err := d.RegisterFunc(ctx, switchboard.Tool{
 		Name: "invoices.void", Description: "Void an unpaid invoice.", Class: switchboard.ClassMutate,
@@ -101,10 +82,6 @@ func newAISDKApp(t *testing.T) *aisdkApp {
 	})
 
 	a.browser = startChromium(t, a.env)
-	t.Cleanup(func() {
-		d.Close()
-		st.Close()
-	})
 	return a
 }
 

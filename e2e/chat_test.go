@@ -21,7 +21,6 @@ import (
 	"github.com/switchboardhq/switchboard/daemon"
 	"github.com/switchboardhq/switchboard/model"
 	"github.com/switchboardhq/switchboard/model/modeltest"
-	"github.com/switchboardhq/switchboard/session"
 	"github.com/switchboardhq/switchboard/sqlite"
 )
 
@@ -34,24 +33,7 @@ func newChatEnv(t *testing.T) (*env, *modeltest.OpenAI) {
 		t.Skipf("skipping browser end-to-end tests: %s not found", chromium)
 	}
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "sb.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srvModel := modeltest.NewOpenAI(t)
-	models, err := model.NewResolver(map[string]model.Config{
-		"default": {Provider: "openai", Model: "scripted-1", BaseURL: srvModel.BaseURL()},
-	}, &model.Options{MaxRetries: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := daemon.New(ctx, daemon.Options{
-		Store: st, AdminToken: adminToken, Demo: true, DemoKey: demoKey, Resolver: models,
-		Session: session.Options{Heartbeat: heartbeat},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, srvModel := scriptedDaemon(t, daemon.Options{Demo: true, DemoKey: demoKey})
 	if err := d.RegisterFunc(ctx, switchboard.Tool{
 		Name: "tasks.list", Description: "List the open tasks of a project.", Class: switchboard.ClassRead,
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"projectId":{"type":"string"}}}`),
@@ -64,11 +46,40 @@ func newChatEnv(t *testing.T) (*env, *modeltest.OpenAI) {
 	e.srv = httptestServer(t, d)
 	e.admin = client.New(e.srv.URL, adminToken, nil)
 	e.browser = startChromium(t, e)
+	return e, srvModel
+}
+
+// scriptedDaemon is a daemon over a SQLite file whose model alias
+// "default" points at a scripted OpenAI-compatible server; o supplies the
+// rest (store, admin token, model and heartbeat are set here). The test
+// ends both.
+func scriptedDaemon(t *testing.T, o daemon.Options) (*daemon.Daemon, *modeltest.OpenAI) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "sb.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	llm := modeltest.NewOpenAI(t)
+	models, err := model.NewResolver(map[string]model.Config{
+		"default": {Provider: "openai", Model: "scripted-1", BaseURL: llm.BaseURL()},
+	}, &model.Options{MaxRetries: -1})
+	if err != nil {
+		st.Close()
+		t.Fatal(err)
+	}
+	o.Store, o.AdminToken, o.Resolver = st, adminToken, models
+	o.Session.Heartbeat = heartbeat
+	d, err := daemon.New(ctx, o)
+	if err != nil {
+		st.Close()
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
 		d.Close()
 		st.Close()
 	})
-	return e, srvModel
+	return d, llm
 }
 
 // chat is the demo page's <switchboard-chat>.

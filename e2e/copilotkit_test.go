@@ -22,10 +22,7 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/client"
 	"github.com/switchboardhq/switchboard/daemon"
-	"github.com/switchboardhq/switchboard/model"
 	"github.com/switchboardhq/switchboard/model/modeltest"
-	"github.com/switchboardhq/switchboard/session"
-	"github.com/switchboardhq/switchboard/sqlite"
 )
 
 // copilotKitDir holds the stock CopilotKit front end: the page (src/, built
@@ -74,31 +71,11 @@ func newCopilotKitApp(t *testing.T) *copilotKitApp {
 	}))
 	t.Cleanup(backend.Close)
 
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "sb.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.llm = modeltest.NewOpenAI(t)
-	models, err := model.NewResolver(map[string]model.Config{
-		"default": {Provider: "openai", Model: "scripted-1", BaseURL: a.llm.BaseURL()},
-	}, &model.Options{MaxRetries: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := daemon.New(ctx, daemon.Options{
-		Store: st, AdminToken: adminToken, Resolver: models,
-		Session: session.Options{Heartbeat: heartbeat},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, llm := scriptedDaemon(t, daemon.Options{})
+	a.llm = llm
 	a.env = &env{t: t, d: d}
 	a.srv = httptestServer(t, d)
 	a.admin = client.New(a.srv.URL, adminToken, nil)
-	t.Cleanup(func() {
-		d.Close()
-		st.Close()
-	})
 	// A mutation, bound over HTTP to the app's backend as a sidecar
 	// registers it: the assistant may call it only after a person approves.
 	if _, err := a.admin.RegisterTools(ctx, switchboard.SourceHost, []switchboard.Tool{{

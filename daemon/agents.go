@@ -33,7 +33,7 @@ func (d *Daemon) startAgents(opts Options) error {
 	ao := opts.AgentSessions
 	ao.Ledger, ao.Logger = d.Ledger, d.log
 	ao.Store, ao.Replica = opts.Store, d.replica.id
-	ao.Remote = d.remoteInterrupt
+	ao.Relay = agentRelay{d}
 	ao.Notify = func(ctx context.Context, r switchboard.AgentRecord) {
 		if r.Session.Status.Final() && d.Panels != nil {
 			d.Panels.ReleaseLeases(r.Session.ID) // an ended agent keeps nobody off a panel

@@ -25,7 +25,10 @@ import (
 //     and answers; the caller gets that answer as if it had asked the
 //     owner. Without an answer in time (the owner died, a message was
 //     lost) the caller reads the store: a session that ended meanwhile is
-//     the answer, otherwise TIMEOUT.
+//     the answer, otherwise TIMEOUT. A handoff to another replica's
+//     session goes the same way: the owner keeps it in the session's
+//     inbox (and queues its assistant's note) and answers; the caller
+//     writes the ledger entry once it has.
 //
 // The bus delivers at most once; the store stays the truth: lists and
 // reads never depend on a message.
@@ -46,12 +49,14 @@ type agentStatusMsg struct {
 	Record switchboard.AgentRecord `json:"record"`
 }
 
-// interruptMsg asks Owner to interrupt session ID for Viewer.
+// interruptMsg asks Owner to interrupt session ID for Viewer, or (with
+// Handoff) to deliver a handoff to it.
 type interruptMsg struct {
-	Owner  string           `json:"owner"`
-	ID     string           `json:"id"`
-	Viewer workspace.Viewer `json:"viewer"`
-	Reply  string           `json:"reply"`
+	Owner   string                    `json:"owner"`
+	ID      string                    `json:"id"`
+	Viewer  workspace.Viewer          `json:"viewer"`
+	Handoff *switchboard.AgentHandoff `json:"handoff,omitempty"`
+	Reply   string                    `json:"reply"`
 }
 
 // interruptReply is the owner's answer.
@@ -153,9 +158,17 @@ func (d *Daemon) publishAgentStatus(ctx context.Context, r switchboard.AgentReco
 }
 
 // answerInterrupt interrupts a session this replica owns for a caller on
-// another replica and publishes the answer.
+// another replica, or delivers a handoff to it, and publishes the answer.
 func (d *Daemon) answerInterrupt(ctx context.Context, m interruptMsg) {
-	s, err := d.Agents.InterruptLocal(ctx, m.ID, m.Viewer)
+	var (
+		s   switchboard.AgentSession
+		err error
+	)
+	if m.Handoff != nil {
+		err = d.Agents.DeliverLocal(*m.Handoff)
+	} else {
+		s, err = d.Agents.InterruptLocal(ctx, m.ID, m.Viewer)
+	}
 	rep := interruptReply{Reply: m.Reply, Session: s}
 	if err != nil {
 		rep.Error = switchboard.AsError(err)
@@ -169,51 +182,80 @@ func (d *Daemon) answerInterrupt(ctx context.Context, m interruptMsg) {
 	}
 }
 
-// remoteInterrupt is workspace.AgentsOptions.Remote: it asks rec's owner
-// to interrupt it and waits for the answer.
-func (d *Daemon) remoteInterrupt(ctx context.Context, rec switchboard.AgentRecord, v workspace.Viewer) (switchboard.AgentSession, error) {
-	r := d.agents.relay
-	id := rec.Session.ID
+// agentRelay is workspace.AgentsOptions.Relay over the bus.
+type agentRelay struct{ d *Daemon }
+
+var _ workspace.Relay = agentRelay{}
+
+// Interrupt asks rec's owner to interrupt it and waits for the answer.
+func (ar agentRelay) Interrupt(ctx context.Context, rec switchboard.AgentRecord, v workspace.Viewer) (switchboard.AgentSession, error) {
+	d, id := ar.d, rec.Session.ID
+	rep, err := ar.ask(ctx, interruptMsg{Owner: rec.Replica, ID: id, Viewer: v})
+	if err == nil {
+		if rep.Error != nil {
+			return rep.Session, rep.Error
+		}
+		return rep.Session, nil
+	}
+	if switchboard.CodeOf(err) != switchboard.CodeTimeout {
+		return switchboard.AgentSession{}, err
+	}
+	// No answer: the owner died or a message was lost. A session that
+	// ended meanwhile (its own end, or a survivor's takeover) is the
+	// definite state; otherwise say so.
+	if s, gerr := d.Agents.Get(ctx, id, v); gerr == nil && s.Status.Final() {
+		return s, nil
+	}
+	return switchboard.AgentSession{}, err
+}
+
+// Handoff asks rec's owner to deliver h and waits for the answer.
+func (ar agentRelay) Handoff(ctx context.Context, rec switchboard.AgentRecord, h switchboard.AgentHandoff) error {
+	rep, err := ar.ask(ctx, interruptMsg{Owner: rec.Replica, ID: rec.Session.ID, Handoff: &h})
+	if err != nil {
+		return err
+	}
+	if rep.Error != nil {
+		return rep.Error
+	}
+	return nil
+}
+
+// ask publishes m to its owner and waits for the answer; TIMEOUT when
+// none comes within the relay's wait.
+func (ar agentRelay) ask(ctx context.Context, m interruptMsg) (interruptReply, error) {
+	r := ar.d.agents.relay
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
-	token := hex.EncodeToString(b)
+	m.Reply = hex.EncodeToString(b)
 	ch := make(chan interruptReply, 1)
 	r.mu.Lock()
-	r.reqs[token] = ch
+	r.reqs[m.Reply] = ch
 	r.mu.Unlock()
 	defer func() {
 		r.mu.Lock()
-		delete(r.reqs, token)
+		delete(r.reqs, m.Reply)
 		r.mu.Unlock()
 	}()
-	p, err := json.Marshal(interruptMsg{Owner: rec.Replica, ID: id, Viewer: v, Reply: token})
+	p, err := json.Marshal(m)
 	if err != nil {
-		return switchboard.AgentSession{}, err
+		return interruptReply{}, err
 	}
 	if err := r.bus.Publish(ctx, topicAgentInterrupt, p); err != nil {
-		return switchboard.AgentSession{}, err
+		return interruptReply{}, err
 	}
 	t := time.NewTimer(r.wait)
 	defer t.Stop()
 	select {
 	case rep := <-ch:
-		if rep.Error != nil {
-			return rep.Session, rep.Error
-		}
-		return rep.Session, nil
+		return rep, nil
 	case <-ctx.Done():
-		return switchboard.AgentSession{}, ctx.Err()
+		return interruptReply{}, ctx.Err()
 	case <-t.C:
+		return interruptReply{}, switchboard.Errorf(switchboard.CodeTimeout,
+			"agent %s runs on replica %s, which did not answer within %s; it is ended when that replica is taken over — check GET /api/v1/agents/%s",
+			m.ID, m.Owner, r.wait, m.ID)
 	}
-	// No answer: the owner died or a message was lost. A session that
-	// ended meanwhile (its own end, or a survivor's takeover) is the
-	// definite state; otherwise say so.
-	if s, err := d.Agents.Get(ctx, id, v); err == nil && s.Status.Final() {
-		return s, nil
-	}
-	return switchboard.AgentSession{}, switchboard.Errorf(switchboard.CodeTimeout,
-		"agent %s runs on replica %s, which did not answer the interrupt within %s; it is ended when that replica is taken over — check GET /api/v1/agents/%s",
-		id, rec.Replica, r.wait, id)
 }
 
 // deliver hands an owner's answer to its waiting caller, if it is here.

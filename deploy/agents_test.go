@@ -22,8 +22,9 @@ type agentEvent struct {
 // TestReplicasAgents runs agent sessions across three real replicas on
 // one Postgres (issue 16, agent status): a session registered on replica
 // 0 is listed and read on the others, kept alive through replica 2, its
-// status events reach a tab on replica 1, an interrupt sent to replica 2
-// cancels the work replica 0 holds, and when replica 0 is killed its
+// status events reach a tab on replica 1, a handoff made through replica
+// 1 lands in the owner's inbox, an interrupt sent to replica 2 cancels the
+// work replica 0 holds, and when replica 0 is killed its
 // sessions end on the survivors' lists.
 func TestReplicasAgents(t *testing.T) {
 	c := newCluster(t, 3)
@@ -130,6 +131,25 @@ func TestReplicasAgents(t *testing.T) {
 	if after, _ := c.at(1).Agent(ctx, id); !after.LastSeen.After(before.LastSeen) {
 		t.Fatalf("replica 1 reads last seen %v after a heartbeat through replica 2 (before: %v)", after.LastSeen, before.LastSeen)
 	}
+
+	t.Run("HandoffThroughAnotherReplica", func(t *testing.T) {
+		// Handed a task through replica 1; its inbox is on replica 0, the
+		// owner, where agents.list of it shows the handoff.
+		resp, err := c.at(1).CallTool(ctx, "agents.handoff", json.RawMessage(`{"to":"`+id+`","task":"Reindex the changelog"}`), client.CallOptions{})
+		if err != nil || resp.Status != switchboard.StatusSucceeded {
+			t.Fatalf("agents.handoff through replica 1: %+v, %v", resp, err)
+		}
+		resp, err = c.at(0).CallTool(ctx, "agents.list", json.RawMessage(`{"agentId":"`+id+`"}`), client.CallOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var page struct {
+			Handoffs []switchboard.AgentHandoff `json:"handoffs"`
+		}
+		if json.Unmarshal(resp.Result, &page) != nil || len(page.Handoffs) != 1 || page.Handoffs[0].Task != "Reindex the changelog" {
+			t.Fatalf("the owner's inbox: %s", resp.Result)
+		}
+	})
 
 	t.Run("InterruptThroughAnotherReplica", func(t *testing.T) {
 		// An agent token's call in flight on replica 0, at a slow backend.

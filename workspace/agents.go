@@ -79,9 +79,9 @@ type AgentsOptions struct {
 	// in this process only.
 	Store   AgentStore
 	Replica string
-	// Remote relays an interrupt of a session another replica owns to
-	// that replica; nil answers UNAVAILABLE for such a session.
-	Remote RemoteInterrupt
+	// Relay reaches the replica that owns a session for an interrupt or a
+	// handoff; nil answers UNAVAILABLE for another replica's session.
+	Relay Relay
 	// FlushInterval is how often coalesced updates are written to Store
 	// (DefaultFlushInterval).
 	FlushInterval time.Duration

@@ -15,7 +15,7 @@ import (
 // others' from the store. A heartbeat landing on another replica is
 // recorded in the store, where the owner's sweep reads it before ending a
 // silent session; an interrupt landing on another replica is relayed to
-// the owner (AgentsOptions.Remote), which cancels the work it holds. When
+// the owner (AgentsOptions.Relay), as is a handoff to it, which cancels the work it holds. When
 // a replica dies, the survivor that takes it over ends its sessions
 // (EndOwned). See docs/agents.md ("Several replicas").
 
@@ -35,9 +35,16 @@ type AgentStore interface {
 	AgentPrune(ctx context.Context, keep int) (int, error)
 }
 
-// RemoteInterrupt asks the replica that owns session rec (rec.Replica) to
-// interrupt it for viewer v, and returns that replica's answer.
-type RemoteInterrupt func(ctx context.Context, rec switchboard.AgentRecord, v Viewer) (switchboard.AgentSession, error)
+// Relay reaches the replica that owns a session (rec.Replica) for what
+// only its memory can do; the daemon carries it over the bus.
+type Relay interface {
+	// Interrupt asks the owner to interrupt rec for v (InterruptLocal
+	// there) and returns the owner's answer.
+	Interrupt(ctx context.Context, rec switchboard.AgentRecord, v Viewer) (switchboard.AgentSession, error)
+	// Handoff asks the owner to keep handoff h in rec's inbox
+	// (DeliverLocal there).
+	Handoff(ctx context.Context, rec switchboard.AgentRecord, h switchboard.AgentHandoff) error
+}
 
 // recordLocked is st as the store keeps it.
 func (a *Agents) recordLocked(st *agentState) switchboard.AgentRecord {
@@ -157,7 +164,7 @@ func (a *Agents) heartbeatStored(ctx context.Context, id string, v Viewer) (swit
 }
 
 // interruptStored interrupts a session another replica owns, through that
-// replica (AgentsOptions.Remote).
+// replica (AgentsOptions.Relay).
 func (a *Agents) interruptStored(ctx context.Context, id string, v Viewer) (switchboard.AgentSession, error) {
 	r, err := a.stored(ctx, id)
 	if err != nil {
@@ -173,11 +180,11 @@ func (a *Agents) interruptStored(ctx context.Context, id string, v Viewer) (swit
 	if r.Session.Status.Final() {
 		return r.Session, finished(r.Session)
 	}
-	if a.opts.Remote == nil || r.Replica == a.opts.Replica {
+	if a.opts.Relay == nil || r.Replica == a.opts.Replica {
 		return switchboard.AgentSession{}, switchboard.Errorf(switchboard.CodeUnavailable,
 			"agent %s runs on replica %s, which this replica cannot reach (no cross-replica bus); send the interrupt to that replica", id, r.Replica)
 	}
-	return a.opts.Remote(ctx, r, v)
+	return a.opts.Relay.Interrupt(ctx, r, v)
 }
 
 // InterruptLocal is Interrupt for a session this replica owns (the owner's

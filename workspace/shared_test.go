@@ -34,11 +34,21 @@ func newReplicas(t *testing.T, ids ...string) *replicas {
 	r := &replicas{st: st, clock: &clock{t: time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)}, reg: map[string]*workspace.Agents{}, led: &ledger{}}
 	for _, id := range ids {
 		r.reg[id] = workspace.NewAgents(&workspace.AgentsOptions{Ledger: r.led, Now: r.clock.now, HeartbeatInterval: 10 * time.Second,
-			Store: st, Replica: id, Remote: func(ctx context.Context, rec switchboard.AgentRecord, v workspace.Viewer) (switchboard.AgentSession, error) {
-				return r.reg[rec.Replica].InterruptLocal(ctx, rec.Session.ID, v)
-			}})
+			Store: st, Replica: id, Relay: inProcess{r}})
 	}
 	return r
+}
+
+// inProcess relays to the owner's registry directly, as the daemon's bus
+// relay does between processes.
+type inProcess struct{ r *replicas }
+
+func (p inProcess) Interrupt(ctx context.Context, rec switchboard.AgentRecord, v workspace.Viewer) (switchboard.AgentSession, error) {
+	return p.r.reg[rec.Replica].InterruptLocal(ctx, rec.Session.ID, v)
+}
+
+func (p inProcess) Handoff(_ context.Context, rec switchboard.AgentRecord, h switchboard.AgentHandoff) error {
+	return p.r.reg[rec.Replica].DeliverLocal(h)
 }
 
 // A session registered on one replica is listed, read and kept alive on
@@ -214,5 +224,52 @@ func TestSharedEndOwned(t *testing.T) {
 	}
 	if n, _ := b.EndOwned(ctx, []string{"rep_a"}, "again"); n != 0 {
 		t.Fatalf("a second EndOwned ended %d", n)
+	}
+}
+
+// A handoff made on B to the assistant whose chat runs on A is kept in
+// A's inbox and queued for that tab's next turn, with one ledger entry;
+// the checks are the same as for a local target.
+func TestSharedHandoffReachesOwner(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newReplicas(t, "rep_a", "rep_b")
+	a, b := r.reg["rep_a"], r.reg["rep_b"]
+	chat, _ := a.Start(ctx, workspace.Spec{Kind: switchboard.AgentChat, Principal: switchboard.Assistant(), User: "alice", SessionID: "ses_a", Status: switchboard.AgentRunning})
+	job, _ := b.Start(ctx, workspace.Spec{Kind: switchboard.AgentBackground, Principal: switchboard.Assistant(), User: "alice", Status: switchboard.AgentRunning})
+	from := switchboard.WithAgentSession(ctx, job.ID)
+	h, err := b.Handoff(from, alice, workspace.HandoffRequest{To: chat.ID, Task: "Review the export"})
+	if err != nil || h.From != job.ID || h.ReturnTo != job.ID {
+		t.Fatalf("handoff through B: %+v %v", h, err)
+	}
+	if in := a.Handoffs(chat.ID); len(in) != 1 || in[0].ID != h.ID {
+		t.Fatalf("A's inbox: %+v", in)
+	}
+	if notes := a.TakeNotes("ses_a", "alice"); len(notes) != 1 || notes[0].Kind != "handoff" {
+		t.Fatalf("A's notes for the tab: %+v", notes)
+	}
+	n := 0
+	for _, e := range r.led.entries {
+		if e.Verb == "agent.handoff" && e.Target == chat.ID {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d agent.handoff entries, want 1", n)
+	}
+	// An agent that may only list agents may not put a task in alice's
+	// tab; an ended target is CONFLICT; nothing is delivered either way.
+	lister := workspace.ViewerOf(switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "lister"})
+	if _, err := b.Handoff(ctx, lister, workspace.HandoffRequest{To: chat.ID, Task: "x"}); switchboard.CodeOf(err) != switchboard.CodeForbidden {
+		t.Fatalf("a lister's handoff through B: %v", err)
+	}
+	if _, err := a.End(ctx, chat.ID, switchboard.AgentDone, "run finished"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Handoff(from, alice, workspace.HandoffRequest{To: chat.ID, Task: "late"}); switchboard.CodeOf(err) != switchboard.CodeConflict {
+		t.Fatalf("a handoff to an ended session through B: %v", err)
+	}
+	if in := a.Handoffs(chat.ID); len(in) != 1 {
+		t.Fatalf("A's inbox after refused handoffs: %+v", in)
 	}
 }

@@ -180,6 +180,24 @@ type Store interface {
 	// ReplicaDelete removes a replica whose work has been resolved
 	// (ErrNotFound if there is none).
 	ReplicaDelete(ctx context.Context, id string) error
+	// AgentPut inserts or replaces the record of agent session
+	// r.Session.ID. An ended record (Session.EndedAt set) is final:
+	// replacing it is ErrConflict, so of a survivor's end and a late
+	// write of its owner the first stands. LastSeen never moves back (a
+	// heartbeat another replica recorded stays).
+	AgentPut(ctx context.Context, r AgentRecord) error
+	// AgentGet returns one agent record or ErrNotFound.
+	AgentGet(ctx context.Context, id string) (AgentRecord, error)
+	// AgentList returns the agent records matching f, newest start first
+	// (then by ID).
+	AgentList(ctx context.Context, f AgentFilter) ([]AgentRecord, error)
+	// AgentTouch moves a live record's LastSeen forward to at (a
+	// heartbeat, on whichever replica it lands) and returns the record;
+	// ErrConflict with the record once it ended, ErrNotFound without one.
+	AgentTouch(ctx context.Context, id string, at time.Time) (AgentRecord, error)
+	// AgentPrune deletes the ended records beyond the newest keep (by
+	// EndedAt) and returns how many it deleted; live ones are kept.
+	AgentPrune(ctx context.Context, keep int) (int, error)
 	// InvocationAdopt moves every non-terminal invocation owned by replica
 	// from to replica to (a survivor keeps a dead replica's calls that wait
 	// for an approval) and returns how many it moved.

@@ -260,3 +260,31 @@ type AgentRegistration struct {
 	AgentSession
 	HeartbeatIntervalMs int64 `json:"heartbeatIntervalMs"`
 }
+
+// AgentRecord is an agent session as the store keeps it, so that every
+// replica sharing the store lists it, reads it and reaches it: the
+// session as GET /agents/{id} shows it, the user it acts for and the
+// replica that owns its work (whose memory holds what stops it: a run's or
+// a job's cancel, the calls in flight on its behalf).
+type AgentRecord struct {
+	Session AgentSession
+	// User is the user the session acts for ("user:alice"): who may see
+	// and stop it (package workspace, access.go).
+	User string
+	// Replica owns the session's work (switchboard.Replica): interrupts
+	// reach it there, and a survivor that takes over a dead replica ends
+	// the sessions it owned.
+	Replica string
+	// Heartbeat marks a registered session (POST /agents): it ends when
+	// its heartbeats stop, and a heartbeat may reach any replica
+	// (Store.AgentTouch).
+	Heartbeat bool
+}
+
+// AgentFilter selects agent records; empty fields match all.
+type AgentFilter struct {
+	// Active leaves out ended sessions.
+	Active bool
+	// Replicas keeps the sessions these replicas own.
+	Replicas []string
+}

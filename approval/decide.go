@@ -317,7 +317,7 @@ func TabNotifier(send func(ctx context.Context, sessionID, kind string, data []b
 			Agent     string `json:"agent"`
 		}
 		if json.Unmarshal(data, &to) != nil || to.SessionID == "" ||
-			!workspace.TabMayDecide(nil, switchboard.ApprovalRequest{SessionID: to.SessionID, Agent: to.Agent}, to.SessionID, "") {
+			!workspace.TabMayDecide(ctx, nil, switchboard.ApprovalRequest{SessionID: to.SessionID, Agent: to.Agent}, to.SessionID, "") {
 			return
 		}
 		_ = send(ctx, to.SessionID, kind, data) // the tab is gone or on another replica: nothing to tell here

@@ -18,36 +18,51 @@ const EventAgentStatus = "switchboard.agent.status"
 
 // agentWiring is the agent registry's background work.
 type agentWiring struct {
-	stop context.CancelFunc
-	done chan struct{}
+	stop  context.CancelFunc
+	done  chan struct{}
+	unsub func() // the bus subscriptions (agentsbus.go)
+	relay *interruptRelay
 }
 
 // startAgents builds the agent-session registry (docs/agents.md) over the
-// ledger and starts its sweep of silent sessions.
-func (d *Daemon) startAgents(opts Options) {
+// ledger and the store — each session stored with this replica as its
+// owner, so every replica lists and reaches it — relays its status events
+// and interrupts over the bus (agentsbus.go), and starts its sweep of
+// silent sessions and its coalesced writes.
+func (d *Daemon) startAgents(opts Options) error {
 	ao := opts.AgentSessions
 	ao.Ledger, ao.Logger = d.Ledger, d.log
-	ao.Notify = func(ctx context.Context, s switchboard.AgentSession) {
-		if s.Status.Final() && d.Panels != nil {
-			d.Panels.ReleaseLeases(s.ID) // an ended agent keeps nobody off a panel
+	ao.Store, ao.Replica = opts.Store, d.replica.id
+	ao.Relay = agentRelay{d}
+	ao.Notify = func(ctx context.Context, r switchboard.AgentRecord) {
+		if r.Session.Status.Final() && d.Panels != nil {
+			d.Panels.ReleaseLeases(r.Session.ID) // an ended agent keeps nobody off a panel
 		}
-		d.agentStatusEvent(ctx, s)
+		d.agentStatusEvent(ctx, r)
 		d.touchWorkspace() // the digests show the agents at work
+		d.publishAgentStatus(ctx, r)
 	}
 	d.Agents = workspace.NewAgents(&ao)
+	if err := d.relayAgents(opts.Bus, ao.InterruptWait); err != nil {
+		return err
+	}
 	ctx, stop := context.WithCancel(context.Background())
-	d.agents = agentWiring{stop: stop, done: make(chan struct{})}
+	d.agents.stop, d.agents.done = stop, make(chan struct{})
 	every := d.Agents.HeartbeatInterval() / 3
 	go func() {
 		defer close(d.agents.done)
 		d.Agents.Run(ctx, every)
 	}()
+	return nil
 }
 
 func (d *Daemon) closeAgents() {
 	if d.agents.stop != nil {
 		d.agents.stop()
 		<-d.agents.done
+	}
+	if d.agents.unsub != nil {
+		d.agents.unsub()
 	}
 }
 
@@ -63,32 +78,30 @@ type agentStatus struct {
 	Reason   string   `json:"reason,omitempty"`
 }
 
-// agentStatusEvent sends a transition to the streams that can see the
-// session: every live tab of the user it acts for (workspace.Agents.ActsFor,
-// the rule GET /agents applies to a tab), and the event streams of that
-// user's assistant runs. Tabs and runs on another replica hear of it from
-// that replica's registry: the registry is per replica.
-func (d *Daemon) agentStatusEvent(ctx context.Context, s switchboard.AgentSession) {
+// agentStatusEvent sends a transition to the streams this replica holds
+// that can see the session: every live tab of the user it acts for (the
+// rule GET /agents applies to a tab, workspace.Viewer), and the event
+// streams of that user's assistant runs here. Every other replica does
+// the same with what it holds when the transition reaches it over the bus
+// (agentsbus.go).
+func (d *Daemon) agentStatusEvent(ctx context.Context, r switchboard.AgentRecord) {
+	s := r.Session
 	ev := &agui.Custom{Name: EventAgentStatus, Value: agentStatus{AgentID: s.ID, Kind: s.Kind, Label: s.Label, Status: s.Status, Task: s.Task, Progress: s.Progress, Reason: s.Reason}}
 	ev.SetTimestamp(time.Now())
 	data, err := agui.Marshal(ev)
 	if err != nil {
 		return
 	}
-	user, _ := d.Agents.UserOf(s.ID)
-	for _, o := range d.Agents.List(workspace.ViewerOf(switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"}), workspace.Filter{Active: true}) {
-		if u, _ := d.Agents.UserOf(o.ID); u != user {
-			continue
-		}
-		if o.Kind == switchboard.AgentChat && o.RunID != "" && d.Agent != nil {
-			if run, err := d.Agent.Get(o.RunID); err == nil {
+	if d.Agent != nil {
+		for _, runID := range d.Agents.RunsFor(r.User) {
+			if run, err := d.Agent.Get(runID); err == nil {
 				run.Emit(ev)
 			}
 		}
-	}
-	if s.Kind == switchboard.AgentChat && s.RunID != "" && s.Status.Final() && d.Agent != nil {
-		if run, err := d.Agent.Get(s.RunID); err == nil {
-			run.Emit(ev) // its own end, before the run's stream closes if it still can
+		if s.Kind == switchboard.AgentChat && s.RunID != "" && s.Status.Final() {
+			if run, err := d.Agent.Get(s.RunID); err == nil {
+				run.Emit(ev) // its own end, before the run's stream closes if it still can
+			}
 		}
 	}
 	if d.Sessions == nil {
@@ -96,7 +109,7 @@ func (d *Daemon) agentStatusEvent(ctx context.Context, s switchboard.AgentSessio
 	}
 	for _, sid := range d.Sessions.LiveIDs() {
 		tabUser, err := d.Sessions.User(ctx, sid)
-		if err != nil || !d.Agents.ActsFor(s.ID, tabUser) {
+		if err != nil || !workspace.TabViewer(sid, tabUser).Sees(r) {
 			continue
 		}
 		_ = d.Sessions.Send(ctx, sid, EventAgentStatus, json.RawMessage(data)) // the tab just went away: nothing to tell
@@ -203,7 +216,7 @@ func (d *Daemon) approvalEvent(ctx context.Context, kind string, data []byte) {
 	}
 	for _, sid := range d.Sessions.LiveIDs() {
 		user, err := d.Sessions.User(ctx, sid)
-		if err != nil || !workspace.TabMayDecide(d.Agents, apr, sid, user) {
+		if err != nil || !workspace.TabMayDecide(ctx, d.Agents, apr, sid, user) {
 			continue
 		}
 		_ = d.Sessions.Send(ctx, sid, kind, data) // the tab just went away: nothing to tell

@@ -173,7 +173,9 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	if err := d.relayCatalog(opts.Bus, reg); err != nil {
 		return nil, err
 	}
-	d.startAgents(opts)
+	if err := d.startAgents(opts); err != nil {
+		return nil, err
+	}
 	kept, err := d.startSessions(ctx, opts)
 	if err != nil {
 		return nil, err

@@ -39,6 +39,8 @@ type resumed struct {
 //     OUTCOME_UNKNOWN (it may have run; it is never re-run). Each gets its
 //     tool.call entry in the transaction that ends it.
 //   - A running job ends failed (its work died with its process).
+//   - A live agent session ends cancelled (workspace.Agents.EndOwned), so
+//     no replica lists a session whose work is gone.
 //   - At start (owners holds ""), idempotency keys without a recorded
 //     call are released (releaseOrphanKeys).
 func (d *Daemon) sweep(ctx context.Context, st switchboard.Store, owners map[string]bool) (map[string]string, error) {
@@ -94,6 +96,11 @@ func (d *Daemon) sweep(ctx context.Context, st switchboard.Store, owners map[str
 		return nil, fmt.Errorf("fail jobs left running: %w", err)
 	} else if n > 0 {
 		d.log.Warn("failed jobs left running by a stopped daemon", "count", n)
+	}
+	if n, err := d.Agents.EndOwned(ctx, ids, "the replica running it stopped, and its work with it"); err != nil {
+		return nil, fmt.Errorf("end agent sessions left running: %w", err)
+	} else if n > 0 {
+		d.log.Warn("ended agent sessions left running by a stopped daemon", "count", n)
 	}
 	if len(kept) > 0 {
 		d.log.Info("calls awaiting approval outlived their daemon; they run here once approved", "count", len(kept))

@@ -85,11 +85,11 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, switchboard.Errorf(switchboard.CodeInvalidInput, "active must be true or false, not %q", a))
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": s.opts.Agents.List(viewerOf(r), f)})
+	writeJSON(w, http.StatusOK, map[string]any{"items": s.opts.Agents.List(r.Context(), viewerOf(r), f)})
 }
 
 func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) {
-	a, err := s.opts.Agents.Get(r.PathValue("id"), viewerOf(r))
+	a, err := s.opts.Agents.Get(r.Context(), r.PathValue("id"), viewerOf(r))
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -251,7 +251,7 @@ func noApproval(r *http.Request) error {
 // (workspace.TabMayDecide is the rule).
 func (s *Server) tabApproval(r *http.Request, a switchboard.ApprovalRequest) bool {
 	t, _ := tabOf(r)
-	return workspace.TabMayDecide(s.opts.Agents, a, t.sid, t.user)
+	return workspace.TabMayDecide(r.Context(), s.opts.Agents, a, t.sid, t.user)
 }
 
 type tabKey struct{}

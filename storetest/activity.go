@@ -396,6 +396,11 @@ func testClosed(t *testing.T, s switchboard.Store) {
 		"InvocationAdopt":   func() error { _, err := s.InvocationAdopt(ctx, "r", "q"); return err },
 		"InvocationExpire":  func() error { _, err := s.InvocationExpire(ctx, base, 1); return err },
 		"IdempotencyExpire": func() error { _, err := s.IdempotencyExpire(ctx, base, 1); return err },
+		"AgentPut":          func() error { return s.AgentPut(ctx, agentRecord("agt", "r", 0)) },
+		"AgentGet":          func() error { _, err := s.AgentGet(ctx, "agt"); return err },
+		"AgentList":         func() error { _, err := s.AgentList(ctx, switchboard.AgentFilter{}); return err },
+		"AgentTouch":        func() error { _, err := s.AgentTouch(ctx, "agt", base); return err },
+		"AgentPrune":        func() error { _, err := s.AgentPrune(ctx, 1); return err },
 	}
 	// A method added to the port must be added here too.
 	port := reflect.TypeFor[switchboard.Store]()

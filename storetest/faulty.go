@@ -382,3 +382,38 @@ func (f *Faulty) InvocationAdopt(ctx context.Context, from, to string) (int, err
 	}
 	return f.Store.InvocationAdopt(ctx, from, to)
 }
+
+func (f *Faulty) AgentPut(ctx context.Context, r switchboard.AgentRecord) error {
+	if err := f.fail("AgentPut"); err != nil {
+		return err
+	}
+	return f.Store.AgentPut(ctx, r)
+}
+
+func (f *Faulty) AgentGet(ctx context.Context, id string) (switchboard.AgentRecord, error) {
+	if err := f.fail("AgentGet"); err != nil {
+		return switchboard.AgentRecord{}, err
+	}
+	return f.Store.AgentGet(ctx, id)
+}
+
+func (f *Faulty) AgentList(ctx context.Context, filter switchboard.AgentFilter) ([]switchboard.AgentRecord, error) {
+	if err := f.fail("AgentList"); err != nil {
+		return nil, err
+	}
+	return f.Store.AgentList(ctx, filter)
+}
+
+func (f *Faulty) AgentTouch(ctx context.Context, id string, at time.Time) (switchboard.AgentRecord, error) {
+	if err := f.fail("AgentTouch"); err != nil {
+		return switchboard.AgentRecord{}, err
+	}
+	return f.Store.AgentTouch(ctx, id, at)
+}
+
+func (f *Faulty) AgentPrune(ctx context.Context, keep int) (int, error) {
+	if err := f.fail("AgentPrune"); err != nil {
+		return 0, err
+	}
+	return f.Store.AgentPrune(ctx, keep)
+}

@@ -75,6 +75,8 @@ var cases = []struct {
 	{"Replicas", testReplicas},
 	{"ReplicaClaimRace", testReplicaClaimRace},
 	{"ReplicaOwnership", testReplicaOwnership},
+	{"Agents", testAgents},
+	{"AgentEndRace", testAgentEndRace},
 	{"InvocationExpire", testInvocationExpire},
 	{"IdempotencyExpire", testIdempotencyExpire},
 	{"Cancelled", testCancelled},

@@ -1,6 +1,8 @@
 package workspace
 
 import (
+	"context"
+
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/scope"
 )
@@ -69,6 +71,11 @@ func (v Viewer) canControl(st *agentState) bool {
 	return false
 }
 
+// Sees reports whether v may see the stored session r (the same rule, for
+// a session another replica owns or one that reached this replica as an
+// event).
+func (v Viewer) Sees(r switchboard.AgentRecord) bool { return v.canSee(stateOf(r)) }
+
 // CanSee reports whether v may see session id (false for an unknown id).
 func (a *Agents) CanSee(v Viewer, id string) bool {
 	a.mu.Lock()
@@ -97,8 +104,9 @@ func (a *Agents) ActsFor(id, user string) bool {
 // the user their credential belongs to (an agent token for the daemon's
 // user), so a tab an agent could open for another user (--demo opens
 // "demo" sessions) cannot decide that agent's calls. agents may be nil
-// (no registry: only the first rule).
-func TabMayDecide(agents *Agents, apr switchboard.ApprovalRequest, sid, user string) bool {
+// (no registry: only the first rule). An agent session another replica
+// owns is judged from the store.
+func TabMayDecide(ctx context.Context, agents *Agents, apr switchboard.ApprovalRequest, sid, user string) bool {
 	if apr.SessionID == sid && apr.Agent == switchboard.Assistant().String() {
 		return true
 	}
@@ -106,7 +114,14 @@ func TabMayDecide(agents *Agents, apr switchboard.ApprovalRequest, sid, user str
 		return false
 	}
 	agents.mu.Lock()
-	defer agents.mu.Unlock()
 	st, ok := agents.sessions[apr.AgentID]
-	return ok && escalates(st.s.Kind) && st.user == userOf(user)
+	agents.mu.Unlock()
+	if !ok {
+		r, err := agents.stored(ctx, apr.AgentID)
+		if err != nil {
+			return false
+		}
+		st = stateOf(r)
+	}
+	return escalates(st.s.Kind) && st.user == userOf(user)
 }

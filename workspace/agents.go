@@ -59,10 +59,11 @@ type AgentsOptions struct {
 	// Ledger records every status transition (verb agent.status) and every
 	// handoff (agent.handoff).
 	Ledger Appender
-	// Notify is told of every transition, after it is recorded; the daemon
-	// turns it into switchboard.agent.status events on the runs and tabs
-	// that can see the session. It must not block.
-	Notify            func(ctx context.Context, s switchboard.AgentSession)
+	// Notify is told of every transition, after it is recorded, with the
+	// session and the user it acts for; the daemon turns it into
+	// switchboard.agent.status events on the runs and tabs that can see
+	// the session (on every replica). It must not block.
+	Notify            func(ctx context.Context, r switchboard.AgentRecord)
 	Now               func() time.Time
 	Logger            *slog.Logger
 	HeartbeatInterval time.Duration
@@ -72,12 +73,27 @@ type AgentsOptions struct {
 	// InterruptWait bounds how long Interrupt waits for the work it
 	// cancelled (DefaultInterruptWait).
 	InterruptWait time.Duration
+	// Store, when set, keeps every session in the store that replicas
+	// share (shared.go): this registry writes its own sessions through,
+	// owned by Replica, and reads the others' from it. Nil keeps sessions
+	// in this process only.
+	Store   AgentStore
+	Replica string
+	// Relay reaches the replica that owns a session for an interrupt or a
+	// handoff; nil answers UNAVAILABLE for another replica's session.
+	Relay Relay
+	// FlushInterval is how often coalesced updates are written to Store
+	// (DefaultFlushInterval).
+	FlushInterval time.Duration
 }
 
 // Agents is the registry of agent sessions: every built-in assistant run,
-// external agent, job and host-registered agent at work. It is in memory:
-// a session lives as long as the work it stands for, which a restart ends
-// (the ledger keeps every transition). Safe for concurrent use.
+// external agent, job and host-registered agent at work. A session's live
+// half (what stops its work) is in the memory of the replica whose work it
+// is; with AgentsOptions.Store every session is also in the store, where
+// every replica reads it (shared.go). A session lives as long as the work
+// it stands for, which a restart or its replica's death ends (the ledger
+// keeps every transition). Safe for concurrent use.
 type Agents struct {
 	opts AgentsOptions
 	log  *slog.Logger
@@ -89,10 +105,13 @@ type Agents struct {
 	finished []string          // ended session ids, oldest first, for retention
 	notes    map[string][]Note // tab (browser session) → system notes for its assistant's next turn
 	nextWork uint64
+	dirty    map[string]bool // sessions whose coalesced update awaits Flush
+	ended    int             // sessions ended since the store was last pruned
 }
 
 // agentState is one session and what only the registry needs of it.
 type agentState struct {
+	wmu       sync.Mutex // serialises its writes to the store (persist)
 	s         switchboard.AgentSession
 	user      string                // the user it acts for ("user:alice"); see Viewer
 	principal switchboard.Principal // for scope checks of what it may see
@@ -151,7 +170,11 @@ func NewAgents(opts *AgentsOptions) *Agents {
 	if o.InterruptWait <= 0 {
 		o.InterruptWait = DefaultInterruptWait
 	}
-	return &Agents{opts: o, log: o.Logger, now: o.Now, sessions: map[string]*agentState{}, keys: map[string]string{}, notes: map[string][]Note{}}
+	if o.FlushInterval <= 0 {
+		o.FlushInterval = DefaultFlushInterval
+	}
+	return &Agents{opts: o, log: o.Logger, now: o.Now, sessions: map[string]*agentState{}, keys: map[string]string{},
+		notes: map[string][]Note{}, dirty: map[string]bool{}}
 }
 
 // HeartbeatInterval is how often a registered session must send one.
@@ -261,6 +284,7 @@ func (a *Agents) External(ctx context.Context, p switchboard.Principal, transpor
 	if id, ok := a.keys[key]; ok {
 		if st := a.sessions[id]; st != nil && !st.s.Status.Final() {
 			st.s.LastSeen = now
+			a.markDirtyLocked(id)
 			a.mu.Unlock()
 			return id
 		}
@@ -301,6 +325,7 @@ func (a *Agents) Touch(id string) {
 	a.mu.Lock()
 	if st := a.sessions[id]; st != nil && !st.s.Status.Final() {
 		st.s.LastSeen = a.now().UTC()
+		a.markDirtyLocked(id)
 	}
 	a.mu.Unlock()
 }
@@ -354,10 +379,11 @@ func (a *Agents) Report(ctx context.Context, id, task string, progress float64) 
 	st.s.Progress = &p
 	changed := st.s.Task != task
 	st.s.Task = task
-	s := st.s
+	a.markDirtyLocked(id) // written at the next Flush: progress is a hot path
+	r := a.recordLocked(st)
 	a.mu.Unlock()
 	if changed && a.opts.Notify != nil {
-		a.opts.Notify(context.WithoutCancel(ctx), s)
+		a.opts.Notify(context.WithoutCancel(ctx), r)
 	}
 }
 
@@ -381,6 +407,7 @@ func (a *Agents) End(ctx context.Context, id string, status switchboard.AgentSta
 		delete(a.keys, st.key)
 	}
 	a.finished = append(a.finished, id)
+	a.ended++
 	for len(a.finished) > a.opts.Retain {
 		delete(a.sessions, a.finished[0])
 		a.finished = a.finished[1:]
@@ -395,9 +422,13 @@ func (a *Agents) End(ctx context.Context, id string, status switchboard.AgentSta
 // (or the user) may send one.
 func (a *Agents) Heartbeat(ctx context.Context, id string, v Viewer) (switchboard.AgentSession, error) {
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	st, ok := a.sessions[id]
-	if !ok || !v.canSee(st) {
+	if !ok {
+		a.mu.Unlock()
+		return a.heartbeatStored(ctx, id, v) // another replica's, or ended and no longer held
+	}
+	defer a.mu.Unlock()
+	if !v.canSee(st) {
 		return switchboard.AgentSession{}, notFound(id)
 	}
 	if !v.canControl(st) {
@@ -407,6 +438,7 @@ func (a *Agents) Heartbeat(ctx context.Context, id string, v Viewer) (switchboar
 		return st.s, finished(st.s)
 	}
 	st.s.LastSeen = a.now().UTC()
+	a.markDirtyLocked(id)
 	return st.s, nil
 }
 
@@ -419,7 +451,11 @@ func (a *Agents) Heartbeat(ctx context.Context, id string, v Viewer) (switchboar
 func (a *Agents) Interrupt(ctx context.Context, id string, v Viewer) (switchboard.AgentSession, error) {
 	a.mu.Lock()
 	st, ok := a.sessions[id]
-	if !ok || !v.canSee(st) {
+	if !ok {
+		a.mu.Unlock()
+		return a.interruptStored(ctx, id, v) // another replica's: relayed to it
+	}
+	if !v.canSee(st) {
 		a.mu.Unlock()
 		return switchboard.AgentSession{}, notFound(id)
 	}
@@ -457,7 +493,7 @@ func (a *Agents) Interrupt(ctx context.Context, id string, v Viewer) (switchboar
 	if switchboard.CodeOf(err) == switchboard.CodeConflict {
 		// The work's own end (a run's RUN_FINISHED, cancelled) was recorded
 		// first: that is the definite state the interrupt resolved it to.
-		return a.Get(id, v)
+		return a.Get(ctx, id, v)
 	}
 	return s, err
 }
@@ -543,15 +579,27 @@ func (a *Agents) Park(ctx context.Context, id string, approvals []string, reason
 	}
 }
 
-// Get returns one session the viewer may see; AGENT_NOT_FOUND otherwise.
-func (a *Agents) Get(id string, v Viewer) (switchboard.AgentSession, error) {
+// Get returns one session the viewer may see, whichever replica owns it;
+// AGENT_NOT_FOUND otherwise.
+func (a *Agents) Get(ctx context.Context, id string, v Viewer) (switchboard.AgentSession, error) {
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	st, ok := a.sessions[id]
-	if !ok || !v.canSee(st) {
+	var s switchboard.AgentSession
+	if ok {
+		s, ok = st.s, v.canSee(st)
+	}
+	a.mu.Unlock()
+	if st == nil {
+		r, err := a.stored(ctx, id)
+		if err != nil {
+			return switchboard.AgentSession{}, err
+		}
+		s, ok = r.Session, v.canSee(stateOf(r))
+	}
+	if !ok {
 		return switchboard.AgentSession{}, notFound(id)
 	}
-	return st.s, nil
+	return s, nil
 }
 
 // Filter selects sessions; empty fields match all.
@@ -563,11 +611,29 @@ type Filter struct {
 	Active bool
 }
 
-// List returns the sessions the viewer may see, newest first.
-func (a *Agents) List(v Viewer, f Filter) []switchboard.AgentSession {
+// List returns the sessions the viewer may see, newest first: with a
+// Store, every replica's (this replica's own as its memory has them, the
+// others' as stored); if the store cannot be read, this replica's alone.
+func (a *Agents) List(ctx context.Context, v Viewer, f Filter) []switchboard.AgentSession {
+	var recs []switchboard.AgentRecord
+	if a.opts.Store != nil {
+		var err error
+		if recs, err = a.opts.Store.AgentList(ctx, switchboard.AgentFilter{Active: f.Active}); err != nil {
+			a.log.WarnContext(ctx, "list agent sessions of other replicas", "err", err)
+		}
+	}
 	a.mu.Lock()
-	out := make([]switchboard.AgentSession, 0, len(a.sessions))
-	for _, st := range a.sessions {
+	all := make(map[string]*agentState, len(a.sessions)+len(recs))
+	for id, st := range a.sessions {
+		all[id] = st
+	}
+	for _, r := range recs {
+		if st, ok := all[r.Session.ID]; !ok || (r.Session.Status.Final() && !st.s.Status.Final()) {
+			all[r.Session.ID] = stateOf(r) // another replica's, or ended by the one that took this one over
+		}
+	}
+	out := make([]switchboard.AgentSession, 0, len(all))
+	for _, st := range all {
 		s := st.s
 		if !v.canSee(st) || (f.Kind != "" && s.Kind != f.Kind) || (f.Status != "" && s.Status != f.Status) ||
 			(f.SessionID != "" && s.SessionID != f.SessionID) || (f.Active && s.Status.Final()) {
@@ -595,6 +661,22 @@ func (a *Agents) ByRun(runID string) (switchboard.AgentSession, bool) {
 		}
 	}
 	return switchboard.AgentSession{}, false
+}
+
+// RunsFor returns the assistant runs of this replica's live chat sessions
+// acting for user ("user:alice"): the run streams a status event of that
+// user's agents reaches here.
+func (a *Agents) RunsFor(user string) []string {
+	user = userOf(user)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []string
+	for _, st := range a.sessions {
+		if st.s.Kind == switchboard.AgentChat && st.s.RunID != "" && !st.s.Status.Final() && st.user == user {
+			out = append(out, st.s.RunID)
+		}
+	}
+	return out
 }
 
 // Holder returns who session id's panel leases belong to (Spec.Holder),
@@ -626,7 +708,10 @@ func (a *Agents) ByJob(jobID string) (string, bool) {
 func (a *Agents) Sweep(ctx context.Context) int {
 	now := a.now().UTC()
 	beat := a.opts.HeartbeatInterval * time.Duration(a.opts.MissedHeartbeats)
-	type due struct{ id, reason string }
+	type due struct {
+		id, reason string
+		beat       bool
+	}
 	var list []due
 	a.mu.Lock()
 	for id, st := range a.sessions {
@@ -636,31 +721,67 @@ func (a *Agents) Sweep(ctx context.Context) int {
 		quiet := now.Sub(st.s.LastSeen)
 		switch {
 		case st.heartbeat && quiet >= beat:
-			list = append(list, due{id, "missed heartbeats: none for " + quiet.Round(time.Second).String() + " (interval " + a.opts.HeartbeatInterval.String() + ")"})
+			list = append(list, due{id, "missed heartbeats: none for " + quiet.Round(time.Second).String() + " (interval " + a.opts.HeartbeatInterval.String() + ")", true})
 		case st.idle && len(st.approvals) == 0 && len(st.work) == 0 && quiet >= a.opts.IdleTimeout:
-			list = append(list, due{id, "idle: no request for " + quiet.Round(time.Second).String()})
+			list = append(list, due{id, "idle: no request for " + quiet.Round(time.Second).String(), false})
 		}
 	}
 	a.mu.Unlock()
 	n := 0
 	for _, d := range list {
+		if d.beat && a.beatElsewhere(ctx, d.id, now.Add(-beat)) {
+			continue
+		}
 		if _, err := a.End(ctx, d.id, switchboard.AgentDone, d.reason); err == nil {
 			n++
 		}
 	}
+	a.mu.Lock()
+	pruneNow := a.ended > 0
+	a.ended = 0
+	a.mu.Unlock()
+	if pruneNow {
+		a.prune(ctx)
+	}
 	return n
 }
 
-// Run calls Sweep every interval until ctx ends.
+// beatElsewhere reports whether a heartbeat of session id that another
+// replica recorded in the store is newer than stale; if so the session's
+// memory takes it.
+func (a *Agents) beatElsewhere(ctx context.Context, id string, stale time.Time) bool {
+	seen, ok := a.seenElsewhere(ctx, id)
+	if !ok || !seen.After(stale) {
+		return false
+	}
+	a.mu.Lock()
+	if st := a.sessions[id]; st != nil && seen.After(st.s.LastSeen) {
+		st.s.LastSeen = seen
+	}
+	a.mu.Unlock()
+	return true
+}
+
+// Run calls Sweep every interval, and with a Store Flush every
+// FlushInterval, until ctx ends; then it flushes once more.
 func (a *Agents) Run(ctx context.Context, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
+	var flush <-chan time.Time
+	if a.opts.Store != nil {
+		f := time.NewTicker(a.opts.FlushInterval)
+		defer f.Stop()
+		flush = f.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
+			a.Flush(context.WithoutCancel(ctx))
 			return
 		case <-t.C:
 			a.Sweep(ctx)
+		case <-flush:
+			a.Flush(ctx)
 		}
 	}
 }
@@ -764,8 +885,25 @@ func (a *Agents) UserOf(id string) (string, bool) {
 	return st.user, true
 }
 
-// transitioned writes the ledger entry of a transition and tells Notify.
+// transitioned stores a transition of this replica's session s, then
+// announces it.
 func (a *Agents) transitioned(ctx context.Context, s switchboard.AgentSession, from switchboard.AgentStatus) {
+	a.mu.Lock()
+	st := a.sessions[s.ID]
+	r := switchboard.AgentRecord{Session: s, Replica: a.opts.Replica}
+	if st != nil {
+		r.User, r.Heartbeat = st.user, st.heartbeat
+	}
+	a.mu.Unlock()
+	if st != nil {
+		a.persist(ctx, st)
+	}
+	a.announce(ctx, r, from)
+}
+
+// announce writes the ledger entry of a transition and tells Notify.
+func (a *Agents) announce(ctx context.Context, r switchboard.AgentRecord, from switchboard.AgentStatus) {
+	s := r.Session
 	wctx := context.WithoutCancel(ctx)
 	if a.opts.Ledger != nil {
 		details, _ := json.Marshal(map[string]any{
@@ -778,7 +916,7 @@ func (a *Agents) transitioned(ctx context.Context, s switchboard.AgentSession, f
 		}
 	}
 	if a.opts.Notify != nil {
-		a.opts.Notify(wctx, s)
+		a.opts.Notify(wctx, r)
 	}
 }
 
@@ -824,5 +962,5 @@ func (l agentsLister) List(ctx context.Context) ([]switchboard.AgentSession, err
 	} else if p, ok := switchboard.PrincipalFrom(ctx); ok {
 		v = ViewerOf(p)
 	}
-	return l.a.List(v, Filter{Active: true}), nil
+	return l.a.List(ctx, v, Filter{Active: true}), nil
 }

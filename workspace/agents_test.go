@@ -60,9 +60,9 @@ func newAgents(t *testing.T) (*workspace.Agents, *clock, *ledger, *[]switchboard
 	var mu sync.Mutex
 	var events []switchboard.AgentSession
 	a := workspace.NewAgents(&workspace.AgentsOptions{Ledger: l, Now: c.now, HeartbeatInterval: 10 * time.Second, IdleTimeout: time.Minute,
-		Notify: func(_ context.Context, s switchboard.AgentSession) {
+		Notify: func(_ context.Context, r switchboard.AgentRecord) {
 			mu.Lock()
-			events = append(events, s)
+			events = append(events, r.Session)
 			mu.Unlock()
 		}})
 	return a, c, l, &events
@@ -89,14 +89,14 @@ func TestStatusMachine(t *testing.T) {
 	}
 	a.ApprovalPending(ctx, s.ID, "apr_1")
 	a.ApprovalPending(ctx, s.ID, "apr_2")
-	if got, _ := a.Get(s.ID, admin); got.Status != switchboard.AgentWaitingApproval || got.Task != "exporting" {
+	if got, _ := a.Get(ctx, s.ID, admin); got.Status != switchboard.AgentWaitingApproval || got.Task != "exporting" {
 		t.Fatalf("with approvals pending: %+v", got)
 	}
 	if !a.Escalated("apr_1") {
 		t.Fatal("a background agent's approval is escalated")
 	}
 	a.ApprovalSettled(ctx, s.ID, "apr_1")
-	if got, _ := a.Get(s.ID, admin); got.Status != switchboard.AgentWaitingApproval {
+	if got, _ := a.Get(ctx, s.ID, admin); got.Status != switchboard.AgentWaitingApproval {
 		t.Fatalf("one approval still waits: %+v", got)
 	}
 	a.ApprovalSettled(ctx, s.ID, "apr_2")
@@ -146,7 +146,7 @@ func TestHeartbeatExpiry(t *testing.T) {
 	if n := a.Sweep(ctx); n != 1 {
 		t.Fatalf("swept %d, want the silent one", n)
 	}
-	got, _ := a.Get(quiet.ID, admin)
+	got, _ := a.Get(ctx, quiet.ID, admin)
 	if got.Status != switchboard.AgentDone || !strings.Contains(got.Reason, "missed heartbeats") || got.EndedAt.IsZero() {
 		t.Fatalf("silent session: %+v", got)
 	}
@@ -156,10 +156,10 @@ func TestHeartbeatExpiry(t *testing.T) {
 	c.add(time.Minute)
 	a.Heartbeat(ctx, alive.ID, admin)
 	a.Sweep(ctx)
-	if got, _ := a.Get(ext, admin); got.Status != switchboard.AgentDone || !strings.HasPrefix(got.Reason, "idle") {
+	if got, _ := a.Get(ctx, ext, admin); got.Status != switchboard.AgentDone || !strings.HasPrefix(got.Reason, "idle") {
 		t.Fatalf("idle external agent: %+v", got)
 	}
-	if got, _ := a.Get(waiting, admin); got.Status != switchboard.AgentWaitingApproval {
+	if got, _ := a.Get(ctx, waiting, admin); got.Status != switchboard.AgentWaitingApproval {
 		t.Fatalf("an external agent waiting on approval is not idle: %+v", got)
 	}
 	// A new call after its session ended starts a new one.
@@ -195,14 +195,14 @@ func TestInterruptAndVisibility(t *testing.T) {
 		{"an agent allowed agents.list", workspace.ViewerOf(lister), []string{mine.ID, bobs.ID, ext}},
 	} {
 		var got []string
-		for _, s := range a.List(tc.v, workspace.Filter{}) {
+		for _, s := range a.List(ctx, tc.v, workspace.Filter{}) {
 			got = append(got, s.ID)
 		}
 		if strings.Join(sorted(got), ",") != strings.Join(sorted(tc.sees), ",") {
 			t.Errorf("%s sees %v, want %v", tc.name, got, tc.sees)
 		}
 	}
-	if _, err := a.Get(bobs.ID, alice); switchboard.CodeOf(err) != switchboard.CodeAgentNotFound {
+	if _, err := a.Get(ctx, bobs.ID, alice); switchboard.CodeOf(err) != switchboard.CodeAgentNotFound {
 		t.Fatalf("alice reading bob's agent: %v, want AGENT_NOT_FOUND", err)
 	}
 	if _, err := a.Interrupt(ctx, mine.ID, workspace.ViewerOf(lister)); switchboard.CodeOf(err) != switchboard.CodeForbidden {
@@ -215,11 +215,11 @@ func TestInterruptAndVisibility(t *testing.T) {
 	if _, err := a.Interrupt(ctx, mine.ID, alice); switchboard.CodeOf(err) != switchboard.CodeConflict {
 		t.Fatalf("interrupting a finished one: %v, want CONFLICT", err)
 	}
-	if got := a.List(admin, workspace.Filter{Active: true, Kind: switchboard.AgentExternal}); len(got) != 1 || got[0].ID != ext {
+	if got := a.List(ctx, admin, workspace.Filter{Active: true, Kind: switchboard.AgentExternal}); len(got) != 1 || got[0].ID != ext {
 		t.Fatalf("active external: %+v", got)
 	}
 	a.EndExternal(ctx, claude, workspace.TransportMCP, "m1", "MCP session closed")
-	if got, _ := a.Get(ext, admin); got.Status != switchboard.AgentDone || got.Reason != "MCP session closed" {
+	if got, _ := a.Get(ctx, ext, admin); got.Status != switchboard.AgentDone || got.Reason != "MCP session closed" {
 		t.Fatalf("closed MCP session: %+v", got)
 	}
 }
@@ -300,11 +300,11 @@ func TestParkAndWork(t *testing.T) {
 	a.ApprovalPending(ctx, run.ID, "apr_2")
 	a.ApprovalSettled(ctx, run.ID, "apr_2") // answered before the run parks
 	a.Park(ctx, run.ID, []string{"apr_1", "apr_2"}, "run waiting")
-	if s, _ := a.Get(run.ID, admin); s.Status != switchboard.AgentWaitingApproval {
+	if s, _ := a.Get(ctx, run.ID, admin); s.Status != switchboard.AgentWaitingApproval {
 		t.Fatalf("parked: %s", s.Status)
 	}
 	a.ApprovalSettled(ctx, run.ID, "apr_1")
-	if s, _ := a.Get(run.ID, admin); s.Status != switchboard.AgentDone || !strings.Contains(s.Reason, "run waiting") {
+	if s, _ := a.Get(ctx, run.ID, admin); s.Status != switchboard.AgentDone || !strings.Contains(s.Reason, "run waiting") {
 		t.Fatalf("answered: %+v", s)
 	}
 	if got := strings.Join(l.statuses(run.ID), ","); got != "running,waiting_approval,done" {
@@ -312,7 +312,7 @@ func TestParkAndWork(t *testing.T) {
 	}
 	empty, _ := a.Start(ctx, workspace.Spec{Kind: switchboard.AgentChat, Principal: switchboard.Assistant(), Status: switchboard.AgentRunning})
 	a.Park(ctx, empty.ID, nil, "run waiting")
-	if s, _ := a.Get(empty.ID, admin); s.Status != switchboard.AgentDone {
+	if s, _ := a.Get(ctx, empty.ID, admin); s.Status != switchboard.AgentDone {
 		t.Fatalf("parked with nothing pending: %s", s.Status)
 	}
 

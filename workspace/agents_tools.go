@@ -76,9 +76,9 @@ func (a *Agents) listTool(ctx context.Context, input json.RawMessage) (any, erro
 	}
 	v := a.toolViewer(ctx)
 	if in.AgentID == "" {
-		return AgentsPage{Items: a.List(v, Filter{Active: true})}, nil
+		return AgentsPage{Items: a.List(ctx, v, Filter{Active: true})}, nil
 	}
-	s, err := a.Get(in.AgentID, v)
+	s, err := a.Get(ctx, in.AgentID, v)
 	if err != nil {
 		return nil, err
 	}

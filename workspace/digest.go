@@ -224,7 +224,7 @@ func (w *Workspace) ownerOf(ctx context.Context) (owner, error) {
 			}
 		}
 	}
-	o.decides = func(a switchboard.ApprovalRequest) bool { return TabMayDecide(reg, a, o.tab, u) }
+	o.decides = func(a switchboard.ApprovalRequest) bool { return TabMayDecide(ctx, reg, a, o.tab, u) }
 	return o, nil
 }
 

@@ -80,7 +80,11 @@ func (a *Agents) Handoff(ctx context.Context, v Viewer, req HandoffRequest) (swi
 	}
 	a.mu.Lock()
 	st, ok := a.sessions[req.To]
-	if !ok || !v.canSee(st) {
+	if !ok {
+		a.mu.Unlock()
+		return a.handoffStored(ctx, v, req, h)
+	}
+	if !v.canSee(st) {
 		a.mu.Unlock()
 		return h, notFound(req.To)
 	}
@@ -93,13 +97,61 @@ func (a *Agents) Handoff(ctx context.Context, v Viewer, req HandoffRequest) (swi
 		// Its note reaches a user's assistant in that tab: seeing the
 		// session (agents.list) is not enough to put a task there.
 		a.mu.Unlock()
-		return h, switchboard.Errorf(switchboard.CodeForbidden, "agent session %s is the assistant in a tab of another user: only that user, or an agent acting for them, may hand it a task", req.To)
+		return h, handoffForbidden(req.To)
 	}
-	if req.ReturnTo != "" {
-		if rt, ok := a.sessions[req.ReturnTo]; !ok || !v.canSee(rt) {
-			a.mu.Unlock()
-			return h, notFound(req.ReturnTo)
-		}
+	a.mu.Unlock()
+	if err := a.returnVisible(ctx, req.ReturnTo, v); err != nil {
+		return h, err
+	}
+	if err := a.DeliverLocal(h); err != nil {
+		return h, err
+	}
+	return h, a.recordHandoff(ctx, h)
+}
+
+// handoffStored hands off to a session another replica owns: the same
+// checks on its stored record, then its owner keeps the handoff in the
+// target's inbox (AgentsOptions.Relay); the ledger entry is written here.
+func (a *Agents) handoffStored(ctx context.Context, v Viewer, req HandoffRequest, h switchboard.AgentHandoff) (switchboard.AgentHandoff, error) {
+	r, err := a.stored(ctx, req.To)
+	if err != nil {
+		return h, err
+	}
+	st := stateOf(r)
+	if !v.canSee(st) {
+		return h, notFound(req.To)
+	}
+	if r.Session.Status.Final() {
+		return h, finished(r.Session)
+	}
+	if r.Session.Kind == switchboard.AgentChat && r.Session.SessionID != "" && !v.canControl(st) && !a.actsFor(ctx, h.From, r.User) {
+		return h, handoffForbidden(req.To)
+	}
+	if err := a.returnVisible(ctx, req.ReturnTo, v); err != nil {
+		return h, err
+	}
+	if a.opts.Relay == nil || r.Replica == a.opts.Replica {
+		return h, switchboard.Errorf(switchboard.CodeUnavailable,
+			"agent %s runs on replica %s, which this replica cannot reach (no cross-replica bus)", req.To, r.Replica)
+	}
+	if err := a.opts.Relay.Handoff(ctx, r, h); err != nil {
+		return h, err
+	}
+	return h, a.recordHandoff(ctx, h)
+}
+
+// DeliverLocal keeps handoff h in the inbox of its target, a session this
+// replica owns, and queues the note for an assistant in a tab. The target
+// must still be live (CONFLICT) and held here (AGENT_NOT_FOUND).
+func (a *Agents) DeliverLocal(h switchboard.AgentHandoff) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	st, ok := a.sessions[h.To]
+	if !ok {
+		return notFound(h.To)
+	}
+	if st.s.Status.Final() {
+		return finished(st.s)
 	}
 	st.handoffs = append(st.handoffs, h)
 	if len(st.handoffs) > maxInbox {
@@ -110,15 +162,49 @@ func (a *Agents) Handoff(ctx context.Context, v Viewer, req HandoffRequest) (swi
 		a.noteLocked("tab:"+st.s.SessionID, Note{Kind: "handoff",
 			Text: fmt.Sprintf("%s handed you a task (handoff %s); report back to %s.", h.FromActor, h.ID, orNone(h.ReturnTo)), Data: data})
 	}
-	a.mu.Unlock()
-	if a.opts.Ledger != nil {
-		details, _ := json.Marshal(h)
-		e := &switchboard.ActivityEntry{Ts: h.CreatedAt, Actor: h.FromActor, Verb: activity.VerbAgentHandoff, Target: h.To, Details: details}
-		if err := a.opts.Ledger.Append(context.WithoutCancel(ctx), e); err != nil {
-			return h, err
-		}
+	return nil
+}
+
+// recordHandoff writes a delivered handoff's ledger entry.
+func (a *Agents) recordHandoff(ctx context.Context, h switchboard.AgentHandoff) error {
+	if a.opts.Ledger == nil {
+		return nil
 	}
-	return h, nil
+	details, _ := json.Marshal(h)
+	e := &switchboard.ActivityEntry{Ts: h.CreatedAt, Actor: h.FromActor, Verb: activity.VerbAgentHandoff, Target: h.To, Details: details}
+	return a.opts.Ledger.Append(context.WithoutCancel(ctx), e)
+}
+
+// returnVisible checks that the session a handoff reports back to (if
+// any) is one v may see, on any replica.
+func (a *Agents) returnVisible(ctx context.Context, id string, v Viewer) error {
+	if id == "" {
+		return nil
+	}
+	if _, err := a.Get(ctx, id, v); err != nil {
+		return notFound(id)
+	}
+	return nil
+}
+
+func handoffForbidden(id string) error {
+	return switchboard.Errorf(switchboard.CodeForbidden, "agent session %s is the assistant in a tab of another user: only that user, or an agent acting for them, may hand it a task", id)
+}
+
+// actsFor reports whether agent session id acts for user, on any replica.
+func (a *Agents) actsFor(ctx context.Context, id, user string) bool {
+	if id == "" {
+		return false
+	}
+	a.mu.Lock()
+	ok := a.actsForLocked(id, user)
+	_, local := a.sessions[id]
+	a.mu.Unlock()
+	if ok || local {
+		return ok
+	}
+	r, err := a.stored(ctx, id)
+	return err == nil && r.User == user
 }
 
 // actsForLocked reports whether agent session id acts for user.

@@ -139,6 +139,9 @@ type SessionInfo struct {
 	// Pending counts the browser calls dispatched to the tab and not yet
 	// answered.
 	Pending int `json:"pending"`
+	// Replica is the replica holding the tab's stream (Replica.ID), when
+	// the daemon runs several; empty while no stream is attached.
+	Replica string `json:"replica,omitempty"`
 	// Tools are the browser tools the tab advertises (each with its origin
 	// naming the session); Contexts what it last reported with PUT
 	// /sessions/{id}/context. Both are empty, never null.

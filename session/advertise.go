@@ -255,6 +255,11 @@ func (m *Manager) resolve(ctx context.Context, tool, sessionID, runID string, vi
 		if rt := m.remoteLocked(sessionID); rt != nil && rt.waiting {
 			tg, err := remoteResolve(sessionID, rt, tool, visible)
 			m.mu.Unlock()
+			if err != nil {
+				if stored, ok := m.storedTarget(ctx, sessionID, tool, visible); ok {
+					return stored, nil
+				}
+			}
 			return tg, err
 		}
 		st := m.sessions[sessionID]
@@ -283,6 +288,9 @@ func (m *Manager) resolve(ctx context.Context, tool, sessionID, runID string, vi
 			}
 			slices.Sort(names)
 			m.mu.Unlock()
+			if stored, ok := m.storedTarget(ctx, sessionID, tool, visible); ok {
+				return stored, nil
+			}
 			return broker.Target{}, switchboard.Errorf(switchboard.CodeToolUnavailable,
 				"session %s does not advertise the browser tool %s (it has: %s)", sessionID, tool, listOrNone(names)).
 				WithDetails(map[string]any{"sessionId": sessionID, "tools": names})
@@ -414,6 +422,21 @@ func listOrNone(names []string) string {
 		return "none"
 	}
 	return strings.Join(names, ", ")
+}
+
+// storedTarget is the target of a call naming a reachable tab that does
+// not (yet) offer tool here, when its stored advertisement declares it:
+// the tab advertised it through another replica a moment ago, and the
+// news is on its way (the request goes to the tab on the bus either way).
+func (m *Manager) storedTarget(ctx context.Context, id, tool string, visible func(switchboard.Tool) bool) (broker.Target, bool) {
+	if tool == "" {
+		return broker.Target{}, false
+	}
+	lt := m.storedTool(ctx, id, tool)
+	if lt == nil || !visible(lt.tool) {
+		return broker.Target{}, false
+	}
+	return remoteTarget(id, lt), true
 }
 
 // remoteResolve is Resolve's answer for a named tab another replica holds.

@@ -60,13 +60,20 @@ func (m *Manager) Info(ctx context.Context, id string) (switchboard.SessionInfo,
 		m.mu.Unlock()
 		return info, nil
 	}
-	if rt := m.remote[id]; m.fresh(rt) {
+	rt := m.remote[id]
+	if !m.fresh(rt) {
+		rt = nil
+	}
+	m.mu.Unlock()
+	s, err := m.store.SessionGet(ctx, id)
+	if rt != nil && err == nil && s.ClosedAt.IsZero() {
+		// Another replica announces the tab; the store has the last word
+		// on whether the session is still open.
+		m.mu.Lock()
 		info := m.remoteInfo(id, rt)
 		m.mu.Unlock()
 		return info, nil
 	}
-	m.mu.Unlock()
-	s, err := m.store.SessionGet(ctx, id)
 	if err != nil {
 		if switchboard.CodeOf(err) == switchboard.CodeNotFound {
 			return switchboard.SessionInfo{}, switchboard.Errorf(switchboard.CodeNotFound, "no session %q; `switchboard sessions list` shows the open tabs", id)

@@ -279,7 +279,11 @@ func (m *Manager) Close(ctx context.Context, id string) error {
 	} else {
 		m.publishGone(id, "the session was closed")
 	}
-	// Whoever else keeps a state of the tab ends it (state.onDispatch).
+	// Whoever else keeps a state of the tab ends it (state.onDispatch),
+	// and every replica forgets the tab's presence at once.
+	if m.opts.Presence {
+		m.publishPresence(presenceMsg{From: m.replica, ID: id, Gone: true, Closed: true})
+	}
 	if err := m.bus.Publish(context.WithoutCancel(ctx), topicDispatch(id), encodeDispatch(msgEnd, m.replica, nil)); err != nil {
 		m.log.Warn("tell other replicas the session was closed", "session", id, "err", err)
 	}

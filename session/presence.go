@@ -48,13 +48,16 @@ const (
 
 // presenceMsg is one tab's announcement.
 type presenceMsg struct {
-	From    string             `json:"from"`
-	ID      string             `json:"id"`
-	User    string             `json:"user,omitempty"`
-	Up      bool               `json:"up,omitempty"`
-	Waiting bool               `json:"waiting,omitempty"`
-	Gone    bool               `json:"gone,omitempty"`
-	Tools   []switchboard.Tool `json:"tools,omitempty"`
+	From    string `json:"from"`
+	ID      string `json:"id"`
+	User    string `json:"user,omitempty"`
+	Up      bool   `json:"up,omitempty"`
+	Waiting bool   `json:"waiting,omitempty"`
+	Gone    bool   `json:"gone,omitempty"`
+	// Closed: the session was ended (on the replica sending this, which
+	// may not hold the tab): every replica forgets the tab at once.
+	Closed bool               `json:"closed,omitempty"`
+	Tools  []switchboard.Tool `json:"tools,omitempty"`
 	// What GET /sessions shows of it (SessionInfo), as of the announcement.
 	Created  time.Time `json:"created,omitzero"`
 	LastSeen time.Time `json:"lastSeen,omitzero"`
@@ -260,12 +263,12 @@ func boolMark(b bool) string {
 // applyPresence records another replica's announcement.
 func (m *Manager) applyPresence(p []byte) {
 	var msg presenceMsg
-	if json.Unmarshal(p, &msg) != nil || msg.From == m.replica || msg.ID == "" {
+	if json.Unmarshal(p, &msg) != nil || (msg.From == m.replica && !msg.Closed) || msg.ID == "" {
 		return
 	}
 	if msg.Gone {
 		m.mu.Lock()
-		if rt := m.remote[msg.ID]; rt != nil && rt.from == msg.From {
+		if rt := m.remote[msg.ID]; rt != nil && (rt.from == msg.From || msg.Closed) {
 			delete(m.remote, msg.ID)
 		}
 		m.mu.Unlock()

@@ -134,6 +134,13 @@ func TestReplicasAdvertisementStreamAndCallApart(t *testing.T) {
 		if _, err := b.Advertise(r.ctx, id, []switchboard.Tool{navTool(), scrollTool()}); err != nil {
 			t.Fatal(err)
 		}
+		// A call naming the tab right after the PUT resolves on every
+		// replica, whether or not the news has reached it (the store has it).
+		for i, m := range r.m {
+			if tg, err := m.Resolve(r.ctx, "ui.scroll_to", id, "", nil); err != nil || tg.Output == nil {
+				t.Fatalf("replica %d resolves the tool advertised a moment ago: %+v %v", i, tg, err)
+			}
+		}
 		until(t, a, "a reloads the advertisement stored through b", func() bool {
 			got, _ := a.Tools(r.ctx, id)
 			return len(got) == 2

@@ -213,8 +213,15 @@ func (m *Manager) end(st *state, cond func() bool, reason string) {
 }
 
 // moved drops st quietly: the tab's stream attached to another replica,
-// which now holds the tab, so nobody is told it is gone.
+// which now holds the tab, so nobody is told it is gone. The store says
+// who attached last: a notice that arrives after this replica took the
+// stream back is ignored.
 func (m *Manager) moved(st *state) {
+	ctx, cancel := context.WithTimeout(context.Background(), finalizeTimeout)
+	defer cancel()
+	if s, err := m.store.SessionGet(ctx, st.id); err == nil && s.Stream == m.replica {
+		return
+	}
 	m.drop(st, nil, "", true)
 }
 

@@ -112,12 +112,24 @@ func (w *Workspace) keep(s switchboard.Session) {
 	w.put(s.ID, normalUser(s.Principal), kept, ReportDropped{Contexts: r.DroppedContexts, Panels: r.DroppedPanels}, r.At)
 }
 
-// Load reads the reports of the tabs whose stream is attached on some
-// replica (a replica starting beside running ones). Without Options.Tabs
-// it does nothing.
+// Load reads the reports of the tabs whose stream is attached to a live
+// replica (a replica starting beside running ones); a stream recorded on
+// a replica that stopped, died or was taken over is not a tab anyone
+// holds (a restart does not bring back the contexts of tabs that never
+// reconnect). Without Options.Tabs it does nothing.
 func (w *Workspace) Load(ctx context.Context) error {
 	if w.opts.Tabs == nil {
 		return nil
+	}
+	reps, err := w.opts.Tabs.ReplicaList(ctx)
+	if err != nil {
+		return err
+	}
+	live := map[string]bool{}
+	for _, r := range reps {
+		if r.StoppedAt.IsZero() && r.ClaimedBy == "" {
+			live[r.ID] = true
+		}
 	}
 	// SeenSince now: only the sessions with a stream attached.
 	open, err := w.opts.Tabs.SessionList(ctx, switchboard.SessionFilter{SeenSince: w.now()})
@@ -125,7 +137,7 @@ func (w *Workspace) Load(ctx context.Context) error {
 		return err
 	}
 	for _, s := range open {
-		if s.Stream != "" {
+		if live[s.Stream] {
 			w.keep(s)
 		}
 	}

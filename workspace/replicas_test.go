@@ -113,7 +113,24 @@ func TestReportReachesEveryReplica(t *testing.T) {
 	}
 
 	// A replica starting now loads the reports of tabs whose stream is
-	// attached somewhere.
+	// attached to a live replica, and not of those on a replica that
+	// stopped.
+	if err := st.SessionStream(ctx, "ses_a", "replica-dead", true, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"replica-x", "replica-dead"} {
+		if err := st.ReplicaRegister(ctx, switchboard.Replica{ID: id, Name: id, StartedAt: time.Now(), HeartbeatAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.ReplicaStop(ctx, "replica-dead", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	early := newReplicaWorkspace(t, st, b)
+	if err := early.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	contextIDs(t, early)
 	if err := st.SessionStream(ctx, "ses_a", "replica-x", true, time.Now()); err != nil {
 		t.Fatal(err)
 	}

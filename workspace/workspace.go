@@ -56,6 +56,7 @@ type TabStore interface {
 	SessionReport(ctx context.Context, id string, r switchboard.TabReport, at time.Time) error
 	SessionGet(ctx context.Context, id string) (switchboard.Session, error)
 	SessionList(ctx context.Context, f switchboard.SessionFilter) ([]switchboard.Session, error)
+	ReplicaList(ctx context.Context) ([]switchboard.Replica, error)
 }
 
 // SessionWatcher tells when a tab is gone (*session.Manager).

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/client"
 )
@@ -123,6 +125,42 @@ func TestReplicasTab(t *testing.T) {
 				t.Fatalf("show through the balancer: %+v %v", info, err)
 			}
 		}
+		// The stream drops with a call in flight and reconnects to another
+		// replica: the call is delivered on the new stream and answered.
+		done := make(chan error, 1)
+		go func() {
+			resp, err := lb.CallTool(ctx, "nav.goto", json.RawMessage(`{"page":"moved"}`), client.CallOptions{SessionID: cred.SessionID})
+			if err == nil && resp.Status != switchboard.StatusSucceeded {
+				err = fmt.Errorf("status %s: %v", resp.Status, resp.Error)
+			}
+			done <- err
+		}()
+		select {
+		case <-tab.requests:
+		case <-time.After(60 * time.Second):
+			t.Fatal("the call did not reach the first stream")
+		}
+		from := c.holder(t, cred.SessionID)
+		tab.stop()
+		tab.waitClosed(t)
+		to := (from + 1) % len(c.reps)
+		tab = newTabStream(t, c.at(to).Tab(cred))
+		if got := c.holder(t, cred.SessionID); got != to {
+			t.Fatalf("the stream reconnected to replica %d is recorded on %d", to, got)
+		}
+		select {
+		case req := <-tab.requests:
+			if _, err := tabLB.PostResult(ctx, req.RunID, switchboard.BrowserActionResult{InvocationID: req.InvocationID, OK: true,
+				Result: json.RawMessage(`{"page":"moved"}`)}); err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(60 * time.Second):
+			t.Fatal("the call in flight was not delivered on the reconnected stream")
+		}
+		if err := <-done; err != nil {
+			t.Fatalf("the call across the reconnect: %v", err)
+		}
+
 		start := time.Now()
 		if err := tabLB.Close(ctx); err != nil {
 			t.Fatal(err)
@@ -136,6 +174,7 @@ func TestReplicasTab(t *testing.T) {
 type tabStream struct {
 	requests chan switchboard.BrowserActionRequest
 	closed   chan struct{}
+	stop     context.CancelFunc // drops the stream, as a network blip does
 }
 
 func newTabStream(t *testing.T, tab *client.Tab) *tabStream {
@@ -146,7 +185,7 @@ func newTabStream(t *testing.T, tab *client.Tab) *tabStream {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := &tabStream{requests: make(chan switchboard.BrowserActionRequest, 16), closed: make(chan struct{})}
+	ts := &tabStream{requests: make(chan switchboard.BrowserActionRequest, 16), closed: make(chan struct{}), stop: cancel}
 	go func() {
 		defer close(ts.closed)
 		defer stream.Close()
@@ -210,6 +249,29 @@ func (ts *tabStream) waitClosed(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("the tab's stream did not end when its session was ended")
 	}
+}
+
+// holder is the index of the replica the store records as holding session
+// id's stream (-1: none).
+func (c *cluster) holder(t *testing.T, id string) int {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, c.store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var addr string
+	err = conn.QueryRow(ctx, `SELECT r.addr FROM sessions s JOIN replicas r ON r.id = s.stream WHERE s.id = $1`, id).Scan(&addr)
+	if err != nil {
+		return -1
+	}
+	for i, r := range c.reps {
+		if r.addr == addr {
+			return i
+		}
+	}
+	return -1
 }
 
 // putContexts reports one focused context as the tab, through base.

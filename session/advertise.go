@@ -393,8 +393,25 @@ func (m *Manager) notLive(ctx context.Context, id string) (elsewhere bool, err e
 	case !s.ClosedAt.IsZero():
 		return false, switchboard.Errorf(switchboard.CodeSessionGone, "session %s was closed", id)
 	}
-	return s.Stream != "" && s.Stream != m.replica, switchboard.Errorf(switchboard.CodeSessionGone,
+	elsewhere = s.Stream != "" && s.Stream != m.replica && m.replicaLive(ctx, s.Stream)
+	return elsewhere, switchboard.Errorf(switchboard.CodeSessionGone,
 		"session %s has no connected tab (it closed or lost its connection)", id)
+}
+
+// replicaLive reports whether replica id is registered and neither
+// stopped nor taken over: a stream recorded on a dead replica is not
+// worth waiting for.
+func (m *Manager) replicaLive(ctx context.Context, id string) bool {
+	reps, err := m.store.ReplicaList(ctx)
+	if err != nil {
+		return true // cannot tell: the wait is bounded
+	}
+	for _, r := range reps {
+		if r.ID == id {
+			return r.StoppedAt.IsZero() && r.ClaimedBy == ""
+		}
+	}
+	return false
 }
 
 // errOffline is the answer for a kept tab whose stream has been down past

@@ -33,8 +33,8 @@ import (
 // whoever keeps a state of it: its advertisement changed (reload it from
 // the store), its stream attached elsewhere (drop the state quietly: the
 // tab moved), the session was closed (end the stream). A call naming a
-// tab that the store says is attached elsewhere, before that replica's
-// announcement arrived, waits for it (at most attachWait).
+// tab that the store says is attached to another live replica, before
+// that replica's announcement arrived, waits for it (at most attachWait).
 
 const (
 	topicPresence = "session.presence"

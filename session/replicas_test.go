@@ -33,7 +33,11 @@ func newReplicas(t *testing.T) *replicas {
 	b := bus.NewLocal()
 	r := &replicas{t: t, ctx: ctx, store: st}
 	for i := range r.m {
-		m, err := New(Options{Store: st, Bus: b, Presence: true, Replica: "replica-" + string(rune('a'+i)),
+		id := "replica-" + string(rune('a'+i))
+		if err := st.ReplicaRegister(ctx, switchboard.Replica{ID: id, Name: id, StartedAt: time.Now(), HeartbeatAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		m, err := New(Options{Store: st, Bus: b, Presence: true, Replica: id,
 			Heartbeat: 15 * time.Second, DefaultTimeout: time.Hour})
 		if err != nil {
 			t.Fatal(err)
@@ -206,20 +210,38 @@ func TestReplicasCallRightAfterAttachWaits(t *testing.T) {
 			t.Fatalf("resolve on c once a announced the tab: %+v %v", got.tg, got.err)
 		}
 
-		// With no announcement at all (its replica died), the wait is
-		// bounded and the answer is SESSION_GONE.
+		// With no announcement at all (its replica hangs), the wait is
+		// bounded and the answer is SESSION_GONE; a stream recorded on a
+		// replica that stopped (or was never registered) is not waited for.
 		cr2, err := a.Create(r.ctx, "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := r.store.SessionStream(r.ctx, cr2.SessionID, "replica-dead", true, time.Now()); err != nil {
+		if err := r.store.ReplicaRegister(r.ctx, switchboard.Replica{ID: "replica-hung", Name: "hung", StartedAt: time.Now(), HeartbeatAt: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
-		start := time.Now()
-		_, err = c.Resolve(r.ctx, "nav.goto", cr2.SessionID, "", nil)
-		wantCode(t, err, switchboard.CodeSessionGone)
-		if waited := time.Since(start); waited != attachWait {
-			t.Fatalf("waited %s for a replica that never announced, want %s", waited, attachWait)
+		for _, holder := range []string{"replica-hung", "replica-stopped", "replica-unknown"} {
+			if holder == "replica-stopped" {
+				if err := r.store.ReplicaRegister(r.ctx, switchboard.Replica{ID: holder, Name: holder, StartedAt: time.Now(), HeartbeatAt: time.Now()}); err != nil {
+					t.Fatal(err)
+				}
+				if err := r.store.ReplicaStop(r.ctx, holder, time.Now()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := r.store.SessionStream(r.ctx, cr2.SessionID, holder, true, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			_, err = c.Resolve(r.ctx, "nav.goto", cr2.SessionID, "", nil)
+			wantCode(t, err, switchboard.CodeSessionGone)
+			want := time.Duration(0)
+			if holder == "replica-hung" {
+				want = attachWait
+			}
+			if waited := time.Since(start); waited != want {
+				t.Fatalf("stream on %s: waited %s, want %s", holder, waited, want)
+			}
 		}
 	})
 }

@@ -39,6 +39,41 @@ type Session struct {
 	Replica   string    `json:"replica,omitempty"`
 	CreatedAt time.Time `json:"createdAt"`
 	ClosedAt  time.Time `json:"closedAt,omitzero"`
+
+	// What the tab sent, kept with the session so any replica serves it
+	// (a round-robin load balancer may send each request elsewhere).
+	// Tools is its latest advertisement (PUT /sessions/{id}/tools), as
+	// declared (no Origin); Report its latest workspace report (PUT
+	// /sessions/{id}/context).
+	Tools  []Tool    `json:"tools,omitempty"`
+	Report TabReport `json:"report,omitzero"`
+	// Stream is the replica holding the tab's event stream ("" none);
+	// StreamAt is when a stream last attached or detached (zero: the tab
+	// never attached). SeenAt is when the tab last advertised, reported,
+	// attached or detached.
+	Stream   string    `json:"stream,omitempty"`
+	StreamAt time.Time `json:"streamAt,omitzero"`
+	SeenAt   time.Time `json:"seenAt,omitzero"`
+}
+
+// TabReport is what a tab last reported of its workspace, as kept within
+// the workspace's bounds (package workspace): its contexts and how many
+// contexts and panels past the bounds were dropped.
+type TabReport struct {
+	Contexts        []WorkspaceContext `json:"contexts,omitempty"`
+	DroppedContexts int                `json:"droppedContexts,omitempty"`
+	DroppedPanels   int                `json:"droppedPanels,omitempty"`
+	At              time.Time          `json:"at,omitzero"`
+}
+
+// SessionFilter selects open sessions for SessionList.
+type SessionFilter struct {
+	// SeenSince keeps the sessions whose tab was heard from (SeenAt) at
+	// or after it, or whose stream is attached (Stream set); zero keeps
+	// every open session.
+	SeenSince time.Time
+	// Limit caps the answer; zero means 1000.
+	Limit int
 }
 
 // SessionScope is the scope an app's backend assigns to the user it opens
@@ -104,6 +139,9 @@ type SessionInfo struct {
 	// Pending counts the browser calls dispatched to the tab and not yet
 	// answered.
 	Pending int `json:"pending"`
+	// Replica is the replica holding the tab's stream (Replica.ID), when
+	// the daemon runs several; empty while no stream is attached.
+	Replica string `json:"replica,omitempty"`
 	// Tools are the browser tools the tab advertises (each with its origin
 	// naming the session); Contexts what it last reported with PUT
 	// /sessions/{id}/context. Both are empty, never null.

@@ -91,5 +91,7 @@ type InvocationFilter struct {
 	// Caller is the caller's principal as recorded ("agent:bot").
 	Caller string
 	RunID  string
-	Limit  int
+	// SessionID keeps the calls dispatched to one tab's session.
+	SessionID string
+	Limit     int
 }

@@ -78,6 +78,24 @@ type Store interface {
 	// SessionClose stamps ClosedAt (a second close keeps the first time),
 	// or returns ErrNotFound.
 	SessionClose(ctx context.Context, id string, at time.Time) error
+	// SessionAdvertise stores tools as session id's advertisement,
+	// replacing the one before, and stamps SeenAt. ErrNotFound for an
+	// unknown session; SESSION_GONE for a closed one (nothing written).
+	SessionAdvertise(ctx context.Context, id string, tools []Tool, at time.Time) error
+	// SessionReport stores r as what session id last reported of its
+	// workspace, replacing the report before, and stamps SeenAt. The
+	// errors are SessionAdvertise's.
+	SessionReport(ctx context.Context, id string, r TabReport, at time.Time) error
+	// SessionStream records where session id's event stream is: attached,
+	// replica holds it now (Stream = replica); detached, replica no longer
+	// does, which clears Stream only while replica still holds it (a stream
+	// that moved to another replica stays recorded there). Either stamps
+	// StreamAt and SeenAt when it changes Stream. ErrNotFound for an
+	// unknown session.
+	SessionStream(ctx context.Context, id, replica string, attached bool, at time.Time) error
+	// SessionList returns the open sessions f selects, the newest first
+	// (by creation time, then ID).
+	SessionList(ctx context.Context, f SessionFilter) ([]Session, error)
 
 	// ActivityAppend appends e, assigning ID, PrevHash and Hash inside one
 	// transaction so the chain has no forks.

@@ -189,7 +189,7 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	if err := d.startPanels(ctx, opts); err != nil {
 		return nil, err
 	}
-	if err := d.startWorkspace(ctx); err != nil {
+	if err := d.startWorkspace(ctx, opts); err != nil {
 		return nil, err
 	}
 	if d.auth, err = d.newAuth(opts); err != nil {

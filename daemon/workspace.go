@@ -12,11 +12,17 @@ import (
 // startWorkspace builds the world model every agent reads — the tabs'
 // contexts and the digest compiled from them, the jobs, the approvals and
 // the ledger — and puts its drill-down tools in the catalog.
-func (d *Daemon) startWorkspace(ctx context.Context) error {
+// The tabs' reports are stored with their sessions and relayed on the
+// bus, so a digest on any replica shows every tab's contexts.
+func (d *Daemon) startWorkspace(ctx context.Context, opts Options) error {
 	w, err := workspace.New(workspace.Options{Registry: d.Registry, Agents: d.Agents.Lister(), Jobs: d.Jobs, Approvals: d.Approvals,
-		Ledger: d.Ledger, Sessions: d.Sessions, Logger: d.log, PanelAdmits: d.Panels.Admits, Handoffs: d.Agents, Panels: d.Panels})
+		Ledger: d.Ledger, Sessions: d.Sessions, Logger: d.log, PanelAdmits: d.Panels.Admits, Handoffs: d.Agents, Panels: d.Panels,
+		Tabs: opts.Store, Bus: opts.Bus})
 	if err != nil {
 		return err
+	}
+	if err := w.Load(ctx); err != nil {
+		d.log.Warn("the contexts of tabs attached to other replicas show from their next report", "err", err)
 	}
 	d.Workspace = w
 	d.ws.Store(w)

@@ -24,8 +24,8 @@ func TestReplicasBus(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("BrowserActionAcrossReplicas", func(t *testing.T) {
-		// The tab lives on replica 0: its advertisement and event stream
-		// stay there (docs/deploy.md, "Cross-replica bus").
+		// The tab lives on replica 0 (tabs_test.go spreads a tab's own
+		// requests over the replicas too).
 		cred, err := c.at(0).CreateSession(ctx, "xreplica")
 		if err != nil {
 			t.Fatal(err)
@@ -64,10 +64,10 @@ func TestReplicasBus(t *testing.T) {
 				}
 			}
 		}()
-		// Tab presence travels over the bus asynchronously: until replica 1
-		// has heard that the tab is connected on replica 0, a call there
-		// answers SESSION_GONE (and never reaches the tab, so retrying it
-		// dispatches nothing twice).
+		// Tab presence travels over the bus asynchronously: a call on
+		// replica 1 before it has heard that the tab is connected on
+		// replica 0 waits for that (at most 2 s); a SESSION_GONE never
+		// reaches the tab, so retrying it dispatches nothing twice.
 		eventually(t, 30*time.Second, "replica 1 learns of the tab on replica 0", func() (bool, string) {
 			_, err := c.at(1).CallTool(ctx, "nav.goto", json.RawMessage(`{}`), client.CallOptions{SessionID: cred.SessionID})
 			// Input without the required page is refused (SCHEMA_VIOLATION)

@@ -43,7 +43,10 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		}
 		items = []switchboard.SessionInfo{info}
 	} else {
-		items = s.opts.Sessions.List()
+		if items, err = s.opts.Sessions.List(r.Context()); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
 	}
 	for i := range items {
 		items[i] = s.presentTab(r, c, items[i])

@@ -14,6 +14,10 @@ import (
 // nothing, validated like registry declarations, with the exemption
 // enforced (a browser tool must assert viewStateOnly and may only be read or
 // ui: EXEMPTION_VIOLATION otherwise). An empty list withdraws every tool.
+//
+// The advertisement is stored with the session and announced on the bus,
+// so the replica holding the tab's stream (or attaching it later) serves
+// exactly these tools wherever the PUSH landed.
 func (m *Manager) Advertise(ctx context.Context, id string, tools []switchboard.Tool) ([]switchboard.Tool, error) {
 	defer m.watch.notify()
 	if len(tools) > m.opts.MaxTools {
@@ -31,30 +35,42 @@ func (m *Manager) Advertise(ctx context.Context, id string, tools []switchboard.
 		}
 	}
 	fresh := make([]*liveTool, len(tools))
+	decls := make([]switchboard.Tool, len(tools))
 	if len(tools) > 0 {
 		if err := registry.CheckBatch(tools); err != nil {
 			return nil, err
 		}
 		for i, t := range tools {
-			key, err := keyOf(t)
+			lt, err := m.compile(t)
 			if err != nil {
 				return nil, err
 			}
-			m.mu.Lock()
-			have := m.shared[key]
-			m.mu.Unlock()
-			if have != nil {
-				fresh[i] = have
-				continue
-			}
-			if fresh[i], err = compileTool(key, t); err != nil {
-				return nil, err
-			}
+			fresh[i], decls[i] = lt, lt.tool
 		}
 	}
-	st, err := m.state(ctx, id)
-	if err != nil {
+	m.mu.Lock()
+	st, closed := m.sessions[id], m.closed
+	m.mu.Unlock()
+	if closed {
+		return nil, switchboard.Errorf(switchboard.CodeUnavailable, "the daemon is shutting down")
+	}
+	if st != nil {
+		st.reload.Lock()
+		defer st.reload.Unlock()
+	}
+	if err := m.store.SessionAdvertise(ctx, id, decls, m.opts.Now()); err != nil {
 		return nil, err
+	}
+	m.publishTools(id)
+	if st == nil {
+		// The tab's stream is on another replica (which reloads the stored
+		// advertisement when told) or not attached yet (it is loaded then).
+		out := make([]switchboard.Tool, len(fresh))
+		for i, lt := range fresh {
+			out[i] = withOrigin(id, lt)
+		}
+		slices.SortFunc(out, func(a, b switchboard.Tool) int { return strings.Compare(a.Name, b.Name) })
+		return out, nil
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -64,6 +80,43 @@ func (m *Manager) Advertise(ctx context.Context, id string, tools []switchboard.
 	st.mu.Lock()
 	st.seen = m.opts.Now()
 	st.mu.Unlock()
+	m.setToolsLocked(st, fresh)
+	return st.listLocked(), nil
+}
+
+// compile returns the shared entry of a checked declaration, compiling it
+// when no session holds it yet (no lock held: compiling is slow).
+func (m *Manager) compile(t switchboard.Tool) (*liveTool, error) {
+	key, err := keyOf(t)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	have := m.shared[key]
+	m.mu.Unlock()
+	if have != nil {
+		return have, nil
+	}
+	return compileTool(key, t)
+}
+
+// compileStored compiles a stored advertisement, skipping (and logging) a
+// tool that no longer compiles: it was checked when it was advertised.
+func (m *Manager) compileStored(id string, tools []switchboard.Tool) []*liveTool {
+	out := make([]*liveTool, 0, len(tools))
+	for _, t := range tools {
+		lt, err := m.compile(t)
+		if err != nil {
+			m.log.Warn("a stored browser tool does not compile", "session", id, "tool", t.Name, "err", err)
+			continue
+		}
+		out = append(out, lt)
+	}
+	return out
+}
+
+// setToolsLocked makes fresh st's tools. Caller holds m.mu.
+func (m *Manager) setToolsLocked(st *state, fresh []*liveTool) {
 	m.unindexLocked(st)
 	m.releaseLocked(st)
 	st.tools = make(map[string]*liveTool, len(fresh))
@@ -72,9 +125,39 @@ func (m *Manager) Advertise(ctx context.Context, id string, tools []switchboard.
 		if m.byTool[lt.tool.Name] == nil {
 			m.byTool[lt.tool.Name] = map[string]*state{}
 		}
-		m.byTool[lt.tool.Name][id] = st
+		m.byTool[lt.tool.Name][st.id] = st
 	}
-	return st.listLocked(), nil
+}
+
+// publishTools tells the replica holding session id's stream that its
+// stored advertisement changed.
+func (m *Manager) publishTools(id string) {
+	if err := m.bus.Publish(context.Background(), topicDispatch(id), encodeDispatch(msgTools, m.replica, nil)); err != nil {
+		m.log.Warn("the replica holding the tab's stream is not told of its new tools", "session", id, "err", err)
+	}
+}
+
+// reload replaces st's tools with the advertisement stored for it (another
+// replica took the PUSH).
+func (m *Manager) reload(st *state) {
+	st.reload.Lock()
+	defer st.reload.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), finalizeTimeout)
+	defer cancel()
+	s, err := m.store.SessionGet(ctx, st.id)
+	if err != nil {
+		m.log.Warn("reload the tab's advertisement", "session", st.id, "err", err)
+		return
+	}
+	fresh := m.compileStored(st.id, s.Tools)
+	m.mu.Lock()
+	if st.ended || m.sessions[st.id] != st {
+		m.mu.Unlock()
+		return
+	}
+	m.setToolsLocked(st, fresh)
+	m.mu.Unlock()
+	m.watch.notify()
 }
 
 // unindexLocked removes st's tools from the by-tool index. Caller holds m.mu.
@@ -98,6 +181,11 @@ func (m *Manager) Tools(ctx context.Context, id string) ([]switchboard.Tool, err
 	st := m.sessions[id]
 	if st != nil && st.reachable() {
 		out := st.listLocked()
+		m.mu.Unlock()
+		return out, nil
+	}
+	if rt := m.remoteLocked(id); rt != nil && rt.waiting {
+		out := rt.list(id)
 		m.mu.Unlock()
 		return out, nil
 	}
@@ -150,6 +238,14 @@ func (m *Manager) Resolve(ctx context.Context, tool, sessionID, runID string, vi
 	if visible == nil {
 		visible = func(switchboard.Tool) bool { return true }
 	}
+	return m.resolve(ctx, tool, sessionID, runID, visible, true)
+}
+
+// resolve is Resolve; wait lets a call naming a tab that the store says is
+// attached to another replica wait (once, at most attachWait) for that
+// replica's announcement.
+func (m *Manager) resolve(ctx context.Context, tool, sessionID, runID string, visible func(switchboard.Tool) bool, wait bool) (broker.Target, error) {
+	named := sessionID
 	m.mu.Lock()
 	explicit := sessionID != ""
 	if !explicit && runID != "" {
@@ -159,6 +255,11 @@ func (m *Manager) Resolve(ctx context.Context, tool, sessionID, runID string, vi
 		if rt := m.remoteLocked(sessionID); rt != nil && rt.waiting {
 			tg, err := remoteResolve(sessionID, rt, tool, visible)
 			m.mu.Unlock()
+			if err != nil {
+				if stored, ok := m.storedTarget(ctx, sessionID, tool, visible); ok {
+					return stored, nil
+				}
+			}
 			return tg, err
 		}
 		st := m.sessions[sessionID]
@@ -168,7 +269,11 @@ func (m *Manager) Resolve(ctx context.Context, tool, sessionID, runID string, vi
 			if down {
 				return broker.Target{}, m.errOffline(sessionID)
 			}
-			return broker.Target{}, m.notLive(ctx, sessionID)
+			elsewhere, err := m.notLive(ctx, sessionID)
+			if elsewhere && wait && m.awaitPresence(ctx, sessionID) {
+				return m.resolve(ctx, tool, named, runID, visible, false)
+			}
+			return broker.Target{}, err
 		}
 		lt := st.tools[tool]
 		if lt != nil && !visible(lt.tool) {
@@ -183,6 +288,9 @@ func (m *Manager) Resolve(ctx context.Context, tool, sessionID, runID string, vi
 			}
 			slices.Sort(names)
 			m.mu.Unlock()
+			if stored, ok := m.storedTarget(ctx, sessionID, tool, visible); ok {
+				return stored, nil
+			}
 			return broker.Target{}, switchboard.Errorf(switchboard.CodeToolUnavailable,
 				"session %s does not advertise the browser tool %s (it has: %s)", sessionID, tool, listOrNone(names)).
 				WithDetails(map[string]any{"sessionId": sessionID, "tools": names})
@@ -272,19 +380,38 @@ func (m *Manager) Resolve(ctx context.Context, tool, sessionID, runID string, vi
 		WithDetails(map[string]any{"candidates": ids})
 }
 
-// notLive explains why a named session cannot take a call.
-func (m *Manager) notLive(ctx context.Context, id string) error {
+// notLive explains why a named session cannot take a call, and says
+// whether the store records its stream on another replica (whose
+// announcement this replica may not have heard yet).
+func (m *Manager) notLive(ctx context.Context, id string) (elsewhere bool, err error) {
 	s, err := m.store.SessionGet(ctx, id)
 	switch {
 	case switchboard.CodeOf(err) == switchboard.CodeNotFound:
-		return switchboard.Errorf(switchboard.CodeNotFound, "no session %q", id)
+		return false, switchboard.Errorf(switchboard.CodeNotFound, "no session %q", id)
 	case err != nil:
-		return err
+		return false, err
 	case !s.ClosedAt.IsZero():
-		return switchboard.Errorf(switchboard.CodeSessionGone, "session %s was closed", id)
+		return false, switchboard.Errorf(switchboard.CodeSessionGone, "session %s was closed", id)
 	}
-	return switchboard.Errorf(switchboard.CodeSessionGone,
+	elsewhere = s.Stream != "" && s.Stream != m.replica && m.replicaLive(ctx, s.Stream)
+	return elsewhere, switchboard.Errorf(switchboard.CodeSessionGone,
 		"session %s has no connected tab (it closed or lost its connection)", id)
+}
+
+// replicaLive reports whether replica id is registered and neither
+// stopped nor taken over: a stream recorded on a dead replica is not
+// worth waiting for.
+func (m *Manager) replicaLive(ctx context.Context, id string) bool {
+	reps, err := m.store.ReplicaList(ctx)
+	if err != nil {
+		return true // cannot tell: the wait is bounded
+	}
+	for _, r := range reps {
+		if r.ID == id {
+			return r.StoppedAt.IsZero() && r.ClaimedBy == ""
+		}
+	}
+	return false
 }
 
 // errOffline is the answer for a kept tab whose stream has been down past
@@ -312,6 +439,21 @@ func listOrNone(names []string) string {
 		return "none"
 	}
 	return strings.Join(names, ", ")
+}
+
+// storedTarget is the target of a call naming a reachable tab that does
+// not (yet) offer tool here, when its stored advertisement declares it:
+// the tab advertised it through another replica a moment ago, and the
+// news is on its way (the request goes to the tab on the bus either way).
+func (m *Manager) storedTarget(ctx context.Context, id, tool string, visible func(switchboard.Tool) bool) (broker.Target, bool) {
+	if tool == "" {
+		return broker.Target{}, false
+	}
+	lt := m.storedTool(ctx, id, tool)
+	if lt == nil || !visible(lt.tool) {
+		return broker.Target{}, false
+	}
+	return remoteTarget(id, lt), true
 }
 
 // remoteResolve is Resolve's answer for a named tab another replica holds.

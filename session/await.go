@@ -91,7 +91,10 @@ func (m *Manager) Await(ctx context.Context, inv switchboard.Invocation, t broke
 			e = switchboard.Errorf(switchboard.CodeSessionGone,
 				"session %s has no connected tab (it closed or lost its connection)", t.SessionID)
 		}
-		return m.finish(ctx, t, inv, e, false)
+		// Withdraw it all the same: a stream attaching meanwhile replays
+		// the calls still dispatched to the tab from the store (state), and
+		// must not run one whose caller is told it failed.
+		return m.finish(ctx, t, inv, e, true)
 	}
 
 	data, err := requestJSON(inv, int(timeout.Milliseconds()))

@@ -59,6 +59,15 @@ func (m *Manager) Attach(ctx context.Context, id, lastEventID string) (*Conn, er
 	if old != nil {
 		old.end(switchboard.Errorf(switchboard.CodeConflict, "another stream attached to session %s", id))
 	}
+	// Record where the stream is before the tab hears it is open, so a
+	// call it prompts on another replica finds it (presence.go); and tell
+	// a replica that kept the tab's previous stream to let it go.
+	if err := m.store.SessionStream(ctx, id, m.replica, true, m.opts.Now()); err != nil {
+		m.log.Warn("record that the tab's stream is on this replica", "session", id, "err", err)
+	}
+	if err := m.bus.Publish(ctx, topicDispatch(id), encodeDispatch(msgMoved, m.replica, nil)); err != nil {
+		m.log.Warn("tell other replicas the tab's stream is here", "session", id, "err", err)
+	}
 	return c, nil
 }
 
@@ -137,5 +146,6 @@ func (c *Conn) Close() {
 	c.cancel(nil)
 	if dropped {
 		m.watch.notify() // its tools are no longer offered
+		m.detach(st.id)
 	}
 }

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -155,7 +156,7 @@ func New(opts Options) (*Manager, error) {
 		shared:   map[[32]byte]*liveTool{},
 		shutdown: make(chan struct{}),
 
-		replica:     randomHex(8),
+		replica:     cmp.Or(opts.Replica, randomHex(8)),
 		remote:      map[string]*remoteTab{},
 		remoteTools: map[[32]byte]*liveTool{},
 	}
@@ -263,8 +264,9 @@ func (m *Manager) Authenticate(ctx context.Context, token string) (string, error
 	return id, nil
 }
 
-// Close ends a session for good: its stream ends, its tools are withdrawn,
-// calls waiting on it fail with SESSION_GONE, and its token stops working.
+// Close ends a session for good: its stream ends (on whichever replica
+// holds it), its tools are withdrawn, calls waiting on it fail with
+// SESSION_GONE, and its token stops working.
 func (m *Manager) Close(ctx context.Context, id string) error {
 	if err := m.store.SessionClose(ctx, id, m.opts.Now()); err != nil {
 		return err
@@ -276,6 +278,14 @@ func (m *Manager) Close(ctx context.Context, id string) error {
 		m.end(st, nil, "the session was closed")
 	} else {
 		m.publishGone(id, "the session was closed")
+	}
+	// Whoever else keeps a state of the tab ends it (state.onDispatch),
+	// and every replica forgets the tab's presence at once.
+	if m.opts.Presence {
+		m.publishPresence(presenceMsg{From: m.replica, ID: id, Gone: true, Closed: true})
+	}
+	if err := m.bus.Publish(context.WithoutCancel(ctx), topicDispatch(id), encodeDispatch(msgEnd, m.replica, nil)); err != nil {
+		m.log.Warn("tell other replicas the session was closed", "session", id, "err", err)
 	}
 	return nil
 }

@@ -13,38 +13,56 @@ import (
 	"github.com/switchboardhq/switchboard/broker"
 )
 
-// Presence across replicas (issue 16 item 1). A tab's stream lives on one
-// replica; a call may reach any. Each Manager with Options.Presence
-// announces its tabs on the bus (whether a stream is up, whether calls
-// named to it may wait for it, the tools it advertises) when they change
-// and again every presenceEvery, and keeps what the others announce for
-// presenceTTL. A call whose tab is not here goes to the replica that holds
-// it the way every call goes: the request on the session's dispatch topic,
-// the answer on the invocation's done topic, a tab going away on the
-// session's state topic. Nothing here is the source of truth: a replica
-// that missed an announcement has the next one within presenceEvery, and
-// a dead replica's tabs are forgotten after presenceTTL.
+// Presence across replicas (issue 16). A tab's stream lives on one
+// replica; every other request of the tab may reach any replica (a
+// round-robin load balancer needs no stickiness). Each Manager with
+// Options.Presence announces its tabs on the bus (whether a stream is up,
+// whether calls named to it may wait for it, the tools it advertises, when
+// it was last seen) when they change and again every presenceEvery, and
+// keeps what the others announce for presenceTTL. A call whose tab is not
+// here goes to the replica that holds it the way every call goes: the
+// request on the session's dispatch topic, the answer on the invocation's
+// done topic, a tab going away on the session's state topic.
 //
-// What stays per replica: the tab's advertisement and its stream must
-// reach the same replica (the advertisement is kept where it is made), so
-// a load balancer keeps one tab's requests on one replica; calls, results
-// and approvals may land anywhere.
+// What is the truth and what is a hint. The store holds what the tab sent
+// (its advertisement, its workspace report) and which replica holds its
+// stream (Session.Stream); presence is the live picture built from the
+// announcements: a replica that missed one has the next within
+// presenceEvery, and a dead replica's tabs are forgotten after
+// presenceTTL. The session's dispatch topic carries the tab's own news to
+// whoever keeps a state of it: its advertisement changed (reload it from
+// the store), its stream attached elsewhere (drop the state quietly: the
+// tab moved), the session was closed (end the stream). A call naming a
+// tab that the store says is attached to another live replica, before
+// that replica's announcement arrived, waits for it (at most attachWait).
 
 const (
 	topicPresence = "session.presence"
 	presenceEvery = 15 * time.Second
 	presenceTTL   = 3 * presenceEvery
+	// attachWait bounds how long a call naming a tab whose stream the
+	// store records on another replica waits for that replica's
+	// announcement (normally milliseconds behind the attach).
+	attachWait = 2 * time.Second
 )
 
 // presenceMsg is one tab's announcement.
 type presenceMsg struct {
-	From    string             `json:"from"`
-	ID      string             `json:"id"`
-	User    string             `json:"user,omitempty"`
-	Up      bool               `json:"up,omitempty"`
-	Waiting bool               `json:"waiting,omitempty"`
-	Gone    bool               `json:"gone,omitempty"`
-	Tools   []switchboard.Tool `json:"tools,omitempty"`
+	From    string `json:"from"`
+	ID      string `json:"id"`
+	User    string `json:"user,omitempty"`
+	Up      bool   `json:"up,omitempty"`
+	Waiting bool   `json:"waiting,omitempty"`
+	Gone    bool   `json:"gone,omitempty"`
+	// Closed: the session was ended (on the replica sending this, which
+	// may not hold the tab): every replica forgets the tab at once.
+	Closed bool               `json:"closed,omitempty"`
+	Tools  []switchboard.Tool `json:"tools,omitempty"`
+	// What GET /sessions shows of it (SessionInfo), as of the announcement.
+	Created  time.Time `json:"created,omitzero"`
+	LastSeen time.Time `json:"lastSeen,omitzero"`
+	Expires  time.Time `json:"expires,omitzero"`
+	Pending  int       `json:"pending,omitempty"`
 }
 
 // remoteTab is another replica's tab as last announced.
@@ -53,7 +71,63 @@ type remoteTab struct {
 	user        string
 	up, waiting bool
 	tools       map[string]*liveTool
-	seen        time.Time
+	seen        time.Time // when the announcement arrived
+
+	created, lastSeen, expires time.Time
+	pending                    int
+}
+
+// list is rt's tools as session id advertises them, by name.
+func (rt *remoteTab) list(id string) []switchboard.Tool {
+	out := make([]switchboard.Tool, 0, len(rt.tools))
+	for _, lt := range rt.tools {
+		out = append(out, withOrigin(id, lt))
+	}
+	slices.SortFunc(out, func(a, b switchboard.Tool) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// info describes another replica's tab, as List and Info show it.
+func (m *Manager) remoteInfo(id string, rt *remoteTab) switchboard.SessionInfo {
+	info := switchboard.SessionInfo{ID: id, User: rt.user, CreatedAt: rt.created, LastSeen: rt.lastSeen, ExpiresAt: rt.expires,
+		Pending: rt.pending, Replica: rt.from, Tools: rt.list(id), Contexts: []switchboard.WorkspaceContext{}}
+	switch {
+	case rt.up:
+		info.State, info.Connected, info.LastSeen, info.ExpiresAt = switchboard.TabConnected, true, m.opts.Now(), time.Time{}
+	case rt.waiting:
+		info.State = switchboard.TabReconnecting
+	default:
+		info.State = switchboard.TabDisconnected
+	}
+	return info
+}
+
+// awaitPresence waits at most attachWait for a tab to be reachable here or
+// announced by another replica, and reports whether it is.
+func (m *Manager) awaitPresence(ctx context.Context, id string) bool {
+	ch := make(chan struct{}, 1)
+	stop := m.SubscribeTools(ch) // applyPresence signals it
+	defer stop()
+	timer := time.NewTimer(attachWait)
+	defer timer.Stop()
+	for {
+		m.mu.Lock()
+		st, rt := m.sessions[id], m.remoteLocked(id)
+		ok := (st != nil && st.reachable()) || (rt != nil && rt.waiting)
+		m.mu.Unlock()
+		if ok {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-timer.C:
+			return false
+		case <-ctx.Done():
+			return false
+		case <-m.shutdown:
+			return false
+		}
+	}
 }
 
 func (m *Manager) fresh(rt *remoteTab) bool {
@@ -130,7 +204,15 @@ func (m *Manager) announce(last map[string]string, every bool) {
 			continue
 		}
 		seen[id] = true
-		msg := presenceMsg{From: m.replica, ID: id, User: st.user, Up: st.connected(), Waiting: st.reachable()}
+		msg := presenceMsg{From: m.replica, ID: id, User: st.user, Up: st.connected(), Waiting: st.reachable(), Created: st.createdAt}
+		st.mu.Lock()
+		msg.LastSeen, msg.Expires = st.seen, st.expires
+		for _, ev := range st.log {
+			if ev.kind == KindRequest {
+				msg.Pending++
+			}
+		}
+		st.mu.Unlock()
 		keys := make([]string, 0, len(st.tools))
 		for _, lt := range st.tools {
 			msg.Tools = append(msg.Tools, lt.tool)
@@ -181,12 +263,12 @@ func boolMark(b bool) string {
 // applyPresence records another replica's announcement.
 func (m *Manager) applyPresence(p []byte) {
 	var msg presenceMsg
-	if json.Unmarshal(p, &msg) != nil || msg.From == m.replica || msg.ID == "" {
+	if json.Unmarshal(p, &msg) != nil || (msg.From == m.replica && !msg.Closed) || msg.ID == "" {
 		return
 	}
 	if msg.Gone {
 		m.mu.Lock()
-		if rt := m.remote[msg.ID]; rt != nil && rt.from == msg.From {
+		if rt := m.remote[msg.ID]; rt != nil && (rt.from == msg.From || msg.Closed) {
 			delete(m.remote, msg.ID)
 		}
 		m.mu.Unlock()
@@ -194,7 +276,8 @@ func (m *Manager) applyPresence(p []byte) {
 		return
 	}
 	rt := &remoteTab{from: msg.From, user: msg.User, up: msg.Up, waiting: msg.Waiting,
-		tools: make(map[string]*liveTool, len(msg.Tools)), seen: m.opts.Now()}
+		tools: make(map[string]*liveTool, len(msg.Tools)), seen: m.opts.Now(),
+		created: msg.Created, lastSeen: msg.LastSeen, expires: msg.Expires, pending: msg.Pending}
 	for _, t := range msg.Tools {
 		key, err := keyOf(t)
 		if err != nil {
@@ -214,6 +297,12 @@ func (m *Manager) applyPresence(p []byte) {
 		rt.tools[t.Name] = lt
 	}
 	m.mu.Lock()
+	if have := m.remote[msg.ID]; m.fresh(have) && have.from != rt.from && have.up && !rt.up {
+		// The tab's stream is up on another replica: this one's is what it
+		// left behind (a reconnect that the load balancer sent elsewhere).
+		m.mu.Unlock()
+		return
+	}
 	for _, lt := range rt.tools {
 		m.remoteTools[lt.key] = lt
 	}

@@ -130,13 +130,21 @@ func (m *Manager) owned(ctx context.Context, sessionID, runID, invID string) (sw
 		}
 		// No local waiter (it finished, or waits on another replica): take
 		// the schema from the tool as this tab advertised it.
+		var lt *liveTool
 		m.mu.Lock()
 		if st := m.sessions[sessionID]; st != nil {
-			if lt := st.tools[inv.Tool]; lt != nil {
-				outp = lt.outp
-			}
+			lt = st.tools[inv.Tool]
+		}
+		if rt := m.remote[sessionID]; lt == nil && rt != nil {
+			lt = rt.tools[inv.Tool]
 		}
 		m.mu.Unlock()
+		if lt == nil && inv.SessionID == sessionID && !inv.Status.Terminal() {
+			lt = m.storedTool(ctx, sessionID, inv.Tool) // the tab is held by a replica not heard from
+		}
+		if lt != nil {
+			outp = lt.outp
+		}
 	}
 	if inv.SessionID != sessionID || runPath(inv.RunID) != runID || inv.Surface == switchboard.SurfaceAPI {
 		return switchboard.Invocation{}, nil, notFound
@@ -146,6 +154,23 @@ func (m *Manager) owned(ctx context.Context, sessionID, runID, invID string) (sw
 			"invocation %s is %s, not dispatched", invID, inv.Status).WithDetails(finalState(inv))
 	}
 	return inv, outp, nil
+}
+
+// storedTool is tool as session id's stored advertisement declares it, or
+// nil.
+func (m *Manager) storedTool(ctx context.Context, id, tool string) *liveTool {
+	s, err := m.store.SessionGet(ctx, id)
+	if err != nil {
+		return nil
+	}
+	for _, t := range s.Tools {
+		if t.Name == tool {
+			if lt, err := m.compile(t); err == nil {
+				return lt
+			}
+		}
+	}
+	return nil
 }
 
 // record writes rec if the invocation is still dispatched — with the

@@ -82,8 +82,11 @@ func (st *state) listLocked() []switchboard.Tool {
 	return out
 }
 
-func (st *state) withOrigin(lt *liveTool) switchboard.Tool {
+func (st *state) withOrigin(lt *liveTool) switchboard.Tool { return withOrigin(st.id, lt) }
+
+// withOrigin is lt as session id advertises it.
+func withOrigin(id string, lt *liveTool) switchboard.Tool {
 	t := lt.tool
-	t.Origin = &switchboard.Origin{Source: switchboard.SourceSession, SessionID: st.id}
+	t.Origin = &switchboard.Origin{Source: switchboard.SourceSession, SessionID: id}
 	return t
 }

@@ -41,6 +41,10 @@ type state struct {
 	waiting bool // up, or down for less than the reconnect window
 	ended   bool
 
+	// reload serializes writing or reading the stored advertisement with
+	// applying it, so an older advertisement never replaces a newer one.
+	reload sync.Mutex
+
 	mu      sync.Mutex // guards the rest; taken after m.mu when both are held
 	seq     uint64
 	log     []*event // unacknowledged requests and recent cancels, by seq
@@ -90,8 +94,10 @@ func (st *state) reachable() bool { return (st.up || st.waiting) && !st.ended }
 
 func (st *state) eventID(seq uint64) string { return st.epoch + "-" + strconv.FormatUint(seq, 10) }
 
-// state returns the local state of session id, creating it (after checking
-// the store) on first use.
+// state returns the local state of session id, creating it on first use
+// from the store: the tab's stored advertisement (wherever it was PUT) and
+// the calls still dispatched to it (made while its stream was on another
+// replica, or before it attached).
 func (m *Manager) state(ctx context.Context, id string) (*state, error) {
 	m.mu.Lock()
 	st := m.sessions[id]
@@ -103,18 +109,29 @@ func (m *Manager) state(ctx context.Context, id string) (*state, error) {
 	if st != nil {
 		return st, nil
 	}
-	s, err := m.store.SessionGet(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	if !s.ClosedAt.IsZero() {
-		return nil, switchboard.Errorf(switchboard.CodeSessionGone, "session %s was closed", id)
-	}
-	st = &state{m: m, id: id, tokenHash: s.TokenHash, epoch: randomHex(4), tools: map[string]*liveTool{},
-		user: s.Principal, createdAt: s.CreatedAt, seen: m.opts.Now()}
+	st = &state{m: m, id: id, epoch: randomHex(4), tools: map[string]*liveTool{}, seen: m.opts.Now()}
+	// Subscribe before reading the store, and hold reload until the state
+	// is in place: an advertisement stored after the read is announced
+	// after it, and its reload waits for this one.
+	st.reload.Lock()
+	defer st.reload.Unlock()
 	unsub, err := m.bus.Subscribe(topicDispatch(id), st.onDispatch)
 	if err != nil {
 		return nil, err
+	}
+	s, err := m.store.SessionGet(ctx, id)
+	if err == nil && !s.ClosedAt.IsZero() {
+		err = switchboard.Errorf(switchboard.CodeSessionGone, "session %s was closed", id)
+	}
+	if err != nil {
+		unsub()
+		return nil, err
+	}
+	st.tokenHash, st.user, st.createdAt = s.TokenHash, s.Principal, s.CreatedAt
+	tools := m.compileStored(id, s.Tools)
+	open, err := m.store.InvocationList(ctx, switchboard.InvocationFilter{SessionID: id, Status: switchboard.StatusDispatched, Limit: maxReplayed})
+	if err != nil {
+		m.log.Warn("calls dispatched to the tab before it attached here are not replayed", "session", id, "err", err)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -124,12 +141,21 @@ func (m *Manager) state(ctx context.Context, id string) (*state, error) {
 	}
 	st.unsub = unsub
 	m.sessions[id] = st
-	// A state nobody connects to is dropped after the keep window.
+	m.setToolsLocked(st, tools)
 	st.mu.Lock()
+	for _, rec := range slices.Backward(open) { // oldest first
+		if data, err := requestJSON(rec, 0); err == nil {
+			st.appendRequestLocked(rec.ID, data)
+		}
+	}
+	// A state nobody connects to is dropped after the keep window.
 	st.armExpiry(false)
 	st.mu.Unlock()
 	return st, nil
 }
+
+// maxReplayed bounds the dispatched calls a new state loads from the store.
+const maxReplayed = 1000
 
 // armExpiry starts the windows of a tab with no stream: with reconnect
 // (its stream just dropped), the reconnect window first, then the rest of
@@ -183,6 +209,23 @@ func (m *Manager) expire(st *state, gen uint64) {
 // end drops st if cond (nil: always) holds: its stream ends, its tools are
 // withdrawn, and waiters on it hear that it is gone.
 func (m *Manager) end(st *state, cond func() bool, reason string) {
+	m.drop(st, cond, reason, false)
+}
+
+// moved drops st quietly: the tab's stream attached to another replica,
+// which now holds the tab, so nobody is told it is gone. The store says
+// who attached last: a notice that arrives after this replica took the
+// stream back is ignored.
+func (m *Manager) moved(st *state) {
+	ctx, cancel := context.WithTimeout(context.Background(), finalizeTimeout)
+	defer cancel()
+	if s, err := m.store.SessionGet(ctx, st.id); err == nil && s.Stream == m.replica {
+		return
+	}
+	m.drop(st, nil, "", true)
+}
+
+func (m *Manager) drop(st *state, cond func() bool, reason string, quiet bool) {
 	m.mu.Lock()
 	if st.ended || m.closed {
 		m.mu.Unlock()
@@ -214,12 +257,31 @@ func (m *Manager) end(st *state, cond func() bool, reason string) {
 	}
 	m.mu.Unlock()
 	st.unsub()
+	if quiet {
+		if c != nil {
+			c.end(switchboard.Errorf(switchboard.CodeConflict, "another stream of session %s attached to another replica", st.id))
+		}
+		m.watch.notify()
+		m.log.Debug("session moved to another replica", "session", st.id)
+		return
+	}
 	if c != nil {
 		c.end(switchboard.Errorf(switchboard.CodeSessionGone, "%s", reason))
+		m.detach(st.id)
 	}
 	m.watch.notify()
 	m.log.Debug("session gone", "session", st.id, "reason", reason)
 	m.publishGone(st.id, reason)
+}
+
+// detach records in the store that this replica no longer holds the
+// tab's stream (unless another replica took it meanwhile).
+func (m *Manager) detach(id string) {
+	ctx, cancel := context.WithTimeout(context.Background(), finalizeTimeout)
+	defer cancel()
+	if err := m.store.SessionStream(ctx, id, m.replica, false, m.opts.Now()); err != nil {
+		m.log.Warn("record that the tab's stream left this replica", "session", id, "err", err)
+	}
 }
 
 func (m *Manager) publishGone(id, reason string) { m.publishState(id, stateGone, reason) }
@@ -251,30 +313,55 @@ func (st *state) onDispatch(p []byte) {
 			go st.pushStored(inv)
 			return
 		}
-		st.push(KindRequest, inv, slices.Clone(data))
+		st.push(inv, slices.Clone(data))
 	case msgCancel:
 		st.cancel(inv, slices.Clone(data))
 	case msgAck:
 		st.ack(inv)
+	case msgTools: // inv names the replica that stored it
+		if inv != st.m.replica {
+			go st.m.reload(st)
+		}
+	case msgMoved: // inv names the replica the stream attached to
+		if inv != st.m.replica {
+			go st.m.moved(st)
+		}
+	case msgEnd:
+		go st.m.end(st, nil, "the session was closed")
 	}
 }
 
-// push appends a request to the log and queues it on the stream.
-func (st *state) push(kind, inv string, data []byte) {
+// push appends a request to the log and queues it on the stream, once:
+// a request already in the log (replayed from the store) is not repeated.
+func (st *state) push(inv string, data []byte) {
 	st.mu.Lock()
 	if st.ended {
 		st.mu.Unlock()
 		return
 	}
-	st.seq++
-	ev := &event{seq: st.seq, kind: kind, inv: inv, data: data}
-	st.log = append(st.log, ev)
+	ev := st.appendRequestLocked(inv, data)
+	if ev == nil {
+		st.mu.Unlock()
+		return
+	}
 	slow := st.enqueueLocked(ev)
 	st.mu.Unlock()
 	if slow != nil {
 		slow.end(switchboard.Errorf(switchboard.CodeUnavailable,
 			"the tab fell more than %d events behind its stream; reconnect to resume", st.m.opts.MaxQueued))
 	}
+}
+
+// appendRequestLocked adds inv's request to the log, or returns nil when
+// it is there already. Caller holds st.mu.
+func (st *state) appendRequestLocked(inv string, data []byte) *event {
+	if slices.ContainsFunc(st.log, func(e *event) bool { return e.kind == KindRequest && e.inv == inv }) {
+		return nil
+	}
+	st.seq++
+	ev := &event{seq: st.seq, kind: KindRequest, inv: inv, data: data}
+	st.log = append(st.log, ev)
+	return ev
 }
 
 // enqueueLocked queues ev on the current stream and returns the stream if
@@ -308,7 +395,7 @@ func (st *state) pushStored(inv string) {
 	if err != nil {
 		return
 	}
-	st.push(KindRequest, inv, data)
+	st.push(inv, data)
 }
 
 // cancel withdraws a request: unsent, it simply disappears; already sent,

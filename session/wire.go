@@ -16,11 +16,19 @@ func topicState(session string) string    { return "session.state." + session }
 func topicDone(invocation string) string  { return "invocation.done." + invocation }
 
 // Dispatch message kinds: one byte, the invocation id, a newline, then the
-// event's JSON (empty for a request sent by reference).
+// event's JSON (empty for a request sent by reference). The session's own
+// messages carry a replica id in place of the invocation id: tools (the
+// advertisement stored by that replica changed: reload it), moved (the
+// tab's stream attached to that replica: others drop their state of it
+// quietly) and end (the session was closed: its stream ends wherever it
+// is).
 const (
 	msgRequest = 'r'
 	msgCancel  = 'c'
 	msgAck     = 'a'
+	msgTools   = 't'
+	msgMoved   = 'm'
+	msgEnd     = 'x'
 )
 
 func encodeDispatch(kind byte, inv string, data []byte) []byte {

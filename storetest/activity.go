@@ -341,6 +341,12 @@ func testClosed(t *testing.T, s switchboard.Store) {
 		"SessionCreate":  func() error { return s.SessionCreate(ctx, switchboard.Session{ID: "s"}) },
 		"SessionGet":     func() error { _, err := s.SessionGet(ctx, "s"); return err },
 		"SessionClose":   func() error { return s.SessionClose(ctx, "s", base) },
+		"SessionAdvertise": func() error {
+			return s.SessionAdvertise(ctx, "s", []switchboard.Tool{tool}, base)
+		},
+		"SessionReport":  func() error { return s.SessionReport(ctx, "s", switchboard.TabReport{}, base) },
+		"SessionStream":  func() error { return s.SessionStream(ctx, "s", "r", true, base) },
+		"SessionList":    func() error { _, err := s.SessionList(ctx, switchboard.SessionFilter{}); return err },
 		"ActivityAppend": func() error { return s.ActivityAppend(ctx, entry(0)) },
 		"ActivityList":   func() error { _, err := s.ActivityList(ctx, switchboard.ActivityFilter{}); return err },
 		"ActivityHead":   func() error { _, err := s.ActivityHead(ctx); return err },

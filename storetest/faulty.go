@@ -131,6 +131,34 @@ func (f *Faulty) SessionClose(ctx context.Context, id string, at time.Time) erro
 	return f.Store.SessionClose(ctx, id, at)
 }
 
+func (f *Faulty) SessionAdvertise(ctx context.Context, id string, tools []switchboard.Tool, at time.Time) error {
+	if err := f.fail("SessionAdvertise"); err != nil {
+		return err
+	}
+	return f.Store.SessionAdvertise(ctx, id, tools, at)
+}
+
+func (f *Faulty) SessionReport(ctx context.Context, id string, r switchboard.TabReport, at time.Time) error {
+	if err := f.fail("SessionReport"); err != nil {
+		return err
+	}
+	return f.Store.SessionReport(ctx, id, r, at)
+}
+
+func (f *Faulty) SessionStream(ctx context.Context, id, replica string, attached bool, at time.Time) error {
+	if err := f.fail("SessionStream"); err != nil {
+		return err
+	}
+	return f.Store.SessionStream(ctx, id, replica, attached, at)
+}
+
+func (f *Faulty) SessionList(ctx context.Context, sf switchboard.SessionFilter) ([]switchboard.Session, error) {
+	if err := f.fail("SessionList"); err != nil {
+		return nil, err
+	}
+	return f.Store.SessionList(ctx, sf)
+}
+
 func (f *Faulty) ActivityAppend(ctx context.Context, e *switchboard.ActivityEntry) error {
 	if err := f.fail("ActivityAppend"); err != nil {
 		return err

@@ -27,6 +27,9 @@ func testInvocationList(t *testing.T, s switchboard.Store) {
 		if i%2 == 1 {
 			inv.Status, inv.Caller, inv.RunID = switchboard.StatusFailed, "user:admin", ""
 		}
+		if i/2 == 1 {
+			inv.SessionID = "tab-x"
+		}
 		must(t, s.InvocationCreate(ctx, inv))
 		want = append(want, stored(inv))
 	}
@@ -52,6 +55,8 @@ func testInvocationList(t *testing.T, s switchboard.Store) {
 		{switchboard.InvocationFilter{Status: switchboard.StatusFailed}, "[inv-5 inv-3 inv-1]"},
 		{switchboard.InvocationFilter{Caller: "agent:alice"}, "[inv-4 inv-2 inv-0]"},
 		{switchboard.InvocationFilter{RunID: "run-1", Limit: 1}, "[inv-4]"},
+		{switchboard.InvocationFilter{SessionID: "tab-x"}, "[inv-3 inv-2]"},
+		{switchboard.InvocationFilter{SessionID: "tab-x", Status: switchboard.StatusFailed}, "[inv-3]"},
 		{switchboard.InvocationFilter{Status: switchboard.StatusFailed, Caller: "agent:alice"}, "[]"},
 	} {
 		got, err := s.InvocationList(ctx, c.f)

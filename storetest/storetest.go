@@ -56,6 +56,8 @@ var cases = []struct {
 	{"InvocationCreateFinished", testInvocationCreateFinished},
 	{"InvocationList", testInvocationList},
 	{"Session", testSession},
+	{"SessionTab", testSessionTab},
+	{"SessionList", testSessionList},
 	{"ActivityChain", testActivityChain},
 	{"ActivityConcurrentAppend", testActivityConcurrentAppend},
 	{"ActivityFilters", testActivityFilters},

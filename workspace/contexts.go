@@ -57,6 +57,8 @@ type tab struct {
 // cs, after validating every field; on a validation error nothing changes.
 // The daemon sets each context's SessionID and provenance (site-html:
 // tabs report page content); values a tab sends for them are ignored.
+// With Options.Tabs the report is stored with the session first (an
+// error there changes nothing) and announced to the other replicas.
 func (w *Workspace) Report(ctx context.Context, sessionID, user string, cs []switchboard.WorkspaceContext) (ReportResult, error) {
 	if err := validateContexts(cs); err != nil {
 		return ReportResult{}, err
@@ -66,14 +68,32 @@ func (w *Workspace) Report(ctx context.Context, sessionID, user string, cs []swi
 		kept[i].SessionID = sessionID
 		kept[i].Provenance = &switchboard.Provenance{DerivedFrom: FromSite}
 	}
+	at := w.now()
+	if w.opts.Tabs != nil {
+		r := switchboard.TabReport{Contexts: kept, DroppedContexts: res.Dropped.Contexts, DroppedPanels: res.Dropped.Panels, At: at}
+		if err := w.opts.Tabs.SessionReport(ctx, sessionID, r, at); err != nil {
+			return ReportResult{}, err
+		}
+	}
+	w.put(sessionID, normalUser(user), kept, res.Dropped, at)
+	w.announce(sessionID)
+	return res, nil
+}
+
+// put keeps a tab's report unless a newer one is kept already (reports
+// relayed from other replicas may arrive out of order).
+func (w *Workspace) put(sessionID, user string, kept []switchboard.WorkspaceContext, dropped ReportDropped, at time.Time) {
 	w.mu.Lock()
 	t := w.tabs[sessionID]
 	fresh := t == nil
 	if fresh {
 		t = &tab{session: sessionID}
 		w.tabs[sessionID] = t
+	} else if at.Before(t.at) {
+		w.mu.Unlock()
+		return
 	}
-	t.user, t.contexts, t.dropped, t.at = normalUser(user), kept, res.Dropped, w.now()
+	t.user, t.contexts, t.dropped, t.at = user, kept, dropped, at
 	w.mu.Unlock()
 	if fresh && w.opts.Sessions != nil {
 		// The contexts go with the tab: closed, or gone past its grace window.
@@ -89,7 +109,6 @@ func (w *Workspace) Report(ctx context.Context, sessionID, user string, cs []swi
 		}
 	}
 	w.Touch()
-	return res, nil
 }
 
 // DropSession forgets a tab's contexts (its session closed or expired).

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/bus"
 )
 
 // Defaults for Options.
@@ -49,6 +50,15 @@ type Ledger interface {
 	Head() (int64, <-chan struct{})
 }
 
+// TabStore keeps each tab's report with its session (switchboard.Store),
+// so every replica's digest shows every tab's contexts.
+type TabStore interface {
+	SessionReport(ctx context.Context, id string, r switchboard.TabReport, at time.Time) error
+	SessionGet(ctx context.Context, id string) (switchboard.Session, error)
+	SessionList(ctx context.Context, f switchboard.SessionFilter) ([]switchboard.Session, error)
+	ReplicaList(ctx context.Context) ([]switchboard.Replica, error)
+}
+
 // SessionWatcher tells when a tab is gone (*session.Manager).
 type SessionWatcher interface {
 	WatchGone(id string, fn func()) (cancel func(), err error)
@@ -80,6 +90,11 @@ type Options struct {
 	Panels   PanelFinder
 	// Sessions drops a tab's contexts when the tab goes.
 	Sessions SessionWatcher
+	// Tabs stores each report with its session and Bus announces it, so
+	// the other replicas read it (replicas.go); nil keeps the reports in
+	// this process alone.
+	Tabs TabStore
+	Bus  bus.Bus
 	// PanelAdmits, when set, says whether the reader in ctx may see the
 	// panel instance id (panel.Service.Admits: its panel scope); the
 	// digest lists only the panels it admits.
@@ -107,6 +122,11 @@ type Workspace struct {
 
 	stop chan struct{}
 	done chan struct{}
+
+	id      string // this workspace on the bus (replicas.go)
+	inbox   chan string
+	unsub   func()
+	relayed chan struct{} // closed when the relay stops
 }
 
 // New returns a Workspace; Close stops its ledger watch.
@@ -132,6 +152,10 @@ func New(opts Options) (*Workspace, error) {
 	w := &Workspace{opts: opts, log: opts.Logger, now: opts.Now, tabs: map[string]*tab{},
 		changed: make(chan struct{}), cache: map[string]cached{}, stop: make(chan struct{}), done: make(chan struct{})}
 	go w.watchLedger()
+	if err := w.startRelay(); err != nil {
+		w.Close()
+		return nil, err
+	}
 	return w, nil
 }
 
@@ -145,6 +169,7 @@ func (w *Workspace) Close() {
 	}
 	w.mu.Unlock()
 	<-w.done
+	w.stopRelay()
 }
 
 // Touch marks a change batch: a source of the digest changed (an agent's

@@ -152,6 +152,9 @@ func printSession(w io.Writer, s switchboard.SessionInfo, now time.Time) {
 	if !s.ClosedAt.IsZero() {
 		fmt.Fprintf(tw, "closed\t%s\n", stamp(s.ClosedAt, now))
 	}
+	if s.Replica != "" {
+		fmt.Fprintf(tw, "stream on\treplica %s\n", s.Replica)
+	}
 	fmt.Fprintf(tw, "pending calls\t%d\n", s.Pending)
 	_ = tw.Flush()
 	fmt.Fprintf(w, "\n%s:\n", count(len(s.Tools), "tool", "tools"))

@@ -312,6 +312,9 @@ func (s *Store) InvocationList(ctx context.Context, f switchboard.InvocationFilt
 	if f.RunID != "" {
 		where, args = append(where, "run_id = ?"), append(args, f.RunID)
 	}
+	if f.SessionID != "" {
+		where, args = append(where, "session_id = ?"), append(args, f.SessionID)
+	}
 	return list(ctx, s, "invocation list", `SELECT `+invocationCols+` FROM invocations WHERE `+strings.Join(where, " AND ")+
 		` ORDER BY created_at DESC, id DESC LIMIT ?`, append(args, limit(f.Limit)), scanInvocation)
 }

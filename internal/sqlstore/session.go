@@ -30,25 +30,130 @@ func (s *Store) SessionCreate(ctx context.Context, sess switchboard.Session) err
 	return err
 }
 
+// sessionCols are the columns scanSession reads.
+const sessionCols = `id, token_hash, principal, scope, created_at, closed_at, replica, tools, report, stream, stream_at, seen_at`
+
 // SessionGet returns one session or NOT_FOUND.
 func (s *Store) SessionGet(ctx context.Context, id string) (switchboard.Session, error) {
-	const op = "session get"
+	return get(ctx, s, "session get", "session", id, scanSession, `SELECT `+sessionCols+` FROM sessions WHERE id = ?`)
+}
+
+func scanSession(r Row) (switchboard.Session, error) {
 	var (
-		sess  switchboard.Session
-		scope json.RawMessage
+		sess                 switchboard.Session
+		scope, tools, report json.RawMessage
 	)
-	err := s.read(ctx, op, func(q Reader) error {
-		err := q.QueryRow(ctx, s.sql(`SELECT id, token_hash, principal, scope, created_at, closed_at, replica FROM sessions WHERE id = ?`), id).
-			Scan(&sess.ID, &sess.TokenHash, &sess.Principal, scanJSON(&scope), scanTime(&sess.CreatedAt), scanTime(&sess.ClosedAt), &sess.Replica)
+	err := r.Scan(&sess.ID, &sess.TokenHash, &sess.Principal, scanJSON(&scope), scanTime(&sess.CreatedAt), scanTime(&sess.ClosedAt),
+		&sess.Replica, scanJSON(&tools), scanJSON(&report), &sess.Stream, scanTime(&sess.StreamAt), scanTime(&sess.SeenAt))
+	if err != nil {
+		return sess, err
+	}
+	if err := json.Unmarshal(scope, &sess.Scope); err != nil {
+		return sess, switchboard.Errorf(switchboard.CodeInternal, "session %s: stored scope does not decode: %w", sess.ID, err)
+	}
+	if err := json.Unmarshal(tools, &sess.Tools); err != nil {
+		return sess, switchboard.Errorf(switchboard.CodeInternal, "session %s: stored tools do not decode: %w", sess.ID, err)
+	}
+	if len(sess.Tools) == 0 {
+		sess.Tools = nil
+	}
+	if err := json.Unmarshal(report, &sess.Report); err != nil {
+		return sess, switchboard.Errorf(switchboard.CodeInternal, "session %s: stored report does not decode: %w", sess.ID, err)
+	}
+	return sess, nil
+}
+
+// SessionList returns the open sessions heard from since f.SeenSince or
+// with a stream attached, newest first.
+func (s *Store) SessionList(ctx context.Context, f switchboard.SessionFilter) ([]switchboard.Session, error) {
+	n := f.Limit
+	if n <= 0 {
+		n = MaxActivityLimit
+	}
+	where, args := `closed_at IS NULL`, []any{}
+	if !f.SeenSince.IsZero() {
+		where, args = where+` AND (seen_at >= ? OR stream <> '')`, append(args, s.time(f.SeenSince))
+	}
+	return list(ctx, s, "session list", `SELECT `+sessionCols+` FROM sessions WHERE `+where+
+		` ORDER BY created_at DESC, id DESC LIMIT ?`, append(args, min(n, MaxActivityLimit)), scanSession)
+}
+
+// SessionAdvertise stores a tab's advertisement.
+func (s *Store) SessionAdvertise(ctx context.Context, id string, tools []switchboard.Tool, at time.Time) error {
+	const op = "session advertise"
+	if tools == nil {
+		tools = []switchboard.Tool{}
+	}
+	b, err := json.Marshal(tools)
+	if err != nil {
+		return switchboard.Errorf(switchboard.CodeInvalidInput, "%s: tools do not encode: %v", op, err)
+	}
+	return s.sessionPut(ctx, op, id, "tools", string(b), at)
+}
+
+// SessionReport stores a tab's workspace report.
+func (s *Store) SessionReport(ctx context.Context, id string, r switchboard.TabReport, at time.Time) error {
+	const op = "session report"
+	b, err := json.Marshal(r)
+	if err != nil {
+		return switchboard.Errorf(switchboard.CodeInvalidInput, "%s: the report does not encode: %v", op, err)
+	}
+	return s.sessionPut(ctx, op, id, "report", string(b), at)
+}
+
+// sessionPut writes one JSON column of an open session and stamps seen_at.
+func (s *Store) sessionPut(ctx context.Context, op, id, col, doc string, at time.Time) error {
+	if err := s.check(op); err != nil {
+		return err
+	}
+	at = s.stamp(at)
+	return s.db.Tx(ctx, op, func(tx Tx) error {
+		n, err := tx.Exec(ctx, s.sql(`UPDATE sessions SET `+col+` = ?, seen_at = ? WHERE id = ? AND closed_at IS NULL`), doc, s.time(at), id)
+		if err != nil || n == 1 {
+			return err
+		}
+		var one int
+		err = tx.QueryRow(ctx, s.sql(`SELECT 1 FROM sessions WHERE id = ?`), id).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFound(op, "session", id)
+		}
+		if err == nil {
+			err = switchboard.Errorf(switchboard.CodeSessionGone, "session %s was closed", id)
+		}
+		return err
+	})
+}
+
+// SessionStream records which replica holds a tab's stream.
+func (s *Store) SessionStream(ctx context.Context, id, replica string, attached bool, at time.Time) error {
+	const op = "session stream"
+	if err := s.check(op); err != nil {
+		return err
+	}
+	if replica == "" {
+		return switchboard.Errorf(switchboard.CodeInvalidInput, "%s: replica is required", op)
+	}
+	at = s.stamp(at)
+	return s.db.Tx(ctx, op, func(tx Tx) error {
+		var (
+			n   int64
+			err error
+		)
+		if attached {
+			n, err = tx.Exec(ctx, s.sql(`UPDATE sessions SET stream = ?, stream_at = ?, seen_at = ? WHERE id = ?`), replica, s.time(at), s.time(at), id)
+		} else {
+			n, err = tx.Exec(ctx, s.sql(`UPDATE sessions SET stream = '', stream_at = ?, seen_at = ? WHERE id = ? AND stream = ?`), s.time(at), s.time(at), id, replica)
+		}
+		if err != nil || n == 1 {
+			return err
+		}
+		var one int
+		err = tx.QueryRow(ctx, s.sql(`SELECT 1 FROM sessions WHERE id = ?`), id).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
 			return notFound(op, "session", id)
 		}
 		return err
 	})
-	if err == nil {
-		err = json.Unmarshal(scope, &sess.Scope)
-	}
-	return sess, err
 }
 
 // SessionClose marks a session closed. Closing a closed session keeps its

@@ -65,6 +65,7 @@ var cases = []struct {
 	{"ActivityRejects", testActivityRejects},
 	{"ActivityHead", testActivityHead},
 	{"Chat", testChat},
+	{"PanelInstances", testPanelInstances},
 	{"Tokens", testTokens},
 	{"ApprovalLifecycle", testApprovalLifecycle},
 	{"ApprovalDecideRace", testApprovalDecideRace},

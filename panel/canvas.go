@@ -411,6 +411,10 @@ func (s *Service) Pin(ctx context.Context, id string) (Snapshot, error) {
 	if err != nil {
 		return Snapshot{}, err
 	}
+	if in.detached {
+		var sn Snapshot
+		return sn, s.away(ctx, in, opPin, idBody{ID: id}, &sn)
+	}
 	s.mu.Lock()
 	if in.closed {
 		s.mu.Unlock()
@@ -428,7 +432,9 @@ func (s *Service) Pin(ctx context.Context, id string) (Snapshot, error) {
 	sn := in.snapshot()
 	s.mu.Unlock()
 	if changed {
-		s.push(EventUpdate, sn)
+		if err := s.changed(in, EventUpdate, sn); err != nil {
+			return Snapshot{}, err
+		}
 	}
 	return s.withLease(sn), nil
 }

@@ -260,3 +260,23 @@ func (m *Manager) remoteLiveLocked() []switchboard.Tool {
 	}
 	return out
 }
+
+// PresenceID is the id this process announces its tabs under: what
+// Elsewhere answers on the other replicas.
+func (m *Manager) PresenceID() string { return m.replica }
+
+// Elsewhere names the replica that announced session id's tab as
+// connected (or within its reconnect window) when this replica does not
+// hold it itself; "" when no other replica did. Package panel sends its
+// calls for that tab there.
+func (m *Manager) Elsewhere(id string) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return ""
+	}
+	if rt := m.remoteLocked(id); rt != nil && (rt.up || rt.waiting) {
+		return rt.from
+	}
+	return ""
+}

@@ -218,4 +218,22 @@ func TestReplicasPanels(t *testing.T) {
 	if ev := nextPanelEvent(t, events2, "panel.update", composed.InstanceID); ev.sn.Values["task"]["title"] != "After the failover" {
 		t.Fatalf("panel.update on replica 1: %+v", ev.sn)
 	}
+	// A compose that names no tab, through replica 2, finds the one tab
+	// showing panels on replica 1.
+	var second struct {
+		InstanceID string `json:"instanceId"`
+		SessionID  string `json:"sessionId"`
+	}
+	eventually(t, 30*time.Second, "compose naming no tab through replica 2", func() (bool, string) {
+		resp, err := agent(2, "planner").CallTool(ctx, "panel.compose", json.RawMessage(`{"spec": `+formSpec+`}`), client.CallOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		_ = json.Unmarshal(resp.Result, &second)
+		return true, ""
+	})
+	if second.SessionID != cred.SessionID {
+		t.Fatalf("composed naming no tab: %+v", second)
+	}
+	nextPanelEvent(t, events2, "panel.open", second.InstanceID)
 }

@@ -199,10 +199,21 @@ func (s *Service) NarrowSession(sessionID string, p CanvasPolicy) error {
 // close does this: a tab that goes away and comes back within the same
 // session keeps its narrowing (forgetting it earlier would widen the
 // surface).
+//
+// It also deletes the session's stored panel instances: the session may
+// be closed through a replica that does not hold its tab, or after the
+// replica that did died.
 func (s *Service) ForgetSession(sessionID string) {
 	s.mu.Lock()
 	delete(s.sessionCanvas, sessionID)
 	s.mu.Unlock()
+	if s.store != nil {
+		ctx, cancel := context.WithTimeout(s.base, storeTimeout)
+		defer cancel()
+		if _, err := s.store.PanelInstanceDeleteSession(ctx, sessionID); err != nil {
+			s.log.Warn("panel instances of a closed session not deleted", "session", sessionID, "err", err)
+		}
+	}
 }
 
 // maxNarrowedSessions bounds the sessions NarrowSession remembers.

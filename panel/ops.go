@@ -34,6 +34,13 @@ func (s *Service) resolveSession(ctx context.Context, named string) (string, err
 		}
 	}
 	s.mu.Unlock()
+	if s.remote != nil { // and those other replicas hold
+		for _, id := range s.tabs.PanelTabsElsewhere() {
+			if !contains(cands, id) {
+				cands = append(cands, id)
+			}
+		}
+	}
 	sort.Strings(cands)
 	switch len(cands) {
 	case 0:
@@ -163,7 +170,7 @@ type OpenRequest struct {
 // Open shows a registered panel in a tab and returns its snapshot. The
 // same panel with the same params already open there is shown again.
 func (s *Service) Open(ctx context.Context, req OpenRequest) (Snapshot, error) {
-	if named := namedSession(ctx, req.SessionID); named != "" {
+	if named := s.targetSession(ctx, req.SessionID); named != "" {
 		req.SessionID = named
 		var sn Snapshot
 		if done, err := s.elsewhere(ctx, named, opOpen, req, &sn); done {
@@ -288,7 +295,7 @@ type ComposeResult struct {
 // instead (details.fallbackInstanceId): one repair round, then the user
 // sees what went wrong rather than a broken panel.
 func (s *Service) Compose(ctx context.Context, req ComposeRequest) (ComposeResult, error) {
-	if named := namedSession(ctx, req.SessionID); named != "" {
+	if named := s.targetSession(ctx, req.SessionID); named != "" {
 		req.SessionID = named
 		var res ComposeResult
 		if done, err := s.elsewhere(ctx, named, opCompose, req, &res); done {

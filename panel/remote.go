@@ -384,11 +384,18 @@ func (s *Service) away(ctx context.Context, in *instance, op string, body, out a
 		"the tab showing panel instance %s is not connected; its panels come back when it reconnects", in.id)
 }
 
-// namedSession is the tab a call names: the calling tab itself, or
-// sessionId ("" when it names none).
-func namedSession(ctx context.Context, named string) string {
+// targetSession is the tab a call acts in when that is decided before
+// it runs: the calling tab itself, sessionId, or — for a call that names
+// none — the one tab showing panels when another replica holds it (so the
+// call is sent there). "" otherwise: resolveSession decides here.
+func (s *Service) targetSession(ctx context.Context, named string) string {
 	if p, ok := switchboard.PrincipalFrom(ctx); ok && p.Kind == switchboard.PrincipalSession {
 		return p.ID
+	}
+	if named == "" && s.remote != nil {
+		if id, err := s.resolveSession(ctx, ""); err == nil && s.holder(id) != "" {
+			return id
+		}
 	}
 	return named
 }

@@ -97,6 +97,27 @@ func TestForwardedToTheTabsReplica(t *testing.T) {
 	if err != nil || st.Values["task"]["title"] != "by the planner" || st.Lease == nil || st.Lease.Principal != "agent:planner" {
 		t.Fatalf("read_state on the other replica: %+v %v", st, err)
 	}
+
+	// A compose that names no tab, asked of the replica without tabs,
+	// goes to the one tab showing panels, on the other replica.
+	var second panel.ComposeResult
+	for {
+		second, err = p.svcB.Compose(switchboard.WithPrincipal(ctx, writer), panel.ComposeRequest{Spec: json.RawMessage(tableSpec)})
+		if switchboard.CodeOf(err) != switchboard.CodeToolUnavailable || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err != nil || second.SessionID != c.SessionID {
+		t.Fatalf("compose naming no tab through the other replica: %+v %v", second.SessionID, err)
+	}
+	if sn := event[panel.Snapshot](t, conn, panel.EventOpen); sn.InstanceID != second.InstanceID {
+		t.Fatalf("the tab got %s, want %s", sn.InstanceID, second.InstanceID)
+	}
+	list, err := p.svcB.List(switchboard.WithPrincipal(ctx, writer), c.SessionID)
+	if err != nil || len(list.Instances) != 2 || list.Instances[0].InstanceID != res.InstanceID {
+		t.Fatalf("panel.list of the tab on the other replica: %+v %v", list.Instances, err)
+	}
 }
 
 const formSpec = `{"v": 1, "root": "body",

@@ -53,6 +53,11 @@ type Tabs interface {
 	// PresenceID is this replica's name as Elsewhere answers it on the
 	// others.
 	PresenceID() string
+	// MarkPanels records that a renderer in the session's tab (held here)
+	// shows panels, for the other replicas to see; PanelTabsElsewhere
+	// lists such tabs held by other replicas.
+	MarkPanels(sessionID string)
+	PanelTabsElsewhere() []string
 }
 
 // ToolLookup finds catalog tools; *registry.Registry is the implementation.

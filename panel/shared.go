@@ -268,6 +268,7 @@ func (s *Service) ensureTab(ctx context.Context, session string) {
 		return
 	}
 	t := s.tabLocked(session)
+	t.host = true // it showed panels where it was before
 	for _, in := range ins {
 		t.instances[in.id] = in
 		t.order = append(t.order, in.id)

@@ -105,3 +105,20 @@ func TestStoredInstanceRebuilt(t *testing.T) {
 		t.Fatalf("closed instance still stored: %v", err)
 	}
 }
+
+// TestClosedSessionForgetsStoredInstances: closing a session (on any
+// replica) deletes its stored instances, even when no replica holds its
+// tab any more.
+func TestClosedSessionForgetsStoredInstances(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	session, _ := e.tab(t)
+	do[view](t, e, agentP, panel.ToolCompose, map[string]any{"spec": json.RawMessage(tableSpec), "sessionId": session})
+	other := panel.New(panel.Options{Caller: e.br, Tabs: e.sess, Tools: e.reg, Store: e.store})
+	t.Cleanup(other.Close)
+	other.ForgetSession(session)
+	if list, err := e.store.PanelInstanceList(ctx, session); err != nil || len(list) != 0 {
+		t.Fatalf("stored instances after the session closed: %v %v", list, err)
+	}
+}

@@ -21,6 +21,7 @@ import (
 // the instances stored for it (with a store).
 func (s *Service) Attach(ctx context.Context, session string) []Snapshot {
 	s.ensureTab(ctx, session)
+	s.tabs.MarkPanels(session)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t := s.tabLocked(session)

@@ -45,6 +45,9 @@ type presenceMsg struct {
 	Waiting bool               `json:"waiting,omitempty"`
 	Gone    bool               `json:"gone,omitempty"`
 	Tools   []switchboard.Tool `json:"tools,omitempty"`
+	// Panels: a panel renderer attached in the tab (MarkPanels), so a
+	// panel call that names no tab may choose it from any replica.
+	Panels bool `json:"panels,omitempty"`
 }
 
 // remoteTab is another replica's tab as last announced.
@@ -52,6 +55,7 @@ type remoteTab struct {
 	from        string
 	user        string
 	up, waiting bool
+	panels      bool
 	tools       map[string]*liveTool
 	seen        time.Time
 }
@@ -92,6 +96,7 @@ func (m *Manager) startPresence() error {
 	}
 	changes := make(chan struct{}, 1)
 	stopWatch := m.SubscribeTools(changes)
+	m.presenceKick = make(chan struct{}, 1)
 	m.presenceDone = make(chan struct{})
 	go func() {
 		defer close(m.presenceDone)
@@ -107,6 +112,8 @@ func (m *Manager) startPresence() error {
 				m.announceGone(last) // tabs reconnect elsewhere; stop routing here now
 				return
 			case <-changes:
+				m.announce(last, false)
+			case <-m.presenceKick:
 				m.announce(last, false)
 			case <-tick.C:
 				m.announce(last, true)
@@ -130,14 +137,14 @@ func (m *Manager) announce(last map[string]string, every bool) {
 			continue
 		}
 		seen[id] = true
-		msg := presenceMsg{From: m.replica, ID: id, User: st.user, Up: st.connected(), Waiting: st.reachable()}
+		msg := presenceMsg{From: m.replica, ID: id, User: st.user, Up: st.connected(), Waiting: st.reachable(), Panels: st.panels}
 		keys := make([]string, 0, len(st.tools))
 		for _, lt := range st.tools {
 			msg.Tools = append(msg.Tools, lt.tool)
 			keys = append(keys, hex.EncodeToString(lt.key[:8]))
 		}
 		slices.Sort(keys)
-		fp := boolMark(msg.Up) + boolMark(msg.Waiting) + strings.Join(keys, ",")
+		fp := boolMark(msg.Up) + boolMark(msg.Waiting) + boolMark(msg.Panels) + strings.Join(keys, ",")
 		if every || last[id] != fp {
 			last[id] = fp
 			out = append(out, msg)
@@ -193,7 +200,7 @@ func (m *Manager) applyPresence(p []byte) {
 		m.watch.notify()
 		return
 	}
-	rt := &remoteTab{from: msg.From, user: msg.User, up: msg.Up, waiting: msg.Waiting,
+	rt := &remoteTab{from: msg.From, user: msg.User, up: msg.Up, waiting: msg.Waiting, panels: msg.Panels,
 		tools: make(map[string]*liveTool, len(msg.Tools)), seen: m.opts.Now()}
 	for _, t := range msg.Tools {
 		key, err := keyOf(t)
@@ -256,6 +263,39 @@ func (m *Manager) remoteLiveLocked() []switchboard.Tool {
 		}
 		for _, lt := range rt.tools {
 			out = append(out, remoteTarget(id, lt).Tool)
+		}
+	}
+	return out
+}
+
+// MarkPanels records that a panel renderer attached in session id's tab
+// (held here), and announces it to the other replicas.
+func (m *Manager) MarkPanels(id string) {
+	m.mu.Lock()
+	st := m.sessions[id]
+	changed := st != nil && !st.panels
+	if changed {
+		st.panels = true
+	}
+	kick := m.presenceKick
+	m.mu.Unlock()
+	if changed && kick != nil {
+		select {
+		case kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// PanelTabsElsewhere lists the tabs other replicas hold, connected, in
+// which a panel renderer attached (MarkPanels there).
+func (m *Manager) PanelTabsElsewhere() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for id := range m.remote {
+		if rt := m.remoteLocked(id); rt != nil && rt.up && rt.panels {
+			out = append(out, id)
 		}
 	}
 	return out

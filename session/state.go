@@ -40,6 +40,7 @@ type state struct {
 	up      bool // a stream is attached now
 	waiting bool // up, or down for less than the reconnect window
 	ended   bool
+	panels  bool // a panel renderer attached (MarkPanels)
 
 	mu      sync.Mutex // guards the rest; taken after m.mu when both are held
 	seq     uint64

@@ -97,6 +97,24 @@ type Store interface {
 	// (by creation time, then ID).
 	SessionList(ctx context.Context, f SessionFilter) ([]Session, error)
 
+	// PanelInstancePut writes a panel instance as a compare-and-swap on its
+	// version: prev 0 inserts it (ErrConflict if the ID exists); otherwise
+	// it replaces the stored instance only if the stored version is prev,
+	// and else changes nothing and returns the current instance with
+	// ErrConflict (ErrNotFound when there is none). p.Version must be
+	// greater than prev.
+	PanelInstancePut(ctx context.Context, p PanelInstance, prev int64) (PanelInstance, error)
+	// PanelInstanceGet returns one instance or ErrNotFound.
+	PanelInstanceGet(ctx context.Context, id string) (PanelInstance, error)
+	// PanelInstanceList returns a session's instances in Seq order.
+	PanelInstanceList(ctx context.Context, sessionID string) ([]PanelInstance, error)
+	// PanelInstanceDelete removes one instance; an unknown ID is not an
+	// error (closing twice closes once).
+	PanelInstanceDelete(ctx context.Context, id string) error
+	// PanelInstanceDeleteSession removes every instance of a session (its
+	// tab is gone for good) and returns how many.
+	PanelInstanceDeleteSession(ctx context.Context, sessionID string) (int, error)
+
 	// ActivityAppend appends e, assigning ID, PrevHash and Hash inside one
 	// transaction so the chain has no forks.
 	ActivityAppend(ctx context.Context, e *ActivityEntry) error

@@ -30,8 +30,11 @@ func (d *Daemon) startPanels(ctx context.Context, opts Options) error {
 	if err := opts.Canvas.Validate(); err != nil {
 		return err
 	}
+	// Instances are stored and changes for a tab held by another replica
+	// travel over the bus (issue 16; panel/shared.go, panel/remote.go).
 	d.Panels = panel.New(panel.Options{Caller: d.Broker, Tabs: d.Sessions, Tools: d.Registry, Logger: d.log,
-		Canvas: opts.Canvas, Previews: opts.Previews, PreviewOrigin: opts.PreviewOrigin, Holder: d.Agents.Holder})
+		Canvas: opts.Canvas, Previews: opts.Previews, PreviewOrigin: opts.PreviewOrigin, Holder: d.Agents.Holder,
+		Store: opts.Store, Bus: opts.Bus})
 	if opts.Demo {
 		return d.registerDemoPanels(ctx)
 	}

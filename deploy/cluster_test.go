@@ -83,16 +83,18 @@ type cluster struct {
 	reps  []*replica
 	proxy *httptest.Server
 	next  atomic.Uint64
+	// args are extra serve flags every replica gets.
+	args []string
 }
 
 // newCluster starts n replicas and the proxy, or skips without Postgres.
-func newCluster(t *testing.T, n int) *cluster {
+func newCluster(t *testing.T, n int, args ...string) *cluster {
 	t.Helper()
 	dsn := os.Getenv(dsnEnv)
 	if dsn == "" || bin == "" {
 		t.Skipf("multi-replica tests run real `switchboard serve` processes on Postgres; set %s=postgres://postgres@127.0.0.1:5432/test?sslmode=disable", dsnEnv)
 	}
-	c := &cluster{t: t, store: schemaDSN(t, dsn)}
+	c := &cluster{t: t, store: schemaDSN(t, dsn), args: args}
 	for range n {
 		c.reps = append(c.reps, &replica{data: t.TempDir(), out: &syncBuffer{}})
 	}
@@ -141,8 +143,9 @@ func (c *cluster) start(i int) {
 	}
 	r.addr = ln.Addr().String()
 	ln.Close()
-	r.cmd = exec.Command(bin, "serve", "--addr", r.addr, "--data", r.data, "--token", token, "--store", c.store,
-		"--log-level", "warn", "--replica-heartbeat", heartbeat, "--replica-timeout", timeout)
+	args := append([]string{"serve", "--addr", r.addr, "--data", r.data, "--token", token, "--store", c.store,
+		"--log-level", "warn", "--replica-heartbeat", heartbeat, "--replica-timeout", timeout}, c.args...)
+	r.cmd = exec.Command(bin, args...)
 	r.cmd.Stdout, r.cmd.Stderr = r.out, r.out
 	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)

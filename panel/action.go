@@ -73,6 +73,10 @@ func (s *Service) RunAction(ctx context.Context, req ActionRequest) (ActionResul
 	if err != nil {
 		return ActionResult{}, err
 	}
+	if in.detached {
+		var res ActionResult
+		return res, s.away(ctx, in, opAction, req, &res)
+	}
 	return s.runAction(ctx, in, req, s.actor(ctx))
 }
 
@@ -240,9 +244,11 @@ func (s *Service) record(in *instance, action string, st ActionState, bind strin
 	in.version++
 	sn := in.snapshot()
 	s.mu.Unlock()
+	kind := ""
 	if push {
-		s.push(EventUpdate, sn)
+		kind = EventUpdate
 	}
+	_ = s.changed(in, kind, sn) // a stale copy is dropped and logged; the call's outcome is in its record
 }
 
 // actionInput builds the input of action id: for a mutate, the key of the
@@ -404,7 +410,7 @@ func (s *Service) InstanceOf(invocationID string) string {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for iid, in := range s.byID {
+	for iid, in := range s.byID { // this replica's tabs only
 		for _, st := range in.actions {
 			if st.InvocationID == invocationID {
 				return iid

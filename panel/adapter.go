@@ -74,6 +74,9 @@ type adapterEntry struct {
 	name string
 	a    DataAdapter
 	opts AdapterOptions
+	// changed tells the other replicas a mutation went through (their
+	// panels showing the adapter refresh; remote.go).
+	changed func()
 }
 
 // ToolFunc is one tool the service serves: its declaration and its Go
@@ -111,7 +114,7 @@ func (s *Service) RegisterAdapter(name string, a DataAdapter, opts AdapterOption
 		s.mu.Unlock()
 		return nil, switchboard.Errorf(switchboard.CodeConflict, "adapter %s is already registered", name)
 	}
-	e := &adapterEntry{name: name, a: a, opts: opts}
+	e := &adapterEntry{name: name, a: a, opts: opts, changed: func() { s.adapterChanged(name) }}
 	s.adapters[name] = e
 	s.mu.Unlock()
 	return e.tools(), nil
@@ -223,6 +226,7 @@ func (e *adapterEntry) tools() []ToolFunc {
 				if err != nil {
 					return nil, err
 				}
+				e.changed()
 				return map[string]any{"record": rec}, nil
 			},
 		})

@@ -199,10 +199,21 @@ func (s *Service) NarrowSession(sessionID string, p CanvasPolicy) error {
 // close does this: a tab that goes away and comes back within the same
 // session keeps its narrowing (forgetting it earlier would widen the
 // surface).
+//
+// It also deletes the session's stored panel instances: the session may
+// be closed through a replica that does not hold its tab, or after the
+// replica that did died.
 func (s *Service) ForgetSession(sessionID string) {
 	s.mu.Lock()
 	delete(s.sessionCanvas, sessionID)
 	s.mu.Unlock()
+	if s.store != nil {
+		ctx, cancel := context.WithTimeout(s.base, storeTimeout)
+		defer cancel()
+		if _, err := s.store.PanelInstanceDeleteSession(ctx, sessionID); err != nil {
+			s.log.Warn("panel instances of a closed session not deleted", "session", sessionID, "err", err)
+		}
+	}
 }
 
 // maxNarrowedSessions bounds the sessions NarrowSession remembers.
@@ -411,6 +422,10 @@ func (s *Service) Pin(ctx context.Context, id string) (Snapshot, error) {
 	if err != nil {
 		return Snapshot{}, err
 	}
+	if in.detached {
+		var sn Snapshot
+		return sn, s.away(ctx, in, opPin, idBody{ID: id}, &sn)
+	}
 	s.mu.Lock()
 	if in.closed {
 		s.mu.Unlock()
@@ -428,7 +443,9 @@ func (s *Service) Pin(ctx context.Context, id string) (Snapshot, error) {
 	sn := in.snapshot()
 	s.mu.Unlock()
 	if changed {
-		s.push(EventUpdate, sn)
+		if err := s.changed(in, EventUpdate, sn); err != nil {
+			return Snapshot{}, err
+		}
 	}
 	return s.withLease(sn), nil
 }

@@ -188,7 +188,7 @@ func (s *Service) reload(ctx context.Context, in *instance, keep func(panelspec.
 	in.version++
 	sn := in.snapshot()
 	s.mu.Unlock()
-	s.push(EventUpdate, sn)
+	_ = s.changed(in, EventUpdate, sn) // a stale copy is dropped and logged
 }
 
 // apply stores loaded data and errors. Caller holds s.mu.

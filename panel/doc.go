@@ -13,15 +13,17 @@
 // routes (httpapi/panels.go) and the renderer in the browser SDK
 // (web/sdk/panels.js).
 //
-// State. Instances live in this process's memory, per browser session:
-// the spec, the resolved data of each source, the current form values, the
-// set of fields the user has edited (dirty) and the outcome of each action.
-// They are not persisted: a panel is view state, and a tab that reloads
-// opens a new session and its page reopens what it shows. Every change is
+// State. An instance is the spec, the resolved data of each source, the
+// current form values, the set of fields the user has edited (dirty), the
+// outcome of each action and the lease. The replica that holds the tab's
+// stream keeps the working copy in memory and makes every change; with
+// Options.Store each change is also written to the store (a
+// compare-and-swap on its version, shared.go), so any replica reads it and
+// a tab reattaching elsewhere gets it back; with Options.Bus a change asked
+// of another replica is sent to the tab's (remote.go). Every change is
 // pushed to the tab on its session stream as panel.open, panel.update (a
 // full snapshot with an increasing version) or panel.close. When the tab is
-// gone its instances are dropped. With several replicas, the instances of
-// a tab live on the replica that holds its stream.
+// gone for good its instances are dropped.
 //
 // Mutations. panel.run_action is the only path by which a panel changes
 // anything outside itself: a mutate action on an adapter source calls the

@@ -69,7 +69,7 @@ func newEnvPolicy(t *testing.T, mk func(*sqlite.Store, *env) broker.Policy, opt 
 	t.Cleanup(sess.Shutdown)
 	br := broker.New(broker.Options{Store: st, Registry: reg, Browser: sess, Policy: policy})
 	t.Cleanup(br.Close)
-	po := panel.Options{Caller: br, Tabs: sess, Tools: reg}
+	po := panel.Options{Caller: br, Tabs: sess, Tools: reg, Store: st}
 	if opt != nil {
 		opt(&po)
 	}

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"sort"
+	"sync"
+	"time"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/panelspec"
@@ -88,6 +90,17 @@ type instance struct {
 	dirty   map[string]map[string]bool // edited by the user, unsaved
 	filled  map[string]map[string]bool // filled by an agent, unsaved
 	actions map[string]ActionState
+
+	// seq orders the tab's instances in the store; stored is the version
+	// of the store's copy this one was last written as or read from (0:
+	// not stored yet); wmu serializes its writes (shared.go).
+	seq    int64
+	stored int64
+	wmu    sync.Mutex
+	// detached: read from the store for a caller on a replica that does
+	// not hold the tab; never changed here. storedLease is its lease.
+	detached    bool
+	storedLease *Lease
 
 	cancelSubs context.CancelFunc // ends the adapter subscriptions
 	refreshing bool
@@ -280,7 +293,7 @@ func newInstance(session, panelID, title, slot string, spec *panelspec.Spec, par
 		title = specTitle(spec)
 	}
 	return &instance{
-		id: "pi_" + randomHex(12), session: session, panelID: panelID, title: title, slot: slot,
+		id: "pi_" + randomHex(12), session: session, seq: time.Now().UnixNano(), panelID: panelID, title: title, slot: slot,
 		spec: spec, specVersion: 1, version: 1, params: params, owner: owner, forms: formsOf(spec),
 		data: map[string]json.RawMessage{}, errs: map[string]*switchboard.Error{},
 		values: map[string]map[string]any{}, dirty: map[string]map[string]bool{},

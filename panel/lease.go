@@ -175,10 +175,19 @@ func (s *Service) ReleaseLeases(id string) int {
 		}
 		s.mu.Unlock()
 		if in != nil {
-			s.push(EventUpdate, sn)
+			_ = s.changed(in, EventUpdate, sn)
 		}
 	}
 	return len(released)
+}
+
+// restore puts back a lease read from the store (a tab rebuilt here).
+func (b *leaseBook) restore(instance string, l Lease) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.now().Before(l.ExpiresAt) {
+		b.leases[instance] = l
+	}
 }
 
 // get returns the lease in force on instance, or nil.

@@ -88,9 +88,22 @@ func (s *Service) List(ctx context.Context, sessionID string) (ListResult, error
 			}
 		}
 	}
+	_, here := s.sessions[sessionID]
 	s.mu.Unlock()
 	for i := range res.Instances {
 		res.Instances[i].Lease = s.leases.get(res.Instances[i].InstanceID)
+	}
+	if sessionID != "" && !here && s.store != nil {
+		// A tab this replica does not hold (or holds since a moment ago):
+		// its instances as stored.
+		now := s.opts.Now()
+		for _, in := range s.storedTab(ctx, sessionID) {
+			if admits(scopes, who, in) {
+				sum := in.summary()
+				sum.Lease = in.liveLease(now)
+				res.Instances = append(res.Instances, sum)
+			}
+		}
 	}
 	sort.SliceStable(res.Instances, func(i, j int) bool { return res.Instances[i].SessionID < res.Instances[j].SessionID })
 	for i := range res.Panels {

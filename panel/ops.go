@@ -23,6 +23,7 @@ func (s *Service) resolveSession(ctx context.Context, named string) (string, err
 		if !s.tabs.Connected(named) {
 			return "", switchboard.Errorf(switchboard.CodeSessionGone, "no tab of session %s is connected", named)
 		}
+		s.ensureTab(ctx, named)
 		return named, nil
 	}
 	s.mu.Lock()
@@ -33,6 +34,13 @@ func (s *Service) resolveSession(ctx context.Context, named string) (string, err
 		}
 	}
 	s.mu.Unlock()
+	if s.remote != nil { // and those other replicas hold
+		for _, id := range s.tabs.PanelTabsElsewhere() {
+			if !contains(cands, id) {
+				cands = append(cands, id)
+			}
+		}
+	}
 	sort.Strings(cands)
 	switch len(cands) {
 	case 0:
@@ -59,8 +67,34 @@ func (s *Service) tabLocked(id string) *tabState {
 	return t
 }
 
-// dropTab forgets a tab that is gone, with its instances.
+// dropTab forgets a tab that is gone, with its instances. A gone heard
+// from a replica the tab has left (it is connected here now) is ignored;
+// the stored instances are deleted only when no replica holds the tab.
 func (s *Service) dropTab(id string) {
+	if s.tabs.Connected(id) {
+		return
+	}
+	if s.store != nil && s.tabs.Elsewhere(id) != "" {
+		s.evict(id)
+		return
+	}
+	if s.store != nil {
+		// Deleted off the bus's delivery goroutine; meanwhile the tab reads
+		// as having none (s.goneTabs).
+		s.mu.Lock()
+		s.goneTabs[id] = struct{}{}
+		s.mu.Unlock()
+		go func() {
+			ctx, cancel := context.WithTimeout(s.base, storeTimeout)
+			defer cancel()
+			if _, err := s.store.PanelInstanceDeleteSession(ctx, id); err != nil {
+				s.log.Warn("panel instances of a gone tab not deleted", "session", id, "err", err)
+			}
+			s.mu.Lock()
+			delete(s.goneTabs, id)
+			s.mu.Unlock()
+		}()
+	}
 	s.mu.Lock()
 	t := s.sessions[id]
 	if t == nil {
@@ -80,10 +114,36 @@ func (s *Service) dropTab(id string) {
 // instance finds an open instance the caller may act on: a tab only its
 // own, an agent only what its panel scope admits. Unknown, foreign and
 // out-of-scope ids are the same NOT_FOUND.
+//
+// With a store, an instance this replica does not hold is read from it: a
+// tab connected here gets its instances rebuilt (ensureTab); otherwise the
+// answer is a detached copy (in.detached), which callers only read, or
+// send to the replica holding the tab (away).
 func (s *Service) instance(ctx context.Context, id string) (*instance, error) {
 	scopes := s.panelScopes(ctx)
 	s.mu.Lock()
 	in := s.byID[id]
+	s.mu.Unlock()
+	if in != nil && s.holder(in.session) != "" {
+		s.evict(in.session) // the tab moved to another replica: this copy is stale
+		in = nil
+	}
+	if in == nil && s.store != nil {
+		st, err := s.stored(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		in = st
+		if s.tabs.Connected(st.session) {
+			s.ensureTab(ctx, st.session)
+			s.mu.Lock()
+			if x := s.byID[id]; x != nil {
+				in = x
+			}
+			s.mu.Unlock()
+		}
+	}
+	s.mu.Lock()
 	if in != nil && !admits(scopes, caller(ctx), in) {
 		in = nil
 	}
@@ -110,6 +170,13 @@ type OpenRequest struct {
 // Open shows a registered panel in a tab and returns its snapshot. The
 // same panel with the same params already open there is shown again.
 func (s *Service) Open(ctx context.Context, req OpenRequest) (Snapshot, error) {
+	if named := s.targetSession(ctx, req.SessionID); named != "" {
+		req.SessionID = named
+		var sn Snapshot
+		if done, err := s.elsewhere(ctx, named, opOpen, req, &sn); done {
+			return sn, err
+		}
+	}
 	req.Params = mergeScope(req.Params, req.Scope)
 	scopes := s.panelScopes(ctx)
 	s.mu.Lock()
@@ -188,7 +255,9 @@ func (s *Service) start(ctx context.Context, in *instance) (Snapshot, error) {
 	s.byID[in.id] = in
 	sn := in.snapshot()
 	s.mu.Unlock()
-	s.push(EventOpen, sn)
+	if err := s.changed(in, EventOpen, sn); err != nil {
+		return Snapshot{}, err
+	}
 	return sn, nil
 }
 
@@ -226,6 +295,13 @@ type ComposeResult struct {
 // instead (details.fallbackInstanceId): one repair round, then the user
 // sees what went wrong rather than a broken panel.
 func (s *Service) Compose(ctx context.Context, req ComposeRequest) (ComposeResult, error) {
+	if named := s.targetSession(ctx, req.SessionID); named != "" {
+		req.SessionID = named
+		var res ComposeResult
+		if done, err := s.elsewhere(ctx, named, opCompose, req, &res); done {
+			return res, err
+		}
+	}
 	if req.Slot == "" {
 		req.Slot = DefaultSlot
 	}
@@ -314,9 +390,21 @@ type FillResult struct {
 // fields and values that do not fit their field are errors. It never saves:
 // running the form's submit action is a separate, approved step.
 func (s *Service) Fill(ctx context.Context, req FillRequest) (FillResult, error) {
+	res, err := s.fill(ctx, req)
+	if isStale(err) { // a stale copy, dropped: once more on the stored state
+		res, err = s.fill(ctx, req)
+	}
+	return res, err
+}
+
+func (s *Service) fill(ctx context.Context, req FillRequest) (FillResult, error) {
 	in, err := s.instance(ctx, req.InstanceID)
 	if err != nil {
 		return FillResult{}, err
+	}
+	if in.detached {
+		var res FillResult
+		return res, s.away(ctx, in, opFill, req, &res)
 	}
 	if len(req.Values) == 0 {
 		return FillResult{}, switchboard.Errorf(switchboard.CodeInvalidInput, "values is empty; give {path: value} for the fields to fill")
@@ -378,8 +466,12 @@ func (s *Service) Fill(ctx context.Context, req FillRequest) (FillResult, error)
 	res.Version = in.version
 	res.OK = len(res.Errors) == 0
 	s.mu.Unlock()
+	kind := ""
 	if len(res.Applied) > 0 {
-		s.push(EventUpdate, sn)
+		kind = EventUpdate
+	}
+	if err := s.changed(in, kind, sn); err != nil { // the lease is stored too
+		return FillResult{}, err
 	}
 	res.Lease = s.leases.get(in.id)
 	return res, nil
@@ -405,9 +497,21 @@ type PatchRequest struct {
 // SPEC_* error carrying the repair hint. Values the user or an agent
 // entered stay where their form and field still exist.
 func (s *Service) Patch(ctx context.Context, req PatchRequest) (ComposeResult, error) {
+	res, err := s.patch(ctx, req)
+	if isStale(err) {
+		res, err = s.patch(ctx, req) // a stale copy, dropped: once more on the stored state
+	}
+	return res, err
+}
+
+func (s *Service) patch(ctx context.Context, req PatchRequest) (ComposeResult, error) {
 	in, err := s.instance(ctx, req.InstanceID)
 	if err != nil {
 		return ComposeResult{}, err
+	}
+	if in.detached {
+		var res ComposeResult
+		return res, s.away(ctx, in, opPatch, req, &res)
 	}
 	s.mu.Lock()
 	spec, origin := in.spec, in.spec.Origin
@@ -458,7 +562,9 @@ func (s *Service) Patch(ctx context.Context, req PatchRequest) (ComposeResult, e
 	if old != nil {
 		old()
 	}
-	s.push(EventUpdate, sn)
+	if err := s.changed(in, EventUpdate, sn); err != nil {
+		return ComposeResult{}, err
+	}
 	return ComposeResult{Snapshot: s.withLease(sn), Warnings: issues}, nil
 }
 
@@ -500,6 +606,9 @@ func (s *Service) CloseInstance(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
+	if in.detached {
+		return s.away(ctx, in, opClose, idBody{ID: id}, nil)
+	}
 	if err := s.leases.check(in.id, s.actor(ctx)); err != nil { // closing drops the holder's unsaved values
 		return err
 	}
@@ -528,6 +637,7 @@ func (s *Service) close(in *instance) {
 	in.release()
 	s.mu.Unlock()
 	s.leases.drop(in.id)
+	s.unstore(in)
 	b, _ := json.Marshal(map[string]string{"instanceId": in.id})
 	s.send(in.session, EventClose, b)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/broker"
+	"github.com/switchboardhq/switchboard/internal/bus"
 	"github.com/switchboardhq/switchboard/panelspec"
 )
 
@@ -46,6 +47,17 @@ type Tabs interface {
 	WatchGone(sessionID string, fn func()) (cancel func(), err error)
 	// User returns the principal the session was opened for.
 	User(ctx context.Context, sessionID string) (string, error)
+	// Elsewhere names the replica that holds the session's tab when this
+	// one does not ("" when none does, or it is here).
+	Elsewhere(sessionID string) string
+	// PresenceID is this replica's name as Elsewhere answers it on the
+	// others.
+	PresenceID() string
+	// MarkPanels records that a renderer in the session's tab (held here)
+	// shows panels, for the other replicas to see; PanelTabsElsewhere
+	// lists such tabs held by other replicas.
+	MarkPanels(sessionID string)
+	PanelTabsElsewhere() []string
 }
 
 // ToolLookup finds catalog tools; *registry.Registry is the implementation.
@@ -90,6 +102,14 @@ type Options struct {
 	// belongs to: sessions with one holder share their leases (the
 	// built-in assistant's runs of one chat). "" or nil: the session.
 	Holder func(agentID string) string
+	// Store, when set, keeps every instance (shared.go): any replica reads
+	// them and the replica a tab reattaches to rebuilds them. Without it
+	// instances live in this process only.
+	Store PanelStore
+	// Bus, when set, carries changes asked of a replica for a tab another
+	// replica holds to that replica, and adapter invalidations to every
+	// replica (remote.go).
+	Bus bus.Bus
 }
 
 // Previews hosts runnable preview documents on the separate preview
@@ -136,12 +156,17 @@ type Service struct {
 	base   context.Context // cancelled by Close: ends background work
 	stop   context.CancelFunc
 	leases *leaseBook
+	store  PanelStore
+	remote *remote // nil without Options.Bus
 
 	mu       sync.Mutex
 	defs     map[string]*def
 	adapters map[string]*adapterEntry
 	sessions map[string]*tabState
 	byID     map[string]*instance // instance id → instance
+	// goneTabs are tabs gone for good whose stored instances are being
+	// deleted (dropTab).
+	goneTabs map[string]struct{}
 	// hostCanvas is the host's layer of the canvas policy, sessionCanvas
 	// each session's narrowing (canvas.go).
 	hostCanvas    CanvasPolicy
@@ -182,12 +207,21 @@ func New(opts Options) *Service {
 		panic("panels: Options.Canvas: " + err.Error() + " (validate it where the config is read)")
 	}
 	base, stop := context.WithCancel(context.Background())
-	return &Service{
+	s := &Service{
 		caller: opts.Caller, tabs: opts.Tabs, tools: opts.Tools, cat: opts.Catalog,
 		log: opts.Logger, opts: opts, base: base, stop: stop, leases: newLeaseBook(opts.LeaseTTL, opts.Now),
-		defs: map[string]*def{}, adapters: map[string]*adapterEntry{},
+		store: opts.Store, defs: map[string]*def{}, adapters: map[string]*adapterEntry{},
 		sessions: map[string]*tabState{}, byID: map[string]*instance{}, sessionCanvas: map[string]CanvasPolicy{},
+		goneTabs: map[string]struct{}{},
 	}
+	if opts.Bus != nil {
+		r, err := startRemote(s, opts.Bus, opts.Tabs.PresenceID())
+		if err != nil { // only a closed bus refuses
+			opts.Logger.Error("panel changes will not cross replicas", "err", err)
+		}
+		s.remote = r
+	}
+	return s
 }
 
 // Catalog is the node-type catalog specs are validated against; hosts add
@@ -198,6 +232,9 @@ func (s *Service) Catalog() *panelspec.Catalog { return s.cat }
 // actions still waiting for approval).
 func (s *Service) Close() {
 	s.stop()
+	if s.remote != nil {
+		s.remote.close()
+	}
 	s.mu.Lock()
 	var done []func()
 	for _, t := range s.sessions {

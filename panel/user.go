@@ -16,7 +16,12 @@ import (
 // Attach marks session as a tab that shows panels (calls that name no
 // session may then pick it) and returns the snapshots of its open
 // instances, oldest first, so a renderer that (re)mounts shows them all.
+//
+// A tab that attaches here after its replica died, or after it moved, gets
+// the instances stored for it (with a store).
 func (s *Service) Attach(ctx context.Context, session string) []Snapshot {
+	s.ensureTab(ctx, session)
+	s.tabs.MarkPanels(session)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t := s.tabLocked(session)
@@ -36,6 +41,11 @@ func (s *Service) Snapshot(ctx context.Context, id string) (Snapshot, error) {
 	in, err := s.instance(ctx, id)
 	if err != nil {
 		return Snapshot{}, err
+	}
+	if in.detached { // read from the store: the tab is on another replica
+		sn := in.snapshot()
+		sn.Lease = in.liveLease(s.opts.Now())
+		return sn, nil
 	}
 	s.mu.Lock()
 	sn := in.snapshot()
@@ -63,9 +73,21 @@ type EditResult struct {
 // user always wins: an edit that keeps a value ends any agent's lease on
 // the instance, and the tab is told.
 func (s *Service) Edit(ctx context.Context, id string, req EditRequest) (EditResult, error) {
+	res, err := s.edit(ctx, id, req)
+	if isStale(err) { // a stale copy, dropped: once more on the stored state
+		res, err = s.edit(ctx, id, req)
+	}
+	return res, err
+}
+
+func (s *Service) edit(ctx context.Context, id string, req EditRequest) (EditResult, error) {
 	in, err := s.instance(ctx, id)
 	if err != nil {
 		return EditResult{}, err
+	}
+	if in.detached {
+		var res EditResult
+		return res, s.away(ctx, in, opEdit, editBody{ID: id, Req: req}, &res)
 	}
 	paths := make([]string, 0, len(req.Values))
 	for p := range req.Values {
@@ -108,8 +130,14 @@ func (s *Service) Edit(ctx context.Context, id string, req EditRequest) (EditRes
 	res.Version = in.version
 	sn := in.snapshot()
 	s.mu.Unlock()
+	kind := ""
 	if ended { // the lease badge goes away at once
-		s.push(EventUpdate, sn)
+		kind = EventUpdate
+	}
+	if len(res.Applied) > 0 {
+		if err := s.changed(in, kind, sn); err != nil {
+			return EditResult{}, err
+		}
 	}
 	return res, nil
 }
@@ -125,6 +153,10 @@ func (s *Service) UserAction(ctx context.Context, id, action string) (ActionResu
 	in, err := s.instance(ctx, id)
 	if err != nil {
 		return ActionResult{}, err
+	}
+	if in.detached {
+		var res ActionResult
+		return res, s.away(ctx, in, opUserAction, idBody{ID: id, Action: action}, &res)
 	}
 	s.mu.Lock()
 	origin, owner := in.spec.Origin, in.owner

@@ -37,6 +37,7 @@ var planQueries = []struct{ name, query, index string }{
 		AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.status = 'running' AND j.invocation_id = i.id)
 		ORDER BY i.created_at LIMIT 128`, "invocations_by_created"},
 	{"retention: key names the record", `SELECT 1 FROM idempotency_keys k WHERE k.invocation_id = 'x'`, "idempotency_keys_by_invocation"},
+	{"panel instances of a tab", `SELECT id, session_id, seq, version, doc, updated_at FROM panel_instances WHERE session_id = 's' ORDER BY seq, id`, "panel_instances_by_session"},
 }
 
 func TestQueryPlansUseIndexes(t *testing.T) {

@@ -102,6 +102,7 @@ type Manager struct {
 	remote       map[string]*remoteTab
 	remoteTools  map[[32]byte]*liveTool
 	presenceDone chan struct{} // nil unless Options.Presence
+	presenceKick chan struct{} // announce now (MarkPanels); nil unless Options.Presence
 }
 
 var _ broker.Browser = (*Manager)(nil)

@@ -63,6 +63,9 @@ type presenceMsg struct {
 	LastSeen time.Time `json:"lastSeen,omitzero"`
 	Expires  time.Time `json:"expires,omitzero"`
 	Pending  int       `json:"pending,omitempty"`
+	// Panels: a panel renderer attached in the tab (MarkPanels), so a
+	// panel call that names no tab may choose it from any replica.
+	Panels bool `json:"panels,omitempty"`
 }
 
 // remoteTab is another replica's tab as last announced.
@@ -70,6 +73,7 @@ type remoteTab struct {
 	from        string
 	user        string
 	up, waiting bool
+	panels      bool
 	tools       map[string]*liveTool
 	seen        time.Time // when the announcement arrived
 
@@ -166,6 +170,7 @@ func (m *Manager) startPresence() error {
 	}
 	changes := make(chan struct{}, 1)
 	stopWatch := m.SubscribeTools(changes)
+	m.presenceKick = make(chan struct{}, 1)
 	m.presenceDone = make(chan struct{})
 	go func() {
 		defer close(m.presenceDone)
@@ -181,6 +186,8 @@ func (m *Manager) startPresence() error {
 				m.announceGone(last) // tabs reconnect elsewhere; stop routing here now
 				return
 			case <-changes:
+				m.announce(last, false)
+			case <-m.presenceKick:
 				m.announce(last, false)
 			case <-tick.C:
 				m.announce(last, true)
@@ -204,7 +211,7 @@ func (m *Manager) announce(last map[string]string, every bool) {
 			continue
 		}
 		seen[id] = true
-		msg := presenceMsg{From: m.replica, ID: id, User: st.user, Up: st.connected(), Waiting: st.reachable(), Created: st.createdAt}
+		msg := presenceMsg{From: m.replica, ID: id, User: st.user, Up: st.connected(), Waiting: st.reachable(), Created: st.createdAt, Panels: st.panels}
 		st.mu.Lock()
 		msg.LastSeen, msg.Expires = st.seen, st.expires
 		for _, ev := range st.log {
@@ -219,7 +226,7 @@ func (m *Manager) announce(last map[string]string, every bool) {
 			keys = append(keys, hex.EncodeToString(lt.key[:8]))
 		}
 		slices.Sort(keys)
-		fp := boolMark(msg.Up) + boolMark(msg.Waiting) + strings.Join(keys, ",")
+		fp := boolMark(msg.Up) + boolMark(msg.Waiting) + boolMark(msg.Panels) + strings.Join(keys, ",")
 		if every || last[id] != fp {
 			last[id] = fp
 			out = append(out, msg)
@@ -275,7 +282,7 @@ func (m *Manager) applyPresence(p []byte) {
 		m.watch.notify()
 		return
 	}
-	rt := &remoteTab{from: msg.From, user: msg.User, up: msg.Up, waiting: msg.Waiting,
+	rt := &remoteTab{from: msg.From, user: msg.User, up: msg.Up, waiting: msg.Waiting, panels: msg.Panels,
 		tools: make(map[string]*liveTool, len(msg.Tools)), seen: m.opts.Now(),
 		created: msg.Created, lastSeen: msg.LastSeen, expires: msg.Expires, pending: msg.Pending}
 	for _, t := range msg.Tools {
@@ -348,4 +355,57 @@ func (m *Manager) remoteLiveLocked() []switchboard.Tool {
 		}
 	}
 	return out
+}
+
+// MarkPanels records that a panel renderer attached in session id's tab
+// (held here), and announces it to the other replicas.
+func (m *Manager) MarkPanels(id string) {
+	m.mu.Lock()
+	st := m.sessions[id]
+	changed := st != nil && !st.panels
+	if changed {
+		st.panels = true
+	}
+	kick := m.presenceKick
+	m.mu.Unlock()
+	if changed && kick != nil {
+		select {
+		case kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// PanelTabsElsewhere lists the tabs other replicas hold, connected, in
+// which a panel renderer attached (MarkPanels there).
+func (m *Manager) PanelTabsElsewhere() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for id := range m.remote {
+		if rt := m.remoteLocked(id); rt != nil && rt.up && rt.panels {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// PresenceID is the id this process announces its tabs under: what
+// Elsewhere answers on the other replicas.
+func (m *Manager) PresenceID() string { return m.replica }
+
+// Elsewhere names the replica that announced session id's tab as
+// connected (or within its reconnect window) when this replica does not
+// hold it itself; "" when no other replica did. Package panel sends its
+// calls for that tab there.
+func (m *Manager) Elsewhere(id string) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return ""
+	}
+	if rt := m.remoteLocked(id); rt != nil && (rt.up || rt.waiting) {
+		return rt.from
+	}
+	return ""
 }

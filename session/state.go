@@ -40,6 +40,7 @@ type state struct {
 	up      bool // a stream is attached now
 	waiting bool // up, or down for less than the reconnect window
 	ended   bool
+	panels  bool // a panel renderer attached (MarkPanels)
 
 	// reload serializes writing or reading the stored advertisement with
 	// applying it, so an older advertisement never replaces a newer one.

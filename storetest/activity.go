@@ -355,6 +355,14 @@ func testClosed(t *testing.T, s switchboard.Store) {
 			_, err := s.ChatPut(ctx, switchboard.ChatHistory{SessionID: "c", Messages: json.RawMessage(`[]`)})
 			return err
 		},
+		"PanelInstancePut": func() error {
+			_, err := s.PanelInstancePut(ctx, switchboard.PanelInstance{ID: "p", SessionID: "s", Version: 1, Doc: json.RawMessage(`{}`)}, 0)
+			return err
+		},
+		"PanelInstanceGet":           func() error { _, err := s.PanelInstanceGet(ctx, "p"); return err },
+		"PanelInstanceList":          func() error { _, err := s.PanelInstanceList(ctx, "s"); return err },
+		"PanelInstanceDelete":        func() error { return s.PanelInstanceDelete(ctx, "p") },
+		"PanelInstanceDeleteSession": func() error { _, err := s.PanelInstanceDeleteSession(ctx, "s"); return err },
 		"TokenCreate": func() error {
 			return s.TokenCreate(ctx, switchboard.AgentToken{ID: "t", Agent: "a", Hash: "h", CreatedAt: base})
 		},

@@ -445,3 +445,38 @@ func (f *Faulty) AgentPrune(ctx context.Context, keep int) (int, error) {
 	}
 	return f.Store.AgentPrune(ctx, keep)
 }
+
+func (f *Faulty) PanelInstancePut(ctx context.Context, p switchboard.PanelInstance, prev int64) (switchboard.PanelInstance, error) {
+	if err := f.fail("PanelInstancePut"); err != nil {
+		return p, err
+	}
+	return f.Store.PanelInstancePut(ctx, p, prev)
+}
+
+func (f *Faulty) PanelInstanceGet(ctx context.Context, id string) (switchboard.PanelInstance, error) {
+	if err := f.fail("PanelInstanceGet"); err != nil {
+		return switchboard.PanelInstance{}, err
+	}
+	return f.Store.PanelInstanceGet(ctx, id)
+}
+
+func (f *Faulty) PanelInstanceList(ctx context.Context, sessionID string) ([]switchboard.PanelInstance, error) {
+	if err := f.fail("PanelInstanceList"); err != nil {
+		return nil, err
+	}
+	return f.Store.PanelInstanceList(ctx, sessionID)
+}
+
+func (f *Faulty) PanelInstanceDelete(ctx context.Context, id string) error {
+	if err := f.fail("PanelInstanceDelete"); err != nil {
+		return err
+	}
+	return f.Store.PanelInstanceDelete(ctx, id)
+}
+
+func (f *Faulty) PanelInstanceDeleteSession(ctx context.Context, sessionID string) (int, error) {
+	if err := f.fail("PanelInstanceDeleteSession"); err != nil {
+		return 0, err
+	}
+	return f.Store.PanelInstanceDeleteSession(ctx, sessionID)
+}

@@ -67,6 +67,7 @@ var cases = []struct {
 	{"ActivityRejects", testActivityRejects},
 	{"ActivityHead", testActivityHead},
 	{"Chat", testChat},
+	{"PanelInstances", testPanelInstances},
 	{"Tokens", testTokens},
 	{"ApprovalLifecycle", testApprovalLifecycle},
 	{"ApprovalDecideRace", testApprovalDecideRace},

@@ -1,0 +1,401 @@
+package panel
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/bus"
+	"github.com/switchboardhq/switchboard/panelspec"
+)
+
+// Panels across replicas (issue 16). A tab's instances are changed by the
+// replica that holds its stream: it has the working copy, the adapter
+// subscriptions and the stream to push panel.open, panel.update and
+// panel.close on. A change asked of another replica (an agent's call
+// landed there) is sent to that replica over the bus, with the caller's
+// principal and agent session, and answered back; the holder runs it
+// exactly as a local call and stores the result (shared.go). Reads are
+// answered from the store wherever they land.
+//
+// Bus messages are at most once: a request or answer lost on the way
+// leaves the caller with TIMEOUT after the call's own deadline, saying the
+// change may have been made (panel.read_state tells).
+//
+// Adapter invalidations go to every replica: a data tool's mutation made
+// on one replica refreshes the panels showing that adapter on all of them
+// (each replica's adapter only notifies its own process).
+
+const (
+	topicAdapters = "panel.adapters"
+	// forwardWait bounds a forwarded change whose ctx has no deadline.
+	forwardWait = 30 * time.Second
+)
+
+func topicOps(replica string) string   { return "panel.ops." + replica }
+func topicReply(replica string) string { return "panel.reply." + replica }
+
+// Forwarded operations.
+const (
+	opOpen       = "open"
+	opCompose    = "compose"
+	opFill       = "fill"
+	opPatch      = "patch"
+	opAction     = "action"
+	opClose      = "close"
+	opEdit       = "edit"
+	opUserAction = "user_action"
+	opPin        = "pin"
+)
+
+// opMsg asks the replica holding a tab to make a change.
+type opMsg struct {
+	From      string                 `json:"from"`
+	ID        string                 `json:"id"`
+	Session   string                 `json:"session"`
+	Op        string                 `json:"op"`
+	Principal *switchboard.Principal `json:"principal,omitempty"`
+	Agent     string                 `json:"agent,omitempty"`
+	WaitMs    int64                  `json:"waitMs"`
+	Body      json.RawMessage        `json:"body"`
+}
+
+// replyMsg answers an opMsg.
+type replyMsg struct {
+	ID     string             `json:"id"`
+	Result json.RawMessage    `json:"result,omitempty"`
+	Error  *switchboard.Error `json:"error,omitempty"`
+}
+
+type adapterMsg struct {
+	From    string `json:"from"`
+	Adapter string `json:"adapter"`
+}
+
+// remote is the service's side of the bus.
+type remote struct {
+	s       *Service
+	b       bus.Bus
+	replica string
+	unsubs  []func()
+
+	mu      sync.Mutex
+	pending map[string]chan replyMsg
+}
+
+func startRemote(s *Service, b bus.Bus, replica string) (*remote, error) {
+	r := &remote{s: s, b: b, replica: replica, pending: map[string]chan replyMsg{}}
+	for topic, h := range map[string]bus.Handler{
+		topicOps(replica):   r.onOp,
+		topicReply(replica): r.onReply,
+		topicAdapters:       r.onAdapter,
+	} {
+		cancel, err := b.Subscribe(topic, h)
+		if err != nil {
+			r.close()
+			return nil, err
+		}
+		r.unsubs = append(r.unsubs, cancel)
+	}
+	return r, nil
+}
+
+func (r *remote) close() {
+	for _, u := range r.unsubs {
+		u()
+	}
+}
+
+// forward asks replica to run op for session with body, as the caller in
+// ctx, and decodes its answer into out.
+func (r *remote) forward(ctx context.Context, replica, session, op string, body, out any) error {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return switchboard.Errorf(switchboard.CodeInternal, "encode panel %s: %v", op, err)
+	}
+	msg := opMsg{From: r.replica, ID: randomHex(12), Session: session, Op: op, Body: b}
+	if p, ok := switchboard.PrincipalFrom(ctx); ok {
+		msg.Principal = &p
+	}
+	msg.Agent, _ = switchboard.AgentSessionFrom(ctx)
+	if _, has := ctx.Deadline(); !has {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, forwardWait)
+		defer cancel()
+	}
+	dl, _ := ctx.Deadline()
+	msg.WaitMs = time.Until(dl).Milliseconds()
+	payload, err := json.Marshal(msg)
+	if err != nil {
+		return switchboard.Errorf(switchboard.CodeInternal, "encode panel %s: %v", op, err)
+	}
+	ch := make(chan replyMsg, 1)
+	r.mu.Lock()
+	r.pending[msg.ID] = ch
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		delete(r.pending, msg.ID)
+		r.mu.Unlock()
+	}()
+	if err := r.b.Publish(ctx, topicOps(replica), payload); err != nil {
+		return err
+	}
+	select {
+	case rep := <-ch:
+		if rep.Error != nil {
+			return rep.Error
+		}
+		if out != nil && len(rep.Result) > 0 {
+			if err := json.Unmarshal(rep.Result, out); err != nil {
+				return switchboard.Errorf(switchboard.CodeInternal, "decode panel %s answer: %v", op, err)
+			}
+		}
+		return nil
+	case <-ctx.Done():
+		return switchboard.Errorf(switchboard.CodeTimeout,
+			"the replica holding session %s's tab did not answer panel %s in time; the change may have been made (read it with panel.read_state)", session, op)
+	}
+}
+
+func (r *remote) onReply(p []byte) {
+	var rep replyMsg
+	if json.Unmarshal(p, &rep) != nil {
+		return
+	}
+	r.mu.Lock()
+	ch := r.pending[rep.ID]
+	r.mu.Unlock()
+	if ch != nil {
+		select {
+		case ch <- rep:
+		default:
+		}
+	}
+}
+
+func (r *remote) onOp(p []byte) {
+	var msg opMsg
+	if json.Unmarshal(p, &msg) != nil || msg.ID == "" {
+		return
+	}
+	msg.Body = bytes.Clone(msg.Body)
+	go r.serve(msg)
+}
+
+// serve runs a forwarded change here, where the tab is, and answers it.
+func (r *remote) serve(msg opMsg) {
+	s := r.s
+	wait := time.Duration(msg.WaitMs) * time.Millisecond
+	if wait <= 0 || wait > maxActionTime {
+		wait = forwardWait
+	}
+	ctx, cancel := context.WithTimeout(s.base, wait)
+	defer cancel()
+	if msg.Principal != nil {
+		ctx = switchboard.WithPrincipal(ctx, *msg.Principal)
+	}
+	if msg.Agent != "" {
+		ctx = switchboard.WithAgentSession(ctx, msg.Agent)
+	}
+	var res any
+	var err error
+	if !s.tabs.Connected(msg.Session) {
+		err = switchboard.Errorf(switchboard.CodeSessionGone, "the tab of session %s left this replica; try again", msg.Session)
+	} else {
+		res, err = s.runOp(ctx, msg.Op, msg.Body)
+	}
+	rep := replyMsg{ID: msg.ID, Error: switchboard.AsError(err)}
+	if err == nil {
+		if rep.Result, err = json.Marshal(res); err != nil {
+			rep.Error = switchboard.Errorf(switchboard.CodeInternal, "encode panel %s answer: %v", msg.Op, err)
+		}
+	}
+	b, _ := json.Marshal(rep)
+	if len(b) > bus.MaxPayload && rep.Error == nil {
+		// A snapshot with large data: the caller gets it without spec and
+		// data (the tab has them on its stream; panel.read_state reads them).
+		rep.Result = slim(res)
+		b, _ = json.Marshal(rep)
+	}
+	if err := r.b.Publish(context.WithoutCancel(ctx), topicReply(msg.From), b); err != nil {
+		s.log.Warn("panel answer not sent to the calling replica", "op", msg.Op, "err", err)
+	}
+}
+
+// slim drops the bulky parts of a snapshot answer.
+func slim(res any) json.RawMessage {
+	var b []byte
+	switch v := res.(type) {
+	case Snapshot:
+		v.Spec, v.Data = nil, nil
+		b, _ = json.Marshal(v)
+	case ComposeResult:
+		v.Spec, v.Data = nil, nil
+		b, _ = json.Marshal(v)
+	default:
+		b, _ = json.Marshal(res)
+	}
+	return b
+}
+
+// Bodies of the forwarded operations that take more than a request.
+type idBody struct {
+	ID     string `json:"id"`
+	Action string `json:"action,omitempty"`
+}
+type editBody struct {
+	ID  string      `json:"id"`
+	Req EditRequest `json:"req"`
+}
+
+// runOp runs a forwarded operation on this replica.
+func (s *Service) runOp(ctx context.Context, op string, body json.RawMessage) (any, error) {
+	dec := func(v any) error {
+		if err := json.Unmarshal(body, v); err != nil {
+			return switchboard.Errorf(switchboard.CodeInvalidInput, "decode panel %s: %v", op, err)
+		}
+		return nil
+	}
+	switch op {
+	case opOpen:
+		var req OpenRequest
+		if err := dec(&req); err != nil {
+			return nil, err
+		}
+		return s.Open(ctx, req)
+	case opCompose:
+		var req ComposeRequest
+		if err := dec(&req); err != nil {
+			return nil, err
+		}
+		return s.Compose(ctx, req)
+	case opFill:
+		var req FillRequest
+		if err := dec(&req); err != nil {
+			return nil, err
+		}
+		return s.Fill(ctx, req)
+	case opPatch:
+		var req PatchRequest
+		if err := dec(&req); err != nil {
+			return nil, err
+		}
+		return s.Patch(ctx, req)
+	case opAction:
+		var req ActionRequest
+		if err := dec(&req); err != nil {
+			return nil, err
+		}
+		return s.RunAction(ctx, req)
+	case opClose:
+		var b idBody
+		if err := dec(&b); err != nil {
+			return nil, err
+		}
+		return struct{}{}, s.CloseInstance(ctx, b.ID)
+	case opEdit:
+		var b editBody
+		if err := dec(&b); err != nil {
+			return nil, err
+		}
+		return s.Edit(ctx, b.ID, b.Req)
+	case opUserAction:
+		var b idBody
+		if err := dec(&b); err != nil {
+			return nil, err
+		}
+		return s.UserAction(ctx, b.ID, b.Action)
+	case opPin:
+		var b idBody
+		if err := dec(&b); err != nil {
+			return nil, err
+		}
+		return s.Pin(ctx, b.ID)
+	}
+	return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "unknown panel operation %q", op)
+}
+
+// holder names the replica to send a change for session to: another
+// replica that holds its tab. "" means here (or nowhere).
+func (s *Service) holder(session string) string {
+	if s.remote == nil || s.tabs.Connected(session) {
+		return ""
+	}
+	return s.tabs.Elsewhere(session)
+}
+
+// elsewhere forwards op for the tab of session to the replica holding it
+// when that is another one; done reports whether it did.
+func (s *Service) elsewhere(ctx context.Context, session, op string, body, out any) (done bool, err error) {
+	rep := s.holder(session)
+	if rep == "" {
+		return false, nil
+	}
+	return true, s.remote.forward(ctx, rep, session, op, body, out)
+}
+
+// adapterChanged tells every other replica that adapter name's data
+// changed, so their panels showing it refresh.
+func (s *Service) adapterChanged(name string) {
+	if s.remote == nil {
+		return
+	}
+	b, _ := json.Marshal(adapterMsg{From: s.remote.replica, Adapter: name})
+	if err := s.remote.b.Publish(s.base, topicAdapters, b); err != nil {
+		s.log.Debug("adapter change not announced", "adapter", name, "err", err)
+	}
+}
+
+// onAdapter refreshes this replica's instances that show another
+// replica's changed adapter (its own adapter told them already).
+func (r *remote) onAdapter(p []byte) {
+	var msg adapterMsg
+	if json.Unmarshal(p, &msg) != nil || msg.From == r.replica {
+		return
+	}
+	s := r.s
+	s.mu.Lock()
+	var hit []*instance
+	for _, in := range s.byID {
+		for _, src := range in.spec.Sources {
+			if src := s.richLocked(src); src.Kind == panelspec.SourceAdapter && src.Adapter == msg.Adapter {
+				hit = append(hit, in)
+				break
+			}
+		}
+	}
+	s.mu.Unlock()
+	for _, in := range hit {
+		s.invalidate(in)
+	}
+}
+
+// away sends op on instance in (a detached copy: its tab is not here) to
+// the replica holding its tab, or answers SESSION_GONE when none does.
+func (s *Service) away(ctx context.Context, in *instance, op string, body, out any) error {
+	if rep := s.holder(in.session); rep != "" {
+		return s.remote.forward(ctx, rep, in.session, op, body, out)
+	}
+	return switchboard.Errorf(switchboard.CodeSessionGone,
+		"the tab showing panel instance %s is not connected; its panels come back when it reconnects", in.id)
+}
+
+// targetSession is the tab a call acts in when that is decided before
+// it runs: the calling tab itself, sessionId, or — for a call that names
+// none — the one tab showing panels when another replica holds it (so the
+// call is sent there). "" otherwise: resolveSession decides here.
+func (s *Service) targetSession(ctx context.Context, named string) string {
+	if p, ok := switchboard.PrincipalFrom(ctx); ok && p.Kind == switchboard.PrincipalSession {
+		return p.ID
+	}
+	if named == "" && s.remote != nil {
+		if id, err := s.resolveSession(ctx, ""); err == nil && s.holder(id) != "" {
+			return id
+		}
+	}
+	return named
+}

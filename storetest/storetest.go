@@ -77,6 +77,9 @@ var cases = []struct {
 	{"ReplicaOwnership", testReplicaOwnership},
 	{"InvocationExpire", testInvocationExpire},
 	{"IdempotencyExpire", testIdempotencyExpire},
+	{"Runs", testRuns},
+	{"RunFailInFlight", testRunFailInFlight},
+	{"RunExpire", testRunExpire},
 	{"Cancelled", testCancelled},
 	{"Closed", testClosed},
 }

@@ -343,6 +343,7 @@ func (rt *Runtime) stopParked(ctx context.Context, run *Run, intr *interruptStat
 		run.status = switchboard.RunCancelled
 	}
 	run.mu.Unlock()
+	run.changed()
 }
 
 // cancelWaiting cancels the parked calls whose approval is still pending

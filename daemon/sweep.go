@@ -39,6 +39,9 @@ type resumed struct {
 //     OUTCOME_UNKNOWN (it may have run; it is never re-run). Each gets its
 //     tool.call entry in the transaction that ends it.
 //   - A running job ends failed (its work died with its process).
+//   - A running agent run ends failed OUTCOME_UNKNOWN with a RUN_ERROR
+//     event in its stored log (endRuns); a run that ended waiting for an
+//     approval stays waiting.
 //   - At start (owners holds ""), idempotency keys without a recorded
 //     call are released (releaseOrphanKeys).
 func (d *Daemon) sweep(ctx context.Context, st switchboard.Store, owners map[string]bool) (map[string]string, error) {
@@ -94,6 +97,9 @@ func (d *Daemon) sweep(ctx context.Context, st switchboard.Store, owners map[str
 		return nil, fmt.Errorf("fail jobs left running: %w", err)
 	} else if n > 0 {
 		d.log.Warn("failed jobs left running by a stopped daemon", "count", n)
+	}
+	if err := d.endRuns(ctx, st, d.bus, owners); err != nil {
+		return nil, err
 	}
 	if len(kept) > 0 {
 		d.log.Info("calls awaiting approval outlived their daemon; they run here once approved", "count", len(kept))

@@ -80,6 +80,7 @@ type replica struct {
 type cluster struct {
 	t     *testing.T
 	store string
+	args  []string // more serve flags for every replica
 	reps  []*replica
 	proxy *httptest.Server
 	next  atomic.Uint64
@@ -88,11 +89,17 @@ type cluster struct {
 // newCluster starts n replicas and the proxy, or skips without Postgres.
 func newCluster(t *testing.T, n int) *cluster {
 	t.Helper()
+	return newClusterArgs(t, n)
+}
+
+// newClusterArgs is newCluster with more serve flags for every replica.
+func newClusterArgs(t *testing.T, n int, args ...string) *cluster {
+	t.Helper()
 	dsn := os.Getenv(dsnEnv)
 	if dsn == "" || bin == "" {
 		t.Skipf("multi-replica tests run real `switchboard serve` processes on Postgres; set %s=postgres://postgres@127.0.0.1:5432/test?sslmode=disable", dsnEnv)
 	}
-	c := &cluster{t: t, store: schemaDSN(t, dsn)}
+	c := &cluster{t: t, store: schemaDSN(t, dsn), args: args}
 	for range n {
 		c.reps = append(c.reps, &replica{data: t.TempDir(), out: &syncBuffer{}})
 	}
@@ -143,6 +150,7 @@ func (c *cluster) start(i int) {
 	ln.Close()
 	r.cmd = exec.Command(bin, "serve", "--addr", r.addr, "--data", r.data, "--token", token, "--store", c.store,
 		"--log-level", "warn", "--replica-heartbeat", heartbeat, "--replica-timeout", timeout)
+	r.cmd.Args = append(r.cmd.Args, c.args...)
 	r.cmd.Stdout, r.cmd.Stderr = r.out, r.out
 	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,159 @@
+package deploy_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/agui"
+	"github.com/switchboardhq/switchboard/model/modeltest"
+)
+
+// TestRunFollowedAcrossReplicas: a run started on replica A (a scripted
+// model, a local server speaking OpenAI's streaming wire format, holds its
+// answer after the first chunk) is followed from replica B with the same
+// event ids; B's follower drops and resumes with Last-Event-ID; then A is
+// killed with SIGKILL mid-run, and the follower on B sees the run end with
+// RUN_ERROR {code: OUTCOME_UNKNOWN} appended by the survivor's takeover,
+// GET /runs/{id} says failed on every replica left, and the model was
+// asked once (nothing ran twice).
+func TestRunFollowedAcrossReplicas(t *testing.T) {
+	if os.Getenv(dsnEnv) == "" || bin == "" {
+		t.Skipf("set %s to run replicas on Postgres", dsnEnv)
+	}
+	hold := make(chan struct{})
+	t.Cleanup(func() { close(hold) })
+	llm := modeltest.NewOpenAI(t, modeltest.Turn{Text: "Hello from replica A, in small chunks.", ChunkSize: 4, Hold: hold})
+	cfg := filepath.Join(t.TempDir(), "switchboard.yaml")
+	if err := os.WriteFile(cfg, fmt.Appendf(nil, "models:\n  default:\n    provider: openai\n    model: scripted\n    baseURL: %s\n", llm.BaseURL()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := newClusterArgs(t, 2, "--config", cfg)
+	a, b := "http://"+c.reps[0].addr, "http://"+c.reps[1].addr
+	do := func(method, url, lastID, body string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(method, url, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		if lastID != "" {
+			req.Header.Set("Last-Event-ID", lastID)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	resp := do("POST", a+"/api/v1/runs", "", `{"threadId":"chat-1","input":"say hello"}`)
+	if resp.StatusCode != http.StatusCreated {
+		body, _ := io.ReadAll(resp.Body)
+		t.Fatalf("POST /runs on A: %d %s", resp.StatusCode, body)
+	}
+	var started struct{ RunID string }
+	decode(t, resp, &started)
+	id := started.RunID
+
+	// B follows until the first text delta (A's model is held after it).
+	type frame struct{ id, data string }
+	errEnough := errors.New("enough")
+	read := func(body io.Reader, stop func(agui.Event) bool) []frame {
+		var out []frame
+		err := agui.ReadFrames(body, func(fid string, data []byte) error {
+			out = append(out, frame{fid, string(bytes.Clone(data))})
+			ev, err := agui.Decode(data)
+			if err != nil {
+				return err
+			}
+			if stop != nil && stop(ev) {
+				return errEnough
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, errEnough) {
+			t.Errorf("reading the run's stream: %v", err)
+		}
+		return out
+	}
+	first := read(do("GET", b+"/api/v1/runs/"+id+"/events", "", "").Body, func(ev agui.Event) bool {
+		_, ok := ev.(*agui.TextMessageContent)
+		return ok
+	})
+	if len(first) == 0 {
+		t.Fatal("B served no event of A's run")
+	}
+	last := first[len(first)-1].id
+	var info struct {
+		Status string
+		Error  *struct{ Code string }
+	}
+	decode(t, do("GET", b+"/api/v1/runs/"+id, "", ""), &info)
+	if info.Status != "running" {
+		t.Fatalf("GET /runs/{id} on B while A runs it: %+v", info)
+	}
+
+	// B resumes after the last id it saw; A dies under it.
+	rest := make(chan []frame, 1)
+	follow := do("GET", b+"/api/v1/runs/"+id+"/events", last, "")
+	go func() { rest <- read(follow.Body, nil) }()
+	c.kill(0)
+	var tail []frame
+	select {
+	case tail = <-rest:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the follower on B saw no end of the run within 60 s of A's death")
+	}
+	all := append(first, tail...)
+	var evs []agui.Event
+	for i, f := range all {
+		if f.id != strconv.Itoa(i) {
+			t.Fatalf("frame %d has id %s: ids must run on without gap or repeat across replicas and resumes", i, f.id)
+		}
+		ev, err := agui.Decode([]byte(f.data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev)
+	}
+	end, ok := evs[len(evs)-1].(*agui.RunError)
+	if !ok || end.Code != "OUTCOME_UNKNOWN" {
+		t.Fatalf("the run's last event on B: %s", all[len(all)-1].data)
+	}
+	decode(t, do("GET", b+"/api/v1/runs/"+id, "", ""), &info)
+	if info.Status != "failed" || info.Error == nil || info.Error.Code != "OUTCOME_UNKNOWN" {
+		t.Fatalf("GET /runs/{id} on B after A died: %+v", info)
+	}
+	var list struct {
+		Items []struct{ RunID, Status string }
+	}
+	decode(t, do("GET", c.proxy.URL+"/api/v1/runs", "", ""), &list)
+	if len(list.Items) != 1 || list.Items[0].RunID != id || list.Items[0].Status != "failed" {
+		t.Fatalf("GET /runs through the balancer: %+v", list)
+	}
+	if n := len(llm.Requests()); n != 1 {
+		t.Fatalf("the model was asked %d times; the dead replica's run must not run again", n)
+	}
+}
+
+// decode reads a JSON response into v.
+func decode(t *testing.T, resp *http.Response, v any) {
+	t.Helper()
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
+		body, _ := io.ReadAll(resp.Body)
+		t.Fatalf("%s %s: %d %s", resp.Request.Method, resp.Request.URL.Path, resp.StatusCode, body)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,147 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+
+	"github.com/switchboardhq/switchboard/agent"
+	"github.com/switchboardhq/switchboard/agui"
+	"github.com/switchboardhq/switchboard/httpapi"
+	"github.com/switchboardhq/switchboard/model/modeltest"
+	"github.com/switchboardhq/switchboard/sqlite"
+)
+
+// frame is one SSE frame of a run's stream.
+type frame struct {
+	id   string
+	data string
+}
+
+var errEnough = errors.New("enough")
+
+// readFrames reads a run's stream until stop says so (or it ends).
+func readFrames(t *testing.T, body io.Reader, stop func(frame) bool) []frame {
+	t.Helper()
+	var out []frame
+	err := agui.ReadFrames(body, func(id string, data []byte) error {
+		f := frame{id, string(bytes.Clone(data))}
+		out = append(out, f)
+		if stop != nil && stop(f) {
+			return errEnough
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errEnough) {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestRunFollowedFromAnotherReplica: a run of replica A (its own runtime
+// and server) is answered by replica B, which does not hold it, from the
+// store both share: GET /runs/{id} while it runs, its events as A flushes
+// them (woken by A's flush notifications), a resume with Last-Event-ID on
+// B that continues exactly where the first stream stopped, and the whole
+// log — ids and bytes — equal to what A itself serves. GET /runs on B
+// lists it.
+func TestRunFollowedFromAnotherReplica(t *testing.T) {
+	var b atomic.Pointer[agent.Runtime]
+	e := newAssistantOpts(t, true, false, func(ao *agent.Options, st *sqlite.Store) {
+		ao.Runs, ao.Replica = st, "rep_a"
+		ao.RunFlushed = func(id string, seq int) {
+			if rt := b.Load(); rt != nil {
+				rt.Notified(id, seq)
+			}
+		}
+	})
+	rtB, err := agent.New(agent.Options{Broker: e.opts.Broker, Registry: e.opts.Registry, History: e.store, Runs: e.store, Replica: "rep_b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Store(rtB)
+	hB, err := httpapi.New(httpapi.Options{Registry: e.opts.Registry, AdminToken: token, Broker: e.opts.Broker, Sessions: e.opts.Sessions, Agent: rtB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srvB := httptest.NewServer(hB)
+	t.Cleanup(func() { srvB.Close(); rtB.Close() })
+	get := func(base, path, lastID string) *http.Response {
+		req, _ := http.NewRequest("GET", base+path, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		if lastID != "" {
+			req.Header.Set("Last-Event-ID", lastID)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+
+	hold := make(chan struct{})
+	e.model.Push(modeltest.Turn{Text: "Hello from replica A, streamed in small chunks.", ChunkSize: 4, Hold: hold, InputTokens: 7, OutputTokens: 11})
+	resp := e.post(t, "POST", "/api/v1/runs", token, `{"threadId":"chat-x","input":"say hello"}`)
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("POST /runs on A: %d %v", resp.StatusCode, decodeJSON(t, resp))
+	}
+	id := decodeJSON(t, resp)["runId"].(string)
+	if _, err := rtB.Get(id); err == nil {
+		t.Fatal("B holds A's run in memory; the test would not test the store")
+	}
+
+	if got := decodeJSON(t, get(srvB.URL, "/api/v1/runs/"+id, "")); got["status"] != "running" || got["threadId"] != "chat-x" {
+		t.Fatalf("GET /runs/{id} on B while A runs it: %v", got)
+	}
+	// Follow on B until the first text delta (A holds the model's stream
+	// after it), then drop the stream.
+	first := readFrames(t, get(srvB.URL, "/api/v1/runs/"+id+"/events", "").Body, func(f frame) bool {
+		ev, _ := agui.Decode([]byte(f.data))
+		_, ok := ev.(*agui.TextMessageContent)
+		return ok
+	})
+	close(hold)
+	last := first[len(first)-1].id
+	rest := readFrames(t, get(srvB.URL, "/api/v1/runs/"+id+"/events", last).Body, nil)
+
+	whole := readFrames(t, get(e.srv.URL, "/api/v1/runs/"+id+"/events", "").Body, nil)
+	got := append(append([]frame(nil), first...), rest...)
+	if len(got) != len(whole) {
+		t.Fatalf("B served %d frames (%d + %d after Last-Event-ID %s); A serves %d", len(got), len(first), len(rest), last, len(whole))
+	}
+	var evs []agui.Event
+	for i := range whole {
+		if got[i] != whole[i] {
+			t.Fatalf("frame %d: B served %+v, A serves %+v", i, got[i], whole[i])
+		}
+		ev, err := agui.Decode([]byte(got[i].data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev)
+	}
+	if err := agui.CheckAll(evs); err != nil {
+		t.Fatalf("lifecycle of B's stream: %v", err)
+	}
+	if _, ok := evs[len(evs)-1].(*agui.RunFinished); !ok {
+		t.Fatalf("B's stream ends with %T", evs[len(evs)-1])
+	}
+	// The stream ended because the stored run is final: B's record says so.
+	info := decodeJSON(t, get(srvB.URL, "/api/v1/runs/"+id, ""))
+	if info["status"] != "succeeded" || info["events"] != float64(len(whole)) ||
+		info["usage"].(map[string]any)["totalTokens"] != float64(18) {
+		t.Fatalf("GET /runs/{id} on B after the run: %v", info)
+	}
+	list := decodeJSON(t, get(srvB.URL, "/api/v1/runs", ""))
+	if items := list["items"].([]any); len(items) != 1 || items[0].(map[string]any)["runId"] != id {
+		t.Fatalf("GET /runs on B: %v", list)
+	}
+	if r := get(srvB.URL, "/api/v1/runs/nope/events", ""); r.StatusCode != http.StatusNotFound {
+		t.Fatalf("unknown run on B: %d", r.StatusCode)
+	}
+}

@@ -124,6 +124,10 @@ type Options struct {
 	// bus so that other replicas' followers (Notified) read the store at
 	// once. It must not block.
 	RunFlushed func(runID string, seq int)
+	// RunCancel, if set, asks the replica that holds a run to stop it (the
+	// daemon publishes it on the bus; that replica stops it with Get and
+	// Stop): POST /runs/{id}/cancel on any replica (CancelStored).
+	RunCancel func(runID string)
 	// RunFlushInterval bounds how long a delta waits to be stored
 	// (DefaultRunFlushInterval); RunPollInterval spaces a follower's store
 	// reads when no notification arrives (DefaultRunPollInterval).

@@ -36,8 +36,19 @@ type Follower struct {
 func (rt *Runtime) Follow(ctx context.Context, id string, from int) *Follower {
 	from = max(from, 0)
 	f := &Follower{id: id, base: from, wake: make(chan struct{})}
-	poke := make(chan struct{}, 1)
+	poke, unwatch := rt.watchRun(id)
+	go func() {
+		defer unwatch()
+		rt.tail(ctx, f, from, poke)
+	}()
+	return f
+}
+
+// watchRun registers a channel Notified pokes for run id, until unwatch.
+func (rt *Runtime) watchRun(id string) (poke chan struct{}, unwatch func()) {
+	poke = make(chan struct{}, 1)
 	rt.wmu.Lock()
+	defer rt.wmu.Unlock()
 	if rt.watch == nil {
 		rt.watch = map[string]map[chan struct{}]bool{}
 	}
@@ -45,19 +56,14 @@ func (rt *Runtime) Follow(ctx context.Context, id string, from int) *Follower {
 		rt.watch[id] = map[chan struct{}]bool{}
 	}
 	rt.watch[id][poke] = true
-	rt.wmu.Unlock()
-	go func() {
-		defer func() {
-			rt.wmu.Lock()
-			delete(rt.watch[id], poke)
-			if len(rt.watch[id]) == 0 {
-				delete(rt.watch, id)
-			}
-			rt.wmu.Unlock()
-		}()
-		rt.tail(ctx, f, from, poke)
-	}()
-	return f
+	return poke, func() {
+		rt.wmu.Lock()
+		defer rt.wmu.Unlock()
+		delete(rt.watch[id], poke)
+		if len(rt.watch[id]) == 0 {
+			delete(rt.watch, id)
+		}
+	}
 }
 
 // Notified is told that run id's replica stored its events up to seq: the
@@ -157,4 +163,39 @@ func (f *Follower) Events(from int) (recs []Record, more <-chan struct{}, comple
 		recs = f.recs[i:len(f.recs):len(f.recs)]
 	}
 	return recs, f.wake, f.complete
+}
+
+// cancelPoll spaces CancelStored's store reads between notifications.
+const cancelPoll = 100 * time.Millisecond
+
+// CancelStored stops stored run rec that another replica holds: it asks
+// that replica (Options.RunCancel) and waits, at most wait, for the stored
+// run to leave the status it had, and returns the stored record. A run
+// already finished is returned as it is; one whose replica is dead stays
+// running until a survivor ends it.
+func (rt *Runtime) CancelStored(ctx context.Context, rec switchboard.RunRecord, wait time.Duration) (switchboard.RunRecord, error) {
+	if rt.opts.RunCancel == nil || (rec.Status != switchboard.RunRunning && rec.Status != switchboard.RunWaiting) {
+		return rec, nil
+	}
+	poke, unwatch := rt.watchRun(rec.RunID)
+	defer unwatch()
+	rt.opts.RunCancel(rec.RunID)
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	tick := time.NewTicker(cancelPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-poke:
+		case <-tick.C:
+		case <-deadline.C:
+			return rt.opts.Runs.RunGet(ctx, rec.RunID)
+		case <-ctx.Done():
+			return rec, context.Cause(ctx)
+		}
+		cur, err := rt.opts.Runs.RunGet(ctx, rec.RunID)
+		if err != nil || cur.Status != rec.Status {
+			return cur, err
+		}
+	}
 }

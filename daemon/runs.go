@@ -20,8 +20,13 @@ import (
 // (agent/follow.go). A run whose replica died is ended by the survivor's
 // takeover, or by the replica's own next start (endRuns, from sweep).
 
-// topicRuns carries run flush notifications between replicas.
-const topicRuns = "runs.flushed"
+// topicRuns carries run flush notifications between replicas;
+// topicRunCancel asks the replica holding a run to stop it (the payload
+// is the run id).
+const (
+	topicRuns      = "runs.flushed"
+	topicRunCancel = "runs.cancel"
+)
 
 // errRunLost ends the running runs of a dead replica. OUTCOME_UNKNOWN, as
 // for its calls in flight: the run's last step may or may not have
@@ -38,6 +43,13 @@ func (d *Daemon) runOptions(ao *agent.Options, opts Options) {
 	ao.Replica = d.replica.id
 	b := opts.Bus
 	ao.RunFlushed = func(id string, seq int) { d.publishRun(b, id, seq) }
+	ao.RunCancel = func(id string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := b.Publish(ctx, topicRunCancel, []byte(id)); err != nil {
+			d.log.Warn("could not ask the replica holding a run to stop it", "run", id, "err", err)
+		}
+	}
 }
 
 // publishRun announces a stored flush of run id; a lost notification
@@ -62,7 +74,19 @@ func (d *Daemon) relayRuns(b bus.Bus) error {
 	if err != nil {
 		return fmt.Errorf("subscribe to run notifications: %w", err)
 	}
-	d.stopRuns = unsub
+	unsubCancel, err := b.Subscribe(topicRunCancel, func(p []byte) {
+		if d.Agent == nil {
+			return
+		}
+		if run, err := d.Agent.Get(string(p)); err == nil {
+			go run.Stop() // a stop may wait for cancelled calls to record their end
+		}
+	})
+	if err != nil {
+		unsub()
+		return fmt.Errorf("subscribe to run cancellations: %w", err)
+	}
+	d.stopRuns = func() { unsub(); unsubCancel() }
 	return nil
 }
 

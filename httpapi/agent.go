@@ -28,6 +28,9 @@ const (
 	maxAgentBodyBytes = 16 << 20
 	// runHeartbeat spaces keep-alive comments on idle run streams.
 	runHeartbeat = 15 * time.Second
+	// stopWait bounds how long POST /runs/{id}/cancel waits for the run
+	// to end before it answers with the record as it is.
+	stopWait = 2 * time.Second
 )
 
 func (s *Server) agentRoutes() {
@@ -204,6 +207,19 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request, c agentCaller) {
 
 func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, c agentCaller) {
 	run, err := s.run(r.Context(), r.PathValue("id"), c)
+	if switchboard.CodeOf(err) == switchboard.CodeNotFound {
+		// Another replica's run: that replica is asked to stop it.
+		rec, err := s.storedRun(r.Context(), r.PathValue("id"), c)
+		if err == nil {
+			rec, err = s.opts.Agent.CancelStored(r.Context(), rec, stopWait)
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, rec.RunInfo)
+		return
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -217,7 +233,7 @@ func (s *Server) stopRun(w http.ResponseWriter, r *http.Request, run *agent.Run)
 	run.Stop()
 	select { // usually ends at once; answer with the final record when it does
 	case <-run.Done():
-	case <-time.After(2 * time.Second):
+	case <-time.After(stopWait):
 	case <-r.Context().Done():
 	}
 	writeJSON(w, http.StatusOK, run.Info())

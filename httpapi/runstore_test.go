@@ -49,7 +49,10 @@ func readFrames(t *testing.T, body io.Reader, stop func(frame) bool) []frame {
 // B that continues exactly where the first stream stopped, and the whole
 // log — ids and bytes — equal to what A itself serves. GET /runs on B
 // lists it.
-func TestRunFollowedFromAnotherReplica(t *testing.T) {
+// twoReplicas is an assistant env (replica A) and a second runtime and
+// server over the same store (replica B), A's flush notifications and B's
+// cancel requests passed between them as the daemon's bus passes them.
+func twoReplicas(t *testing.T) (*assistantEnv, *httptest.Server, *agent.Runtime, func(base, path, lastID string) *http.Response) {
 	var b atomic.Pointer[agent.Runtime]
 	e := newAssistantOpts(t, true, false, func(ao *agent.Options, st *sqlite.Store) {
 		ao.Runs, ao.Replica = st, "rep_a"
@@ -59,7 +62,12 @@ func TestRunFollowedFromAnotherReplica(t *testing.T) {
 			}
 		}
 	})
-	rtB, err := agent.New(agent.Options{Broker: e.opts.Broker, Registry: e.opts.Registry, History: e.store, Runs: e.store, Replica: "rep_b"})
+	rtB, err := agent.New(agent.Options{Broker: e.opts.Broker, Registry: e.opts.Registry, History: e.store, Runs: e.store, Replica: "rep_b",
+		RunCancel: func(id string) {
+			if run, err := e.rt.Get(id); err == nil {
+				go run.Stop()
+			}
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +91,11 @@ func TestRunFollowedFromAnotherReplica(t *testing.T) {
 		t.Cleanup(func() { resp.Body.Close() })
 		return resp
 	}
+	return e, srvB, rtB, get
+}
 
+func TestRunFollowedFromAnotherReplica(t *testing.T) {
+	e, srvB, rtB, get := twoReplicas(t)
 	hold := make(chan struct{})
 	e.model.Push(modeltest.Turn{Text: "Hello from replica A, streamed in small chunks.", ChunkSize: 4, Hold: hold, InputTokens: 7, OutputTokens: 11})
 	resp := e.post(t, "POST", "/api/v1/runs", token, `{"threadId":"chat-x","input":"say hello"}`)
@@ -143,5 +155,40 @@ func TestRunFollowedFromAnotherReplica(t *testing.T) {
 	}
 	if r := get(srvB.URL, "/api/v1/runs/nope/events", ""); r.StatusCode != http.StatusNotFound {
 		t.Fatalf("unknown run on B: %d", r.StatusCode)
+	}
+}
+
+// TestRunCancelledFromAnotherReplica: POST /runs/{id}/cancel on replica B
+// stops replica A's run (B asks A, then reads the stored outcome), and
+// answers with the cancelled record.
+func TestRunCancelledFromAnotherReplica(t *testing.T) {
+	e, srvB, _, get := twoReplicas(t)
+	hold := make(chan struct{})
+	defer close(hold)
+	e.model.Push(modeltest.Turn{Text: "thinking hard about it", Hold: hold})
+	id := decodeJSON(t, e.post(t, "POST", "/api/v1/runs", token, `{"input":"go"}`))["runId"].(string)
+	// Wait until B can read the run's first text: A is mid-turn.
+	readFrames(t, get(srvB.URL, "/api/v1/runs/"+id+"/events", "").Body, func(f frame) bool {
+		ev, _ := agui.Decode([]byte(f.data))
+		_, ok := ev.(*agui.TextMessageContent)
+		return ok
+	})
+	req, _ := http.NewRequest("POST", srvB.URL+"/api/v1/runs/"+id+"/cancel", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if got := decodeJSON(t, resp); got["status"] != "cancelled" {
+		t.Fatalf("cancel on B: %v", got)
+	}
+	run, err := e.rt.Get(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-run.Done()
+	if st := run.Info().Status; st != "cancelled" {
+		t.Fatalf("A's run after B's cancel: %s", st)
 	}
 }

@@ -299,7 +299,13 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (*Run, error) {
 	var plan *resumePlan
 	if !busy && rt.approvals != nil {
 		var err error
-		if plan, err = rt.planResume(ctx, intr, req, who); err != nil {
+		open := intr
+		if open == nil && len(req.Resume) > 0 { // the chat's interrupted run may be another replica's (resume.go)
+			if open, err = rt.storedInterrupt(ctx, req); err != nil {
+				return nil, err
+			}
+		}
+		if plan, err = rt.planResume(ctx, open, req, who); err != nil {
 			return nil, err
 		}
 	} else if !busy && len(req.Resume) > 0 {

@@ -46,6 +46,9 @@ type RunStore interface {
 	RunGet(ctx context.Context, id string) (switchboard.RunRecord, error)
 	RunEventList(ctx context.Context, id string, from, limit int) ([]switchboard.RunEvent, error)
 	RunList(ctx context.Context, f switchboard.RunFilter) ([]switchboard.RunRecord, error)
+	// InvocationGet reads the outcome of a call another replica runs (a
+	// resume of its interrupted run, resume.go).
+	InvocationGet(ctx context.Context, id string) (switchboard.Invocation, error)
 }
 
 // flusher writes dirty runs to the store.

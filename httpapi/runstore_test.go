@@ -2,16 +2,21 @@ package httpapi_test
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/agent"
 	"github.com/switchboardhq/switchboard/agui"
 	"github.com/switchboardhq/switchboard/httpapi"
+	"github.com/switchboardhq/switchboard/model"
 	"github.com/switchboardhq/switchboard/model/modeltest"
 	"github.com/switchboardhq/switchboard/sqlite"
 )
@@ -52,9 +57,9 @@ func readFrames(t *testing.T, body io.Reader, stop func(frame) bool) []frame {
 // twoReplicas is an assistant env (replica A) and a second runtime and
 // server over the same store (replica B), A's flush notifications and B's
 // cancel requests passed between them as the daemon's bus passes them.
-func twoReplicas(t *testing.T) (*assistantEnv, *httptest.Server, *agent.Runtime, func(base, path, lastID string) *http.Response) {
+func twoReplicas(t *testing.T, hitl bool) (*assistantEnv, *httptest.Server, *agent.Runtime, func(base, path, lastID string) *http.Response) {
 	var b atomic.Pointer[agent.Runtime]
-	e := newAssistantOpts(t, true, false, func(ao *agent.Options, st *sqlite.Store) {
+	e := newAssistantOpts(t, true, hitl, func(ao *agent.Options, st *sqlite.Store) {
 		ao.Runs, ao.Replica = st, "rep_a"
 		ao.RunFlushed = func(id string, seq int) {
 			if rt := b.Load(); rt != nil {
@@ -62,12 +67,21 @@ func twoReplicas(t *testing.T) (*assistantEnv, *httptest.Server, *agent.Runtime,
 			}
 		}
 	})
-	rtB, err := agent.New(agent.Options{Broker: e.opts.Broker, Registry: e.opts.Registry, History: e.store, Runs: e.store, Replica: "rep_b",
+	models, err := model.NewResolver(map[string]model.Config{"default": {Provider: "openai", Model: "scripted", BaseURL: e.model.BaseURL()}},
+		&model.Options{MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ob := agent.Options{Broker: e.opts.Broker, Registry: e.opts.Registry, History: e.store, Runs: e.store, Replica: "rep_b", Models: models,
 		RunCancel: func(id string) {
 			if run, err := e.rt.Get(id); err == nil {
 				go run.Stop()
 			}
-		}})
+		}}
+	if hitl {
+		ob.Approvals = e.approvals
+	}
+	rtB, err := agent.New(ob)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +109,7 @@ func twoReplicas(t *testing.T) (*assistantEnv, *httptest.Server, *agent.Runtime,
 }
 
 func TestRunFollowedFromAnotherReplica(t *testing.T) {
-	e, srvB, rtB, get := twoReplicas(t)
+	e, srvB, rtB, get := twoReplicas(t, false)
 	hold := make(chan struct{})
 	e.model.Push(modeltest.Turn{Text: "Hello from replica A, streamed in small chunks.", ChunkSize: 4, Hold: hold, InputTokens: 7, OutputTokens: 11})
 	resp := e.post(t, "POST", "/api/v1/runs", token, `{"threadId":"chat-x","input":"say hello"}`)
@@ -162,7 +176,7 @@ func TestRunFollowedFromAnotherReplica(t *testing.T) {
 // stops replica A's run (B asks A, then reads the stored outcome), and
 // answers with the cancelled record.
 func TestRunCancelledFromAnotherReplica(t *testing.T) {
-	e, srvB, _, get := twoReplicas(t)
+	e, srvB, _, get := twoReplicas(t, false)
 	hold := make(chan struct{})
 	defer close(hold)
 	e.model.Push(modeltest.Turn{Text: "thinking hard about it", Hold: hold})
@@ -190,5 +204,69 @@ func TestRunCancelledFromAnotherReplica(t *testing.T) {
 	<-run.Done()
 	if st := run.Info().Status; st != "cancelled" {
 		t.Fatalf("A's run after B's cancel: %s", st)
+	}
+}
+
+// TestInterruptResumedOnAnotherReplica: an AG-UI run on replica A ends
+// with an approval interrupt; the client's resume lands on replica B,
+// which does not hold the interrupted run. B rebuilds the interrupt from
+// the store, decides the approval (which wakes the call parked in A's
+// broker), reads the call's outcome from the store once A has run it, and
+// continues the conversation: the tool ran once, on A, and B's stream
+// carries its result and the model's answer.
+func TestInterruptResumedOnAnotherReplica(t *testing.T) {
+	e, srvB, rtB, _ := twoReplicas(t, true)
+	e.model.Push(createThenAnswer...)
+	resp := e.post(t, "POST", "/api/v1/agui", token, `{"threadId":"chat-hitl","runId":"run-a","messages":[{"id":"u1","role":"user","content":"create 'Ship it' in p1"}],"tools":[],"context":[]}`)
+	evs, _ := readAGUI(t, resp.Body)
+	fin, ok := evs[len(evs)-1].(*agui.RunFinished)
+	if !ok || fin.Outcome == nil || fin.Outcome.Type != agui.OutcomeInterrupt {
+		t.Fatalf("A's run ended with %T %+v", evs[len(evs)-1], fin)
+	}
+	snap, ok := evs[len(evs)-2].(*agui.MessagesSnapshot)
+	if !ok {
+		t.Fatalf("before RUN_FINISHED: %T", evs[len(evs)-2])
+	}
+	if len(e.tasks) != 0 {
+		t.Fatal("the tool ran before approval")
+	}
+	in := fin.Outcome.Interrupts[0]
+	// The client (CopilotKit) resumes under the interrupted run's own id,
+	// with the assistant message that made the call; it lands on B.
+	msgs, _ := json.Marshal(snap.Messages)
+	req, _ := http.NewRequest("POST", srvB.URL+"/api/v1/agui", strings.NewReader(`{"threadId":"chat-hitl","runId":"run-a","messages":`+string(msgs)+
+		`,"tools":[],"context":[],"resume":[{"interruptId":"`+in.ID+`","status":"resolved","payload":{"approved":true}}]}`))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp2, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp2.Body.Close()
+	if resp2.StatusCode != http.StatusOK {
+		t.Fatalf("resume on B: %d %v", resp2.StatusCode, decodeJSON(t, resp2))
+	}
+	evs2, _ := readAGUI(t, resp2.Body)
+	var result *agui.ToolCallResult
+	for _, ev := range evs2 {
+		if r, ok := ev.(*agui.ToolCallResult); ok {
+			result = r
+		}
+	}
+	if result == nil || result.ToolCallID != in.ToolCallID || !strings.Contains(result.Content, `"t1"`) {
+		t.Fatalf("B's stream carries no result of the approved call: %+v", result)
+	}
+	if fin2, ok := evs2[len(evs2)-1].(*agui.RunFinished); !ok || fin2.Outcome != nil {
+		t.Fatalf("B's run ended with %T %+v", evs2[len(evs2)-1], evs2[len(evs2)-1])
+	}
+	if len(e.tasks) != 1 || len(e.model.Requests()) != 2 {
+		t.Fatalf("the tool ran %d times, the model was asked %d times", len(e.tasks), len(e.model.Requests()))
+	}
+	if _, err := rtB.Get("run-a"); err != nil {
+		t.Fatalf("B holds no resumed run: %v", err)
+	}
+	a, _ := e.approvals.Get(context.Background(), in.ID)
+	if a.Status != switchboard.ApprovalApproved || a.Channel != "agui" {
+		t.Fatalf("the approval after B's resume: %+v", a)
 	}
 }

@@ -177,9 +177,18 @@ func (rt *Runtime) CancelStored(ctx context.Context, rec switchboard.RunRecord, 
 	if rt.opts.RunCancel == nil || (rec.Status != switchboard.RunRunning && rec.Status != switchboard.RunWaiting) {
 		return rec, nil
 	}
+	return rt.awaitChange(ctx, rec, wait, func() { rt.opts.RunCancel(rec.RunID) })
+}
+
+// awaitChange calls do (if set), then waits, at most wait, for stored run
+// rec to leave the status it had, and returns the stored record then (or
+// at the deadline).
+func (rt *Runtime) awaitChange(ctx context.Context, rec switchboard.RunRecord, wait time.Duration, do func()) (switchboard.RunRecord, error) {
 	poke, unwatch := rt.watchRun(rec.RunID)
 	defer unwatch()
-	rt.opts.RunCancel(rec.RunID)
+	if do != nil {
+		do()
+	}
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	tick := time.NewTicker(cancelPoll)

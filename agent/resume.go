@@ -24,8 +24,12 @@ import (
 // its invocation is terminal (awaitStored). Nothing runs twice: the call
 // runs where it was parked, and only there.
 
-// storedCallPoll spaces the store reads of a call another replica runs.
-const storedCallPoll = 250 * time.Millisecond
+// storedCallPoll spaces the store reads of a call another replica runs;
+// storedSettleWait bounds the wait for an interrupted run's final flush.
+const (
+	storedCallPoll   = 250 * time.Millisecond
+	storedSettleWait = 5 * time.Second
+)
 
 // storedInterrupt rebuilds the interrupt state of req's chat from the
 // store when its interrupted run is another replica's (nil when it is not,
@@ -43,6 +47,12 @@ func (rt *Runtime) storedInterrupt(ctx context.Context, req StartRequest) (*inte
 		return nil, nil // this process's own run, already resumed or stopped
 	}
 	rec, err := rt.opts.Runs.RunGet(ctx, a.RunID)
+	if err == nil && rec.Status == switchboard.RunRunning && rec.ThreadID == req.ThreadID {
+		// The client saw the run end with its interrupt as its replica
+		// appended the event; the stored status follows with that
+		// replica's next flush, a moment later.
+		rec, err = rt.awaitChange(ctx, rec, storedSettleWait, nil)
+	}
 	if err != nil || rec.Status != switchboard.RunWaiting || rec.ThreadID != req.ThreadID || !slices.Contains(rec.Waiting, a.ID) || rec.Events < 2 {
 		return nil, nil
 	}

@@ -2,6 +2,7 @@ package deploy_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/agui"
 	"github.com/switchboardhq/switchboard/model/modeltest"
 )
@@ -155,5 +157,98 @@ func decode(t *testing.T, resp *http.Response, v any) {
 	}
 	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestInterruptResumedAcrossReplicas: an AG-UI run on replica A ends with
+// an approval interrupt for an api tool; the client's resume (under the
+// interrupted run's own id, as CopilotKit sends it) lands on replica B. B
+// rebuilds the interrupt from the store and decides the approval, which
+// wakes the call parked in A's broker; A runs it — once — and B continues
+// the conversation with its stored outcome.
+func TestInterruptResumedAcrossReplicas(t *testing.T) {
+	if os.Getenv(dsnEnv) == "" || bin == "" {
+		t.Skipf("set %s to run replicas on Postgres", dsnEnv)
+	}
+	llm := modeltest.NewOpenAI(t,
+		modeltest.Turn{Text: "Sending.", ToolCalls: []modeltest.Call{{ID: "c1", Name: "test_send", Args: `{"msg":"hi"}`}}},
+		modeltest.Turn{Text: "Sent."})
+	cfg := filepath.Join(t.TempDir(), "switchboard.yaml")
+	if err := os.WriteFile(cfg, fmt.Appendf(nil, "models:\n  default:\n    provider: openai\n    model: scripted\n    baseURL: %s\n", llm.BaseURL()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := newClusterArgs(t, 2, "--config", cfg)
+	be := newBackend(t)
+	ctx := context.Background()
+	if _, err := c.lb().RegisterTools(ctx, switchboard.SourceHost, be.tools()); err != nil {
+		t.Fatal(err)
+	}
+	for i := range c.reps {
+		eventually(t, 30*time.Second, fmt.Sprintf("replica %d sees the tools", i), func() (bool, string) {
+			_, err := c.at(i).GetTool(ctx, "test.send")
+			return err == nil, fmt.Sprint(err)
+		})
+	}
+	agentRun := func(base, body string) []agui.Event {
+		t.Helper()
+		req, _ := http.NewRequest("POST", base+"/api/v1/agui", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b, _ := io.ReadAll(resp.Body)
+			t.Fatalf("POST /agui on %s: %d %s", base, resp.StatusCode, b)
+		}
+		var evs []agui.Event
+		if err := agui.ReadFrames(resp.Body, func(_ string, data []byte) error {
+			ev, err := agui.Decode(data)
+			evs = append(evs, ev)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := agui.CheckAll(evs); err != nil {
+			t.Fatalf("lifecycle: %v", err)
+		}
+		return evs
+	}
+	a, b := "http://"+c.reps[0].addr, "http://"+c.reps[1].addr
+	evs := agentRun(a, `{"threadId":"chat-r","runId":"run-r","messages":[{"id":"u1","role":"user","content":"send hi"}],"tools":[],"context":[]}`)
+	fin, ok := evs[len(evs)-1].(*agui.RunFinished)
+	if !ok || fin.Outcome == nil || fin.Outcome.Type != agui.OutcomeInterrupt {
+		t.Fatalf("A's run ended with %T %+v", evs[len(evs)-1], evs[len(evs)-1])
+	}
+	snap, ok := evs[len(evs)-2].(*agui.MessagesSnapshot)
+	if !ok {
+		t.Fatalf("before RUN_FINISHED: %T", evs[len(evs)-2])
+	}
+	if n := be.count(`{"msg":"hi"}`); n != 0 {
+		t.Fatalf("the call ran %d times before its approval", n)
+	}
+	msgs, _ := json.Marshal(snap.Messages)
+	in := fin.Outcome.Interrupts[0]
+	evs = agentRun(b, `{"threadId":"chat-r","runId":"run-r","messages":`+string(msgs)+`,"tools":[],"context":[],`+
+		`"resume":[{"interruptId":"`+in.ID+`","status":"resolved","payload":{"approved":true}}]}`)
+	var result *agui.ToolCallResult
+	for _, ev := range evs {
+		if r, ok := ev.(*agui.ToolCallResult); ok {
+			result = r
+		}
+	}
+	if result == nil || result.ToolCallID != in.ToolCallID || !strings.Contains(result.Content, `"ok":true`) {
+		t.Fatalf("B's resumed run carries no result of the approved call: %+v", result)
+	}
+	if end, ok := evs[len(evs)-1].(*agui.RunFinished); !ok || end.Outcome != nil {
+		t.Fatalf("B's resumed run ended with %T %+v", evs[len(evs)-1], evs[len(evs)-1])
+	}
+	if n := be.count(`{"msg":"hi"}`); n != 1 {
+		t.Fatalf("the approved call ran %d times, want once", n)
+	}
+	if n := len(llm.Requests()); n != 2 {
+		t.Fatalf("the model was asked %d times, want 2", n)
 	}
 }

@@ -22,7 +22,7 @@ CREATE TABLE runs (
     finished_at timestamptz
 );
 CREATE INDEX runs_by_created ON runs (created_at, id);
-CREATE INDEX runs_running_by_replica ON runs (replica) WHERE status = 'running';
+CREATE INDEX runs_running_by_replica ON runs (replica, id) WHERE status = 'running';
 CREATE INDEX runs_finished ON runs (finished_at) WHERE status IN ('succeeded', 'failed', 'cancelled');
 CREATE TABLE run_events (
     run_id text   NOT NULL,

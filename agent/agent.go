@@ -363,7 +363,16 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (*Run, error) {
 		cancelTimeout()
 	}
 	// The run is stored before anything is decided: a refusal (the id is
-	// another replica's) changes nothing.
+	// another replica's) changes nothing. A run taking over the id of the
+	// interrupted run it resumes needs that run's final record (waiting)
+	// stored first; the flusher may not have got to it yet.
+	if prevOld != nil && rt.fl != nil {
+		select {
+		case <-prevOld.Done(): // it has emitted its last event: closing is imminent
+		case <-ctx.Done():
+		}
+		rt.flush(prevOld)
+	}
 	if err := rt.storeStart(ctx, run); err != nil {
 		undo()
 		return nil, err

@@ -146,6 +146,8 @@ func (rt *Runtime) flushAll() {
 
 // flush stores r's new events and record; false means try again later.
 func (rt *Runtime) flush(r *Run) bool {
+	r.fmu.Lock()
+	defer r.fmu.Unlock()
 	r.mu.Lock()
 	if r.lost {
 		r.mu.Unlock()

@@ -55,6 +55,7 @@ type Run struct {
 	persist func(r *Run, now bool)
 	flushed int
 	lost    bool
+	fmu     sync.Mutex // held while the run is flushed: one flush at a time
 }
 
 func newRun(id, thread, session, owner string, h switchboard.Harness, now time.Time, maxEvents int) *Run {

@@ -270,3 +270,32 @@ func TestInterruptResumedOnAnotherReplica(t *testing.T) {
 		t.Fatalf("the approval after B's resume: %+v", a)
 	}
 }
+
+// TestInterruptResumedOnSameReplicaWithStore: the resume (under the
+// interrupted run's own id, at once after its interrupt) lands on the
+// replica that ran it; the new run takes the stored id over, and replica
+// B reads the resumed run's outcome from the store.
+func TestInterruptResumedOnSameReplicaWithStore(t *testing.T) {
+	e, srvB, _, get := twoReplicas(t, true)
+	e.model.Push(createThenAnswer...)
+	evs, _ := readAGUI(t, e.post(t, "POST", "/api/v1/agui", token, `{"threadId":"chat-s","runId":"run-s","messages":[{"id":"u1","role":"user","content":"create 'Ship it' in p1"}],"tools":[],"context":[]}`).Body)
+	fin := evs[len(evs)-1].(*agui.RunFinished)
+	snap := evs[len(evs)-2].(*agui.MessagesSnapshot)
+	msgs, _ := json.Marshal(snap.Messages)
+	resp := e.post(t, "POST", "/api/v1/agui", token, `{"threadId":"chat-s","runId":"run-s","messages":`+string(msgs)+
+		`,"tools":[],"context":[],"resume":[{"interruptId":"`+fin.Outcome.Interrupts[0].ID+`","status":"resolved","payload":{"approved":true}}]}`)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("resume on A: %d %v", resp.StatusCode, decodeJSON(t, resp))
+	}
+	evs, _ = readAGUI(t, resp.Body)
+	if end, ok := evs[len(evs)-1].(*agui.RunFinished); !ok || end.Outcome != nil || len(e.tasks) != 1 {
+		t.Fatalf("resumed run ended with %T, the tool ran %d times", evs[len(evs)-1], len(e.tasks))
+	}
+	frames := readFrames(t, get(srvB.URL, "/api/v1/runs/run-s/events", "").Body, nil)
+	if len(frames) != len(evs) {
+		t.Fatalf("B serves %d events of the resumed run, A streamed %d", len(frames), len(evs))
+	}
+	if info := decodeJSON(t, get(srvB.URL, "/api/v1/runs/run-s", "")); info["status"] != "succeeded" {
+		t.Fatalf("the stored run on B: %v", info)
+	}
+}

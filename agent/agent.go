@@ -122,7 +122,8 @@ type Options struct {
 	// RunFlushed, if set, is told after each flush of a run's events (the
 	// run id and its last stored position): the daemon publishes it on the
 	// bus so that other replicas' followers (Notified) read the store at
-	// once. It must not block.
+	// once. It runs on the flusher goroutine, never on a run's: a slow one
+	// delays the next flush, not the runs.
 	RunFlushed func(runID string, seq int)
 	// RunCancel, if set, asks the replica that holds a run to stop it (the
 	// daemon publishes it on the bus; that replica stops it with Get and

@@ -85,3 +85,32 @@ type FollowUpResult struct {
 	// Replayed is true when this exact follow-up was already accepted.
 	Replayed bool `json:"replayed,omitempty"`
 }
+
+// RunRecord is a run as the store keeps it, so that any replica can answer
+// GET /runs/{id} and its event stream (issue 16): the public record, who
+// started it, and the replica running it — the only one that writes it,
+// until a survivor ends it (Store.RunFailInFlight).
+type RunRecord struct {
+	RunInfo
+	// Owner is who started the run: "" for the admin, "session:ID" for a
+	// tab (the run routes' visibility check).
+	Owner string `json:"-"`
+	// Replica is the replica that runs it (switchboard.Replica).
+	Replica string `json:"-"`
+	// Waiting are the approval ids the calls of a run that ended
+	// interrupted wait on.
+	Waiting []string `json:"-"`
+}
+
+// RunEvent is one stored event of a run's AG-UI stream: its position
+// (the SSE id a follower resumes after with Last-Event-ID) and its JSON.
+type RunEvent struct {
+	Seq  int
+	JSON []byte
+}
+
+// RunFilter selects stored runs (Store.RunList), newest first.
+type RunFilter struct {
+	// Limit bounds the answer; 0 means 100.
+	Limit int
+}

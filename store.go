@@ -252,6 +252,41 @@ type Store interface {
 	// many it deleted.
 	IdempotencyExpire(ctx context.Context, before time.Time, limit int) (int, error)
 
+	// RunCreate stores a new run (status running, no events yet). A stored
+	// run of the same ID that ended waiting (RunWaiting: an interrupted run,
+	// whose resume takes its ID over) is replaced and its events deleted;
+	// any other is a CONFLICT.
+	RunCreate(ctx context.Context, r RunRecord) error
+	// RunAppend is the owning replica's flush: it appends events (their
+	// Seq continuing the stored ones; a gap or a repeat is a CONFLICT) and
+	// stores r's mutable fields (status, model, steps, usage, cost, error,
+	// event count, waiting approvals, finish time), in one transaction,
+	// only while the stored run is still r.Replica's. ErrConflict when a
+	// survivor ended it (then nothing is written), ErrNotFound when there
+	// is no such run.
+	RunAppend(ctx context.Context, r RunRecord, events []RunEvent) error
+	// RunGet returns one stored run or ErrNotFound.
+	RunGet(ctx context.Context, id string) (RunRecord, error)
+	// RunEventList returns at most limit events of run id from seq from
+	// on, in order (none for an unknown run).
+	RunEventList(ctx context.Context, id string, from, limit int) ([]RunEvent, error)
+	// RunList returns stored runs, newest first (by creation time, then
+	// ID).
+	RunList(ctx context.Context, f RunFilter) ([]RunRecord, error)
+	// RunFailInFlight visits every running run owned by one of replicas (a
+	// dead replica's, or this daemon's previous start's). end returns the
+	// run's final record — its Status, Error, FinishedAt and Replica (the
+	// survivor's) are stored — and the terminal event, appended after the
+	// stored ones (its seq is the stored count); both are written in one
+	// transaction, only if the run is still running there. It returns how
+	// many runs it ended.
+	RunFailInFlight(ctx context.Context, replicas []string, end func(RunRecord) (final RunRecord, event []byte)) (int, error)
+	// RunExpire deletes at most limit (at most sqlstore's batch, 128)
+	// finished runs — succeeded, failed or cancelled — that finished
+	// before before, with their events, oldest first, and returns how many.
+	// A running or waiting run is never deleted.
+	RunExpire(ctx context.Context, before time.Time, limit int) (int, error)
+
 	// Close releases the database; every later call fails with
 	// CodeUnavailable. It is safe to call more than once.
 	Close() error

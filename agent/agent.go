@@ -112,6 +112,28 @@ type Options struct {
 	MaxToolResultBytes int
 	MaxDataURLBytes    int
 	RunTimeout         time.Duration
+	// Runs, if set, keeps every run's record and events in the store, so
+	// any replica answers for it (persist.go, follow.go); nil keeps runs
+	// in this process only.
+	Runs RunStore
+	// Replica is this process's replica id, recorded as the owner of the
+	// runs it stores.
+	Replica string
+	// RunFlushed, if set, is told after each flush of a run's events (the
+	// run id and its last stored position): the daemon publishes it on the
+	// bus so that other replicas' followers (Notified) read the store at
+	// once. It runs on the flusher goroutine, never on a run's: a slow one
+	// delays the next flush, not the runs.
+	RunFlushed func(runID string, seq int)
+	// RunCancel, if set, asks the replica that holds a run to stop it (the
+	// daemon publishes it on the bus; that replica stops it with Get and
+	// Stop): POST /runs/{id}/cancel on any replica (CancelStored).
+	RunCancel func(runID string)
+	// RunFlushInterval bounds how long a delta waits to be stored
+	// (DefaultRunFlushInterval); RunPollInterval spaces a follower's store
+	// reads when no notification arrives (DefaultRunPollInterval).
+	RunFlushInterval time.Duration
+	RunPollInterval  time.Duration
 	// Sessions, if set, records runs as agent sessions (sessions.go).
 	Sessions RunSessions
 	// Scopes, if set, limits the assistant of a run a tab starts to the
@@ -141,6 +163,10 @@ type Runtime struct {
 	tabs     map[string]string // browser session → its current chat session
 	wg       sync.WaitGroup
 	closed   bool
+
+	fl    *flusher // nil without Options.Runs (persist.go)
+	wmu   sync.Mutex
+	watch map[string]map[chan struct{}]bool // run id → its followers here (follow.go)
 }
 
 // New returns a Runtime.
@@ -170,17 +196,27 @@ func New(opts Options) (*Runtime, error) {
 	if opts.RunTimeout <= 0 {
 		opts.RunTimeout = DefaultRunTimeout
 	}
+	if opts.RunFlushInterval <= 0 {
+		opts.RunFlushInterval = DefaultRunFlushInterval
+	}
+	if opts.RunPollInterval <= 0 {
+		opts.RunPollInterval = DefaultRunPollInterval
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Runtime{
+	rt := &Runtime{
 		opts: opts, call: opts.Broker, reg: opts.Registry, browser: opts.Browser, models: opts.Models,
 		history: opts.History, approvals: opts.Approvals, log: opts.Logger, now: opts.Now,
 		runs: map[string]*Run{}, chats: map[string]*chatState{}, tabs: map[string]string{},
-	}, nil
+	}
+	if opts.Runs != nil {
+		rt.startFlusher()
+	}
+	return rt, nil
 }
 
 // StartRequest starts a run.
@@ -264,7 +300,13 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (*Run, error) {
 	var plan *resumePlan
 	if !busy && rt.approvals != nil {
 		var err error
-		if plan, err = rt.planResume(ctx, intr, req, who); err != nil {
+		open := intr
+		if open == nil && len(req.Resume) > 0 { // the chat's interrupted run may be another replica's (resume.go)
+			if open, err = rt.storedInterrupt(ctx, req); err != nil {
+				return nil, err
+			}
+		}
+		if plan, err = rt.planResume(ctx, open, req, who); err != nil {
 			return nil, err
 		}
 	} else if !busy && len(req.Resume) > 0 {
@@ -309,8 +351,8 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (*Run, error) {
 	}
 	rt.mu.Unlock()
 
-	if err := rt.decide(ctx, plan); err != nil {
-		rt.mu.Lock() // undo: the chat is as it was
+	undo := func() {
+		rt.mu.Lock() // the chat is as it was
 		chat.run, chat.intr = prevRun, intr
 		if prevOld != nil {
 			rt.runs[req.RunID] = prevOld
@@ -320,6 +362,25 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (*Run, error) {
 		}
 		rt.mu.Unlock()
 		cancelTimeout()
+	}
+	// The run is stored before anything is decided: a refusal (the id is
+	// another replica's) changes nothing. A run taking over the id of the
+	// interrupted run it resumes needs that run's final record (waiting)
+	// stored first; the flusher may not have got to it yet.
+	if prevOld != nil && rt.fl != nil {
+		select {
+		case <-prevOld.Done(): // it has emitted its last event: closing is imminent
+		case <-ctx.Done():
+		}
+		rt.flush(prevOld)
+	}
+	if err := rt.storeStart(ctx, run); err != nil {
+		undo()
+		return nil, err
+	}
+	if err := rt.decide(ctx, plan); err != nil {
+		undo()
+		rt.abandonStored(run, prevOld, err)
 		return nil, err
 	}
 	rt.mu.Lock()
@@ -365,9 +426,42 @@ func (rt *Runtime) Get(id string) (*Run, error) {
 	return nil, switchboard.Errorf(switchboard.CodeNotFound, "no run %s (finished runs are kept for the last %d)", id, rt.opts.RetainRuns)
 }
 
-// List returns the runs in progress and the recently finished ones this
-// process holds, newest first.
-func (rt *Runtime) List() []switchboard.RunInfo {
+// List returns the newest runs, at most limit: with a run store, the
+// stored runs of every replica (this process's own as it holds them, which
+// is fresher than the store); without, the runs in progress and the
+// recently finished ones this process holds.
+func (rt *Runtime) List(ctx context.Context, limit int) ([]switchboard.RunInfo, error) {
+	out := rt.listLocal()
+	if rt.opts.Runs != nil {
+		stored, err := rt.opts.Runs.RunList(ctx, switchboard.RunFilter{Limit: limit})
+		if err != nil {
+			return nil, err
+		}
+		seen := make(map[string]bool, len(out))
+		for _, in := range out {
+			seen[in.RunID] = true
+		}
+		for _, r := range stored {
+			if !seen[r.RunID] {
+				out = append(out, r.RunInfo)
+			}
+		}
+		sortRuns(out)
+	}
+	return out[:min(limit, len(out))], nil
+}
+
+func sortRuns(out []switchboard.RunInfo) {
+	slices.SortFunc(out, func(a, b switchboard.RunInfo) int {
+		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(b.RunID, a.RunID)
+	})
+}
+
+// listLocal is the runs this process holds, newest first.
+func (rt *Runtime) listLocal() []switchboard.RunInfo {
 	rt.mu.Lock()
 	runs := make([]*Run, 0, len(rt.runs))
 	for _, r := range rt.runs {
@@ -378,12 +472,7 @@ func (rt *Runtime) List() []switchboard.RunInfo {
 	for _, r := range runs {
 		out = append(out, r.Info())
 	}
-	slices.SortFunc(out, func(a, b switchboard.RunInfo) int {
-		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(b.RunID, a.RunID)
-	})
+	sortRuns(out)
 	return out
 }
 
@@ -422,6 +511,7 @@ func (rt *Runtime) Close() {
 		p.cancel(stop)
 	}
 	rt.wg.Wait()
+	rt.stopFlusher() // the runs' last events and final records
 }
 
 // newID returns a random 128-bit hex id.

@@ -8,8 +8,9 @@ import (
 )
 
 // ExpireRuns forgets the finished runs that ended before before and
-// returns how many: their event logs, which live only in this process's
-// memory, go with them (GET /runs/{id} then answers NOT_FOUND). A run that
+// returns how many: this process's copies of their event logs go (GET
+// /runs/{id} then answers from the store, whose retention deletes them
+// alike, or NOT_FOUND without a run store). A run that
 // ended waiting for an approval (RunWaiting) is kept: the run that resumes
 // it takes its id over. Options.RetainRuns still bounds how many finished
 // runs are kept, whatever their age. The daemon's retention sweeper calls

@@ -60,6 +60,10 @@ type parked struct {
 	// sink is the emitter of the run that currently owns the call, so a
 	// job's progress after the approval reaches the resumed run.
 	sink atomic.Pointer[emitter]
+	// stored is the invocation id of a call another replica runs (an
+	// interrupt rebuilt from the store, resume.go): its outcome is read
+	// from the store, and this process cannot cancel it.
+	stored string
 }
 
 // interruptState is what a chat's interrupted run left behind.
@@ -343,6 +347,7 @@ func (rt *Runtime) stopParked(ctx context.Context, run *Run, intr *interruptStat
 		run.status = switchboard.RunCancelled
 	}
 	run.mu.Unlock()
+	run.changed()
 }
 
 // cancelWaiting cancels the parked calls whose approval is still pending
@@ -350,6 +355,9 @@ func (rt *Runtime) stopParked(ctx context.Context, run *Run, intr *interruptStat
 func (rt *Runtime) cancelWaiting(ctx context.Context, intr *interruptState, cause error) []*parked {
 	var out []*parked
 	for _, p := range intr.calls {
+		if p.stored != "" {
+			continue // another replica's call: its approval stays for a decision or its expiry
+		}
 		a, err := rt.approvals.Get(context.WithoutCancel(ctx), p.approval.ID)
 		if err == nil && a.Status == switchboard.ApprovalPending {
 			p.cancel(cause)
@@ -385,6 +393,9 @@ func (rt *Runtime) resume(ctx context.Context, st *runState, plan *resumePlan) {
 	var results []agui.Message
 	for _, p := range intr.calls {
 		p.sink.Store(st.em)
+		if p.stored != "" {
+			rt.awaitStored(ctx, p)
+		}
 		if edited, ok := edits[p]; ok {
 			<-p.done // denied in favour of the edit: returns at once
 			c := p.c

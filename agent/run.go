@@ -48,6 +48,14 @@ type Run struct {
 	queue    []queuedFollowUp
 	stop     func()   // cancels what an interrupted run left waiting
 	waiting  []string // the approvals an interrupted run's calls wait on
+	// persist, when the runtime keeps runs in a store, marks the run for
+	// the next flush (now: at once, else within the flush interval);
+	// flushed is how many records are stored, lost that the store refused
+	// the run (a survivor ended it). persist.go.
+	persist func(r *Run, now bool)
+	flushed int
+	lost    bool
+	fmu     sync.Mutex // held while the run is flushed: one flush at a time
 }
 
 func newRun(id, thread, session, owner string, h switchboard.Harness, now time.Time, maxEvents int) *Run {
@@ -117,6 +125,9 @@ func (r *Run) add(ev agui.Event, outside bool) {
 	r.records = append(r.records, Record{Seq: len(r.records), Event: ev, JSON: b})
 	close(r.wake)
 	r.wake = make(chan struct{})
+	if r.persist != nil {
+		r.persist(r, !isDelta(ev)) // deltas wait for the interval: the loop never waits on the store
+	}
 }
 
 func isDelta(ev agui.Event) bool {
@@ -134,8 +145,21 @@ func (r *Run) close() {
 		r.closed = true
 		close(r.wake)
 	}
+	if r.persist != nil {
+		r.persist(r, true) // the final record: status, finish time
+	}
 	r.mu.Unlock()
 	close(r.done)
+}
+
+// changed marks a finished run's record for the next flush (a status
+// that changes after its log closed: an interrupted run stopped).
+func (r *Run) changed() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.persist != nil {
+		r.persist(r, true)
+	}
 }
 
 // Events returns the records from seq on (no copy of the events: they are
@@ -157,6 +181,10 @@ func (r *Run) Events(from int) (recs []Record, more <-chan struct{}, complete bo
 func (r *Run) Info() switchboard.RunInfo {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.infoLocked()
+}
+
+func (r *Run) infoLocked() switchboard.RunInfo {
 	in := switchboard.RunInfo{
 		RunID: r.id, ThreadID: r.thread, SessionID: r.session, Status: r.status, Harness: r.harness.Name,
 		Steps: r.steps, Events: len(r.records), Queued: len(r.queue), Error: r.err,

@@ -11,7 +11,8 @@ import (
 func (d *Daemon) newAgent(opts Options) (*agent.Runtime, error) {
 	ao := opts.Agent
 	ao.Broker, ao.Registry, ao.Browser, ao.Logger = d.Broker, d.Registry, d.Sessions, d.log
-	ao.Scopes = d.Sessions // a tab's run: its user's scope (agent/principal.go)
+	d.runOptions(&ao, opts) // runs in the store, flushes announced on the bus (runs.go)
+	ao.Scopes = d.Sessions  // a tab's run: its user's scope (agent/principal.go)
 	ao.Sessions = runSessions{d}
 	if ao.Approvals == nil && d.Approvals != nil {
 		ao.Approvals = d.Approvals // AG-UI and AI SDK clients answer approvals as interrupts

@@ -126,6 +126,8 @@ type Daemon struct {
 	demoKey   string       // the demo page's key; "" without --demo
 
 	stopCatalog func() // daemon/catalogbus.go
+	stopRuns    func() // daemon/runs.go
+	bus         bus.Bus
 
 	log  *slog.Logger
 	auth *authn.Authenticator // the one login check, handed to every transport
@@ -149,7 +151,7 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	if opts.Bus == nil {
 		opts.Bus = bus.NewLocal() // one bus for tabs and approvals
 	}
-	d := &Daemon{log: log}
+	d := &Daemon{log: log, bus: opts.Bus}
 	if err := d.initReplica(opts); err != nil {
 		return nil, err
 	}
@@ -199,6 +201,9 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 		return nil, err
 	}
 	if d.Agent, err = d.newAgent(opts); err != nil {
+		return nil, err
+	}
+	if err := d.relayRuns(opts.Bus); err != nil {
 		return nil, err
 	}
 	extra := d.webRoutes(opts)
@@ -254,7 +259,10 @@ func (d *Daemon) Close() error {
 	d.stopReplicaWatch() // no survivor's work is taken over while stopping
 	d.stopRetention()
 	_ = d.mcp.Close() // ends MCP sessions and their streams
-	d.Agent.Close()   // cancels runs, which ends their streams
+	if d.stopRuns != nil {
+		d.stopRuns()
+	}
+	d.Agent.Close() // cancels runs, which ends their streams
 	d.closeAgents()
 	// Ends panel subscriptions and actions waiting for approval.
 	d.closePanels()

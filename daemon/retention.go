@@ -15,8 +15,9 @@ const (
 	// after its call: a month of GET /invocations/{id}, of late-result
 	// answers, and of reversals (which read the record's input).
 	DefaultRetainInvocations = 30 * 24 * time.Hour
-	// DefaultRetainRuns is how long a finished agent run's event log stays
-	// readable (it is kept in memory only).
+	// DefaultRetainRuns is how long a finished agent run's record and
+	// event log stay readable (in the store, and in the memory of the
+	// replica that ran it).
 	DefaultRetainRuns = time.Hour
 	// DefaultRetentionInterval spaces the sweeps.
 	DefaultRetentionInterval = time.Minute
@@ -41,9 +42,11 @@ type RetentionOptions struct {
 	// sets, and the age at which the key is deleted;
 	// broker.DefaultIdempotencyTTL when 0.
 	IdempotencyKeys time.Duration
-	// Runs is how long a finished agent run's event log stays readable;
-	// DefaultRetainRuns when 0, no age limit when negative (the count limit
-	// of agent.Options.RetainRuns applies either way).
+	// Runs is how long a finished agent run's record and event log stay
+	// readable; DefaultRetainRuns when 0, no age limit when negative (the
+	// count limit of agent.Options.RetainRuns applies to the runs a
+	// replica keeps in memory either way). A running run, and one that
+	// ended waiting for an approval, are never deleted.
 	Runs time.Duration
 	// Interval spaces the sweeps; DefaultRetentionInterval when 0.
 	Interval time.Duration
@@ -121,8 +124,13 @@ func (d *Daemon) SweepRetention(ctx context.Context, st switchboard.Store, o Ret
 			d.log.WarnContext(ctx, "retention: deleting expired invocation records", "err", err)
 		}
 	}
-	if o.Runs > 0 && d.Agent != nil {
-		d.Agent.ExpireRuns(now.Add(-o.Runs))
+	if o.Runs > 0 {
+		if d.Agent != nil {
+			d.Agent.ExpireRuns(now.Add(-o.Runs))
+		}
+		if _, err := expireAll(ctx, st.RunExpire, now.Add(-o.Runs)); err != nil {
+			d.log.WarnContext(ctx, "retention: deleting expired runs", "err", err)
+		}
 	}
 	if keys+records > 0 {
 		d.log.DebugContext(ctx, "retention sweep", "keys", keys, "invocations", records)

@@ -13,8 +13,8 @@ import (
 )
 
 // TestRetentionSweep: a sweep deletes the records and keys older than
-// their retention, a record only after the key that names it, and keeps
-// the ledger whole.
+// their retention, a record only after the key that names it, stored runs
+// that ended (never a waiting one), and keeps the ledger whole.
 func TestRetentionSweep(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -47,6 +47,16 @@ func TestRetentionSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for id, status := range map[string]switchboard.RunStatus{"run-done": switchboard.RunSucceeded, "run-waiting": switchboard.RunWaiting} {
+		r := switchboard.RunRecord{RunInfo: switchboard.RunInfo{RunID: id, ThreadID: "chat", Status: switchboard.RunRunning, CreatedAt: time.Now()}, Replica: d.ReplicaID()}
+		if err := st.RunCreate(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		r.Status, r.FinishedAt = status, time.Now()
+		if err := st.RunAppend(ctx, r, []switchboard.RunEvent{{Seq: 0, JSON: []byte(`{"type":"RUN_STARTED"}`)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	// Now: nothing is old enough.
 	if keys, recs := d.SweepRetention(ctx, st, ret); keys+recs != 0 {
@@ -63,6 +73,12 @@ func TestRetentionSweep(t *testing.T) {
 	}
 	if _, err := st.InvocationGet(ctx, keyed.ID); err != nil {
 		t.Fatalf("keyed call after 90m: %v", err)
+	}
+	if _, err := st.RunGet(ctx, "run-done"); switchboard.CodeOf(err) != switchboard.CodeNotFound {
+		t.Fatalf("finished run after 90m (runs are kept 1h): %v", err)
+	}
+	if _, err := st.RunGet(ctx, "run-waiting"); err != nil {
+		t.Fatalf("waiting run after 90m: %v", err)
 	}
 	// Three hours on: the key expired, then its call.
 	ret.Now = func() time.Time { return time.Now().Add(3 * time.Hour) }

@@ -41,6 +41,9 @@ type resumed struct {
 //   - A running job ends failed (its work died with its process).
 //   - A live agent session ends cancelled (workspace.Agents.EndOwned), so
 //     no replica lists a session whose work is gone.
+//   - A running agent run ends failed OUTCOME_UNKNOWN with a RUN_ERROR
+//     event in its stored log (endRuns); a run that ended waiting for an
+//     approval stays waiting.
 //   - At start (owners holds ""), idempotency keys without a recorded
 //     call are released (releaseOrphanKeys).
 func (d *Daemon) sweep(ctx context.Context, st switchboard.Store, owners map[string]bool) (map[string]string, error) {
@@ -101,6 +104,9 @@ func (d *Daemon) sweep(ctx context.Context, st switchboard.Store, owners map[str
 		return nil, fmt.Errorf("end agent sessions left running: %w", err)
 	} else if n > 0 {
 		d.log.Warn("ended agent sessions left running by a stopped daemon", "count", n)
+	}
+	if err := d.endRuns(ctx, st, d.bus, owners); err != nil {
+		return nil, err
 	}
 	if len(kept) > 0 {
 		d.log.Info("calls awaiting approval outlived their daemon; they run here once approved", "count", len(kept))

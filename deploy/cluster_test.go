@@ -80,14 +80,14 @@ type replica struct {
 type cluster struct {
 	t     *testing.T
 	store string
+	args  []string // more serve flags for every replica
 	reps  []*replica
 	proxy *httptest.Server
 	next  atomic.Uint64
-	// args are extra serve flags every replica gets.
-	args []string
 }
 
 // newCluster starts n replicas and the proxy, or skips without Postgres.
+// args are more serve flags for every replica.
 func newCluster(t *testing.T, n int, args ...string) *cluster {
 	t.Helper()
 	dsn := os.Getenv(dsnEnv)

@@ -28,6 +28,9 @@ const (
 	maxAgentBodyBytes = 16 << 20
 	// runHeartbeat spaces keep-alive comments on idle run streams.
 	runHeartbeat = 15 * time.Second
+	// stopWait bounds how long POST /runs/{id}/cancel waits for the run
+	// to end before it answers with the record as it is.
+	stopWait = 2 * time.Second
 )
 
 func (s *Server) agentRoutes() {
@@ -124,6 +127,25 @@ func (s *Server) run(ctx context.Context, id string, c agentCaller) (*agent.Run,
 	return run, nil
 }
 
+// storedRun finds a run this process does not hold in the store (another
+// replica's, or one this process has forgotten), with the visibility of
+// run: a tab sees the runs in its tab, and those of chats it owns that it
+// or the admin started (a chat's owner may be known only to the replica
+// that ran it, so the run's own starter is checked too).
+func (s *Server) storedRun(ctx context.Context, id string, c agentCaller) (switchboard.RunRecord, error) {
+	rec, err := s.opts.Agent.Stored(ctx, id)
+	if err != nil || c.owner == "" || rec.SessionID == c.tab {
+		return rec, err
+	}
+	if rec.Owner != "" && rec.Owner != c.owner {
+		return rec, switchboard.Errorf(switchboard.CodeNotFound, "no run %s", id)
+	}
+	if err := s.opts.Agent.CheckOwner(ctx, rec.ThreadID, c.owner); err != nil {
+		return rec, switchboard.Errorf(switchboard.CodeNotFound, "no run %s", id)
+	}
+	return rec, nil
+}
+
 // startRunBody is POST /runs.
 type startRunBody struct {
 	ThreadID  string          `json:"threadId,omitempty"`
@@ -167,6 +189,15 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, c agentCaller)
 
 func (s *Server) getRun(w http.ResponseWriter, r *http.Request, c agentCaller) {
 	run, err := s.run(r.Context(), r.PathValue("id"), c)
+	if switchboard.CodeOf(err) == switchboard.CodeNotFound {
+		rec, err := s.storedRun(r.Context(), r.PathValue("id"), c)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, rec.RunInfo)
+		return
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -176,6 +207,19 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request, c agentCaller) {
 
 func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, c agentCaller) {
 	run, err := s.run(r.Context(), r.PathValue("id"), c)
+	if switchboard.CodeOf(err) == switchboard.CodeNotFound {
+		// Another replica's run: that replica is asked to stop it.
+		rec, err := s.storedRun(r.Context(), r.PathValue("id"), c)
+		if err == nil {
+			rec, err = s.opts.Agent.CancelStored(r.Context(), rec, stopWait)
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, rec.RunInfo)
+		return
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -189,7 +233,7 @@ func (s *Server) stopRun(w http.ResponseWriter, r *http.Request, run *agent.Run)
 	run.Stop()
 	select { // usually ends at once; answer with the final record when it does
 	case <-run.Done():
-	case <-time.After(2 * time.Second):
+	case <-time.After(stopWait):
 	case <-r.Context().Done():
 	}
 	writeJSON(w, http.StatusOK, run.Info())
@@ -198,7 +242,15 @@ func (s *Server) stopRun(w http.ResponseWriter, r *http.Request, run *agent.Run)
 // runEvents streams a run's AG-UI events from the start, or after the
 // Last-Event-ID the client has (each frame's id is its position).
 func (s *Server) runEvents(w http.ResponseWriter, r *http.Request, c agentCaller) {
+	var log eventLog
 	run, err := s.run(r.Context(), r.PathValue("id"), c)
+	if switchboard.CodeOf(err) == switchboard.CodeNotFound {
+		// Another replica's run: its events as they are stored, with the
+		// same positions, so Last-Event-ID resumes on any replica.
+		_, err = s.storedRun(r.Context(), r.PathValue("id"), c)
+	} else if err == nil {
+		log = run
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -212,7 +264,16 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request, c agentCaller
 		}
 		from = n + 1
 	}
-	s.pump(r, sse.Start(w, streamWriteTimeout), run, from, aguiFrame, nil)
+	if log == nil {
+		log = s.opts.Agent.Follow(r.Context(), r.PathValue("id"), from)
+	}
+	s.pump(r, sse.Start(w, streamWriteTimeout), log, from, aguiFrame, nil)
+}
+
+// eventLog is a run's event log: a run this process holds (*agent.Run) or
+// a stored one followed from the store (*agent.Follower).
+type eventLog interface {
+	Events(from int) (recs []agent.Record, more <-chan struct{}, complete bool)
 }
 
 // aguiRun is the AG-UI endpoint: RunAgentInput in, the run's events out.
@@ -449,7 +510,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 // Each write has a deadline (the Writer's), so a reader that stops reading
 // is dropped rather than holding a goroutine; the run itself never waits on
 // readers.
-func (s *Server) pump(r *http.Request, sw *sse.Writer, run *agent.Run, seq int,
+func (s *Server) pump(r *http.Request, sw *sse.Writer, run eventLog, seq int,
 	frame func([]byte, agent.Record) []byte, tail func([]byte) []byte) {
 	hb := time.NewTicker(runHeartbeat)
 	defer hb.Stop()

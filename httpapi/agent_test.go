@@ -54,6 +54,13 @@ func newAssistant(t *testing.T, configured bool) *assistantEnv {
 // interrupt for it.
 func newAssistantWith(t *testing.T, configured, hitl bool) *assistantEnv {
 	t.Helper()
+	return newAssistantOpts(t, configured, hitl, nil)
+}
+
+// newAssistantOpts is newAssistantWith; tune, if set, adjusts the
+// runtime's options.
+func newAssistantOpts(t *testing.T, configured, hitl bool, tune func(*agent.Options, *sqlite.Store)) *assistantEnv {
+	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "sb.db"), nil)
 	if err != nil {
@@ -101,6 +108,9 @@ func newAssistantWith(t *testing.T, configured, hitl bool) *assistantEnv {
 	ao := agent.Options{Broker: b, Registry: reg, Browser: sm, Models: models, History: st}
 	if hitl {
 		ao.Approvals = approvals
+	}
+	if tune != nil {
+		tune(&ao, st)
 	}
 	e.rt, err = agent.New(ao)
 	if err != nil {

@@ -85,15 +85,20 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"items": items})
 }
 
-// listRuns: ?limit= → {items: [RunInfo]}, newest first: the runs in
-// progress and the recently finished ones the runtime keeps (not a history;
-// the ledger is).
+// listRuns: ?limit= → {items: [RunInfo]}, newest first: the stored runs
+// of every replica (or, without a run store, the runs in progress and the
+// recently finished ones this process keeps); not a history, the ledger
+// is.
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	n, err := listLimit(r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	items := s.opts.Agent.List()
-	writeJSON(w, http.StatusOK, map[string]any{"items": items[:min(n, len(items))]})
+	items, err := s.opts.Agent.List(r.Context(), n)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"items": items})
 }

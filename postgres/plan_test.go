@@ -38,6 +38,11 @@ var planQueries = []struct{ name, query, index string }{
 		ORDER BY i.created_at LIMIT 128`, "invocations_by_created"},
 	{"retention: key names the record", `SELECT 1 FROM idempotency_keys k WHERE k.invocation_id = 'x'`, "idempotency_keys_by_invocation"},
 	{"panel instances of a tab", `SELECT id, session_id, seq, version, doc, updated_at FROM panel_instances WHERE session_id = 's' ORDER BY seq, id`, "panel_instances_by_session"},
+	{"run by id", `SELECT id FROM runs WHERE id = 'r'`, "runs_pkey"},
+	{"run events from a position", `SELECT seq, event FROM run_events WHERE run_id = 'r' AND seq >= 5 ORDER BY seq LIMIT 1000`, "run_events_pkey"},
+	{"GET /runs", `SELECT id FROM runs ORDER BY created_at DESC, id DESC LIMIT 100`, "runs_by_created"},
+	{"runs sweep", `SELECT id FROM runs WHERE status = 'running' AND replica IN ('a', 'b') AND id > '' ORDER BY id LIMIT 1`, "runs_running_by_replica"},
+	{"retention: expired runs", `SELECT id FROM runs WHERE status IN ('succeeded', 'failed', 'cancelled') AND finished_at < now() ORDER BY finished_at LIMIT 128`, "runs_finished"},
 }
 
 func TestQueryPlansUseIndexes(t *testing.T) {
@@ -56,6 +61,9 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		SELECT 'inv-' || g, 'run-' || g, 't', 'succeeded', now() - g * interval '1 second', now() FROM generate_series(1, 5000) g;
 		INSERT INTO activity (id, ts, actor, verb, target, hash)
 		SELECT g, now() - (5000 - g) * interval '1 second', 'user:' || (g % 7), 'v' || (g % 5), 't', '\x00' FROM generate_series(1, 5000) g;
+		INSERT INTO runs (id, thread, replica, status, created_at, finished_at)
+		SELECT 'run-' || g, 'chat', 'rep-' || (g % 3), CASE WHEN g % 50 = 0 THEN 'running' ELSE 'succeeded' END,
+			now() - g * interval '1 second', CASE WHEN g % 50 = 0 THEN NULL ELSE now() END FROM generate_series(1, 5000) g;
 		ANALYZE; SET enable_seqscan = off`)
 	must(t, err)
 	for _, q := range planQueries {

@@ -35,6 +35,11 @@ var planQueries = []struct{ name, query, index string }{
 		ORDER BY i.created_at LIMIT 128`, "invocations_by_created"},
 	{"retention: key names the record", `SELECT 1 FROM idempotency_keys k WHERE k.invocation_id = 'x'`, "idempotency_keys_by_invocation"},
 	{"panel instances of a tab", `SELECT id, session_id, seq, version, doc, updated_at FROM panel_instances WHERE session_id = 's' ORDER BY seq, id`, "panel_instances_by_session"},
+	{"run by id", `SELECT id FROM runs WHERE id = 'r'`, "sqlite_autoindex_runs_1"},
+	{"run events from a position", `SELECT seq, event FROM run_events WHERE run_id = 'r' AND seq >= 5 ORDER BY seq LIMIT 1000`, "sqlite_autoindex_run_events_1"},
+	{"GET /runs", `SELECT id FROM runs ORDER BY created_at DESC, id DESC LIMIT 100`, "runs_by_created"},
+	{"runs sweep", `SELECT id FROM runs WHERE status = 'running' AND replica IN ('a', 'b') AND id > '' ORDER BY id LIMIT 1`, "runs_running_by_replica"},
+	{"retention: expired runs", `SELECT id FROM runs WHERE status IN ('succeeded', 'failed', 'cancelled') AND finished_at < 5 ORDER BY finished_at LIMIT 128`, "runs_finished"},
 }
 
 func TestQueryPlansUseIndexes(t *testing.T) {

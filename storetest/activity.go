@@ -415,6 +415,16 @@ func testClosed(t *testing.T, s switchboard.Store) {
 		"AgentList":         func() error { _, err := s.AgentList(ctx, switchboard.AgentFilter{}); return err },
 		"AgentTouch":        func() error { _, err := s.AgentTouch(ctx, "agt", base); return err },
 		"AgentPrune":        func() error { _, err := s.AgentPrune(ctx, 1); return err },
+		"RunCreate":         func() error { return s.RunCreate(ctx, runRecord("r", "q", base)) },
+		"RunAppend":         func() error { return s.RunAppend(ctx, runRecord("r", "q", base), runEvents(0, 1)) },
+		"RunGet":            func() error { _, err := s.RunGet(ctx, "r"); return err },
+		"RunEventList":      func() error { _, err := s.RunEventList(ctx, "r", 0, 1); return err },
+		"RunList":           func() error { _, err := s.RunList(ctx, switchboard.RunFilter{}); return err },
+		"RunFailInFlight": func() error {
+			_, err := s.RunFailInFlight(ctx, []string{"q"}, func(r switchboard.RunRecord) (switchboard.RunRecord, []byte) { return r, []byte(`{}`) })
+			return err
+		},
+		"RunExpire": func() error { _, err := s.RunExpire(ctx, base, 1); return err },
 	}
 	// A method added to the port must be added here too.
 	port := reflect.TypeFor[switchboard.Store]()

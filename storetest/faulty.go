@@ -480,3 +480,52 @@ func (f *Faulty) PanelInstanceDeleteSession(ctx context.Context, sessionID strin
 	}
 	return f.Store.PanelInstanceDeleteSession(ctx, sessionID)
 }
+
+func (f *Faulty) RunCreate(ctx context.Context, r switchboard.RunRecord) error {
+	if err := f.fail("RunCreate"); err != nil {
+		return err
+	}
+	return f.Store.RunCreate(ctx, r)
+}
+
+func (f *Faulty) RunAppend(ctx context.Context, r switchboard.RunRecord, events []switchboard.RunEvent) error {
+	if err := f.fail("RunAppend"); err != nil {
+		return err
+	}
+	return f.Store.RunAppend(ctx, r, events)
+}
+
+func (f *Faulty) RunGet(ctx context.Context, id string) (switchboard.RunRecord, error) {
+	if err := f.fail("RunGet"); err != nil {
+		return switchboard.RunRecord{}, err
+	}
+	return f.Store.RunGet(ctx, id)
+}
+
+func (f *Faulty) RunEventList(ctx context.Context, id string, from, limit int) ([]switchboard.RunEvent, error) {
+	if err := f.fail("RunEventList"); err != nil {
+		return nil, err
+	}
+	return f.Store.RunEventList(ctx, id, from, limit)
+}
+
+func (f *Faulty) RunList(ctx context.Context, filter switchboard.RunFilter) ([]switchboard.RunRecord, error) {
+	if err := f.fail("RunList"); err != nil {
+		return nil, err
+	}
+	return f.Store.RunList(ctx, filter)
+}
+
+func (f *Faulty) RunFailInFlight(ctx context.Context, replicas []string, end func(switchboard.RunRecord) (switchboard.RunRecord, []byte)) (int, error) {
+	if err := f.fail("RunFailInFlight"); err != nil {
+		return 0, err
+	}
+	return f.Store.RunFailInFlight(ctx, replicas, end)
+}
+
+func (f *Faulty) RunExpire(ctx context.Context, before time.Time, limit int) (int, error) {
+	if err := f.fail("RunExpire"); err != nil {
+		return 0, err
+	}
+	return f.Store.RunExpire(ctx, before, limit)
+}

@@ -82,6 +82,9 @@ var cases = []struct {
 	{"AgentEndRace", testAgentEndRace},
 	{"InvocationExpire", testInvocationExpire},
 	{"IdempotencyExpire", testIdempotencyExpire},
+	{"Runs", testRuns},
+	{"RunFailInFlight", testRunFailInFlight},
+	{"RunExpire", testRunExpire},
 	{"Cancelled", testCancelled},
 	{"Closed", testClosed},
 }

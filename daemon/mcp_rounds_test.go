@@ -241,8 +241,9 @@ func TestMCPRoundsRefuseForeignState(t *testing.T) {
 }
 
 // Close does not wait for a human: a 2025-11-25 call waiting for approval
-// and a 2026-07-28 call detached from its first round both end CANCELLED
-// when the daemon closes, and nothing runs.
+// ends CANCELLED with its session, and a 2026-07-28 call between rounds is
+// left awaiting approval, its request pending, for the next start or a
+// survivor to resume; nothing runs.
 func TestMCPCloseEndsCallsAwaitingApproval(t *testing.T) {
 	t.Parallel()
 	e := newElicitEnv(t, mcpserver.ElicitURL)
@@ -268,11 +269,17 @@ func TestMCPCloseEndsCallsAwaitingApproval(t *testing.T) {
 	if res := <-out; res != nil && (!res.IsError || !strings.HasPrefix(text(res), "CANCELLED")) {
 		t.Fatalf("session call after Close: %s", text(res))
 	}
-	for _, id := range []string{waiting.InvocationID, first.Meta["switchboard/invocationId"].(string)} {
+	for id, want := range map[string]switchboard.Status{
+		waiting.InvocationID:                            switchboard.StatusCancelled,
+		first.Meta["switchboard/invocationId"].(string): switchboard.StatusAwaitingApproval,
+	} {
 		inv, err := e.d.Broker.Get(ctx, id)
-		if err != nil || inv.Status != switchboard.StatusCancelled {
-			t.Fatalf("invocation %s after Close: %+v %v", id, inv, err)
+		if err != nil || inv.Status != want {
+			t.Fatalf("invocation %s after Close: %+v %v, want %s", id, inv, err, want)
 		}
+	}
+	if a := e.pending(); a.InvocationID != first.Meta["switchboard/invocationId"] {
+		t.Fatalf("pending after Close: %+v", a)
 	}
 	if e.runs.Load() != 0 {
 		t.Fatalf("ran %d", e.runs.Load())

@@ -19,7 +19,8 @@ import (
 // item 4): every request of a client may land on another replica. An
 // agent's call that needs approval is asked on one replica, decided on
 // another and retried through the balancer; the tool runs once, with one
-// ledger entry, even when the replica that asked is killed between rounds.
+// ledger entry, even when the replica that asked is killed (or stopped)
+// between rounds.
 func TestReplicasMCPStateless(t *testing.T) {
 	c := newCluster(t, 3)
 	be := newBackend(t)
@@ -184,6 +185,32 @@ func TestReplicasMCPStateless(t *testing.T) {
 			if err != nil || !rep.OK {
 				t.Fatalf("activity verify on replica %d: %+v %v", i, rep, err)
 			}
+		}
+	})
+
+	t.Run("AskingReplicaStoppedBetweenRounds", func(t *testing.T) {
+		// A clean stop (SIGTERM, a rolling restart) leaves the call
+		// awaiting approval; the survivor takes it over at once.
+		params := &mcp.CallToolParams{Name: "test-send", Arguments: map[string]any{"mcp": "after-stop"}}
+		inv, state := firstRound(1, params)
+		before, err := lb.GetInvocation(ctx, inv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.stop(c.reps[1])
+		eventually(t, 60*time.Second, "the survivor adopts "+inv, func() (bool, string) {
+			got, err := lb.GetInvocation(ctx, inv)
+			return err == nil && got.Replica != before.Replica && got.Status == switchboard.StatusAwaitingApproval, fmt.Sprint(got.Replica, got.Status, err)
+		})
+		decide(lb, inv)
+		if res := retry(params, state); res.IsError || res.Meta["switchboard/invocationId"] != inv {
+			t.Fatalf("retry after the stop: %+v", res)
+		}
+		if got := be.count(`{"mcp":"after-stop"}`); got != 1 {
+			t.Fatalf("the backend ran the call %d times", got)
+		}
+		if n := callEntries(t, lb)[inv]; n != 1 {
+			t.Fatalf("%s has %d tool.call entries", inv, n)
 		}
 	})
 }

@@ -50,8 +50,8 @@ const (
 	stateContext = "switchboard/mcp-request-state/v1\x00"
 )
 
-// errStopping ends the calls this server detached from their requests
-// when it closes.
+// errStopping ends the tool calls of MCP requests still open when the
+// server closes.
 var errStopping = switchboard.Errorf(switchboard.CodeCancelled, "the daemon is stopping")
 
 // requestState is what one round tells the next, signed (sealState).
@@ -159,6 +159,7 @@ func (s *Server) firstRound(ctx context.Context, c caller, t switchboard.Tool, c
 	// A re-sent first round with the client's idempotency key finds its
 	// call in flight: it is answered about that call, not made to wait.
 	cr.AwaitInFlight = false
+	cr.Durable = approval.ErrStopped
 	s.detachMu.Lock()
 	if s.closing {
 		s.detachMu.Unlock()
@@ -169,7 +170,9 @@ func (s *Server) firstRound(ctx context.Context, c caller, t switchboard.Tool, c
 	s.detachMu.Unlock()
 	go func() {
 		defer s.detached.Done()
-		stopLife := context.AfterFunc(s.life, func() { cancel(errStopping) })
+		// Closing leaves a call awaiting approval pending: a survivor (or
+		// the next start) resumes it, and the client's retry finds it.
+		stopLife := context.AfterFunc(s.life, func() { cancel(approval.ErrStopped) })
 		defer stopLife()
 		defer cancel(nil)
 		inv, err := s.br.Call(dctx, cr)

@@ -45,6 +45,10 @@ const (
 	// outcomePoll spaces the store reads of a retry whose call was
 	// decided and runs (on whichever replica owns it).
 	outcomePoll = 100 * time.Millisecond
+	// stateGrace is how long past its approval's expiry a requestState
+	// still verifies: a retry then learns the outcome (USER_DENIED,
+	// expired) rather than that its state is stale.
+	stateGrace = time.Hour
 	// stateContext separates requestState MACs from any other use of the
 	// key.
 	stateContext = "switchboard/mcp-request-state/v1\x00"
@@ -111,7 +115,7 @@ func (s *Server) openState(raw string, c caller, t switchboard.Tool, input json.
 		return st, stateError("requestState was issued to another caller")
 	case st.Tool != t.Name || st.Args != approval.ArgsHash(input):
 		return st, stateError("requestState belongs to another call (another tool or other arguments)")
-	case time.Now().Unix() > st.Expires:
+	case time.Now().Add(-stateGrace).Unix() > st.Expires:
 		return st, stateError("requestState has expired with its approval")
 	}
 	return st, nil
@@ -146,6 +150,7 @@ func (s *Server) firstRound(ctx context.Context, c caller, t switchboard.Tool, c
 		inv switchboard.Invocation
 		err error
 	}
+	args := approval.ArgsHash(cr.Input)
 	recorded, done := make(chan switchboard.Invocation, 1), make(chan outcome, 1)
 	// The call follows the request until it awaits approval, and the
 	// server's life after that.
@@ -180,11 +185,11 @@ func (s *Server) firstRound(ctx context.Context, c caller, t switchboard.Tool, c
 	}()
 	select {
 	case inv := <-recorded:
-		return s.round(ctx, c, t, inv.ID, "", mode, false)
+		return s.round(ctx, c, t, inv.ID, "", args, mode, false)
 	case o := <-done:
 		stopReq()
 		if d, ok := conflictInFlight(o.err); ok {
-			return s.round(ctx, c, t, d, "", mode, false)
+			return s.round(ctx, c, t, d, "", args, mode, false)
 		}
 		return s.result(t, o.inv, o.err), nil
 	}
@@ -216,7 +221,7 @@ func (s *Server) retryRound(ctx context.Context, c caller, req *mcp.CallToolRequ
 	if r, ok := req.Params.InputResponses[inputKey].(*mcp.ElicitResult); ok && r != nil {
 		s.answered(ctx, c, st, r)
 	}
-	return s.round(ctx, c, t, st.Invocation, st.Approval, st.Mode, true)
+	return s.round(ctx, c, t, st.Invocation, st.Approval, st.Args, st.Mode, true)
 }
 
 // answered records a client's answer to a round's elicitation, as the
@@ -246,16 +251,16 @@ func (s *Server) answered(ctx context.Context, c caller, st requestState, r *mcp
 	}
 }
 
-// round answers for call inv awaiting approval apr ("" finds it): its
-// outcome once decided, else input_required. wait lets it wait up to
-// InputWait for a decision first.
-func (s *Server) round(ctx context.Context, c caller, t switchboard.Tool, inv, apr, mode string, wait bool) (*mcp.CallToolResult, error) {
+// round answers for call inv awaiting approval apr ("" finds it), made
+// with arguments of hash args: its outcome once decided, else
+// input_required. wait lets it wait up to InputWait for a decision first.
+func (s *Server) round(ctx context.Context, c caller, t switchboard.Tool, inv, apr, args, mode string, wait bool) (*mcp.CallToolResult, error) {
 	a, err := s.approvalOf(ctx, inv, apr)
 	if err != nil {
 		return s.outcome(ctx, t, inv)
 	}
 	st := requestState{Invocation: inv, Approval: a.ID, Caller: c.p.String(), Tool: t.Name,
-		Args: a.ArgsHash, Mode: mode, Expires: a.ExpiresAt.Unix()}
+		Args: args, Mode: mode, Expires: a.ExpiresAt.Unix()}
 	if a.Status == switchboard.ApprovalPending && wait {
 		wctx, cancel := context.WithTimeout(ctx, s.opts.InputWait)
 		if d, err := s.opts.Approvals.Wait(wctx, a.ID); err == nil {

@@ -58,6 +58,10 @@ const (
 // server closes.
 var errStopping = switchboard.Errorf(switchboard.CodeCancelled, "the daemon is stopping")
 
+// stateEncoding decodes a requestState's parts strictly, so that one
+// sealed state has exactly one spelling.
+var stateEncoding = base64.RawURLEncoding.Strict()
+
 // requestState is what one round tells the next, signed (sealState).
 type requestState struct {
 	Invocation string `json:"inv"`
@@ -98,14 +102,15 @@ func (s *Server) sealState(st requestState) string {
 func (s *Server) openState(raw string, c caller, t switchboard.Tool, input json.RawMessage) (requestState, error) {
 	var st requestState
 	payload, mac, ok := strings.Cut(raw, ".")
-	sum, err := base64.RawURLEncoding.DecodeString(mac)
-	if ok && err == nil {
+	sum, err := stateEncoding.DecodeString(mac)
+	ok = ok && err == nil
+	if ok {
 		m := hmac.New(sha256.New, s.opts.StateKey)
 		m.Write([]byte(payload))
 		ok = hmac.Equal(sum, m.Sum(nil))
 	}
 	if ok {
-		b, err := base64.RawURLEncoding.DecodeString(payload)
+		b, err := stateEncoding.DecodeString(payload)
 		ok = err == nil && json.Unmarshal(b, &st) == nil && st.Invocation != "" && st.Approval != ""
 	}
 	switch {

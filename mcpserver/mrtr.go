@@ -238,8 +238,8 @@ func (s *Server) answered(ctx context.Context, c caller, st requestState, r *mcp
 	switch {
 	case r.Action != "accept":
 		reason = "the user chose " + r.Action + " in the MCP client"
-	case st.Mode == "url":
-		return
+	case st.Mode == "url" || s.opts.Elicitation != ElicitForm:
+		return // only the console decides (form answers count only while the operator allows them)
 	default:
 		approve, _ = r.Content["approve"].(bool)
 		reason, _ = r.Content["reason"].(string)

@@ -223,6 +223,14 @@ type CallRequest struct {
 	// refused before it was recorded. A read or ui call recorded at its
 	// end (Options.RecordAfter) is reported then, already terminal.
 	OnRecord func(switchboard.Invocation)
+	// Durable, when set, is the cause (approval.ErrStopped: the daemon
+	// stops) with which ctx ending leaves a call that awaits approval as it
+	// is — its record awaiting_approval, its request pending, which the
+	// Policy must also leave for that cause — for the next start or the
+	// survivor that takes this replica's calls over to resume (Resume),
+	// instead of ending it CANCELLED. For callers that come back for the
+	// outcome by the invocation's id (MCP approval rounds).
+	Durable error
 }
 
 // call is everything resolved about one call before it is recorded.

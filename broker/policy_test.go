@@ -3,6 +3,7 @@ package broker_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/switchboardhq/switchboard"
@@ -71,5 +72,35 @@ func TestPolicySeam(t *testing.T) {
 	g.decide = func(switchboard.Invocation) error { return nil }
 	if inv, err = e.b.Call(context.Background(), broker.CallRequest{Tool: "test.risky", Input: in}); err != nil || inv.Status != switchboard.StatusSucceeded {
 		t.Fatalf("approved call: %+v %v", inv, err)
+	}
+}
+
+// A Durable call whose context ends with that cause while it awaits
+// approval is left awaiting approval, to be resumed; ended with another
+// cause, it is cancelled as before.
+func TestDurableCallLeftAwaitingApproval(t *testing.T) {
+	stopped := errors.New("stopping")
+	g := &gate{}
+	e := newEnv(t, func(o *broker.Options) { o.Policy = g })
+	risky := echoTool
+	risky.Name, risky.Approval = "test.risky", switchboard.ApprovalHITL
+	e.goTool(t, risky, echo)
+	for _, tc := range []struct {
+		cause error
+		want  switchboard.Status
+	}{{stopped, switchboard.StatusAwaitingApproval}, {errors.New("gone"), switchboard.StatusCancelled}} {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		g.decide = func(switchboard.Invocation) error {
+			cancel(tc.cause)
+			return context.Cause(ctx) // as approval.Service does for approval.ErrStopped
+		}
+		inv, err := e.b.Call(ctx, broker.CallRequest{Tool: "test.risky", Input: json.RawMessage(`{"msg":"x"}`), Durable: stopped})
+		if err == nil {
+			t.Fatalf("cause %v: no error", tc.cause)
+		}
+		got, gerr := e.b.Get(context.Background(), inv.ID)
+		if gerr != nil || got.Status != tc.want {
+			t.Fatalf("cause %v: %+v %v, want %s", tc.cause, got, gerr, tc.want)
+		}
 	}
 }

@@ -26,6 +26,12 @@ func (d *Daemon) newMCP(ctx context.Context, opts Options) (*mcpserver.Server, e
 	if o.Approvals == nil && d.Approvals != nil {
 		o.Approvals = d.Approvals
 	}
+	// The approval rounds of 2026-07-28 clients carry a requestState that
+	// any replica must verify: every replica of one deployment shares the
+	// admin token (docs/deploy.md), so the key is derived from it.
+	if len(o.StateKey) == 0 && opts.AdminToken != "" {
+		o.StateKey = mcpserver.StateKey(opts.AdminToken)
+	}
 	if o.Digest == nil && d.Workspace != nil {
 		o.Digest = d.Workspace
 	}

@@ -34,11 +34,20 @@ type elicitEnv struct {
 	admin *client.Client
 	agent string // the agent's bearer token
 	runs  atomic.Int32
+	// version is the MCP revision connect offers: 2025-11-25 (session
+	// elicitation) unless a test sets "" for the SDK's latest, 2026-07-28
+	// (approval rounds, mcp_rounds_test.go).
+	version string
 }
 
 const elicitConsole = "http://console.example/#approvals"
 
 func newElicitEnv(t *testing.T, mode mcpserver.Elicitation) *elicitEnv {
+	t.Helper()
+	return newElicitEnvWith(t, mcpserver.Options{Elicitation: mode, ConsoleURL: elicitConsole})
+}
+
+func newElicitEnvWith(t *testing.T, mo mcpserver.Options) *elicitEnv {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, sqlite.Memory, nil)
@@ -47,12 +56,12 @@ func newElicitEnv(t *testing.T, mode mcpserver.Elicitation) *elicitEnv {
 	}
 	t.Cleanup(func() { st.Close() })
 	d, err := daemon.New(ctx, daemon.Options{Store: st, AdminToken: mcpToken,
-		MCP: mcpserver.Options{Elicitation: mode, ConsoleURL: elicitConsole}})
+		MCP: mo})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.Close() })
-	e := &elicitEnv{t: t, d: d}
+	e := &elicitEnv{t: t, d: d, version: "2025-11-25"}
 	err = d.RegisterFunc(ctx, switchboard.Tool{Name: "orders.place", Description: "Place an order.", Class: switchboard.ClassMutate,
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"qty":{"type":"integer"}}}`)},
 		func(context.Context, json.RawMessage) (any, error) {
@@ -77,7 +86,7 @@ func newElicitEnv(t *testing.T, mode mcpserver.Elicitation) *elicitEnv {
 func (e *elicitEnv) connect(opts *mcp.ClientOptions) *mcp.ClientSession {
 	e.t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "agent-client", Version: "1"}, opts)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: e.srv.URL + "/mcp", HTTPClient: &http.Client{Transport: bearer{e.agent}}}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: e.srv.URL + "/mcp", HTTPClient: &http.Client{Transport: bearer{e.agent}}}, &mcp.ClientSessionOptions{ProtocolVersion: e.version})
 	if err != nil {
 		e.t.Fatal(err)
 	}

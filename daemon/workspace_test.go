@@ -264,7 +264,10 @@ func TestDigestMCPResource(t *testing.T) {
 		},
 	})
 	connect := func(tok string) *mcp.ClientSession {
-		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: e.srv.URL + "/mcp", HTTPClient: &http.Client{Transport: bearer{tok}}}, nil)
+		// 2025-11-25: resources/subscribe is a session's (2026-07-28 has
+		// subscriptions/listen instead).
+		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: e.srv.URL + "/mcp", HTTPClient: &http.Client{Transport: bearer{tok}}},
+			&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 		if err != nil {
 			t.Fatal(err)
 		}

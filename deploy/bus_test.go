@@ -157,6 +157,9 @@ func TestReplicasBus(t *testing.T) {
 		// its replica; docs/deploy.md).
 		changed := make([]chan struct{}, len(c.reps))
 		sessions := make([]*mcp.ClientSession, len(c.reps))
+		// Sessions (2025-11-25) and sessionless clients (2026-07-28, the
+		// SDK's latest, listening with subscriptions/listen) both hear it.
+		revisions := []string{"2025-11-25", ""}
 		for i := range c.reps {
 			ch := make(chan struct{}, 16)
 			changed[i] = ch
@@ -171,7 +174,7 @@ func TestReplicasBus(t *testing.T) {
 			cs, err := mc.Connect(ctx, &mcp.StreamableClientTransport{
 				Endpoint:   "http://" + c.reps[i].addr + "/mcp",
 				HTTPClient: &http.Client{Transport: bearer{token}},
-			}, nil)
+			}, &mcp.ClientSessionOptions{ProtocolVersion: revisions[i%2]})
 			if err != nil {
 				t.Fatalf("MCP client on replica %d: %v", i, err)
 			}

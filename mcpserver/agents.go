@@ -13,13 +13,18 @@ const transportMCP = "mcp"
 
 // acting puts the agent session of an agent's request in ctx: its MCP
 // session's external agent session, started on its first request, ended
-// when the MCP session closes.
+// when the MCP session closes. Sessionless (2026-07-28) requests have none.
 func (s *Server) acting(ctx context.Context, p switchboard.Principal, ss mcp.Session) context.Context {
 	sess, ok := ss.(*mcp.ServerSession)
 	if s.opts.Agents == nil || p.Kind != switchboard.PrincipalAgent || !ok || sess == nil {
 		return ctx
 	}
 	conn := sess.ID()
+	if conn == "" {
+		// A 2026-07-28 request: no session outlives it, so there is no
+		// agent session to keep; each call stands alone.
+		return ctx
+	}
 	id := s.opts.Agents.External(ctx, p, transportMCP, conn)
 	if _, seen := s.watched.LoadOrStore(sess, true); !seen {
 		go func() {

@@ -96,7 +96,15 @@ func (s *Server) invoke(ctx context.Context, c caller, req *mcp.CallToolRequest,
 	cr := broker.CallRequest{Tool: t.Name, Input: input, SessionID: sessionID, RunID: s.runOf(req.Session),
 		IdempotencyKey: key, AwaitInFlight: true}
 
-	if el := s.approvalElicitor(ctx, c, req.Session); el != nil {
+	// A 2026-07-28 client has no session to be asked through: its
+	// approvals cross rounds (mrtr.go).
+	rounds := ""
+	if statelessCall(req) {
+		if req.Params.RequestState != "" {
+			return s.retryRound(ctx, c, req, t, input)
+		}
+		rounds = s.roundMode(c, req.Session)
+	} else if el := s.approvalElicitor(ctx, c, req.Session); el != nil {
 		cr.OnRecord = el.recorded
 		defer el.stop()
 	}
@@ -120,6 +128,14 @@ func (s *Server) invoke(ctx context.Context, c caller, req *mcp.CallToolRequest,
 		defer done()
 	}
 
+	if rounds != "" {
+		// Progress reaches the client while this round's request is open.
+		res, err := s.firstRound(ctx, c, t, cr, rounds)
+		if p != nil {
+			p.finish()
+		}
+		return res, err
+	}
 	inv, err := s.br.Call(ctx, cr)
 	if p != nil {
 		p.finish()

@@ -11,7 +11,11 @@
 // exported API, which takes and returns switchboard and net/http types.
 //
 // The SDK owns the protocol (sessions, streams, initialize, ping,
-// cancellation, progress plumbing). A receiving middleware answers
+// cancellation, progress plumbing). /mcp speaks two revisions side by
+// side: 2025-11-25 sessions, which live in this process, and the
+// sessionless 2026-07-28, whose requests any replica answers; there an
+// approval the session revision asks for with elicitation comes back as an
+// input_required round with a signed requestState (mrtr.go). A receiving middleware answers
 // tools/list and tools/call from the catalog, so each caller gets its own
 // view: what the registry lets it see (registry.Visible: its scope, and no
 // user-only tool for an agent; a hidden tool is an unknown one) and a

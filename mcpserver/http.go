@@ -35,10 +35,23 @@ func (s *Server) newHTTPHandler() http.Handler {
 		EventStore:     store,
 		SessionTimeout: s.opts.SessionTimeout,
 	})
-	withToken := auth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
+	// The 2026-07-28 revision has no sessions: every request carries its
+	// protocol version and client capabilities, any replica can answer it,
+	// and nothing of it is kept once it is answered (approvals cross
+	// rounds in a signed requestState, mrtr.go).
+	stateless := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.sdk }, &mcp.StreamableHTTPOptions{
+		Logger:    s.log,
+		Stateless: true,
+		// The POST is the request's whole life: a client that gives up
+		// (or drops the connection) cancels the call, as
+		// notifications/cancelled does in a session.
+		PropagateRequestCancellation: true,
+	})
+	tokenInfo := auth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
 		p, _ := switchboard.PrincipalFrom(ctx) // set just before, by ServeHTTP below
 		return &auth.TokenInfo{UserID: p.String(), Extra: map[string]any{principalKey: p}}, nil
-	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(stream)
+	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
+	withToken, withTokenStateless := tokenInfo(stream), tokenInfo(stateless)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if m := r.URL.Query().Get("mode"); m != "" {
 			if m != string(ModeFull) && m != string(ModeDeferred) {
@@ -62,8 +75,30 @@ func (s *Server) newHTTPHandler() http.Handler {
 		if !strictBody(w, r) {
 			return
 		}
-		withToken.ServeHTTP(w, r.WithContext(switchboard.WithPrincipal(r.Context(), c.Principal)))
+		r = r.WithContext(switchboard.WithPrincipal(r.Context(), c.Principal))
+		if statelessRequest(r) {
+			withTokenStateless.ServeHTTP(w, r)
+			return
+		}
+		withToken.ServeHTTP(w, r)
 	})
+}
+
+// MCP revisions: the first without sessions, and the latest with them.
+const (
+	statelessRevision = "2026-07-28"
+	sessionRevision   = "2025-11-25"
+)
+
+// statelessRequest reports whether r speaks the sessionless revision: its
+// Mcp-Protocol-Version header names 2026-07-28 or later (a client sends
+// it with server/discover and every request after) and it holds no
+// session. Everything else — initialize, and every request of a
+// 2025-11-25 session — goes to the stateful handler, whose sessions live
+// in this process.
+func statelessRequest(r *http.Request) bool {
+	v := r.Header.Get("Mcp-Protocol-Version")
+	return v >= statelessRevision && r.Header.Get("Mcp-Session-Id") == ""
 }
 
 // principal returns the caller of an MCP request: from the request's token

@@ -126,7 +126,11 @@ func (p *proxy) connect(ctx context.Context) error {
 			}
 		},
 	})
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: p.opts.URL, HTTPClient: &authed}, nil)
+	// 2025-11-25: the stdio client on the other side holds a session, and
+	// the relay keeps one upstream too, so the daemon's questions
+	// (elicitation) and notifications reach it as they are sent.
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: p.opts.URL, HTTPClient: &authed},
+		&mcp.ClientSessionOptions{ProtocolVersion: sessionRevision})
 	if err != nil {
 		return switchboard.Errorf(switchboard.CodeUnavailable,
 			"cannot reach the daemon's MCP endpoint %s (%v); start it with `switchboard serve`, or point --addr and --token at it", p.opts.URL, err)

@@ -113,6 +113,15 @@ type Options struct {
 	// default: a link to the console only; ElicitForm: the client's own
 	// form too; ElicitOff: none). docs/governance.md has the reasoning.
 	Elicitation Elicitation
+	// StateKey signs the requestState of 2026-07-28 approval rounds
+	// (mrtr.go). Every replica behind one load balancer needs the same key
+	// — the daemon derives it from the admin token (StateKey) — so a round
+	// issued by one verifies on another. Empty: a random key, good for one
+	// process only.
+	StateKey []byte
+	// InputWait is how long a 2026-07-28 retry waits for a pending approval
+	// before it answers input_required again (DefaultInputWait).
+	InputWait time.Duration
 	// ConsoleURL is the absolute URL of the console's approvals view
 	// (http://127.0.0.1:8080/#approvals) that URL-mode elicitation links
 	// to; empty disables URL mode.
@@ -144,6 +153,16 @@ type Server struct {
 	runs  map[*mcp.ServerSession]string
 	// watched holds the MCP sessions whose close ends their agent session.
 	watched sync.Map
+
+	// life ends when the server closes: it cancels the calls still running
+	// for MCP clients (a call waiting for approval would otherwise hold
+	// Close, which waits for every session's handlers) and the calls
+	// detached from their 2026-07-28 requests (mrtr.go).
+	life     context.Context
+	endLife  context.CancelCauseFunc
+	detachMu sync.Mutex
+	closing  bool
+	detached sync.WaitGroup
 
 	stop       chan struct{}
 	done       chan struct{}
@@ -184,6 +203,12 @@ func New(ctx context.Context, reg *registry.Registry, br *broker.Broker, opts *O
 	if o.SessionTimeout <= 0 {
 		o.SessionTimeout = DefaultSessionTimeout
 	}
+	if o.InputWait <= 0 {
+		o.InputWait = DefaultInputWait
+	}
+	if len(o.StateKey) == 0 {
+		o.StateKey = randomKey()
+	}
 	if o.Version == "" {
 		o.Version = switchboard.ProtocolVersion
 	}
@@ -198,6 +223,7 @@ func New(ctx context.Context, reg *registry.Registry, br *broker.Broker, opts *O
 		done:       make(chan struct{}),
 		digestDone: make(chan struct{}),
 	}
+	s.life, s.endLife = context.WithCancelCause(context.Background())
 	sopts := &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       o.Logger,
@@ -237,10 +263,17 @@ func New(ctx context.Context, reg *registry.Registry, br *broker.Broker, opts *O
 	return s, nil
 }
 
-// Close ends every MCP session (so long-lived streams let an HTTP shutdown
-// finish) and stops watching the catalog. Idempotent.
+// Close cancels the tool calls still running for MCP clients (a call
+// waiting for approval ends CANCELLED), ends every MCP session (so
+// long-lived streams let an HTTP shutdown finish) and stops watching the
+// catalog. Idempotent.
 func (s *Server) Close() error {
 	s.once.Do(func() {
+		s.detachMu.Lock()
+		s.closing = true
+		s.detachMu.Unlock()
+		s.endLife(errStopping)
+		s.detached.Wait()
 		close(s.stop)
 		<-s.done
 		<-s.digestDone
@@ -265,6 +298,9 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case *mcp.ListToolsRequest:
 			return s.listTools(ctx, r)
 		case *mcp.CallToolRequest:
+			ctx, cancel := context.WithCancelCause(ctx)
+			defer cancel(nil)
+			defer context.AfterFunc(s.life, func() { cancel(errStopping) })()
 			return s.callTool(ctx, r)
 		}
 		return next(ctx, method, req)

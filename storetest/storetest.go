@@ -58,6 +58,7 @@ var cases = []struct {
 	{"Session", testSession},
 	{"ActivityChain", testActivityChain},
 	{"ActivityConcurrentAppend", testActivityConcurrentAppend},
+	{"CallPathConcurrent", testCallPathConcurrent},
 	{"ActivityFilters", testActivityFilters},
 	{"ActivityDefaultLimit", testActivityDefaultLimit},
 	{"ActivityJSONRoundTrip", testActivityJSONRoundTrip},

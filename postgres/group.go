@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -14,21 +15,24 @@ import (
 // InvocationFinish and InvocationCreateFinished) that arrive while a batch
 // is being committed are committed together by the next leader, on one
 // pool connection: BEGIN, each member inside SAVEPOINT member, then one
-// COMMIT. Single-statement writes (seam.Write: InvocationCreate, the
-// compare-and-swaps) are not batched: each commits by itself on its own
-// pool connection, as many at once as the pool has. Measured on the call
-// path at 64 in flight (bench/README.md, "Call path on Postgres"),
-// batching them too lost a third of the gain: they hold no shared lock, so
-// the pool already runs them in parallel, and queueing them behind the
-// ledger's batch only serialized them. What it saves is round trips and the chain-head
-// lock: a lone finish is BEGIN, the compare-and-swap, the head read FOR
-// UPDATE, the append, COMMIT (five round trips, the head locked for the
-// last three); in a batch the BEGIN and each SAVEPOINT and RELEASE travel
-// in the same round trip as the member's first statement (a pgx batch),
-// the head is read once per batch (the batch holds its lock, so the head
-// it cached stays exact), and one COMMIT ends all of it. Several replicas
-// still serialize their appends on the head's row lock, one batch at a
-// time.
+// COMMIT.
+//
+// What it saves is round trips and time holding the chain-head lock. A
+// lone finish is BEGIN, the compare-and-swap, the head read FOR UPDATE,
+// the append, COMMIT: five round trips, the head locked for the last
+// three, so concurrent finishes queue on that lock. In a batch the BEGIN
+// and each SAVEPOINT and RELEASE travel in the same round trip as the
+// member's next statement (a pgx pipeline), the head is read once per
+// batch (the batch then holds its lock, so the head it caches stays
+// exact), and one COMMIT ends all of it. Several replicas still serialize
+// their appends on the head's row lock, one batch at a time.
+//
+// Single-statement writes (seam.Write: InvocationCreate, the
+// compare-and-swaps) are not batched: each commits by itself on a pool
+// connection of its own, as many at once as the pool has. They hold no
+// shared lock, so the pool already runs them in parallel; batching them
+// too measured slower on the call path at 64 in flight (bench/README.md,
+// "Call path on Postgres").
 //
 // Statements of a batch run with the batch's context (the store's bound),
 // not a member's: a member whose caller gives up must not cancel a
@@ -140,7 +144,13 @@ func (s *Store) commit(batch []*sqlstore.Member[sqlstore.Tx]) {
 		}
 	}
 	b.pending = nil // COMMIT releases the last savepoint
-	if _, err := c.Exec(ctx, "COMMIT"); err != nil {
+	tag, err := c.Exec(ctx, "COMMIT")
+	if err == nil && tag.String() != "COMMIT" {
+		// Postgres answers COMMIT of an aborted transaction with ROLLBACK
+		// and no error; no member may be told it was written.
+		err = errors.New("the batch's transaction was aborted and rolled back at COMMIT")
+	}
+	if err != nil {
 		b.rollback()
 		fail(err)
 		return

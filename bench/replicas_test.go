@@ -343,9 +343,11 @@ func (c *replicaSet) cpuPerCall(t *testing.T, n, inflight int, s side) string {
 		}
 	}
 	names = append(names, "bench process", "postgres: the replicas' backends", "postgres: other processes")
-	before := map[string]time.Duration{}
-	for name, ps := range pids {
-		before[name] = cpuOf(ps)
+	before := map[int]time.Duration{}
+	for _, ps := range pids {
+		for _, pid := range ps {
+			before[pid] = cpuOf([]int{pid})
+		}
 	}
 	busy0, idle0 := machineTicks()
 	_, wall, err := runBlock(ctx, n, inflight, s.call)
@@ -353,15 +355,21 @@ func (c *replicaSet) cpuPerCall(t *testing.T, n, inflight int, s side) string {
 		t.Fatalf("%s: %v", s.name, err)
 	}
 	busy1, idle1 := machineTicks()
-	after := map[string]time.Duration{}
+	// A process that exited meanwhile (another client's backend) counts
+	// nothing, rather than minus what it had used before.
+	used := map[string]time.Duration{}
 	for name, ps := range pids {
-		after[name] = cpuOf(ps)
+		for _, pid := range ps {
+			if d := cpuOf([]int{pid}) - before[pid]; d > 0 {
+				used[name] += d
+			}
+		}
 	}
 	var b strings.Builder
 	var total time.Duration
 	fmt.Fprintf(&b, "%.0f calls/s alone; CPU µs a call:", float64(n)/wall.Seconds())
 	for _, name := range names {
-		d := after[name] - before[name]
+		d := used[name]
 		if name != "postgres: other processes" {
 			total += d
 		}

@@ -180,30 +180,15 @@ type benchReplica struct {
 	out  *lockedBuffer
 }
 
-var (
-	binaryOnce sync.Once
-	binaryPath string
-	binaryErr  error
-)
-
-// switchboardBinary builds cmd/switchboard once per test binary.
+// switchboardBinary builds cmd/switchboard into a directory removed when
+// t ends.
 func switchboardBinary(t *testing.T) string {
-	binaryOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "sb-bench-replicas-")
-		if err != nil {
-			binaryErr = err
-			return
-		}
-		binaryPath = filepath.Join(dir, "switchboard")
-		out, err := exec.Command("go", "build", "-o", binaryPath, "github.com/switchboardhq/switchboard/cmd/switchboard").CombinedOutput()
-		if err != nil {
-			binaryErr = fmt.Errorf("build switchboard: %v\n%s", err, out)
-		}
-	})
-	if binaryErr != nil {
-		t.Fatal(binaryErr)
+	bin := filepath.Join(t.TempDir(), "switchboard")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/switchboardhq/switchboard/cmd/switchboard").CombinedOutput()
+	if err != nil {
+		t.Fatalf("build switchboard: %v\n%s", err, out)
 	}
-	return binaryPath
+	return bin
 }
 
 const replicaToken = "bench-replicas-admin-token"

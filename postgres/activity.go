@@ -12,6 +12,9 @@ var sqlAppend = `WITH appended AS (` + sqlstore.Numbered(sqlstore.ActivityInsert
 	UPDATE activity_head SET last_id = appended.id, last_hash = encode(appended.hash, 'hex')
 	FROM appended WHERE activity_head.id = 1`
 
+// sqlHead reads the chain head and locks it until the transaction ends.
+const sqlHead = `SELECT last_id, last_hash FROM activity_head WHERE id = 1 FOR UPDATE`
+
 // Append inserts p after the chain head, holding the head's row lock until
 // the transaction ends, so appends from every replica are serialized and
 // the chain cannot fork.
@@ -20,8 +23,7 @@ func (t tx) Append(ctx context.Context, p *sqlstore.Entry) error {
 		lastID   int64
 		lastHash string
 	)
-	if err := t.QueryRow(ctx,
-		`SELECT last_id, last_hash FROM activity_head WHERE id = 1 FOR UPDATE`).Scan(&lastID, &lastHash); err != nil {
+	if err := t.QueryRow(ctx, sqlHead).Scan(&lastID, &lastHash); err != nil {
 		return err
 	}
 	p.Link(lastID, lastHash)

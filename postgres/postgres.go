@@ -50,6 +50,12 @@ type Options struct {
 	// of acknowledged commits; the daemon's crash loses nothing), power
 	// means on. Default: the server's own setting (on unless changed).
 	Durability switchboard.Durability
+	// MaxBatch bounds how many concurrent transactions (the writes with a
+	// ledger entry) are committed together as one (group commit,
+	// group.go). 1 turns group commit off: every transaction then runs on
+	// its own pool connection, as many at once as the pool has. Default
+	// sqlstore.MaxBatch.
+	MaxBatch int
 	// Now stamps activity entries that arrive without a timestamp and
 	// closes sessions closed at the zero time. Default time.Now.
 	Now func() time.Time
@@ -71,6 +77,14 @@ type Store struct {
 	closed atomic.Bool
 	// timeout is the statement bound (Options.StatementTimeout); 0: none.
 	timeout time.Duration
+	// group queues writes for group commit (group.go).
+	group sqlstore.Group[sqlstore.Tx]
+	// failCommit, set only by tests, fails a batch's COMMIT the way the
+	// server would.
+	failCommit func() error
+	// batches and members count committed batches of two or more writes
+	// and the writes they held (tests read them).
+	batches, members atomic.Int64
 }
 
 // dialect is Postgres's: $n placeholders, timestamptz times.
@@ -139,6 +153,7 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{pool: pool, timeout: timeout}
+	s.group.Max, s.group.Commit = o.MaxBatch, s.commit
 	d := dialect
 	d.Translate = s.translate
 	s.core = sqlstore.New(seam{s}, d, o.Now)
@@ -173,48 +188,19 @@ func (m seam) Read(op string) (sqlstore.Reader, error) {
 	return conn{m.s.pool, m.s.deadline()}, nil
 }
 
-// Write runs fn on one pool connection. A write that the server cancels
-// (statement_timeout, lock_timeout) was rolled back: every Write fn makes
-// at most one change, and its follow-up read runs only when the change
-// did not apply. One the client's deadline cuts off may have committed.
+// Write runs fn on one pool connection, or in a batch (group commit). A
+// write that the server cancels (statement_timeout, lock_timeout) was
+// rolled back: every Write fn makes at most one change, and its follow-up
+// read runs only when the change did not apply. One the client's deadline
+// cuts off may have committed.
 func (m seam) Write(ctx context.Context, op string, fn func(sqlstore.Querier) error) error {
-	if err := m.s.check(op); err != nil {
-		return err
-	}
-	deadline := m.s.deadline()
-	actx, cancel := within(ctx, deadline)
-	defer cancel()
-	c, err := m.s.pool.Acquire(actx)
-	if err != nil {
-		return m.s.translate(ctx, op, err)
-	}
-	defer c.Release()
-	return m.s.inFlight(ctx, op, fn(conn{c, deadline}))
+	return m.s.write(ctx, op, false, func(t sqlstore.Tx) error { return fn(t) })
 }
 
-// Tx runs fn in one transaction on one pool connection. Until COMMIT is
+// Tx runs fn in one transaction, alone or in a batch. Until COMMIT is
 // sent, any failure (a bound included) leaves nothing written.
 func (m seam) Tx(ctx context.Context, op string, fn func(sqlstore.Tx) error) error {
-	if err := m.s.check(op); err != nil {
-		return err
-	}
-	deadline := m.s.deadline()
-	actx, cancel := within(ctx, deadline)
-	defer cancel()
-	c, err := m.s.pool.Acquire(actx)
-	if err != nil {
-		return m.s.translate(ctx, op, err)
-	}
-	defer c.Release()
-	t, err := c.Begin(actx)
-	if err != nil {
-		return m.s.translate(ctx, op, err)
-	}
-	if err := fn(tx{conn{t, deadline}}); err != nil {
-		t.Rollback(actx) // an expired actx closes the connection, which rolls back too
-		return m.s.translate(ctx, op, err)
-	}
-	return m.s.inFlight(ctx, op, t.Commit(actx))
+	return m.s.write(ctx, op, true, fn)
 }
 
 // conn runs statements on the pool or in a transaction.

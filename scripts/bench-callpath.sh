@@ -5,7 +5,7 @@
 # with PROFILE=dir, where each compared path's CPU goes.
 #
 #   scripts/bench-callpath.sh                 # every family, 3 rounds
-#   scripts/bench-callpath.sh mcp             # one family (gofunc, http,
+#   scripts/bench-callpath.sh mcp             # one family (gofunc, gofunc-pg, http,
 #                                             # http-0.5ms, mcp, browser)
 #   N=3000 ROUNDS=5 scripts/bench-callpath.sh # calls a side and round, rounds
 #   PROFILE=/tmp/prof scripts/bench-callpath.sh  # + CPU breakdown a case

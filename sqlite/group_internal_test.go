@@ -42,9 +42,7 @@ func until(t *testing.T, cond func() bool) {
 }
 
 func (s *Store) queued() (leading bool, n int) {
-	s.group.mu.Lock()
-	defer s.group.mu.Unlock()
-	return s.group.leading, len(s.group.queue)
+	return s.group.Queued()
 }
 
 func (s *Store) stats() (batches, members int) {

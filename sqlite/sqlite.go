@@ -79,8 +79,8 @@ type Store struct {
 	w      *sql.DB // exactly one connection: every write, serialized
 	r      *sql.DB // read-only connections; the same pool as w in memory
 	closed atomic.Bool
-	hot    hot   // the writer fast path (writer.go)
-	group  group // writes waiting for the writer: group commit (writer.go)
+	hot    hot                    // the writer fast path (writer.go)
+	group  sqlstore.Group[*wconn] // writes waiting for the writer: group commit (writer.go)
 }
 
 // dialect is SQLite's: ? placeholders, times as microseconds since the
@@ -133,6 +133,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
 	s := &Store{w: w, r: w}
+	s.group.Commit = s.commit
 	s.core = sqlstore.New(seam{s}, dialect, o.Now)
 	if err := connect(ctx, w, o.BusyTimeout); err != nil {
 		w.Close()

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"sync"
 
 	"github.com/switchboardhq/switchboard/internal/sqlstore"
@@ -110,38 +109,17 @@ func (s *Store) fast(ctx context.Context, op string, tx bool, fn func(*wconn) er
 	if err := ctx.Err(); err != nil {
 		return translate(ctx, op, err)
 	}
-	m := &member{ctx: ctx, op: op, tx: tx, fn: fn, wake: make(chan struct{}, 1)}
-	g := &s.group
-	g.mu.Lock()
-	if !g.leading {
-		g.leading = true
-		g.mu.Unlock()
-		s.lead(m)
-		return m.err
+	m := &member{Ctx: ctx, Op: op, Tx: tx, Fn: fn}
+	if err := s.group.Do(m); err != nil { // left the queue before its batch
+		return translate(ctx, op, err)
 	}
-	g.queue = append(g.queue, m)
-	g.mu.Unlock()
-	select {
-	case <-m.wake:
-	case <-ctx.Done():
-		g.mu.Lock()
-		if i := slices.Index(g.queue, m); i >= 0 { // not taken into a batch: leave
-			g.queue = slices.Delete(g.queue, i, i+1)
-			g.mu.Unlock()
-			return translate(ctx, op, ctx.Err())
-		}
-		g.mu.Unlock()
-		<-m.wake // taken: its outcome (or the lead) is coming
-	}
-	if m.lead {
-		s.lead(m)
-	}
-	return m.err
+	return m.Err
 }
 
-// Group commit. The writer connection runs one transaction at a time;
-// writes that arrive meanwhile queue up, and when it is free the first of
-// them (the leader) takes the whole queue and commits it as one
+// Group commit (the queue and the contract are sqlstore.Group's, shared
+// with the postgres driver). The writer connection runs one transaction at
+// a time; writes that arrive meanwhile queue up, and when it is free the
+// first of them (the leader) takes the whole queue and commits it as one
 // transaction: BEGIN IMMEDIATE, then each member's statements inside a
 // SAVEPOINT of its own, then one COMMIT. A member whose statements fail is
 // rolled back to its savepoint and gets its own error, the others are not
@@ -156,10 +134,6 @@ func (s *Store) fast(ctx context.Context, op string, tx bool, fn func(*wconn) er
 // time on; it costs a lone writer nothing (a batch of one is exactly the
 // old transaction, no savepoint).
 
-// maxBatch bounds the members of one transaction, so one COMMIT does not
-// keep its first members waiting for long.
-const maxBatch = 64
-
 // Savepoint statements of a batch member.
 const (
 	sqlSavepoint  = `SAVEPOINT member`
@@ -167,63 +141,16 @@ const (
 	sqlRelease    = `RELEASE member`
 )
 
-// group is the queue of writes waiting for the writer connection.
-type group struct {
-	mu      sync.Mutex
-	leading bool      // a leader is committing a batch
-	queue   []*member // waiting for the next batch
-}
+// member is one write in the group (sqlstore.Group, which queues the
+// writes and elects the leader; commit below is its Commit).
+type member = sqlstore.Member[*wconn]
 
-// member is one write: a fast call waiting for, or in, a batch.
-type member struct {
-	ctx context.Context
-	op  string
-	tx  bool
-	fn  func(*wconn) error
-	err error // translated; final once wake is signalled without lead
-	// lead is set when the member is handed the lead instead of an
-	// outcome; written before wake is signalled.
-	lead bool
-	wake chan struct{}
-}
-
-// lead commits first and the writes queued behind it, then hands the lead
-// on.
-func (s *Store) lead(first *member) {
-	g := &s.group
-	g.mu.Lock()
-	n := min(len(g.queue), maxBatch-1)
-	batch := make([]*member, 0, n+1)
-	batch = append(append(batch, first), g.queue[:n]...)
-	g.queue = slices.Clone(g.queue[n:])
-	g.mu.Unlock()
-
-	s.commit(batch)
-
-	g.mu.Lock()
-	var next *member
-	if len(g.queue) > 0 {
-		next = g.queue[0]
-		g.queue = g.queue[1:]
-		next.lead = true
-	} else {
-		g.leading = false
-	}
-	g.mu.Unlock()
-	if next != nil {
-		next.wake <- struct{}{}
-	}
-	for _, m := range batch[1:] {
-		m.wake <- struct{}{}
-	}
-}
-
-// commit runs batch as one transaction and sets each member's err.
+// commit is the group's Commit: batch as one transaction, each member's Err set.
 func (s *Store) commit(batch []*member) {
 	live := make([]*member, 0, len(batch))
 	for _, m := range batch {
-		if err := m.ctx.Err(); err != nil { // checked before its first statement
-			m.err = translate(m.ctx, m.op, err)
+		if err := m.Ctx.Err(); err != nil { // checked before its first statement
+			m.Err = translate(m.Ctx, m.Op, err)
 			continue
 		}
 		live = append(live, m)
@@ -233,16 +160,16 @@ func (s *Store) commit(batch []*member) {
 	}
 	fail := func(err error) {
 		for _, m := range live {
-			if m.err == nil {
-				if cerr := s.check(m.op); cerr != nil {
-					m.err = cerr // closed while this write waited
+			if m.Err == nil {
+				if cerr := s.check(m.Op); cerr != nil {
+					m.Err = cerr // closed while this write waited
 				} else {
-					m.err = translate(m.ctx, m.op, err)
+					m.Err = translate(m.Ctx, m.Op, err)
 				}
 			}
 		}
 	}
-	if err := s.check(live[0].op); err != nil {
+	if err := s.check(live[0].Op); err != nil {
 		fail(err)
 		return
 	}
@@ -290,17 +217,17 @@ func (s *Store) commit(batch []*member) {
 // one runs a batch of one member exactly as a lone write: its own
 // transaction (or none, for a non-transactional write).
 func (w *wconn) one(m *member) error {
-	if !m.tx {
-		if err := m.fn(w); err != nil {
-			m.err = translate(m.ctx, m.op, err)
+	if !m.Tx {
+		if err := m.Fn(w); err != nil {
+			m.Err = translate(m.Ctx, m.Op, err)
 		}
 		return nil
 	}
 	if _, err := w.exec(sqlBegin); err != nil {
 		return err
 	}
-	if err := m.fn(w); err != nil {
-		m.err = translate(m.ctx, m.op, err)
+	if err := m.Fn(w); err != nil {
+		m.Err = translate(m.Ctx, m.Op, err)
 		if rerr := w.rollback(err); rerr != err {
 			return rerr // the connection is bad; the member has its error
 		}
@@ -329,15 +256,15 @@ func (w *wconn) commit() error {
 
 // member runs m's statements inside a savepoint of the batch's
 // transaction. A failure of m's own is rolled back to the savepoint and
-// kept as m.err; the error returned fails the whole batch.
+// kept as m.Err; the error returned fails the whole batch.
 func (w *wconn) member(m *member) error {
 	saved := w.head
 	if _, err := w.exec(sqlSavepoint); err != nil {
 		return err
 	}
-	if err := m.fn(w); err != nil {
+	if err := m.Fn(w); err != nil {
 		w.head = saved // its entry is rolled back with it
-		m.err = translate(m.ctx, m.op, err)
+		m.Err = translate(m.Ctx, m.Op, err)
 		if _, rerr := w.exec(sqlRollbackTo); rerr != nil {
 			return rerr
 		}

@@ -60,6 +60,7 @@ var cases = []struct {
 	{"SessionList", testSessionList},
 	{"ActivityChain", testActivityChain},
 	{"ActivityConcurrentAppend", testActivityConcurrentAppend},
+	{"CallPathConcurrent", testCallPathConcurrent},
 	{"ActivityFilters", testActivityFilters},
 	{"ActivityDefaultLimit", testActivityDefaultLimit},
 	{"ActivityJSONRoundTrip", testActivityJSONRoundTrip},

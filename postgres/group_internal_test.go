@@ -1,0 +1,344 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/sqlstore"
+)
+
+// The group commit tests hold the chain head's row lock from a connection
+// of their own, so that the leader's append waits for it and the writes
+// behind it queue up; then they release it and look at what the batch did.
+// Which writes share a batch is then certain: the leader's batch is itself
+// alone (taken before it waits for the lock), the next holds every write
+// queued behind it.
+
+// openGroup opens a store in a fresh schema, and a second connection to
+// that schema for holding locks.
+func openGroup(t *testing.T) (*Store, *pgx.Conn) {
+	t.Helper()
+	dsn := os.Getenv("SWITCHBOARD_TEST_POSTGRES")
+	if dsn == "" {
+		t.Skip("SWITCHBOARD_TEST_POSTGRES is not set")
+	}
+	ctx := context.Background()
+	schema := fmt.Sprintf("sbtest_group_%d", time.Now().UnixNano())
+	s, err := Open(ctx, dsn, &Options{Schema: schema, MaxConns: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.RuntimeParams["search_path"] = pgx.Identifier{schema}.Sanitize()
+	holder, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		s.Close()
+		_, _ = holder.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
+		holder.Close(ctx)
+	})
+	return s, holder
+}
+
+// until spins until cond holds (a state change of other goroutines that
+// needs no time to pass, only scheduling).
+func until(t *testing.T, cond func() bool) {
+	t.Helper()
+	for i := 0; !cond(); i++ {
+		if i > 10_000_000 {
+			t.Fatal("the writes never queued up")
+		}
+		runtime.Gosched()
+	}
+}
+
+// batch runs lead as the leader while the chain head is locked elsewhere,
+// queues writes behind it in order, then releases the lock.
+func batch(t *testing.T, s *Store, holder *pgx.Conn, lead func() error, writes []func() error) (leadErr error, errs []error) {
+	t.Helper()
+	ctx := context.Background()
+	hold, err := holder.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hold.Exec(ctx, sqlHead); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { leadErr = lead() })
+	until(t, func() bool { l, _ := s.group.Queued(); return l })
+	errs = make([]error, len(writes))
+	for i, w := range writes {
+		wg.Go(func() { errs[i] = w() })
+		until(t, func() bool { _, n := s.group.Queued(); return n == i+1 })
+	}
+	if err := hold.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	return leadErr, errs
+}
+
+func note(i int) *switchboard.ActivityEntry {
+	return &switchboard.ActivityEntry{Actor: "test", Verb: "test.note", Target: fmt.Sprintf("note-%d", i)}
+}
+
+// chain checks the whole ledger links and returns it.
+func chain(t *testing.T, s *Store) []switchboard.ActivityEntry {
+	t.Helper()
+	all, err := s.ActivityList(context.Background(), switchboard.ActivityFilter{Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev := ""
+	for i, e := range all {
+		if e.ID != int64(i+1) || e.PrevHash != prev || e.Hash != e.ComputeHash(prev) {
+			t.Fatalf("entry %d (id %d) breaks the chain", i, e.ID)
+		}
+		prev = e.Hash
+	}
+	return all
+}
+
+// A member that fails inside a batch is rolled back alone, with its own
+// error; the others commit, and their entries chain in batch order.
+func TestGroupCommitMemberFailsAlone(t *testing.T) {
+	s, holder := openGroup(t)
+	ctx := context.Background()
+	dup := switchboard.Invocation{ID: "dup", Tool: "t", Status: switchboard.StatusDispatched, Input: json.RawMessage(`{}`)}
+	if err := s.InvocationCreate(ctx, dup); err != nil {
+		t.Fatal(err)
+	}
+	entries := make([]*switchboard.ActivityEntry, 6)
+	writes := make([]func() error, len(entries))
+	for i := range entries {
+		entries[i] = note(i)
+		writes[i] = func() error { return s.ActivityAppend(ctx, entries[i]) }
+	}
+	again := dup
+	again.Status = switchboard.StatusSucceeded
+	dupEntry := note(99)
+	writes[3] = func() error { return s.InvocationCreateFinished(ctx, again, dupEntry) }
+	// A finish whose compare-and-swap fails (the record is not in flight)
+	// writes nothing and answers CONFLICT, inside the batch too.
+	done := switchboard.Invocation{ID: "done", Tool: "t", Status: switchboard.StatusSucceeded, Input: json.RawMessage(`{}`)}
+	if err := s.InvocationCreate(ctx, done); err != nil {
+		t.Fatal(err)
+	}
+	lateEntry := note(98)
+	writes = append(writes, func() error {
+		_, err := s.InvocationFinish(ctx, done, lateEntry, switchboard.StatusDispatched)
+		return err
+	})
+	// A member that fails after its append: its entry must be forgotten
+	// (the next member chains from the one before it), and its error is
+	// its own.
+	boom := switchboard.Errorf(switchboard.CodeInvalidInput, "member refused (test)")
+	writes[1] = func() error {
+		return s.write(ctx, "test append then fail", true, func(t sqlstore.Tx) error {
+			p, err := s.core.NewEntry("test", note(1))
+			if err != nil {
+				return err
+			}
+			if err := t.Append(ctx, p); err != nil {
+				return err
+			}
+			return boom
+		})
+	}
+	b0, m0 := s.batches.Load(), s.members.Load()
+	leadErr, errs := batch(t, s, holder, func() error { return s.ActivityAppend(ctx, note(-1)) }, writes)
+	if leadErr != nil {
+		t.Fatal(leadErr)
+	}
+	for i, err := range errs {
+		if i == 1 {
+			if !errors.Is(err, boom) {
+				t.Fatalf("the member that failed after appending: %v, want its own error", err)
+			}
+			continue
+		}
+		if i == 3 || i == len(errs)-1 {
+			if switchboard.CodeOf(err) != switchboard.CodeConflict {
+				t.Fatalf("failing member %d: %v, want CONFLICT", i, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("member %d: %v", i, err)
+		}
+	}
+	if b, m := s.batches.Load(), s.members.Load(); b-b0 != 1 || m-m0 != int64(len(writes)) {
+		t.Fatalf("%d batches of %d writes; want the %d queued writes in one", b-b0, m-m0, len(writes))
+	}
+	all := chain(t, s)
+	want := []string{"note--1", "note-0", "note-2", "note-4", "note-5"}
+	if len(all) != len(want) || dupEntry.ID != 0 || lateEntry.ID != 0 {
+		t.Fatalf("%d entries (the failed members got ids %d, %d); want %d", len(all), dupEntry.ID, lateEntry.ID, len(want))
+	}
+	for i, e := range all {
+		if e.Target != want[i] {
+			t.Fatalf("entry %d is %s, want %s: appends chain in batch order", i, e.Target, want[i])
+		}
+	}
+	for i, e := range entries {
+		if i != 1 && i != 3 && (e.ID == 0 || e.Hash != all[e.ID-1].Hash) {
+			t.Fatalf("member %d was told id %d hash %q, not what is stored", i, e.ID, e.Hash)
+		}
+	}
+	if got, err := s.InvocationGet(ctx, "dup"); err != nil || got.Status != switchboard.StatusDispatched {
+		t.Fatalf("the existing record: %+v %v", got, err)
+	}
+	if err := s.ActivityAppend(ctx, note(7)); err != nil || note7ID(t, s) != int64(len(want)+1) {
+		t.Fatalf("append after the batch: %v", err)
+	}
+}
+
+func note7ID(t *testing.T, s *Store) int64 {
+	all := chain(t, s)
+	return all[len(all)-1].ID
+}
+
+// A failed COMMIT fails every member of its batch and none of their
+// writes exists; the next append chains from what is really stored.
+func TestGroupCommitFailedCommitFailsEveryMember(t *testing.T) {
+	s, holder := openGroup(t)
+	ctx := context.Background()
+	if err := s.ActivityAppend(ctx, note(0)); err != nil {
+		t.Fatal(err)
+	}
+	s.failCommit = func() error { return errors.New("could not write to WAL (injected)") }
+	writes := make([]func() error, 4)
+	entries := make([]*switchboard.ActivityEntry, len(writes))
+	for i := range writes {
+		entries[i] = note(10 + i)
+		writes[i] = func() error { return s.ActivityAppend(ctx, entries[i]) }
+	}
+	inv := switchboard.Invocation{ID: "lost", Tool: "t", Status: switchboard.StatusSucceeded, Input: json.RawMessage(`{}`)}
+	writes = append(writes, func() error { return s.InvocationCreateFinished(ctx, inv, note(20)) })
+	// The leader commits alone (a batch of one is the plain transaction,
+	// which failCommit does not touch).
+	leadErr, errs := batch(t, s, holder, func() error { return s.ActivityAppend(ctx, note(1)) }, writes)
+	if leadErr != nil {
+		t.Fatal(leadErr)
+	}
+	for i, err := range errs {
+		if err == nil {
+			t.Fatalf("member %d succeeded although its COMMIT failed", i)
+		}
+	}
+	for i, e := range entries {
+		if e.ID != 0 {
+			t.Fatalf("member %d's entry was given id %d by a failed batch", i, e.ID)
+		}
+	}
+	if _, err := s.InvocationGet(ctx, "lost"); switchboard.CodeOf(err) != switchboard.CodeNotFound {
+		t.Fatalf("the record of a failed batch: %v, want NOT_FOUND", err)
+	}
+	s.failCommit = nil
+	if err := s.ActivityAppend(ctx, note(2)); err != nil {
+		t.Fatal(err)
+	}
+	if all := chain(t, s); len(all) != 3 || all[2].Target != "note-2" {
+		t.Fatalf("ledger after the failed batch: %d entries", len(all))
+	}
+}
+
+// A write whose caller gives up while it waits in the queue leaves it and
+// writes nothing; the rest of the batch is unaffected.
+func TestGroupCommitCancelledWhileQueued(t *testing.T) {
+	s, holder := openGroup(t)
+	ctx := context.Background()
+	hold, err := holder.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hold.Exec(ctx, sqlHead); err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	gone, kept := note(1), note(2)
+	var goneErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { s.ActivityAppend(ctx, note(0)) })
+	until(t, func() bool { l, _ := s.group.Queued(); return l })
+	wg.Go(func() { goneErr = s.ActivityAppend(cctx, gone) })
+	until(t, func() bool { _, n := s.group.Queued(); return n == 1 })
+	wg.Go(func() { s.ActivityAppend(ctx, kept) })
+	until(t, func() bool { _, n := s.group.Queued(); return n == 2 })
+	cancel()
+	until(t, func() bool { _, n := s.group.Queued(); return n == 1 })
+	if err := hold.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if switchboard.CodeOf(goneErr) != switchboard.CodeCancelled || gone.ID != 0 {
+		t.Fatalf("the cancelled write: %v (id %d), want CANCELLED and nothing written", goneErr, gone.ID)
+	}
+	if all := chain(t, s); len(all) != 2 || kept.ID != 2 {
+		t.Fatalf("%d entries, kept id %d", len(all), kept.ID)
+	}
+}
+
+// Two stores on one schema (two replicas) with many writers each: every
+// acknowledged write is stored and the chain is exact, the head's row lock
+// interleaving the two stores' batches.
+func TestGroupCommitConcurrentWritersTwoStores(t *testing.T) {
+	s, _ := openGroup(t)
+	ctx := context.Background()
+	var schema string
+	if err := s.pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		t.Fatal(err)
+	}
+	other, err := Open(ctx, os.Getenv("SWITCHBOARD_TEST_POSTGRES"), &Options{Schema: schema, MaxConns: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	const writers, each = 8, 20
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*writers*each)
+	for r, st := range []*Store{s, other} {
+		for w := range writers {
+			wg.Go(func() {
+				for i := range each {
+					n := (r*writers+w)*each + i
+					var err error
+					if i%2 == 0 {
+						err = st.ActivityAppend(ctx, note(n))
+					} else {
+						inv := switchboard.Invocation{ID: fmt.Sprintf("c-%d", n), Tool: "t", Status: switchboard.StatusSucceeded, Input: json.RawMessage(`{}`)}
+						err = st.InvocationCreateFinished(ctx, inv, note(n))
+					}
+					if err != nil {
+						errs <- err
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if all := chain(t, s); len(all) != 2*writers*each {
+		t.Fatalf("%d entries, want %d", len(all), 2*writers*each)
+	}
+	t.Logf("replica 1: %d writes in batches of two or more, in %d batches; replica 2: %d in %d",
+		s.members.Load(), s.batches.Load(), other.members.Load(), other.batches.Load())
+}

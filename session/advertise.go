@@ -202,16 +202,35 @@ func (m *Manager) Tools(ctx context.Context, id string) ([]switchboard.Tool, err
 
 // BindRun makes session the default target of browser calls in run (the
 // agent loop binds a chat run to the tab it came from). Explicit sessionId
-// on a call still wins.
+// on a call still wins. A tab whose stream another replica holds is bound
+// too (its announcement, or the store if that has not arrived yet): the
+// run's calls go to it there, over the bus, like a call naming it.
 func (m *Manager) BindRun(run, session string) {
 	if run == "" || session == "" {
 		return
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	if st := m.sessions[session]; st != nil {
+	if st := m.sessions[session]; st != nil && !st.ended {
 		m.bindLocked(run, st)
+		m.mu.Unlock()
+		return
 	}
+	remote := m.fresh(m.remote[session])
+	m.mu.Unlock()
+	if !remote {
+		ctx, cancel := context.WithTimeout(context.Background(), finalizeTimeout)
+		defer cancel()
+		if !m.streamElsewhere(ctx, session) {
+			return // no tab anywhere: the run's calls choose one as unbound calls do
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if st := m.sessions[session]; st != nil && !st.ended {
+		m.bindLocked(run, st) // attached here meanwhile
+		return
+	}
+	m.bindElsewhereLocked(run, session)
 }
 
 func (m *Manager) bindLocked(run string, st *state) {
@@ -226,6 +245,28 @@ func (m *Manager) bindLocked(run string, st *state) {
 		if m.runs[old] == st.id {
 			delete(m.runs, old)
 		}
+	}
+}
+
+// bindElsewhereLocked binds run to session id, whose tab another replica
+// holds. Such bindings have no state to be dropped with, so the newest
+// maxRunsElsewhere are kept. Caller holds m.mu.
+func (m *Manager) bindElsewhereLocked(run, id string) {
+	if m.runs[run] == id {
+		return
+	}
+	m.runs[run] = id
+	if !slices.Contains(m.runsElsewhere, run) {
+		m.runsElsewhere = append(m.runsElsewhere, run)
+	}
+	if len(m.runsElsewhere) <= maxRunsElsewhere {
+		return
+	}
+	old := m.runsElsewhere[0]
+	m.runsElsewhere = m.runsElsewhere[1:]
+	sid := m.runs[old]
+	if st := m.sessions[sid]; st == nil || !slices.Contains(st.runs, old) {
+		delete(m.runs, old) // unless a state of the tab here took it over
 	}
 }
 
@@ -254,6 +295,9 @@ func (m *Manager) resolve(ctx context.Context, tool, sessionID, runID string, vi
 	if sessionID != "" {
 		if rt := m.remoteLocked(sessionID); rt != nil && rt.waiting {
 			tg, err := remoteResolve(sessionID, rt, tool, visible)
+			if err == nil && explicit && runID != "" {
+				m.bindElsewhereLocked(runID, sessionID)
+			}
 			m.mu.Unlock()
 			if err != nil {
 				if stored, ok := m.storedTarget(ctx, sessionID, tool, visible); ok {
@@ -335,6 +379,9 @@ func (m *Manager) resolve(ctx context.Context, tool, sessionID, runID string, vi
 	case len(found) == 0 && len(remoteUp) == 1:
 		id := remoteUp[0]
 		tg := remoteTarget(id, m.remote[id].tools[tool])
+		if runID != "" {
+			m.bindElsewhereLocked(runID, id) // as a tab here is bound (case 1 below)
+		}
 		m.mu.Unlock()
 		return tg, nil
 	case len(found)+len(remoteUp) == 0 && len(reconnecting) == 0 && len(remoteWaiting) == 1:

@@ -291,6 +291,11 @@ func (m *Manager) resolve(ctx context.Context, tool, sessionID, runID string, vi
 	explicit := sessionID != ""
 	if !explicit && runID != "" {
 		sessionID = m.runs[runID]
+		if sessionID == "" && len(m.remote) > 0 {
+			m.mu.Unlock()
+			sessionID = m.storedRunTab(ctx, runID)
+			m.mu.Lock()
+		}
 	}
 	if sessionID != "" {
 		if rt := m.remoteLocked(sessionID); rt != nil && rt.waiting {
@@ -425,6 +430,25 @@ func (m *Manager) resolve(ctx context.Context, tool, sessionID, runID string, vi
 	return broker.Target{}, switchboard.Errorf(switchboard.CodeInvalidInput,
 		"the browser tool %s is live in %d tabs; say which one with sessionId", tool, len(ids)).
 		WithDetails(map[string]any{"candidates": ids})
+}
+
+// storedRunTab is the tab of a run bound on another replica (a call
+// naming the run reached this one): the run's stored session, when a
+// replica can reach its tab now ("" otherwise: the call chooses a tab as
+// an unbound one does, as it would on the run's replica once the tab is
+// gone). Only asked when other replicas announce tabs.
+func (m *Manager) storedRunTab(ctx context.Context, runID string) string {
+	rec, err := m.store.RunGet(ctx, runID)
+	if err != nil || rec.SessionID == "" {
+		return ""
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st := m.sessions[rec.SessionID]
+	if rt := m.remoteLocked(rec.SessionID); (st != nil && st.reachable()) || (rt != nil && rt.waiting) {
+		return rec.SessionID
+	}
+	return ""
 }
 
 // notLive explains why a named session cannot take a call, and says

@@ -152,6 +152,18 @@ func TestReplicasBindRunElsewhere(t *testing.T) {
 			t.Fatalf("the run's call on c: %+v %v", got.inv, got.err)
 		}
 
+		// A call naming a run of another replica, with no binding here,
+		// goes to the run's stored tab (wherever its stream is).
+		rec := switchboard.RunRecord{RunInfo: switchboard.RunInfo{RunID: "run-stored", ThreadID: "t", SessionID: ids[0],
+			Status: switchboard.RunRunning, Harness: "loop", CreatedAt: time.Now()}, Replica: "replica-c"}
+		if err := r.store.RunCreate(r.ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+		tg, err = b.Resolve(r.ctx, "nav.goto", "", "run-stored", nil)
+		if err != nil || tg.SessionID != ids[0] {
+			t.Fatalf("a call on b naming c's run resolves %+v %v", tg, err)
+		}
+
 		// A run bound on b to b's own tab; the tab's stream moves to c.
 		b.BindRun("run-b", ids[1])
 		conns[1].Close()

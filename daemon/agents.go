@@ -112,7 +112,7 @@ func (d *Daemon) agentStatusEvent(ctx context.Context, r switchboard.AgentRecord
 		if err != nil || !workspace.TabViewer(sid, tabUser).Sees(r) {
 			continue
 		}
-		_ = d.Sessions.Send(ctx, sid, EventAgentStatus, json.RawMessage(data)) // the tab just went away: nothing to tell
+		_ = d.Sessions.SendHere(ctx, sid, EventAgentStatus, json.RawMessage(data)) // the tab just went away: nothing to tell
 	}
 }
 
@@ -219,6 +219,6 @@ func (d *Daemon) approvalEvent(ctx context.Context, kind string, data []byte) {
 		if err != nil || !workspace.TabMayDecide(ctx, d.Agents, apr, sid, user) {
 			continue
 		}
-		_ = d.Sessions.Send(ctx, sid, kind, data) // the tab just went away: nothing to tell
+		_ = d.Sessions.SendHere(ctx, sid, kind, data) // the tab just went away: nothing to tell
 	}
 }

@@ -217,7 +217,7 @@ func (s *Service) push(kind string, sn Snapshot) {
 func (s *Service) send(session, kind string, data []byte) {
 	ctx, cancel := context.WithTimeout(s.base, resolveTimeout)
 	defer cancel()
-	if err := s.tabs.Send(ctx, session, kind, data); err != nil {
+	if err := s.tabs.SendHere(ctx, session, kind, data); err != nil {
 		s.log.Debug("panel event not delivered", "session", session, "kind", kind, "err", err)
 	}
 }

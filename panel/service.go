@@ -38,9 +38,10 @@ type Caller interface {
 
 // Tabs reaches browser tabs; *session.Manager is the implementation.
 type Tabs interface {
-	// Send queues an event on the tab's stream (SESSION_GONE when no tab of
-	// that session is connected here).
-	Send(ctx context.Context, sessionID, kind string, data []byte) error
+	// SendHere queues an event on the tab's stream when this replica keeps
+	// the tab (SESSION_GONE otherwise): a tab's working copy is the
+	// holder's, and one left behind by a move must not reach the tab.
+	SendHere(ctx context.Context, sessionID, kind string, data []byte) error
 	// Connected reports whether the session's tab is attached here.
 	Connected(sessionID string) bool
 	// WatchGone calls fn when the session's tab is gone or closed.

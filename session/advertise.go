@@ -202,16 +202,35 @@ func (m *Manager) Tools(ctx context.Context, id string) ([]switchboard.Tool, err
 
 // BindRun makes session the default target of browser calls in run (the
 // agent loop binds a chat run to the tab it came from). Explicit sessionId
-// on a call still wins.
+// on a call still wins. A tab whose stream another replica holds is bound
+// too (its announcement, or the store if that has not arrived yet): the
+// run's calls go to it there, over the bus, like a call naming it.
 func (m *Manager) BindRun(run, session string) {
 	if run == "" || session == "" {
 		return
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	if st := m.sessions[session]; st != nil {
+	if st := m.sessions[session]; st != nil && !st.ended {
 		m.bindLocked(run, st)
+		m.mu.Unlock()
+		return
 	}
+	remote := m.fresh(m.remote[session])
+	m.mu.Unlock()
+	if !remote {
+		ctx, cancel := context.WithTimeout(context.Background(), finalizeTimeout)
+		defer cancel()
+		if !m.streamElsewhere(ctx, session) {
+			return // no tab anywhere: the run's calls choose one as unbound calls do
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if st := m.sessions[session]; st != nil && !st.ended {
+		m.bindLocked(run, st) // attached here meanwhile
+		return
+	}
+	m.bindElsewhereLocked(run, session)
 }
 
 func (m *Manager) bindLocked(run string, st *state) {
@@ -226,6 +245,28 @@ func (m *Manager) bindLocked(run string, st *state) {
 		if m.runs[old] == st.id {
 			delete(m.runs, old)
 		}
+	}
+}
+
+// bindElsewhereLocked binds run to session id, whose tab another replica
+// holds. Such bindings have no state to be dropped with, so the newest
+// maxRunsElsewhere are kept. Caller holds m.mu.
+func (m *Manager) bindElsewhereLocked(run, id string) {
+	if m.runs[run] == id {
+		return
+	}
+	m.runs[run] = id
+	if !slices.Contains(m.runsElsewhere, run) {
+		m.runsElsewhere = append(m.runsElsewhere, run)
+	}
+	if len(m.runsElsewhere) <= maxRunsElsewhere {
+		return
+	}
+	old := m.runsElsewhere[0]
+	m.runsElsewhere = m.runsElsewhere[1:]
+	sid := m.runs[old]
+	if st := m.sessions[sid]; st == nil || !slices.Contains(st.runs, old) {
+		delete(m.runs, old) // unless a state of the tab here took it over
 	}
 }
 
@@ -250,10 +291,18 @@ func (m *Manager) resolve(ctx context.Context, tool, sessionID, runID string, vi
 	explicit := sessionID != ""
 	if !explicit && runID != "" {
 		sessionID = m.runs[runID]
+		if sessionID == "" && len(m.remote) > 0 {
+			m.mu.Unlock()
+			sessionID = m.storedRunTab(ctx, runID)
+			m.mu.Lock()
+		}
 	}
 	if sessionID != "" {
 		if rt := m.remoteLocked(sessionID); rt != nil && rt.waiting {
 			tg, err := remoteResolve(sessionID, rt, tool, visible)
+			if err == nil && explicit && runID != "" {
+				m.bindElsewhereLocked(runID, sessionID)
+			}
 			m.mu.Unlock()
 			if err != nil {
 				if stored, ok := m.storedTarget(ctx, sessionID, tool, visible); ok {
@@ -335,6 +384,9 @@ func (m *Manager) resolve(ctx context.Context, tool, sessionID, runID string, vi
 	case len(found) == 0 && len(remoteUp) == 1:
 		id := remoteUp[0]
 		tg := remoteTarget(id, m.remote[id].tools[tool])
+		if runID != "" {
+			m.bindElsewhereLocked(runID, id) // as a tab here is bound (case 1 below)
+		}
 		m.mu.Unlock()
 		return tg, nil
 	case len(found)+len(remoteUp) == 0 && len(reconnecting) == 0 && len(remoteWaiting) == 1:
@@ -378,6 +430,25 @@ func (m *Manager) resolve(ctx context.Context, tool, sessionID, runID string, vi
 	return broker.Target{}, switchboard.Errorf(switchboard.CodeInvalidInput,
 		"the browser tool %s is live in %d tabs; say which one with sessionId", tool, len(ids)).
 		WithDetails(map[string]any{"candidates": ids})
+}
+
+// storedRunTab is the tab of a run bound on another replica (a call
+// naming the run reached this one): the run's stored session, when a
+// replica can reach its tab now ("" otherwise: the call chooses a tab as
+// an unbound one does, as it would on the run's replica once the tab is
+// gone). Only asked when other replicas announce tabs.
+func (m *Manager) storedRunTab(ctx context.Context, runID string) string {
+	rec, err := m.store.RunGet(ctx, runID)
+	if err != nil || rec.SessionID == "" {
+		return ""
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st := m.sessions[rec.SessionID]
+	if rt := m.remoteLocked(rec.SessionID); (st != nil && st.reachable()) || (rt != nil && rt.waiting) {
+		return rec.SessionID
+	}
+	return ""
 }
 
 // notLive explains why a named session cannot take a call, and says

@@ -31,6 +31,11 @@
 // Close (DELETE, sent by the SDK when the page goes away for good) ends the
 // session at once and for good.
 //
+// Several replicas (presence.go). A tab's stream is held by one replica;
+// everything addressed to the tab — a call, an application event (Send),
+// a run's default target (BindRun) — reaches it from any replica over the
+// session's dispatch topic, and only the holder writes its event log.
+//
 // Resume. Events carry ids "<epoch>-<seq>"; the epoch changes whenever this
 // process (re)creates the session's state, so an id from before a restart
 // never hides newer events. A stream opened with Last-Event-ID gets every

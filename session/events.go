@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/bus"
 )
 
 // maxRetainedEvents bounds the application events (Send) kept in one
@@ -21,14 +22,31 @@ const maxEventBytes = 4 << 20
 // approval.request, ...). The event gets a resumable id, so a stream that
 // reconnects with Last-Event-ID within the keep window gets it once; the
 // newest 128 are retained. It is best effort toward a tab that is not there:
-// a session this process does not hold live (never connected here, gone or
-// closed) is SESSION_GONE and nothing is queued. Kinds of the dispatch
-// protocol itself (browser.action.*, session.*) are refused.
+// a session no replica keeps (never connected, gone or closed) is
+// SESSION_GONE and nothing is queued. Kinds of the dispatch protocol itself
+// (browser.action.*, session.*) are refused.
 //
-// Send delivers only to tabs attached to this process; with several
-// replicas the caller must run where the tab's stream is (see
-// docs/browser.md, "The bus, and more than one replica").
+// A tab whose stream another replica holds (its announcement, or the store
+// if that has not arrived yet) gets the event through that replica: it
+// crosses on the session's dispatch topic and the holder queues it exactly
+// as it queues its own (one log, one sequence of event ids, so
+// Last-Event-ID resumes as on one replica). Delivery across replicas is at
+// most once, like everything on the bus; an event too large for the bus
+// is refused with PAYLOAD_TOO_LARGE rather than dropped silently.
 func (m *Manager) Send(ctx context.Context, id, kind string, data []byte) error {
+	return m.send(ctx, id, kind, data, true)
+}
+
+// SendHere is Send to a tab this replica keeps, and SESSION_GONE for any
+// other: for a caller that runs on every replica and tells each the tabs
+// it holds (the daemon's approval and agent status notices, a panel's
+// working copy, which is the holder's), so a tab that moved meanwhile is
+// told once, by its new holder.
+func (m *Manager) SendHere(ctx context.Context, id, kind string, data []byte) error {
+	return m.send(ctx, id, kind, data, false)
+}
+
+func (m *Manager) send(ctx context.Context, id, kind string, data []byte, relay bool) error {
 	if err := checkEventKind(kind); err != nil {
 		return err
 	}
@@ -44,26 +62,77 @@ func (m *Manager) Send(ctx context.Context, id, kind string, data []byte) error 
 	m.mu.Lock()
 	st := m.sessions[id]
 	live := st != nil && st.kept() && !m.closed
+	closed := m.closed
+	elsewhere := !live && !closed && m.fresh(m.remote[id]) // announced only while kept there
 	m.mu.Unlock()
-	if !live {
+	switch {
+	case live:
+		if !st.queueEvent(kind, append([]byte(nil), data...)) {
+			return switchboard.Errorf(switchboard.CodeSessionGone, "session %s ended", id)
+		}
+		return nil
+	case closed || !relay:
+		return switchboard.Errorf(switchboard.CodeSessionGone, "session %s has no tab connected to this daemon", id)
+	case !elsewhere && !m.streamElsewhere(ctx, id):
 		return switchboard.Errorf(switchboard.CodeSessionGone, "session %s has no tab connected to this daemon", id)
 	}
+	if !fitsBus(kind, data) {
+		return switchboard.Errorf(switchboard.CodePayloadTooLarge,
+			"event %s is %d bytes, and the tab of session %s is connected to another replica: an event crossing replicas may be at most %d bytes (send a small event naming what the app should fetch)",
+			kind, len(data), id, bus.MaxPayload-2-len(kind))
+	}
+	if err := m.bus.Publish(ctx, topicDispatch(id), encodeDispatch(msgEvent, kind, data)); err != nil {
+		return err
+	}
+	return nil
+}
+
+// streamElsewhere reports whether the store records session id's stream on
+// another live replica whose announcement has not reached this one yet
+// (only with Options.Presence: a lone Manager holds every tab it serves).
+func (m *Manager) streamElsewhere(ctx context.Context, id string) bool {
+	if !m.opts.Presence {
+		return false
+	}
+	s, err := m.store.SessionGet(ctx, id)
+	if err != nil || !s.ClosedAt.IsZero() || s.Stream == "" || s.Stream == m.replica {
+		return false
+	}
+	return m.replicaLive(ctx, s.Stream)
+}
+
+// queueEvent appends an application event to st's log and queues it on
+// the stream; false when st ended meanwhile.
+func (st *state) queueEvent(kind string, data []byte) bool {
 	st.mu.Lock()
 	if st.ended {
 		st.mu.Unlock()
-		return switchboard.Errorf(switchboard.CodeSessionGone, "session %s ended", id)
+		return false
 	}
 	st.seq++
-	ev := &event{seq: st.seq, kind: kind, data: append([]byte(nil), data...)}
+	ev := &event{seq: st.seq, kind: kind, data: data}
 	st.log = append(st.log, ev)
 	st.trimEventsLocked()
 	slow := st.enqueueLocked(ev)
 	st.mu.Unlock()
 	if slow != nil {
 		slow.end(switchboard.Errorf(switchboard.CodeUnavailable,
-			"the tab fell more than %d events behind its stream; reconnect to resume", m.opts.MaxQueued))
+			"the tab fell more than %d events behind its stream; reconnect to resume", st.m.opts.MaxQueued))
 	}
-	return nil
+	return true
+}
+
+// relayed queues an event another replica sent for this tab (Send), when
+// this replica keeps the tab; a replica with a state of it that never
+// held its stream ignores it.
+func (st *state) relayed(kind string, data []byte) {
+	m := st.m
+	m.mu.Lock()
+	kept := st.kept() && !m.closed && m.sessions[st.id] == st
+	m.mu.Unlock()
+	if kept && checkEventKind(kind) == nil {
+		st.queueEvent(kind, data)
+	}
 }
 
 // trimEventsLocked drops the oldest application events past the retention

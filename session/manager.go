@@ -41,6 +41,9 @@ const (
 	maxRetainedCancels = 64
 	// maxRunsPerSession bounds the run bindings kept for one tab.
 	maxRunsPerSession = 1024
+	// maxRunsElsewhere bounds the run bindings kept for tabs other
+	// replicas hold (BindRun).
+	maxRunsElsewhere = 4096
 	// finalizeTimeout bounds the store write that records an outcome after
 	// the caller's context has ended.
 	finalizeTimeout = 5 * time.Second
@@ -91,11 +94,14 @@ type Manager struct {
 	sessions map[string]*state
 	byTool   map[string]map[string]*state // tool name → live advertisers
 	runs     map[string]string            // run → bound session
-	waiters  map[string]*waiter           // invocation → local waiter
-	shared   map[[32]byte]*liveTool       // advertised tools, shared by sessions
-	closed   bool
-	shutdown chan struct{}
-	watch    toolWatch // live-tool change signals (LiveTools)
+	// runsElsewhere lists, oldest first, the runs bound to a tab another
+	// replica holds (bindElsewhereLocked), the bound on their number.
+	runsElsewhere []string
+	waiters       map[string]*waiter     // invocation → local waiter
+	shared        map[[32]byte]*liveTool // advertised tools, shared by sessions
+	closed        bool
+	shutdown      chan struct{}
+	watch         toolWatch // live-tool change signals (LiveTools)
 
 	// Other replicas' tabs (presence.go), guarded by mu.
 	replica      string

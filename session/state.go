@@ -252,9 +252,28 @@ func (m *Manager) drop(st *state, cond func() bool, reason string, quiet bool) {
 	m.releaseLocked(st)
 	st.tools = nil
 	for _, r := range st.runs {
-		if m.runs[r] == st.id {
-			delete(m.runs, r)
+		if m.runs[r] != st.id {
+			continue
 		}
+		if quiet {
+			// The tab moved to another replica: this replica's runs bound
+			// to it keep sending it their calls, there.
+			delete(m.runs, r)
+			m.bindElsewhereLocked(r, st.id)
+			continue
+		}
+		delete(m.runs, r)
+	}
+	if !quiet {
+		// Gone: runs bound to the tab while another replica held it
+		// choose a tab as unbound runs do, like those bound here.
+		m.runsElsewhere = slices.DeleteFunc(m.runsElsewhere, func(r string) bool {
+			if m.runs[r] == st.id {
+				delete(m.runs, r)
+				return true
+			}
+			return false
+		})
 	}
 	m.mu.Unlock()
 	st.unsub()
@@ -329,6 +348,8 @@ func (st *state) onDispatch(p []byte) {
 		}
 	case msgEnd:
 		go st.m.end(st, nil, "the session was closed")
+	case msgEvent: // inv is the event's kind
+		st.relayed(inv, slices.Clone(data))
 	}
 }
 

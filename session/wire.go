@@ -21,7 +21,9 @@ func topicDone(invocation string) string  { return "invocation.done." + invocati
 // advertisement stored by that replica changed: reload it), moved (the
 // tab's stream attached to that replica: others drop their state of it
 // quietly) and end (the session was closed: its stream ends wherever it
-// is).
+// is). An event carries the event's kind in place of the invocation id
+// and its JSON as the data: an application event (Send) for the tab,
+// queued by the replica that keeps it.
 const (
 	msgRequest = 'r'
 	msgCancel  = 'c'
@@ -29,6 +31,7 @@ const (
 	msgTools   = 't'
 	msgMoved   = 'm'
 	msgEnd     = 'x'
+	msgEvent   = 'e'
 )
 
 func encodeDispatch(kind byte, inv string, data []byte) []byte {

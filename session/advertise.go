@@ -61,7 +61,14 @@ func (m *Manager) Advertise(ctx context.Context, id string, tools []switchboard.
 	if err := m.store.SessionAdvertise(ctx, id, decls, m.opts.Now()); err != nil {
 		return nil, err
 	}
-	m.publishTools(id)
+	// With no state here to apply it to, the announcement names no
+	// replica, so that a state this replica is creating right now — whose
+	// read of the store may precede the write above — reloads too.
+	from := m.replica
+	if st == nil {
+		from = ""
+	}
+	m.publishTools(id, from)
 	if st == nil {
 		// The tab's stream is on another replica (which reloads the stored
 		// advertisement when told) or not attached yet (it is loaded then).
@@ -130,9 +137,10 @@ func (m *Manager) setToolsLocked(st *state, fresh []*liveTool) {
 }
 
 // publishTools tells the replica holding session id's stream that its
-// stored advertisement changed.
-func (m *Manager) publishTools(id string) {
-	if err := m.bus.Publish(context.Background(), topicDispatch(id), encodeDispatch(msgTools, m.replica, nil)); err != nil {
+// stored advertisement changed; from is the replica that already applied
+// it to the stream it holds ("" when none did), which need not reload.
+func (m *Manager) publishTools(id, from string) {
+	if err := m.bus.Publish(context.Background(), topicDispatch(id), encodeDispatch(msgTools, from, nil)); err != nil {
 		m.log.Warn("the replica holding the tab's stream is not told of its new tools", "session", id, "err", err)
 	}
 }

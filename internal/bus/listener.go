@@ -15,7 +15,8 @@ import (
 const readTimeout = 10 * time.Second
 
 // listen owns the listening connection: it keeps the LISTENed channels
-// equal to the subscribed ones and reconnects, re-LISTENing every channel,
+// equal to the subscribed ones and the lingering ones (Subscribe) and
+// reconnects, re-LISTENing every channel,
 // whenever the connection is lost. Notifications arrive through the
 // connection's OnNotification hook (enqueue), also while a LISTEN runs.
 func (b *Postgres) listen(ctx context.Context, conn *pgconn.PgConn) {
@@ -65,9 +66,20 @@ func (b *Postgres) serve(ctx context.Context, conn *pgconn.PgConn) error {
 				add = append(add, ch)
 			}
 		}
-		for ch := range b.listening {
-			if b.refs[ch] == 0 {
+		now, timeout := time.Now(), pingInterval
+		for ch, since := range b.idle {
+			switch left := max(b.linger, 0) - now.Sub(since); {
+			case !b.listening[ch]:
+				delete(b.idle, ch) // never LISTENed, or lost with a connection
+			case left <= 0:
 				drop = append(drop, ch)
+				delete(b.idle, ch)
+				// Not LISTENed from now on: a Subscribe before the
+				// UNLISTEN below runs must wait for the next round's
+				// LISTEN rather than trust this one.
+				delete(b.listening, ch)
+			default:
+				timeout = min(timeout, left)
 			}
 		}
 		b.mu.Unlock()
@@ -88,25 +100,23 @@ func (b *Postgres) serve(ctx context.Context, conn *pgconn.PgConn) error {
 			for _, ch := range add {
 				b.listening[ch] = true
 			}
-			for _, ch := range drop {
-				delete(b.listening, ch)
-			}
 			b.connected = true
 			b.broadcast()
 			b.mu.Unlock()
 			first = false
 			continue
 		}
-		if err := b.wait(ctx, conn); err != nil {
+		if err := b.wait(ctx, conn, timeout); err != nil {
 			return err
 		}
 	}
 }
 
 // wait waits for notifications until one arrives, the channel set changes
-// (kick) or pingInterval passes (then the connection is checked).
-func (b *Postgres) wait(ctx context.Context, conn *pgconn.PgConn) error {
-	wctx, cancel := context.WithTimeout(ctx, pingInterval)
+// (kick) or timeout passes: then the connection is checked if it was
+// pingInterval, else a lingering channel is due.
+func (b *Postgres) wait(ctx context.Context, conn *pgconn.PgConn, timeout time.Duration) error {
+	wctx, cancel := context.WithTimeout(ctx, timeout)
 	kicked, exited := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(exited)
@@ -135,6 +145,9 @@ func (b *Postgres) wait(ctx context.Context, conn *pgconn.PgConn) error {
 	}
 	if !errors.Is(wctx.Err(), context.DeadlineExceeded) {
 		return err
+	}
+	if timeout < pingInterval {
+		return nil // a lingering channel is due, not a check
 	}
 	// Idle for pingInterval: prove the connection still answers, so a
 	// silently dropped one is replaced rather than trusted forever.
@@ -181,13 +194,22 @@ func (b *Postgres) dispatch(ctx context.Context, n notice) {
 	if len(n.frame) <= idLen || n.frame[:idLen] == b.id {
 		return // our own: delivered locally when published
 	}
-	b.mu.Lock()
-	topic, ok := b.topics[n.channel]
-	b.mu.Unlock()
+	key, body, ok := strings.Cut(n.frame[idLen+1:], " ")
 	if !ok {
-		return // unsubscribed since
+		return // not a frame of this version
 	}
-	body := n.frame[idLen+1:]
+	b.mu.Lock()
+	kr := b.keys[key]
+	var topic string
+	if kr != nil {
+		topic = kr.topic
+	}
+	b.mu.Unlock()
+	if kr == nil {
+		// Another topic of a family we listen to, or one unsubscribed
+		// since: filtered here, before a stored payload is read.
+		return
+	}
 	var payload []byte
 	var err error
 	switch n.frame[idLen] {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -40,9 +41,16 @@ import (
 //     in the bus_payloads table (postgres migration 0024) and the
 //     notification carries the row's id; rows are pruned after payloadTTL.
 //
-// Topics are mapped to channel names under a prefix derived from the
-// schema, so stores in different schemas of one database do not hear each
-// other; a topic that is not a short plain identifier is hashed.
+// Topics are multiplexed: a topic's family is its name up to the last dot
+// ("invocation.done" for "invocation.done.<id>"), each family is one
+// channel, and the frame names the topic, so a subscriber is handed only
+// its own topic's messages. A family's channel is LISTENed when its first
+// subscriber comes and stays LISTENed for a linger after its last one
+// goes, so topics made per call or per session (a result's, a tab's) cost
+// no LISTEN/UNLISTEN round trip each: only the first in a while does.
+// Channel names carry a prefix derived from the schema, so stores in
+// different schemas of one database do not hear each other; a family that
+// is not a short plain identifier is hashed, and so is a topic in a frame.
 type Postgres struct {
 	id    string // this instance; its own notifications are skipped
 	ns    string // channel prefix
@@ -51,10 +59,13 @@ type Postgres struct {
 	local *Local
 	log   *slog.Logger
 
+	linger time.Duration // how long an unused channel stays LISTENed; <0: not at all
+
 	mu        sync.Mutex
-	refs      map[string]int    // channel -> live subscriptions
-	topics    map[string]string // channel -> topic
-	listening map[string]bool   // channels LISTENed on the current connection
+	refs      map[string]int       // channel -> live subscriptions
+	idle      map[string]time.Time // channel without subscribers -> since when
+	keys      map[string]*keyRef   // topic key (in frames) -> subscribed topic
+	listening map[string]bool      // channels LISTENed on the current connection
 	connected bool
 	pid       uint32        // the listening backend; 0 while down
 	changed   chan struct{} // closed and replaced when listening/connected change
@@ -78,7 +89,24 @@ type PostgresOptions struct {
 	// Logger receives connection losses and dropped messages. Default:
 	// discard.
 	Logger *slog.Logger
+	// Linger is how long a channel stays LISTENed after its last
+	// subscriber goes, so the next subscriber of its family need not wait
+	// for a LISTEN. Default (0): DefaultLinger; negative: UNLISTEN at once.
+	Linger time.Duration
 }
+
+// keyRef is one subscribed topic and how many subscriptions hold it.
+type keyRef struct {
+	topic string
+	n     int
+}
+
+// DefaultLinger is how long an unused channel stays LISTENed by default:
+// long enough that a family whose topics come and go per call (a call's
+// result) stays LISTENed between calls, short enough that a process
+// stops hearing a family it no longer uses. The UNLISTEN happens on the
+// listener's first round after it, within pingInterval.
+const DefaultLinger = 30 * time.Second
 
 // Named bounds of the Postgres bus.
 const (
@@ -104,11 +132,14 @@ const (
 )
 
 // Frame kinds: after the sender's id, one byte says how the payload
-// travels.
+// travels; then the topic's key, a space and the body. The letters differ
+// from the per-topic channels' frames of earlier versions ('=', 'b', '#'),
+// so a process of either version drops the other's frames on a channel
+// name both happen to use rather than misread them.
 const (
-	frameText  = '=' // the payload itself (valid UTF-8 without NUL)
-	frameB64   = 'b' // base64 of the payload
-	frameTable = '#' // the id of a bus_payloads row
+	frameText  = 'T' // the payload itself (valid UTF-8 without NUL)
+	frameB64   = 'B' // base64 of the payload
+	frameTable = 'R' // the id of a bus_payloads row
 )
 
 // idLen is the length of an instance id in hex.
@@ -127,6 +158,9 @@ func OpenPostgres(ctx context.Context, dsn string, opts *PostgresOptions) (*Post
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Linger == 0 {
+		o.Linger = DefaultLinger
 	}
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
@@ -161,8 +195,10 @@ func OpenPostgres(ctx context.Context, dsn string, opts *PostgresOptions) (*Post
 		lcfg:      lcfg,
 		local:     NewLocal(),
 		log:       o.Logger,
+		linger:    o.Linger,
 		refs:      map[string]int{},
-		topics:    map[string]string{},
+		idle:      map[string]time.Time{},
+		keys:      map[string]*keyRef{},
 		listening: map[string]bool{},
 		changed:   make(chan struct{}),
 		wake:      make(chan struct{}, 1),
@@ -187,7 +223,10 @@ func OpenPostgres(ctx context.Context, dsn string, opts *PostgresOptions) (*Post
 }
 
 // Publish delivers payload to this process's subscribers, then notifies
-// the other processes.
+// the other processes. The NOTIFY is sent even when no other process
+// subscribes: this one cannot know that (another replica may subscribe
+// to the topic before it causes the message, e.g. a retry waiting for a
+// call's result), and the contract promises those subscribers delivery.
 func (b *Postgres) Publish(ctx context.Context, topic string, payload []byte) error {
 	if err := checkPayload(topic, payload); err != nil {
 		return err
@@ -195,8 +234,8 @@ func (b *Postgres) Publish(ctx context.Context, topic string, payload []byte) er
 	if err := b.local.Publish(ctx, topic, payload); err != nil {
 		return err
 	}
-	ch := b.channel(topic)
-	frame := b.frame(payload)
+	ch, key := b.channel(topic), topicKey(topic)
+	frame := b.frame(key, payload)
 	var err error
 	if len(frame) <= notifyLimit {
 		_, err = b.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, ch, frame)
@@ -204,7 +243,7 @@ func (b *Postgres) Publish(ctx context.Context, topic string, payload []byte) er
 		// One statement: the row and the notification commit together, so
 		// a listener that hears the id can read the row.
 		_, err = b.pool.Exec(ctx, `WITH p AS (INSERT INTO bus_payloads (payload) VALUES ($3) RETURNING id)
-			SELECT pg_notify($1, $2 || p.id) FROM p`, ch, b.id+string(rune(frameTable)), payload)
+			SELECT pg_notify($1, $2 || p.id) FROM p`, ch, b.id+string(rune(frameTable))+key+" ", payload)
 	}
 	if err != nil {
 		return switchboard.Errorf(codeOf(ctx, err), "publish on %s: %w", topic, err)
@@ -212,12 +251,13 @@ func (b *Postgres) Publish(ctx context.Context, topic string, payload []byte) er
 	return nil
 }
 
-// frame renders payload as a NOTIFY payload: the sender, a kind, the body.
-func (b *Postgres) frame(payload []byte) string {
+// frame renders payload as a NOTIFY payload: the sender, a kind, the
+// topic's key, a space, the body.
+func (b *Postgres) frame(key string, payload []byte) string {
 	if plainText(payload) {
-		return b.id + string(rune(frameText)) + string(payload)
+		return b.id + string(rune(frameText)) + key + " " + string(payload)
 	}
-	return b.id + string(rune(frameB64)) + base64.StdEncoding.EncodeToString(payload)
+	return b.id + string(rune(frameB64)) + key + " " + base64.StdEncoding.EncodeToString(payload)
 }
 
 // plainText reports whether p can be a NOTIFY payload as it is: text in
@@ -231,11 +271,13 @@ func plainText(p []byte) bool {
 	return utf8.Valid(p)
 }
 
-// Subscribe registers h for topic and returns once the topic's channel is
-// LISTENed on the live connection; while that connection is down it
+// Subscribe registers h for topic and returns once the topic's family
+// channel is LISTENed on the live connection: at once when it already is
+// (another topic of the family is subscribed, or was within the linger),
+// else after the listener's next round; while that connection is down it
 // returns at once (the channel is LISTENed on reconnect).
 func (b *Postgres) Subscribe(topic string, h Handler) (func(), error) {
-	ch := b.channel(topic)
+	ch, key := b.channel(topic), topicKey(topic)
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
@@ -247,10 +289,18 @@ func (b *Postgres) Subscribe(topic string, h Handler) (func(), error) {
 		return nil, err
 	}
 	b.refs[ch]++
-	b.topics[ch] = topic
-	fresh := b.refs[ch] == 1
+	delete(b.idle, ch)
+	kr := b.keys[key]
+	if kr == nil {
+		kr = &keyRef{topic: topic}
+		b.keys[key] = kr
+	}
+	kr.n++
+	// Also when this is not the channel's first subscription: an earlier
+	// one may itself still be waiting for the LISTEN.
+	wait := !b.listening[ch]
 	b.mu.Unlock()
-	if fresh {
+	if wait {
 		b.kick()
 		b.awaitListening(ch)
 	}
@@ -260,10 +310,15 @@ func (b *Postgres) Subscribe(topic string, h Handler) (func(), error) {
 			cancelLocal()
 			b.mu.Lock()
 			defer b.mu.Unlock()
+			if kr.n--; kr.n <= 0 {
+				delete(b.keys, key)
+			}
 			if b.refs[ch]--; b.refs[ch] <= 0 {
 				delete(b.refs, ch)
-				delete(b.topics, ch)
-				b.kick()
+				b.idle[ch] = time.Now()
+				if b.linger < 0 {
+					b.kick()
+				}
 			}
 		})
 	}, nil
@@ -305,15 +360,43 @@ func (b *Postgres) broadcast() {
 	b.changed = make(chan struct{})
 }
 
-// channel maps a topic to its NOTIFY channel: the namespace and the topic
-// when that is a short plain name, else the namespace and a hash (never
-// confused with a plain name: '#' is not a plain character).
+// channel maps a topic to its family's NOTIFY channel: the namespace and
+// the family when that is a short plain name, else the namespace and a
+// hash (never confused with a plain name: '#' is not a plain character).
 func (b *Postgres) channel(topic string) string {
-	if len(b.ns)+len(topic) <= maxChannel && plainName(topic) {
-		return b.ns + topic
+	fam := family(topic)
+	if len(b.ns)+len(fam) <= maxChannel && plainName(fam) {
+		return b.ns + fam
+	}
+	sum := sha256.Sum256([]byte(fam))
+	return b.ns + "#" + hex.EncodeToString(sum[:16])
+}
+
+// family is the part of a topic that names its channel: up to the last
+// dot, where callers put the per-call or per-session id
+// ("session.dispatch.<session>"); a topic without one is its own family.
+// Any split is correct (frames name their topic); this one keeps the
+// number of channels at the number of kinds of topic.
+func family(topic string) string {
+	if i := strings.LastIndexByte(topic, '.'); i > 0 {
+		return topic[:i]
+	}
+	return topic
+}
+
+// maxKey bounds a topic carried by name in a frame; a longer one, or one
+// with characters a plain name does not have, is carried as its hash.
+const maxKey = 64
+
+// topicKey is how a frame names its topic: the topic when it is a short
+// plain name, else '#' and a hash. Keys hold no space (the frame's
+// separator) and are never confused with each other.
+func topicKey(topic string) string {
+	if len(topic) <= maxKey && plainName(topic) {
+		return topic
 	}
 	sum := sha256.Sum256([]byte(topic))
-	return b.ns + "#" + hex.EncodeToString(sum[:16])
+	return "#" + hex.EncodeToString(sum[:16])
 }
 
 func plainName(s string) bool {
@@ -361,12 +444,21 @@ func (b *Postgres) Connected() bool {
 	return true
 }
 
-// Topics reports how many channels have subscribers (tests use it to prove
+// Topics reports how many topics have subscribers (tests use it to prove
 // that nothing leaks).
 func (b *Postgres) Topics() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return len(b.refs)
+	return len(b.keys)
+}
+
+// Listened reports how many channels are LISTENed on the current
+// connection, lingering ones included (tests use it to prove that a
+// family is one channel and that an unused one is UNLISTENed).
+func (b *Postgres) Listened() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.listening)
 }
 
 // ListenerPID is the backend process id of the listening connection, 0

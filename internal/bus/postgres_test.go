@@ -20,7 +20,7 @@ import (
 
 // pgSchema migrates a fresh schema (the store's migrations create the
 // payload table) and drops it when the test ends.
-func pgSchema(t *testing.T) (dsn, schema string) {
+func pgSchema(t testing.TB) (dsn, schema string) {
 	t.Helper()
 	dsn = os.Getenv("SWITCHBOARD_TEST_POSTGRES")
 	if dsn == "" {
@@ -45,7 +45,7 @@ func pgSchema(t *testing.T) (dsn, schema string) {
 }
 
 // openBus opens one Postgres bus, as one process would.
-func openBus(t *testing.T, dsn, schema string) *bus.Postgres {
+func openBus(t testing.TB, dsn, schema string) *bus.Postgres {
 	t.Helper()
 	b, err := bus.OpenPostgres(context.Background(), dsn, &bus.PostgresOptions{Schema: schema})
 	if err != nil {
@@ -315,5 +315,152 @@ func TestPostgresConcurrent(t *testing.T) {
 	wg.Wait()
 	if n := b.Topics(); n != 0 {
 		t.Fatalf("%d channels left after every cancel", n)
+	}
+}
+
+// subscribe is Subscribe that fails the test on error.
+func subscribe(t *testing.T, b *bus.Postgres, topic string, h bus.Handler) func() {
+	t.Helper()
+	cancel, err := b.Subscribe(topic, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cancel)
+	return cancel
+}
+
+func publish(t *testing.T, b *bus.Postgres, topic, payload string) {
+	t.Helper()
+	if err := b.Publish(context.Background(), topic, []byte(payload)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Two topics of one family share one channel: each subscriber gets only
+// its own topic's messages (text, binary and stored ones), and cancelling
+// one keeps the other and the channel.
+func TestPostgresMultiplexesFamilies(t *testing.T) {
+	t.Parallel()
+	dsn, schema := pgSchema(t)
+	a, b := openBus(t, dsn, schema), openBus(t, dsn, schema)
+	onX, onY, marker := newInbox(), newInbox(), newInbox()
+	cancelX := subscribe(t, b, "invocation.done.x", onX.handler)
+	subscribe(t, b, "invocation.done.y", onY.handler)
+	if n := b.Listened(); n != 1 {
+		t.Fatalf("%d channels LISTENed for two topics of one family, want 1", n)
+	}
+	big := strings.Repeat("y", 9000) // past NOTIFY's limit: through the table
+	publish(t, a, "invocation.done.y", "for y")
+	publish(t, a, "invocation.done.x", "for x")
+	publish(t, a, "invocation.done.y", big)
+	publish(t, a, "invocation.done.z", "for nobody") // the family's, not subscribed
+	if got := onY.next(t, "y"); string(got) != "for y" {
+		t.Fatalf("y got %q first", got)
+	}
+	if got := onY.next(t, "y, stored"); string(got) != big {
+		t.Fatalf("y got %d bytes, want the stored %d", len(got), len(big))
+	}
+	if got := onX.next(t, "x"); string(got) != "for x" {
+		t.Fatalf("x got %q", got)
+	}
+	onX.empty(t, "x after its own")
+
+	cancelX()
+	if n := b.Listened(); n != 1 {
+		t.Fatalf("%d channels LISTENed after cancelling x, want 1 (y holds the family)", n)
+	}
+	subscribe(t, b, "marker", marker.handler)
+	publish(t, a, "invocation.done.x", "x again")
+	publish(t, a, "invocation.done.y", "y again")
+	publish(t, a, "marker", "m") // one sender's notifications arrive in order
+	if got := onY.next(t, "y after x cancelled"); string(got) != "y again" {
+		t.Fatalf("y got %q", got)
+	}
+	marker.next(t, "marker")
+	onX.empty(t, "cancelled x")
+	onY.empty(t, "y")
+	if n := b.Topics(); n != 2 {
+		t.Fatalf("%d topics subscribed, want 2 (y, marker)", n)
+	}
+}
+
+// A family stays LISTENed for the linger after its last subscriber, so
+// the next topic of it is subscribed without a LISTEN and still hears a
+// remote publish; with no linger the channel is UNLISTENed when its last
+// subscriber goes.
+func TestPostgresFamilyLingers(t *testing.T) {
+	t.Parallel()
+	dsn, schema := pgSchema(t)
+	a, b := openBus(t, dsn, schema), openBus(t, dsn, schema)
+	eager, err := bus.OpenPostgres(context.Background(), dsn, &bus.PostgresOptions{Schema: schema, Linger: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eager.Close()
+
+	first := newInbox()
+	subscribe(t, b, "invocation.done.1", first.handler)()
+	if n, topics := b.Listened(), b.Topics(); n != 1 || topics != 0 {
+		t.Fatalf("after the last cancel: %d channels LISTENed (want 1, lingering), %d topics (want 0)", n, topics)
+	}
+	second := newInbox()
+	subscribe(t, b, "invocation.done.2", second.handler)
+	publish(t, a, "invocation.done.1", "old")
+	publish(t, a, "invocation.done.2", "new")
+	if got := second.next(t, "second call's result"); string(got) != "new" {
+		t.Fatalf("got %q", got)
+	}
+	first.empty(t, "cancelled first")
+
+	in := newInbox()
+	subscribe(t, eager, "invocation.done.3", in.handler)()
+	for eager.Listened() != 0 { // the condition itself, no timing
+		time.Sleep(10 * time.Millisecond)
+	}
+	again := newInbox()
+	subscribe(t, eager, "invocation.done.4", again.handler)
+	if n := eager.Listened(); n != 1 {
+		t.Fatalf("Subscribe returned with %d channels LISTENed, want 1", n)
+	}
+	publish(t, a, "invocation.done.4", "re-LISTENed")
+	if got := again.next(t, "after UNLISTEN and LISTEN"); string(got) != "re-LISTENed" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+// The listening connection is terminated: the family's channel is
+// LISTENed again on the new one, once, and both of its topics hear.
+func TestPostgresReconnectRelistensFamily(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn, schema := pgSchema(t)
+	a, b := openBus(t, dsn, schema), openBus(t, dsn, schema)
+	onS1, onS2 := newInbox(), newInbox()
+	subscribe(t, b, "session.dispatch.s1", onS1.handler)
+	subscribe(t, b, "session.dispatch.s2", onS2.handler)
+
+	pid := b.ListenerPID()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var ok bool
+	if err := conn.QueryRow(ctx, `SELECT pg_terminate_backend($1)`, int32(pid)).Scan(&ok); err != nil || !ok {
+		t.Fatalf("terminate listener %d: %v %v", pid, ok, err)
+	}
+	for b.ListenerPID() == pid || !b.Connected() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := b.Listened(); n != 1 {
+		t.Fatalf("%d channels LISTENed after reconnect, want 1", n)
+	}
+	publish(t, a, "session.dispatch.s2", "to s2")
+	publish(t, a, "session.dispatch.s1", "to s1")
+	if got := onS1.next(t, "s1 after reconnect"); string(got) != "to s1" {
+		t.Fatalf("s1 got %q", got)
+	}
+	if got := onS2.next(t, "s2 after reconnect"); string(got) != "to s2" {
+		t.Fatalf("s2 got %q", got)
 	}
 }

@@ -89,24 +89,20 @@ func (rt *Runtime) FollowUp(ctx context.Context, chatSessionID string, f switchb
 	rt.mu.Unlock()
 	chat.fmu.Lock()
 	defer chat.fmu.Unlock()
-	if prev, ok := chat.seqs[f.ClientSeq]; ok {
-		if prev.nonce != f.ClientNonce {
-			return switchboard.FollowUpResult{}, switchboard.Errorf(switchboard.CodeFollowupSequenceConflict,
-				"clientSeq %d of chat session %s was already used by another follow-up", f.ClientSeq, chatSessionID).
-				WithDetails(map[string]any{"clientSeq": f.ClientSeq, "runId": prev.result.RunID})
-		}
-		res := prev.result
-		res.Replayed = true
-		return res, nil
+	if res, ok, err := chat.replay(chatSessionID, f); ok || err != nil {
+		return res, err
 	}
 	for attempt := 0; ; attempt++ {
-		rt.mu.Lock()
-		run := chat.run
-		rt.mu.Unlock()
-		if run != nil && run.enqueue(f) {
-			res := switchboard.FollowUpResult{Status: "queued", RunID: run.id, ClientSeq: f.ClientSeq}
-			chat.seqs[f.ClientSeq] = followUpEntry{nonce: f.ClientNonce, result: res}
+		if res, ok := chat.queueLocal(rt, f); ok {
 			return res, nil
+		}
+		if res, ok, err := rt.relayFollowUp(ctx, chatSessionID, f, tmpl.Owner); ok || err != nil {
+			if ok { // remembered here too: a retry here answers the same
+				first := res
+				first.Replayed = false
+				chat.seqs[f.ClientSeq] = followUpEntry{nonce: f.ClientNonce, result: first}
+			}
+			return res, err
 		}
 		req := tmpl
 		req.ThreadID, req.RunID, req.Messages, req.Input, req.Harness = chatSessionID, "", nil, f.Text, HarnessLoop
@@ -122,6 +118,115 @@ func (rt *Runtime) FollowUp(ctx context.Context, chatSessionID string, f switchb
 		chat.seqs[f.ClientSeq] = followUpEntry{nonce: f.ClientNonce, result: res}
 		return res, nil
 	}
+}
+
+// replay answers a follow-up whose clientSeq this process has seen: as
+// the first time for the same nonce, FOLLOWUP_SEQUENCE_CONFLICT for
+// another; ok false when the clientSeq is new. Called with c.fmu held.
+func (c *chatState) replay(chatSessionID string, f switchboard.FollowUp) (switchboard.FollowUpResult, bool, error) {
+	prev, ok := c.seqs[f.ClientSeq]
+	if !ok {
+		return switchboard.FollowUpResult{}, false, nil
+	}
+	if prev.nonce != f.ClientNonce {
+		return switchboard.FollowUpResult{}, true, switchboard.Errorf(switchboard.CodeFollowupSequenceConflict,
+			"clientSeq %d of chat session %s was already used by another follow-up", f.ClientSeq, chatSessionID).
+			WithDetails(map[string]any{"clientSeq": f.ClientSeq, "runId": prev.result.RunID})
+	}
+	res := prev.result
+	res.Replayed = true
+	return res, true, nil
+}
+
+// queueLocal queues f on the chat's busy run in this process; ok false
+// when it has none. Called with c.fmu held.
+func (c *chatState) queueLocal(rt *Runtime, f switchboard.FollowUp) (switchboard.FollowUpResult, bool) {
+	rt.mu.Lock()
+	run := c.run
+	rt.mu.Unlock()
+	if run == nil || !run.enqueue(f) {
+		return switchboard.FollowUpResult{}, false
+	}
+	res := switchboard.FollowUpResult{Status: "queued", RunID: run.id, ClientSeq: f.ClientSeq}
+	c.seqs[f.ClientSeq] = followUpEntry{nonce: f.ClientNonce, result: res}
+	return res, true
+}
+
+// Follow-ups at any replica (issue 16): a chat's busy run is one
+// replica's memory, and a follow-up that lands elsewhere must join it, not
+// start a second run beside it. A replica with no busy run of the chat
+// looks for the chat's run in progress in the store and, when another
+// replica holds it, relays the follow-up there (Options.RelayFollowUp, on
+// the bus); that replica decides it with QueueFollowUp — its memory of the
+// chat's clientSeqs is the one that counts, so the same follow-up sent to
+// two replicas is queued once and answered the same. When the run no
+// longer takes follow-ups (it ended meanwhile), the follow-up starts a run
+// here as on an idle chat.
+
+// relayFollowUp hands f to the replica holding the chat's run in
+// progress; ok false when no other replica holds one, or it no longer
+// takes follow-ups.
+func (rt *Runtime) relayFollowUp(ctx context.Context, chatSessionID string, f switchboard.FollowUp, owner string) (switchboard.FollowUpResult, bool, error) {
+	if rt.opts.Runs == nil || rt.opts.RelayFollowUp == nil {
+		return switchboard.FollowUpResult{}, false, nil
+	}
+	rec, ok, err := rt.StoredActive(ctx, chatSessionID)
+	if err != nil || !ok {
+		return switchboard.FollowUpResult{}, false, err
+	}
+	res, queued, err := rt.opts.RelayFollowUp(ctx, rec.RunID, f, owner)
+	if err != nil || !queued {
+		return switchboard.FollowUpResult{}, false, err
+	}
+	return res, true, nil
+}
+
+// StoredActive is the chat's run in progress on another replica, from
+// the store; ok false when there is none (or no run store).
+func (rt *Runtime) StoredActive(ctx context.Context, chatSessionID string) (switchboard.RunRecord, bool, error) {
+	if rt.opts.Runs == nil {
+		return switchboard.RunRecord{}, false, nil
+	}
+	recs, err := rt.opts.Runs.RunList(ctx, switchboard.RunFilter{ThreadID: chatSessionID, Status: switchboard.RunRunning, Limit: 1})
+	if err != nil || len(recs) == 0 || recs[0].Replica == rt.opts.Replica {
+		// This replica's own stored run is not in its memory: it is
+		// ending (or a previous start's, which the sweep ends).
+		return switchboard.RunRecord{}, false, err
+	}
+	return recs[0], true, nil
+}
+
+// QueueFollowUp decides a follow-up another replica relayed for run runID
+// (relayFollowUp): queued on the busy run of that run's chat here, or
+// answered from this replica's memory of the chat's clientSeqs (a replay,
+// FOLLOWUP_SEQUENCE_CONFLICT, FOLLOWUP_UNSUPPORTED), for a caller that is
+// owner there (the chat's owner may be known only to this replica). held
+// false when this
+// process does not hold runID; queued false when the chat has no busy run
+// here any more (the sender then starts one).
+func (rt *Runtime) QueueFollowUp(ctx context.Context, runID string, f switchboard.FollowUp, owner string) (res switchboard.FollowUpResult, held, queued bool, err error) {
+	run, err := rt.Get(runID)
+	if err != nil {
+		return res, false, false, nil
+	}
+	chatSessionID := run.ThreadID()
+	if err := rt.checkOwner(ctx, chatSessionID, owner, true); err != nil {
+		return res, true, false, err
+	}
+	if h := rt.Capabilities(ctx, chatSessionID); !h.NativeFollowUp {
+		return res, true, false, switchboard.Errorf(switchboard.CodeFollowupUnsupported,
+			"chat session %s is bound to the %s runtime, which has no native follow-up; wait for the run to finish", chatSessionID, h.Name)
+	}
+	rt.mu.Lock()
+	chat := rt.chatLocked(chatSessionID)
+	rt.mu.Unlock()
+	chat.fmu.Lock()
+	defer chat.fmu.Unlock()
+	if res, ok, err := chat.replay(chatSessionID, f); ok || err != nil {
+		return res, true, ok, err
+	}
+	res, queued = chat.queueLocal(rt, f)
+	return res, true, queued, nil
 }
 
 // enqueue adds f to a running run's queue; false when the run is no longer

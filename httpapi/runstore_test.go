@@ -77,6 +77,13 @@ func twoReplicas(t *testing.T, hitl bool) (*assistantEnv, *httptest.Server, *age
 			if run, err := e.rt.Get(id); err == nil {
 				go run.Stop()
 			}
+		},
+		RelayFollowUp: func(ctx context.Context, id string, f switchboard.FollowUp, owner string) (switchboard.FollowUpResult, bool, error) {
+			res, held, queued, err := e.rt.QueueFollowUp(ctx, id, f, owner)
+			if !held {
+				return res, false, switchboard.Errorf(switchboard.CodeUnavailable, "no replica holds run %s", id)
+			}
+			return res, queued, err
 		}}
 	if hitl {
 		ob.Approvals = e.approvals

@@ -55,6 +55,29 @@ func (rt *Runtime) Capabilities(ctx context.Context, chatSessionID string) switc
 			return h
 		}
 	}
+	// The transport that last ran the chat, on whichever replica: this
+	// process's run in progress, else the newest stored run (another
+	// replica's, or this process's previous start's), else this process's
+	// memory (a chat whose runs the retention deleted).
+	rt.mu.Lock()
+	c := rt.chats[chatSessionID]
+	if c != nil && c.run != nil && c.run.busy() && c.harness.Name != "" {
+		h := c.harness
+		rt.mu.Unlock()
+		return h
+	}
+	rt.mu.Unlock()
+	if rt.opts.Runs != nil {
+		recs, err := rt.opts.Runs.RunList(ctx, switchboard.RunFilter{ThreadID: chatSessionID, Limit: 1})
+		if err == nil && len(recs) == 1 {
+			switch recs[0].Harness {
+			case HarnessAISDK.Name:
+				return HarnessAISDK
+			case HarnessLoop.Name:
+				return HarnessLoop
+			}
+		}
+	}
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if c := rt.chats[chatSessionID]; c != nil && c.harness.Name != "" {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/agui/aguitest"
+	"github.com/switchboardhq/switchboard/httpapi"
 	"github.com/switchboardhq/switchboard/model/modeltest"
 )
 
@@ -102,9 +103,22 @@ func TestFollowUpRelayedToAnotherReplica(t *testing.T) {
 // once, under the run's message id, from the stored events; DELETE of the
 // stream on B stops A's run.
 func TestAISDKChatReattachOnAnotherReplica(t *testing.T) {
-	e, plainB, _, _ := twoReplicas(t, false)
+	e, _, rtB, _ := twoReplicas(t, false)
 	aguitest.Require(t)
-	srvA, srvB := newStaged(t, e.srv.Config.Handler), newStaged(t, plainB.Config.Handler)
+	// B tells A that its client reads (the daemon's runs.reading).
+	reading := make(chan string, 100)
+	hB, err := httpapi.New(httpapi.Options{Registry: e.opts.Registry, AdminToken: token, Broker: e.opts.Broker, Sessions: e.opts.Sessions, Agent: rtB,
+		ChatReading: func(id string) {
+			e.srv.Config.Handler.(*httpapi.Server).ChatRead(id)
+			select {
+			case reading <- id:
+			default:
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srvA, srvB := newStaged(t, e.srv.Config.Handler), newStaged(t, hB)
 	hold := make(chan struct{})
 	var release sync.Once
 	defer release.Do(func() { close(hold) })
@@ -148,9 +162,26 @@ func TestAISDKChatReattachOnAnotherReplica(t *testing.T) {
 	if last := out.Chunks[len(out.Chunks)-1]["type"]; last != "finish" {
 		t.Errorf("last chunk %v", last)
 	}
+	select {
+	case id := <-reading:
+		if id != run.ID() {
+			t.Errorf("B told A that run %s is read, want %s", id, run.ID())
+		}
+	default:
+		t.Error("B did not tell A that its client reads the run (A would cancel it as unread)")
+	}
 	<-run.Done()
 	if r := postTo(t, srvB.URL, "GET", "/api/v1/agent/chat/chat-re/stream", ""); r.StatusCode != http.StatusNoContent {
 		t.Errorf("reattach on B after the run: %d, want 204", r.StatusCode)
+	}
+	// B knows the chat is an AI SDK one from A's stored run: no native
+	// follow-up, as A answers.
+	if h := decodeJSON(t, postTo(t, srvB.URL, "GET", "/api/v1/agent/capabilities?session=chat-re", "")); h["harness"] != "aisdk" || h["nativeFollowUp"] != false {
+		t.Errorf("capabilities on B: %v", h)
+	}
+	r4 := postTo(t, srvB.URL, "POST", "/api/v1/agent/chat/chat-re/followup", `{"text":"x","clientSeq":1,"clientNonce":"n"}`)
+	if v := decodeJSON(t, r4); r4.StatusCode != http.StatusConflict || v["error"].(map[string]any)["code"] != "FOLLOWUP_UNSUPPORTED" {
+		t.Errorf("follow-up on B of A's AI SDK chat: %d %v", r4.StatusCode, v)
 	}
 
 	// DELETE .../stream on B stops A's run in progress.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/agui"
@@ -176,32 +177,50 @@ func (c *chatState) queueLocal(rt *Runtime, f switchboard.FollowUp) (switchboard
 }
 
 // Follow-ups at any replica (issue 16): a chat's busy run is one
-// replica's memory, and a follow-up that lands elsewhere must join it, not
-// start a second run beside it. A replica with no busy run of the chat
-// looks for the chat's run in progress in the store and, when another
-// replica holds it, relays the follow-up there (Options.RelayFollowUp, on
-// the bus); that replica decides it with QueueFollowUp — its memory of the
-// chat's clientSeqs is the one that counts, so the same follow-up sent to
-// two replicas is queued once and answered the same. When the run no
-// longer takes follow-ups (it ended meanwhile), the follow-up starts a run
-// here as on an idle chat.
+// replica's memory, and so is the record of the chat's clientSeqs; a
+// follow-up that lands elsewhere must join that run, and be answered from
+// that record, not start a second run beside it. A replica with no busy
+// run of the chat reads the chat's newest run in the store and, when
+// another replica ran it, relays the follow-up there (Options.
+// RelayFollowUp, on the bus); that replica decides it with QueueFollowUp:
+// a replay or FOLLOWUP_SEQUENCE_CONFLICT from its record, else queued on
+// its busy run. So the same follow-up sent to two replicas is queued once
+// and answered the same, also when it is retried after the run ended.
+// When that replica has no busy run and has not seen the clientSeq, the
+// follow-up starts a run here as on an idle chat.
 
-// relayFollowUp hands f to the replica holding the chat's run in
-// progress; ok false when no other replica holds one, or it no longer
-// takes follow-ups.
+// idleRelayWait bounds the wait for the replica that ran an idle chat's
+// last run: if it is gone, its record went with it and the follow-up
+// starts a run here.
+const idleRelayWait = 2 * time.Second
+
+// relayFollowUp hands f to the replica that ran the chat's newest run;
+// ok false when this replica ran it, or that replica neither knows the
+// clientSeq nor has a busy run to queue f on.
 func (rt *Runtime) relayFollowUp(ctx context.Context, chatSessionID string, f switchboard.FollowUp, owner string) (switchboard.FollowUpResult, bool, error) {
 	if rt.opts.Runs == nil || rt.opts.RelayFollowUp == nil {
 		return switchboard.FollowUpResult{}, false, nil
 	}
-	rec, ok, err := rt.StoredActive(ctx, chatSessionID)
-	if err != nil || !ok {
+	recs, err := rt.opts.Runs.RunList(ctx, switchboard.RunFilter{ThreadID: chatSessionID, Limit: 1})
+	if err != nil || len(recs) == 0 || recs[0].Replica == rt.opts.Replica {
+		// This replica's own stored run is not busy in its memory: it is
+		// ending (or a previous start's, which the sweep ends).
 		return switchboard.FollowUpResult{}, false, err
 	}
-	res, queued, err := rt.opts.RelayFollowUp(ctx, rec.RunID, f, owner)
-	if err != nil || !queued {
-		return switchboard.FollowUpResult{}, false, err
+	rec := recs[0]
+	if rec.Status == switchboard.RunRunning {
+		// Its holder must answer: a run beside it would answer the chat twice.
+		res, answered, err := rt.opts.RelayFollowUp(ctx, rec.Replica, chatSessionID, f, owner)
+		return res, answered && err == nil, err
 	}
-	return res, true, nil
+	rctx, cancel := context.WithTimeout(ctx, idleRelayWait)
+	defer cancel()
+	res, answered, err := rt.opts.RelayFollowUp(rctx, rec.Replica, chatSessionID, f, owner)
+	if err != nil && ctx.Err() == nil && (rctx.Err() != nil || switchboard.CodeOf(err) == switchboard.CodeUnavailable) {
+		rt.log.Info("the replica that ran a chat's last run did not answer a follow-up; starting a run here", "chat", chatSessionID, "replica", rec.Replica)
+		return switchboard.FollowUpResult{}, false, nil
+	}
+	return res, answered && err == nil, err
 }
 
 // StoredActive is the chat's run in progress on another replica, from
@@ -219,25 +238,18 @@ func (rt *Runtime) StoredActive(ctx context.Context, chatSessionID string) (swit
 	return recs[0], true, nil
 }
 
-// QueueFollowUp decides a follow-up another replica relayed for run runID
-// (relayFollowUp): queued on the busy run of that run's chat here, or
-// answered from this replica's memory of the chat's clientSeqs (a replay,
-// FOLLOWUP_SEQUENCE_CONFLICT, FOLLOWUP_UNSUPPORTED), for a caller that is
-// owner there (the chat's owner may be known only to this replica). held
-// false when this
-// process does not hold runID; queued false when the chat has no busy run
-// here any more (the sender then starts one).
-func (rt *Runtime) QueueFollowUp(ctx context.Context, runID string, f switchboard.FollowUp, owner string) (res switchboard.FollowUpResult, held, queued bool, err error) {
-	run, err := rt.Get(runID)
-	if err != nil {
-		return res, false, false, nil
-	}
-	chatSessionID := run.ThreadID()
+// QueueFollowUp decides a follow-up another replica relayed to this one
+// (relayFollowUp), for a caller that is owner there (the chat's owner may
+// be known only to this replica): answered from this replica's record of
+// the chat's clientSeqs (a replay, FOLLOWUP_SEQUENCE_CONFLICT), else
+// queued on the chat's busy run here; answered false when neither (the
+// sender then starts a run), or FOLLOWUP_UNSUPPORTED.
+func (rt *Runtime) QueueFollowUp(ctx context.Context, chatSessionID string, f switchboard.FollowUp, owner string) (res switchboard.FollowUpResult, answered bool, err error) {
 	if err := rt.checkOwner(ctx, chatSessionID, owner, true); err != nil {
-		return res, true, false, err
+		return res, false, err
 	}
 	if h := rt.Capabilities(ctx, chatSessionID); !h.NativeFollowUp {
-		return res, true, false, switchboard.Errorf(switchboard.CodeFollowupUnsupported,
+		return res, false, switchboard.Errorf(switchboard.CodeFollowupUnsupported,
 			"chat session %s is bound to the %s runtime, which has no native follow-up; wait for the run to finish", chatSessionID, h.Name)
 	}
 	rt.mu.Lock()
@@ -246,10 +258,10 @@ func (rt *Runtime) QueueFollowUp(ctx context.Context, runID string, f switchboar
 	chat.fmu.Lock()
 	defer chat.fmu.Unlock()
 	if res, ok, err := chat.replay(chatSessionID, f); ok || err != nil {
-		return res, true, ok, err
+		return res, ok, err
 	}
-	res, queued = chat.queueLocal(rt, f)
-	return res, true, queued, nil
+	res, answered = chat.queueLocal(rt, f)
+	return res, answered, nil
 }
 
 // enqueue adds f to a running run's queue; false when the run is no longer

@@ -12,11 +12,11 @@ import (
 )
 
 // Follow-ups at any replica (issue 16, agent/followup.go): a replica with
-// no busy run of a chat relays a follow-up to the replica holding the
-// chat's run in progress. The request goes on topicFollowUp to every
-// replica; the one that holds the run decides it (agent
-// Runtime.QueueFollowUp) and answers on the reply topic the sender
-// subscribed to first, as a browser action's result travels back.
+// no busy run of a chat relays a follow-up to the replica that ran the
+// chat's newest run. The request goes on topicFollowUp naming that
+// replica, which decides it (agent Runtime.QueueFollowUp) and answers on
+// the reply topic the sender subscribed to first, as a browser action's
+// result travels back.
 
 // An AI SDK client that reattaches to a chat at another replica reads the
 // run's stored events there (httpapi/chatstream.go); that replica tells
@@ -32,22 +32,23 @@ const (
 )
 
 type followUpRequest struct {
-	RunID    string               `json:"runId"`
+	Replica  string               `json:"replica"`
+	Chat     string               `json:"chat"`
 	FollowUp switchboard.FollowUp `json:"followUp"`
 	Owner    string               `json:"owner,omitempty"`
 	Reply    string               `json:"reply"`
 }
 
 type followUpReply struct {
-	Result switchboard.FollowUpResult `json:"result"`
-	Queued bool                       `json:"queued"`
-	Error  *switchboard.Error         `json:"error,omitempty"`
+	Result   switchboard.FollowUpResult `json:"result"`
+	Answered bool                       `json:"answered"`
+	Error    *switchboard.Error         `json:"error,omitempty"`
 }
 
 // relayFollowUp is agent.Options.RelayFollowUp on the bus.
-func (d *Daemon) relayFollowUp(b bus.Bus) func(ctx context.Context, runID string, f switchboard.FollowUp, owner string) (switchboard.FollowUpResult, bool, error) {
-	return func(ctx context.Context, runID string, f switchboard.FollowUp, owner string) (switchboard.FollowUpResult, bool, error) {
-		req := followUpRequest{RunID: runID, FollowUp: f, Owner: owner, Reply: topicFollowUp + ".reply." + broker.NewID()}
+func (d *Daemon) relayFollowUp(b bus.Bus) func(ctx context.Context, replica, chat string, f switchboard.FollowUp, owner string) (switchboard.FollowUpResult, bool, error) {
+	return func(ctx context.Context, replica, chat string, f switchboard.FollowUp, owner string) (switchboard.FollowUpResult, bool, error) {
+		req := followUpRequest{Replica: replica, Chat: chat, FollowUp: f, Owner: owner, Reply: topicFollowUp + ".reply." + broker.NewID()}
 		payload, err := json.Marshal(req)
 		if err != nil {
 			return switchboard.FollowUpResult{}, false, err
@@ -76,40 +77,37 @@ func (d *Daemon) relayFollowUp(b bus.Bus) func(ctx context.Context, runID string
 			if rep.Error != nil {
 				return rep.Result, false, rep.Error
 			}
-			return rep.Result, rep.Queued, nil
+			return rep.Result, rep.Answered, nil
 		case <-wait.C:
 			// The holder may have stopped: a survivor ends its run, after
 			// which the same follow-up (same clientSeq and nonce) starts one.
 			return switchboard.FollowUpResult{}, false, switchboard.Errorf(switchboard.CodeUnavailable,
-				"the replica running this chat's run %s did not take the follow-up within %s (it may have stopped); send the same follow-up again shortly", runID, followUpRelayWait)
+				"replica %s, which runs chat session %s, did not take the follow-up within %s (it may have stopped); send the same follow-up again shortly", replica, chat, followUpRelayWait)
 		case <-ctx.Done():
 			return switchboard.FollowUpResult{}, false, context.Cause(ctx)
 		}
 	}
 }
 
-// serveFollowUps answers relayed follow-ups for the runs this replica
-// holds; the others' are left to their holders.
+// serveFollowUps answers the follow-ups relayed to this replica; the
+// others' are left to theirs.
 func (d *Daemon) serveFollowUps(b bus.Bus) (func(), error) {
 	return b.Subscribe(topicFollowUp, func(p []byte) {
 		var req followUpRequest
-		if d.Agent == nil || json.Unmarshal(p, &req) != nil || req.Reply == "" {
+		if d.Agent == nil || json.Unmarshal(p, &req) != nil || req.Reply == "" || req.Replica != d.replica.id {
 			return
 		}
 		go func() { // a handler must not block; a follow-up takes the chat's lock
 			ctx, cancel := context.WithTimeout(context.Background(), followUpRelayWait)
 			defer cancel()
-			res, held, queued, err := d.Agent.QueueFollowUp(ctx, req.RunID, req.FollowUp, req.Owner)
-			if !held {
-				return
-			}
-			rep := followUpReply{Result: res, Queued: queued}
+			res, answered, err := d.Agent.QueueFollowUp(ctx, req.Chat, req.FollowUp, req.Owner)
+			rep := followUpReply{Result: res, Answered: answered}
 			if err != nil {
 				rep.Error = switchboard.AsError(err)
 			}
 			out, _ := json.Marshal(rep) // plain structs
 			if err := b.Publish(ctx, req.Reply, out); err != nil {
-				d.log.Warn("could not answer a follow-up relayed from another replica", "run", req.RunID, "err", err)
+				d.log.Warn("could not answer a follow-up relayed from another replica", "chat", req.Chat, "err", err)
 			}
 		}()
 	})

@@ -33,7 +33,8 @@ func postTo(t *testing.T, base, method, path, body string) *http.Response {
 // and relays): one run, which consumes the follow-up in its next step.
 // The same (clientSeq, clientNonce) on A and again on B answers the same,
 // replayed, and is queued once; another nonce for that clientSeq on B is
-// FOLLOWUP_SEQUENCE_CONFLICT, as on one replica.
+// FOLLOWUP_SEQUENCE_CONFLICT, as on one replica. After the run ended, a
+// retry on B of a follow-up only A saw is answered from A's record.
 func TestFollowUpRelayedToAnotherReplica(t *testing.T) {
 	e, srvB, rtB, get := twoReplicas(t, false)
 	hold := make(chan struct{})
@@ -61,6 +62,11 @@ func TestFollowUpRelayedToAnotherReplica(t *testing.T) {
 	if v := decodeJSON(t, r4); r4.StatusCode != http.StatusConflict || v["error"].(map[string]any)["code"] != "FOLLOWUP_SEQUENCE_CONFLICT" {
 		t.Errorf("another nonce on B: %d %v", r4.StatusCode, v)
 	}
+	// A follow-up only A saw, queued there.
+	r5 := e.post(t, "POST", "/api/v1/agent/chat/chat-fu/followup", token, `{"text":"and assign it to me","clientSeq":5,"clientNonce":"n5"}`)
+	if v := decodeJSON(t, r5); r5.StatusCode != http.StatusAccepted || v["runId"] != id {
+		t.Fatalf("a second follow-up on A: %d %v", r5.StatusCode, v)
+	}
 	close(hold)
 	<-run.Done()
 	if info := run.Info(); info.Steps != 2 || info.Status != switchboard.RunSucceeded {
@@ -77,23 +83,43 @@ func TestFollowUpRelayedToAnotherReplica(t *testing.T) {
 	var queued int
 	recs, _, _ := run.Events(0)
 	for _, r := range recs {
-		if strings.Contains(string(r.JSON), "switchboard.followup.queued") {
+		if strings.Contains(string(r.JSON), "switchboard.followup.queued") && strings.Contains(string(r.JSON), `"clientNonce":"n1"`) {
 			queued++
 		}
 	}
 	if queued != 1 {
-		t.Errorf("%d followup.queued events, want 1", queued)
+		t.Errorf("%d followup.queued events of clientSeq 1, want 1", queued)
 	}
 	list := decodeJSON(t, get(srvB.URL, "/api/v1/runs", ""))
 	if items := list["items"].([]any); len(items) != 1 {
 		t.Errorf("runs: %v", list)
 	}
 
-	// The chat is idle now: a new follow-up on B starts a run there.
+	// The chat is idle now. A retry on B of the follow-up only A saw
+	// answers as A did (A's record decides), and starts nothing; another
+	// nonce for its clientSeq is a conflict.
+	r6 := postTo(t, srvB.URL, "POST", "/api/v1/agent/chat/chat-fu/followup", `{"text":"and assign it to me","clientSeq":5,"clientNonce":"n5"}`)
+	if v := decodeJSON(t, r6); r6.StatusCode != http.StatusAccepted || v["status"] != "queued" || v["runId"] != id || v["replayed"] != true {
+		t.Errorf("a retry on B after the run ended: %d %v", r6.StatusCode, v)
+	}
+	r7 := postTo(t, srvB.URL, "POST", "/api/v1/agent/chat/chat-fu/followup", `{"text":"x","clientSeq":5,"clientNonce":"n6"}`)
+	if v := decodeJSON(t, r7); r7.StatusCode != http.StatusConflict || v["error"].(map[string]any)["code"] != "FOLLOWUP_SEQUENCE_CONFLICT" {
+		t.Errorf("another nonce on B after the run ended: %d %v", r7.StatusCode, v)
+	}
+	// A new follow-up on B starts a run there.
 	e.model.Push(modeltest.Turn{Text: "again"})
-	r5 := postTo(t, srvB.URL, "POST", "/api/v1/agent/chat/chat-fu/followup", `{"text":"one more","clientSeq":2,"clientNonce":"n3"}`)
-	if v := decodeJSON(t, r5); r5.StatusCode != http.StatusCreated || v["status"] != "started" || v["runId"] == id {
-		t.Errorf("follow-up on B of an idle chat: %d %v", r5.StatusCode, v)
+	r8 := postTo(t, srvB.URL, "POST", "/api/v1/agent/chat/chat-fu/followup", `{"text":"one more","clientSeq":6,"clientNonce":"n7"}`)
+	v := decodeJSON(t, r8)
+	if r8.StatusCode != http.StatusCreated || v["status"] != "started" || v["runId"] == id {
+		t.Fatalf("follow-up on B of an idle chat: %d %v", r8.StatusCode, v)
+	}
+	runB, err := rtB.Get(v["runId"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-runB.Done()
+	if n := len(e.model.Requests()); n != 3 {
+		t.Errorf("the model was called %d times, want 3 (the retry started nothing)", n)
 	}
 }
 

@@ -78,12 +78,11 @@ func twoReplicas(t *testing.T, hitl bool) (*assistantEnv, *httptest.Server, *age
 				go run.Stop()
 			}
 		},
-		RelayFollowUp: func(ctx context.Context, id string, f switchboard.FollowUp, owner string) (switchboard.FollowUpResult, bool, error) {
-			res, held, queued, err := e.rt.QueueFollowUp(ctx, id, f, owner)
-			if !held {
-				return res, false, switchboard.Errorf(switchboard.CodeUnavailable, "no replica holds run %s", id)
+		RelayFollowUp: func(ctx context.Context, replica, chat string, f switchboard.FollowUp, owner string) (switchboard.FollowUpResult, bool, error) {
+			if replica != "rep_a" {
+				return switchboard.FollowUpResult{}, false, switchboard.Errorf(switchboard.CodeUnavailable, "no replica %s", replica)
 			}
-			return res, queued, err
+			return e.rt.QueueFollowUp(ctx, chat, f, owner)
 		}}
 	if hitl {
 		ob.Approvals = e.approvals

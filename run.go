@@ -111,6 +111,11 @@ type RunEvent struct {
 
 // RunFilter selects stored runs (Store.RunList), newest first.
 type RunFilter struct {
+	// ThreadID, if set, keeps the runs of that chat session.
+	ThreadID string
+	// Status, if set, keeps the runs in that status (RunRunning: the run
+	// a chat has in progress on whichever replica holds it).
+	Status RunStatus
 	// Limit bounds the answer; 0 means 100.
 	Limit int
 }

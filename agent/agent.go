@@ -129,6 +129,13 @@ type Options struct {
 	// daemon publishes it on the bus; that replica stops it with Get and
 	// Stop): POST /runs/{id}/cancel on any replica (CancelStored).
 	RunCancel func(runID string)
+	// RelayFollowUp, if set, hands a follow-up of a chat (and the
+	// caller's owner) to replica, which ran the chat's newest run, and
+	// returns that replica's answer (its QueueFollowUp): answered false
+	// when it neither knows the clientSeq nor has a busy run of the chat.
+	// The daemon sends it on the bus: POST /agent/chat/{id}/followup at
+	// any replica (followup.go).
+	RelayFollowUp func(ctx context.Context, replica, chatSessionID string, f switchboard.FollowUp, owner string) (res switchboard.FollowUpResult, answered bool, err error)
 	// RunFlushInterval bounds how long a delta waits to be stored
 	// (DefaultRunFlushInterval); RunPollInterval spaces a follower's store
 	// reads when no notification arrives (DefaultRunPollInterval).

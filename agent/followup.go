@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/agui"
@@ -55,6 +56,29 @@ func (rt *Runtime) Capabilities(ctx context.Context, chatSessionID string) switc
 			return h
 		}
 	}
+	// The transport that last ran the chat, on whichever replica: this
+	// process's run in progress, else the newest stored run (another
+	// replica's, or this process's previous start's), else this process's
+	// memory (a chat whose runs the retention deleted).
+	rt.mu.Lock()
+	c := rt.chats[chatSessionID]
+	if c != nil && c.run != nil && c.run.busy() && c.harness.Name != "" {
+		h := c.harness
+		rt.mu.Unlock()
+		return h
+	}
+	rt.mu.Unlock()
+	if rt.opts.Runs != nil {
+		recs, err := rt.opts.Runs.RunList(ctx, switchboard.RunFilter{ThreadID: chatSessionID, Limit: 1})
+		if err == nil && len(recs) == 1 {
+			switch recs[0].Harness {
+			case HarnessAISDK.Name:
+				return HarnessAISDK
+			case HarnessLoop.Name:
+				return HarnessLoop
+			}
+		}
+	}
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if c := rt.chats[chatSessionID]; c != nil && c.harness.Name != "" {
@@ -89,24 +113,20 @@ func (rt *Runtime) FollowUp(ctx context.Context, chatSessionID string, f switchb
 	rt.mu.Unlock()
 	chat.fmu.Lock()
 	defer chat.fmu.Unlock()
-	if prev, ok := chat.seqs[f.ClientSeq]; ok {
-		if prev.nonce != f.ClientNonce {
-			return switchboard.FollowUpResult{}, switchboard.Errorf(switchboard.CodeFollowupSequenceConflict,
-				"clientSeq %d of chat session %s was already used by another follow-up", f.ClientSeq, chatSessionID).
-				WithDetails(map[string]any{"clientSeq": f.ClientSeq, "runId": prev.result.RunID})
-		}
-		res := prev.result
-		res.Replayed = true
-		return res, nil
+	if res, ok, err := chat.replay(chatSessionID, f); ok || err != nil {
+		return res, err
 	}
 	for attempt := 0; ; attempt++ {
-		rt.mu.Lock()
-		run := chat.run
-		rt.mu.Unlock()
-		if run != nil && run.enqueue(f) {
-			res := switchboard.FollowUpResult{Status: "queued", RunID: run.id, ClientSeq: f.ClientSeq}
-			chat.seqs[f.ClientSeq] = followUpEntry{nonce: f.ClientNonce, result: res}
+		if res, ok := chat.queueLocal(rt, f); ok {
 			return res, nil
+		}
+		if res, ok, err := rt.relayFollowUp(ctx, chatSessionID, f, tmpl.Owner); ok || err != nil {
+			if ok { // remembered here too: a retry here answers the same
+				first := res
+				first.Replayed = false
+				chat.seqs[f.ClientSeq] = followUpEntry{nonce: f.ClientNonce, result: first}
+			}
+			return res, err
 		}
 		req := tmpl
 		req.ThreadID, req.RunID, req.Messages, req.Input, req.Harness = chatSessionID, "", nil, f.Text, HarnessLoop
@@ -122,6 +142,126 @@ func (rt *Runtime) FollowUp(ctx context.Context, chatSessionID string, f switchb
 		chat.seqs[f.ClientSeq] = followUpEntry{nonce: f.ClientNonce, result: res}
 		return res, nil
 	}
+}
+
+// replay answers a follow-up whose clientSeq this process has seen: as
+// the first time for the same nonce, FOLLOWUP_SEQUENCE_CONFLICT for
+// another; ok false when the clientSeq is new. Called with c.fmu held.
+func (c *chatState) replay(chatSessionID string, f switchboard.FollowUp) (switchboard.FollowUpResult, bool, error) {
+	prev, ok := c.seqs[f.ClientSeq]
+	if !ok {
+		return switchboard.FollowUpResult{}, false, nil
+	}
+	if prev.nonce != f.ClientNonce {
+		return switchboard.FollowUpResult{}, true, switchboard.Errorf(switchboard.CodeFollowupSequenceConflict,
+			"clientSeq %d of chat session %s was already used by another follow-up", f.ClientSeq, chatSessionID).
+			WithDetails(map[string]any{"clientSeq": f.ClientSeq, "runId": prev.result.RunID})
+	}
+	res := prev.result
+	res.Replayed = true
+	return res, true, nil
+}
+
+// queueLocal queues f on the chat's busy run in this process; ok false
+// when it has none. Called with c.fmu held.
+func (c *chatState) queueLocal(rt *Runtime, f switchboard.FollowUp) (switchboard.FollowUpResult, bool) {
+	rt.mu.Lock()
+	run := c.run
+	rt.mu.Unlock()
+	if run == nil || !run.enqueue(f) {
+		return switchboard.FollowUpResult{}, false
+	}
+	res := switchboard.FollowUpResult{Status: "queued", RunID: run.id, ClientSeq: f.ClientSeq}
+	c.seqs[f.ClientSeq] = followUpEntry{nonce: f.ClientNonce, result: res}
+	return res, true
+}
+
+// Follow-ups at any replica (issue 16): a chat's busy run is one
+// replica's memory, and so is the record of the chat's clientSeqs; a
+// follow-up that lands elsewhere must join that run, and be answered from
+// that record, not start a second run beside it. A replica with no busy
+// run of the chat reads the chat's newest run in the store and, when
+// another replica ran it, relays the follow-up there (Options.
+// RelayFollowUp, on the bus); that replica decides it with QueueFollowUp:
+// a replay or FOLLOWUP_SEQUENCE_CONFLICT from its record, else queued on
+// its busy run. So the same follow-up sent to two replicas is queued once
+// and answered the same, also when it is retried after the run ended.
+// When that replica has no busy run and has not seen the clientSeq, the
+// follow-up starts a run here as on an idle chat.
+
+// idleRelayWait bounds the wait for the replica that ran an idle chat's
+// last run: if it is gone, its record went with it and the follow-up
+// starts a run here.
+const idleRelayWait = 2 * time.Second
+
+// relayFollowUp hands f to the replica that ran the chat's newest run;
+// ok false when this replica ran it, or that replica neither knows the
+// clientSeq nor has a busy run to queue f on.
+func (rt *Runtime) relayFollowUp(ctx context.Context, chatSessionID string, f switchboard.FollowUp, owner string) (switchboard.FollowUpResult, bool, error) {
+	if rt.opts.Runs == nil || rt.opts.RelayFollowUp == nil {
+		return switchboard.FollowUpResult{}, false, nil
+	}
+	recs, err := rt.opts.Runs.RunList(ctx, switchboard.RunFilter{ThreadID: chatSessionID, Limit: 1})
+	if err != nil || len(recs) == 0 || recs[0].Replica == rt.opts.Replica {
+		// This replica's own stored run is not busy in its memory: it is
+		// ending (or a previous start's, which the sweep ends).
+		return switchboard.FollowUpResult{}, false, err
+	}
+	rec := recs[0]
+	if rec.Status == switchboard.RunRunning {
+		// Its holder must answer: a run beside it would answer the chat twice.
+		res, answered, err := rt.opts.RelayFollowUp(ctx, rec.Replica, chatSessionID, f, owner)
+		return res, answered && err == nil, err
+	}
+	rctx, cancel := context.WithTimeout(ctx, idleRelayWait)
+	defer cancel()
+	res, answered, err := rt.opts.RelayFollowUp(rctx, rec.Replica, chatSessionID, f, owner)
+	if err != nil && ctx.Err() == nil && (rctx.Err() != nil || switchboard.CodeOf(err) == switchboard.CodeUnavailable) {
+		rt.log.Info("the replica that ran a chat's last run did not answer a follow-up; starting a run here", "chat", chatSessionID, "replica", rec.Replica)
+		return switchboard.FollowUpResult{}, false, nil
+	}
+	return res, answered && err == nil, err
+}
+
+// StoredActive is the chat's run in progress on another replica, from
+// the store; ok false when there is none (or no run store).
+func (rt *Runtime) StoredActive(ctx context.Context, chatSessionID string) (switchboard.RunRecord, bool, error) {
+	if rt.opts.Runs == nil {
+		return switchboard.RunRecord{}, false, nil
+	}
+	recs, err := rt.opts.Runs.RunList(ctx, switchboard.RunFilter{ThreadID: chatSessionID, Status: switchboard.RunRunning, Limit: 1})
+	if err != nil || len(recs) == 0 || recs[0].Replica == rt.opts.Replica {
+		// This replica's own stored run is not in its memory: it is
+		// ending (or a previous start's, which the sweep ends).
+		return switchboard.RunRecord{}, false, err
+	}
+	return recs[0], true, nil
+}
+
+// QueueFollowUp decides a follow-up another replica relayed to this one
+// (relayFollowUp), for a caller that is owner there (the chat's owner may
+// be known only to this replica): answered from this replica's record of
+// the chat's clientSeqs (a replay, FOLLOWUP_SEQUENCE_CONFLICT), else
+// queued on the chat's busy run here; answered false when neither (the
+// sender then starts a run), or FOLLOWUP_UNSUPPORTED.
+func (rt *Runtime) QueueFollowUp(ctx context.Context, chatSessionID string, f switchboard.FollowUp, owner string) (res switchboard.FollowUpResult, answered bool, err error) {
+	if err := rt.checkOwner(ctx, chatSessionID, owner, true); err != nil {
+		return res, false, err
+	}
+	if h := rt.Capabilities(ctx, chatSessionID); !h.NativeFollowUp {
+		return res, false, switchboard.Errorf(switchboard.CodeFollowupUnsupported,
+			"chat session %s is bound to the %s runtime, which has no native follow-up; wait for the run to finish", chatSessionID, h.Name)
+	}
+	rt.mu.Lock()
+	chat := rt.chatLocked(chatSessionID)
+	rt.mu.Unlock()
+	chat.fmu.Lock()
+	defer chat.fmu.Unlock()
+	if res, ok, err := chat.replay(chatSessionID, f); ok || err != nil {
+		return res, ok, err
+	}
+	res, answered = chat.queueLocal(rt, f)
+	return res, answered, nil
 }
 
 // enqueue adds f to a running run's queue; false when the run is no longer

@@ -224,10 +224,14 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 			_, err := opts.Store.ActivityHead(ctx) // one indexed read
 			return err
 		},
-		Agents:    d.Agents,
-		Workspace: d.Workspace,
+		Agents:      d.Agents,
+		Workspace:   d.Workspace,
+		ChatReading: d.chatReading(opts.Bus), // followups.go
 	})
 	if err != nil {
+		return nil, err
+	}
+	if err := d.relayChatReads(opts.Bus); err != nil {
 		return nil, err
 	}
 	d.startReplicaWatch()

@@ -46,7 +46,7 @@ func (cs *chatStreams) attach(run *agent.Run, messageID string) string {
 	}
 	st := cs.m[run.ID()]
 	if st == nil {
-		st = &chatStream{messageID: "msg_" + run.ID()}
+		st = &chatStream{messageID: defaultMessageID(run.ID())}
 		cs.m[run.ID()] = st
 		go func() { // forget the run once it has ended
 			<-run.Done()
@@ -114,44 +114,124 @@ func (s *Server) serveUIStream(w http.ResponseWriter, r *http.Request, run *agen
 // true` GETs {api}/{chatId}/stream): the chat's run in progress, replayed
 // from the start and followed; 204 when the chat has none.
 func (s *Server) chatStream(w http.ResponseWriter, r *http.Request, c agentCaller) {
-	run, ok := s.activeChatRun(w, r, c)
+	run, rec, ok := s.activeChatRun(w, r, c)
 	if !ok {
+		return
+	}
+	if run == nil {
+		s.serveStoredUIStream(w, r, rec)
 		return
 	}
 	s.serveUIStream(w, r, run, "")
 }
 
+// serveStoredUIStream is serveUIStream for a run another replica holds:
+// its stored events from the first, followed as they are stored
+// (agent.Follow), through the same translation. The message id is the
+// run's default one (a regenerate's messageId is the holding replica's
+// memory). While the client reads, the holding replica is told so every
+// third of the grace period (Options.ChatReading), so the run is not
+// cancelled as unread there.
+func (s *Server) serveStoredUIStream(w http.ResponseWriter, r *http.Request, rec switchboard.RunRecord) {
+	if s.opts.ChatReading != nil {
+		s.opts.ChatReading(rec.RunID)
+		tick := time.NewTicker(s.opts.ChatReattachGrace / 3)
+		defer tick.Stop()
+		done := make(chan struct{})
+		defer close(done)
+		go func() {
+			for {
+				select {
+				case <-tick.C:
+					s.opts.ChatReading(rec.RunID)
+				case <-done:
+					return
+				}
+			}
+		}()
+	}
+	aisdk.SetUIStreamHeaders(w.Header())
+	ui := aisdk.NewUIStream(defaultMessageID(rec.RunID))
+	log := s.opts.Agent.Follow(r.Context(), rec.RunID, 0)
+	s.pump(r, sse.Start(w, streamWriteTimeout), log, 0, func(buf []byte, rec agent.Record) []byte {
+		if rec.Event == nil {
+			return buf // a type a newer replica added: the local path never has one
+		}
+		for _, ch := range ui.Translate(rec.Event) {
+			buf, _ = aisdk.AppendChunk(buf, ch)
+		}
+		return buf
+	}, aisdk.AppendDone)
+}
+
+// ChatRead is told that a client reads the AI SDK stream of run id on
+// another replica (its Options.ChatReading, relayed by the daemon): if the
+// run is this process's and has no reader here, its grace period starts
+// again.
+func (s *Server) ChatRead(id string) {
+	s.streams.mu.Lock()
+	defer s.streams.mu.Unlock()
+	if st := s.streams.m[id]; st != nil && st.orphan != nil {
+		st.orphan.Reset(s.opts.ChatReattachGrace)
+	}
+}
+
+func defaultMessageID(runID string) string { return "msg_" + runID }
+
 // stopChatStream is the explicit stop a resumable chat needs (a client's
 // abort is only a disconnect): it stops the chat's run in progress and
 // answers with its record, or 204 when there is none.
 func (s *Server) stopChatStream(w http.ResponseWriter, r *http.Request, c agentCaller) {
-	run, ok := s.activeChatRun(w, r, c)
+	run, rec, ok := s.activeChatRun(w, r, c)
 	if !ok {
+		return
+	}
+	if run == nil { // another replica's: that replica is asked to stop it
+		rec, err := s.opts.Agent.CancelStored(r.Context(), rec, stopWait)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, rec.RunInfo)
 		return
 	}
 	s.stopRun(w, r, run)
 }
 
 // activeChatRun finds the run in progress of the path's chat that the
-// caller may see; it answers 204 (or the error) itself when there is none.
-func (s *Server) activeChatRun(w http.ResponseWriter, r *http.Request, c agentCaller) (*agent.Run, bool) {
-	active := s.opts.Agent.ActiveRun(r.PathValue("sessionId"))
-	if active == nil {
-		w.WriteHeader(http.StatusNoContent)
-		return nil, false
+// caller may see: this process's, or else (run nil) the stored record of
+// one another replica holds; it answers 204 (or the error) itself when
+// there is none.
+func (s *Server) activeChatRun(w http.ResponseWriter, r *http.Request, c agentCaller) (*agent.Run, switchboard.RunRecord, bool) {
+	var (
+		run *agent.Run
+		rec switchboard.RunRecord
+		err error
+	)
+	if active := s.opts.Agent.ActiveRun(r.PathValue("sessionId")); active != nil {
+		run, err = s.run(r.Context(), active.ID(), c)
+	} else {
+		var ok bool
+		rec, ok, err = s.opts.Agent.StoredActive(r.Context(), r.PathValue("sessionId"))
+		if err == nil && !ok {
+			w.WriteHeader(http.StatusNoContent)
+			return nil, rec, false
+		}
+		if err == nil {
+			rec, err = s.storedRun(r.Context(), rec.RunID, c)
+		}
 	}
-	run, err := s.run(r.Context(), active.ID(), c)
 	if switchboard.CodeOf(err) == switchboard.CodeNotFound {
 		// Another user's chat: answered as one with no run, so chat ids
 		// cannot be probed.
 		w.WriteHeader(http.StatusNoContent)
-		return nil, false
+		return nil, rec, false
 	}
 	if err != nil {
 		s.writeError(w, r, err)
-		return nil, false
+		return nil, rec, false
 	}
-	return run, true
+	return run, rec, true
 }
 
 // aguiFrame encodes one run record as an AG-UI SSE frame whose id is its

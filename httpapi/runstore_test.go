@@ -77,6 +77,12 @@ func twoReplicas(t *testing.T, hitl bool) (*assistantEnv, *httptest.Server, *age
 			if run, err := e.rt.Get(id); err == nil {
 				go run.Stop()
 			}
+		},
+		RelayFollowUp: func(ctx context.Context, replica, chat string, f switchboard.FollowUp, owner string) (switchboard.FollowUpResult, bool, error) {
+			if replica != "rep_a" {
+				return switchboard.FollowUpResult{}, false, switchboard.Errorf(switchboard.CodeUnavailable, "no replica %s", replica)
+			}
+			return e.rt.QueueFollowUp(ctx, chat, f, owner)
 		}}
 	if hitl {
 		ob.Approvals = e.approvals

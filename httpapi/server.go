@@ -66,6 +66,11 @@ type Options struct {
 	// ChatReattachGrace is how long an AI SDK chat's run goes on with no
 	// client reading its stream; zero means DefaultChatReattachGrace.
 	ChatReattachGrace time.Duration
+	// ChatReading, if set, tells the replica holding run id that a client
+	// reads its AI SDK stream here (a reattach at another replica,
+	// chatstream.go); that replica's Server.ChatRead restarts the run's
+	// grace period. The daemon sends it on the bus.
+	ChatReading func(runID string)
 	// Panels serves the tab's panel routes (instances, edits, actions); nil
 	// leaves them out.
 	Panels *panel.Service

@@ -115,6 +115,25 @@ func testRuns(t *testing.T, s switchboard.Store) {
 	if list, _ := s.RunList(ctx, switchboard.RunFilter{Limit: 1}); len(list) != 1 || list[0].RunID != "r2" {
 		t.Fatalf("limit 1: %+v", list)
 	}
+	// A chat's run in progress, whichever replica holds it: by thread and
+	// status (r1 runs on rep_b; r0 and r2 belong to other chats).
+	ended := runRecord("r3", "rep_a", base.Add(2*time.Hour))
+	ended.ThreadID = "chat-r1"
+	ended.Status, ended.FinishedAt = switchboard.RunSucceeded, base.Add(3*time.Hour)
+	must(t, s.RunCreate(ctx, ended))
+	byThread, err := s.RunList(ctx, switchboard.RunFilter{ThreadID: "chat-r1"})
+	must(t, err)
+	if len(byThread) != 2 || byThread[0].RunID != "r3" || byThread[1].RunID != "r1" {
+		t.Fatalf("by thread: %+v", byThread)
+	}
+	running, err := s.RunList(ctx, switchboard.RunFilter{ThreadID: "chat-r1", Status: switchboard.RunRunning})
+	must(t, err)
+	if len(running) != 1 || running[0].RunID != "r1" || running[0].Replica != "rep_b" {
+		t.Fatalf("running by thread: %+v", running)
+	}
+	if none, _ := s.RunList(ctx, switchboard.RunFilter{ThreadID: "chat-nobody", Status: switchboard.RunRunning}); len(none) != 0 {
+		t.Fatalf("a chat with no runs: %+v", none)
+	}
 	wantCode(t, s.RunCreate(ctx, switchboard.RunRecord{}), switchboard.CodeInvalidInput)
 }
 

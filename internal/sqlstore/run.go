@@ -217,7 +217,14 @@ func (s *Store) RunList(ctx context.Context, f switchboard.RunFilter) ([]switchb
 	if limit <= 0 {
 		limit = 100
 	}
-	return list(ctx, s, "run list", `SELECT `+runCols+` FROM runs ORDER BY created_at DESC, id DESC LIMIT ?`, []any{limit}, scanRun)
+	q, args := `SELECT `+runCols+` FROM runs WHERE 1=1`, []any{}
+	if f.ThreadID != "" {
+		q, args = q+` AND thread = ?`, append(args, f.ThreadID)
+	}
+	if f.Status != "" {
+		q, args = q+` AND status = ?`, append(args, string(f.Status))
+	}
+	return list(ctx, s, "run list", q+` ORDER BY created_at DESC, id DESC LIMIT ?`, append(args, limit), scanRun)
 }
 
 // RunFailInFlight ends the running runs of replicas, one transaction each.

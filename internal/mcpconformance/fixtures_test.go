@@ -37,7 +37,11 @@ func TestFixtures(t *testing.T) {
 		ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"username": "ada"}}, nil
 		}})
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
+	// The fixtures serve the conformance suite, which speaks 2025-11-25:
+	// test_elicitation sends elicitation/create on the call's session, which
+	// a 2026-07-28 request (the Go client's default) has not.
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}

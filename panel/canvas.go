@@ -435,23 +435,32 @@ func (s *Service) patchable(id string, patch json.RawMessage, c Canvas) bool {
 }
 
 // likelySession is the session a call naming named will act in, without
-// failing: the named one, else the only tab showing panels, else none.
+// failing: the named one, else the only tab showing panels on any replica
+// (as resolveSession picks it, so a tab another replica holds is gated by
+// its own policy), else none.
 func (s *Service) likelySession(named string) string {
 	if named != "" {
 		return named
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	one := ""
+	var cands []string
 	for id, t := range s.sessions {
 		if t.host && s.tabs.Connected(id) {
-			if one != "" {
-				return ""
-			}
-			one = id
+			cands = append(cands, id)
 		}
 	}
-	return one
+	s.mu.Unlock()
+	if s.remote != nil {
+		for _, id := range s.tabs.PanelTabsElsewhere() {
+			if !contains(cands, id) {
+				cands = append(cands, id)
+			}
+		}
+	}
+	if len(cands) != 1 {
+		return ""
+	}
+	return cands[0]
 }
 
 // ownership reports an open instance's session and whether caller

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/panel"
@@ -68,6 +69,18 @@ func TestCanvasOnEveryReplica(t *testing.T) {
 	}
 	if p.svcB.NeedsApproval(agent, switchboard.Tool{Name: panel.ToolCompose}, compose(plain.SessionID)) {
 		t.Fatal("compose in the plain session under an open host layer is gated")
+	}
+
+	// A compose naming no tab goes to the one tab showing panels, A's
+	// narrowed one: B gates it by that tab's policy once it knows of the
+	// tab (presence is announced over the bus at once; the deadline is a
+	// bound, not a pause).
+	unnamed, _ := json.Marshal(map[string]any{"spec": json.RawMessage(formSpec)})
+	for deadline := time.Now().Add(10 * time.Second); !p.svcB.NeedsApproval(agent, switchboard.Tool{Name: panel.ToolCompose}, unnamed); {
+		if time.Now().After(deadline) {
+			t.Fatal("a compose naming no tab, through B, is not gated by the narrowing of the only tab (on A)")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 
 	// Guarded again through A: B enforces it at once (it reads the store).

@@ -420,9 +420,9 @@ func (s *Service) composable(raw json.RawMessage, c Canvas) bool {
 // spec that shows on a surface under c (else it is refused at once,
 // without asking the user).
 func (s *Service) patchable(id string, patch json.RawMessage, c Canvas) bool {
-	s.mu.Lock()
-	in := s.byID[id]
+	in := s.known(id)
 	var spec *panelspec.Spec
+	s.mu.Lock()
 	if in != nil {
 		spec = in.spec
 	}
@@ -466,20 +466,38 @@ func (s *Service) likelySession(named string) string {
 // ownership reports an open instance's session and whether caller
 // composed it.
 func (s *Service) ownership(id string, caller switchboard.Principal) (session string, own, ok bool) {
+	in := s.known(id)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	in := s.byID[id]
 	if in == nil {
 		return "", false, false
 	}
 	return in.session, in.panelID == "" && in.owner.String() == caller.String(), true
 }
 
+// known is instance id as NeedsApproval weighs it: this replica's copy,
+// else the stored one (its tab is held by another replica, where the call
+// will be forwarded; deciding on nothing would skip the canvas gates),
+// else nil.
+func (s *Service) known(id string) *instance {
+	s.mu.Lock()
+	in := s.byID[id]
+	s.mu.Unlock()
+	if in != nil || s.store == nil {
+		return in
+	}
+	st, err := s.stored(s.base, id)
+	if err != nil {
+		return nil // NOT_FOUND (or the store's error) when the call runs
+	}
+	return st
+}
+
 // isHost reports whether id is an instance of a registered (host) panel.
 func (s *Service) isHost(id string) bool {
+	in := s.known(id)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	in := s.byID[id]
 	return in != nil && in.panelID != ""
 }
 

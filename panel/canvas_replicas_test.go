@@ -83,6 +83,20 @@ func TestCanvasOnEveryReplica(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 
+	// The agent's patch of its panel in that tab, asked of B (which holds
+	// no copy of the instance), waits for the user as on A.
+	res, err := p.svcA.Compose(switchboard.WithPrincipal(ctx, agent), panel.ComposeRequest{Spec: json.RawMessage(formSpec), SessionID: narrowed.SessionID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch, _ := json.Marshal(map[string]any{"instanceId": res.InstanceID,
+		"patch": json.RawMessage(`[{"op": "replace", "path": "/nodes/body/props/title", "value": "Edit the task"}]`)})
+	for name, svc := range map[string]*panel.Service{"A": p.svcA, "B": p.svcB} {
+		if !svc.NeedsApproval(agent, switchboard.Tool{Name: panel.ToolPatch}, patch) {
+			t.Fatalf("replica %s: the agent's patch in the narrowed session is not gated", name)
+		}
+	}
+
 	// Guarded again through A: B enforces it at once (it reads the store).
 	if _, err := p.svcA.SetHostCanvas(panel.CanvasPolicy{Preset: panel.CanvasGuarded}); err != nil {
 		t.Fatal(err)

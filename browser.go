@@ -35,6 +35,11 @@ type Session struct {
 	Principal string `json:"principal,omitempty"`
 	// Scope is what the app let that user's assistant do in this session.
 	Scope SessionScope `json:"scope,omitzero"`
+	// Canvas is the session's narrowing of the canvas policy (the
+	// canvasPolicy of POST /sessions, a JSON object; empty for none). It is
+	// written with the session, so no replica sees the session without it;
+	// package panel decodes and enforces it.
+	Canvas json.RawMessage `json:"canvasPolicy,omitempty"`
 	// Replica is the serve process that opened the session (Replica.ID).
 	Replica   string    `json:"replica,omitempty"`
 	CreatedAt time.Time `json:"createdAt"`

@@ -2,6 +2,7 @@ package switchboard
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 )
 
@@ -96,6 +97,14 @@ type Store interface {
 	// SessionList returns the open sessions f selects, the newest first
 	// (by creation time, then ID).
 	SessionList(ctx context.Context, f SessionFilter) ([]Session, error)
+
+	// SettingGet returns the value of a daemon-wide setting made at run
+	// time (such as the host's canvas layer), or ErrNotFound if it was
+	// never set.
+	SettingGet(ctx context.Context, key string) (json.RawMessage, error)
+	// SettingPut replaces setting key's value (a JSON document; INVALID_INPUT
+	// otherwise), so every replica reads the same.
+	SettingPut(ctx context.Context, key string, value json.RawMessage, at time.Time) error
 
 	// PanelInstancePut writes a panel instance as a compare-and-swap on its
 	// version: prev 0 inserts it (ErrConflict if the ID exists); otherwise

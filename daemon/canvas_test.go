@@ -48,8 +48,10 @@ func TestHTTPCanvasLayers(t *testing.T) {
 	if code, body := p.do(t, mcpToken, "DELETE", "/api/v1/sessions/"+id, ""); code != 204 {
 		t.Fatalf("close: %d %v", code, body)
 	}
-	if l := p.d.Panels.CanvasLayers(id); l.Session.Preset != "" {
-		t.Fatalf("a closed session's narrowing is kept: %+v", l.Session)
+	// The narrowing is part of the stored session: closing it never
+	// widens what its tab (or a late agent call) is held to.
+	if l := p.d.Panels.CanvasLayers(id); l.Session.Preset != "guarded" || !l.Effective.HITLOnCompose {
+		t.Fatalf("a closed session's narrowing was widened: %+v", l)
 	}
 	if code, body := p.do(t, mcpToken, "POST", "/api/v1/sessions", `{"canvasPolicy": {"preset": "wide"}}`); code != 400 || panelErrCode(body) != "INVALID_INPUT" {
 		t.Fatalf("bad narrowing: %d %v", code, body)

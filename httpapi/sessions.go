@@ -100,8 +100,16 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	created, err := s.opts.Sessions.CreateFor(r.Context(), session.OpenRequest{Principal: body.Principal,
-		Allow: body.Allow, Deny: body.Deny, PanelScope: body.PanelScope})
+	var err error
+	req := session.OpenRequest{Principal: body.Principal, Allow: body.Allow, Deny: body.Deny, PanelScope: body.PanelScope}
+	if body.CanvasPolicy != nil && *body.CanvasPolicy != (panel.CanvasPolicy{}) {
+		// Stored with the session, so every replica enforces it.
+		if req.Canvas, err = json.Marshal(body.CanvasPolicy); err != nil {
+			s.writeError(w, r, switchboard.Errorf(switchboard.CodeInvalidInput, "canvasPolicy does not encode: %v", err))
+			return
+		}
+	}
+	created, err := s.opts.Sessions.CreateFor(r.Context(), req)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

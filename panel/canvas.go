@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/panelspec"
@@ -154,14 +155,54 @@ type CanvasLayers struct {
 // EventCanvas tells a tab its canvas policy changed (data: Canvas).
 const EventCanvas = "panel.canvas"
 
+// CanvasStore is the part of the store that keeps the canvas policy's
+// run-time layers (switchboard.Store implements it): the host layer as the
+// setting hostCanvasKey, a session's narrowing as Session.Canvas, written
+// with the session.
+type CanvasStore interface {
+	SessionGet(ctx context.Context, id string) (switchboard.Session, error)
+	SettingGet(ctx context.Context, key string) (json.RawMessage, error)
+	SettingPut(ctx context.Context, key string, value json.RawMessage, at time.Time) error
+}
+
+// hostCanvasKey is the setting holding the host layer.
+const hostCanvasKey = "canvas.host"
+
+// strictest is laid over a merged policy whose host layer or narrowing
+// could not be read: a replica that is unsure enforces the narrowest
+// surface rather than a possibly wider one than the host set.
+var strictest = CanvasPolicy{Preset: CanvasGuarded, AllowCodePreview: new(bool)}
+
 // SetHostCanvas replaces the host layer and tells every tab showing panels
-// its new policy. It is held in this process (see docs/panels.md).
+// its new policy. With Options.Canvases it is stored, and every replica
+// hears of it over the bus and tells the tabs it holds.
 func (s *Service) SetHostCanvas(p CanvasPolicy) (CanvasLayers, error) {
 	if err := p.Validate(); err != nil {
 		return CanvasLayers{}, err
 	}
+	if s.opts.Canvases != nil {
+		b, err := json.Marshal(p)
+		if err != nil {
+			return CanvasLayers{}, switchboard.Errorf(switchboard.CodeInternal, "encode the host canvas policy: %v", err)
+		}
+		ctx, cancel := context.WithTimeout(s.base, storeTimeout)
+		err = s.opts.Canvases.SettingPut(ctx, hostCanvasKey, b, s.opts.Now())
+		cancel()
+		if err != nil {
+			return CanvasLayers{}, err
+		}
+	}
 	s.mu.Lock()
-	s.hostCanvas = p
+	s.hostCanvas, s.hostKnown = p, true
+	s.mu.Unlock()
+	s.canvasChanged()
+	s.tellCanvas()
+	return s.CanvasLayers(""), nil
+}
+
+// tellCanvas sends every tab this replica holds with panels its policy.
+func (s *Service) tellCanvas() {
+	s.mu.Lock()
 	var tabs []string
 	for id, t := range s.sessions {
 		if t.host {
@@ -174,16 +215,93 @@ func (s *Service) SetHostCanvas(p CanvasPolicy) (CanvasLayers, error) {
 			s.send(id, EventCanvas, b)
 		}
 	}
-	return s.CanvasLayers(""), nil
+}
+
+// hostLayer is the host layer in force; ok is false when the stored one
+// could not be read. With a bus (several replicas may set it) the store is
+// read every time, so no replica enforces a layer another replica already
+// replaced; alone, this process is the only writer and keeps its copy.
+func (s *Service) hostLayer() (p CanvasPolicy, ok bool) {
+	s.mu.Lock()
+	p, known := s.hostCanvas, s.hostKnown
+	s.mu.Unlock()
+	if s.opts.Canvases == nil || known && s.remote == nil {
+		return p, true
+	}
+	ctx, cancel := context.WithTimeout(s.base, storeTimeout)
+	defer cancel()
+	raw, err := s.opts.Canvases.SettingGet(ctx, hostCanvasKey)
+	p = CanvasPolicy{}
+	switch {
+	case switchboard.CodeOf(err) == switchboard.CodeNotFound: // never set
+	case err != nil:
+		s.log.Warn("host canvas policy not read; enforcing the strictest", "err", err)
+		return CanvasPolicy{}, false
+	case json.Unmarshal(raw, &p) != nil || p.Validate() != nil:
+		s.log.Error("stored host canvas policy does not decode; enforcing the strictest", "value", string(raw))
+		return CanvasPolicy{}, false
+	}
+	s.mu.Lock()
+	s.hostCanvas, s.hostKnown = p, true
+	s.mu.Unlock()
+	return p, true
+}
+
+// sessionLayer is session id's narrowing; ok is false when it could not
+// be read. A stored narrowing never changes, so it is cached; an unknown
+// session has none (and is not cached: it may be created yet).
+func (s *Service) sessionLayer(id string) (p CanvasPolicy, ok bool) {
+	if id == "" {
+		return CanvasPolicy{}, true
+	}
+	s.mu.Lock()
+	p, cached := s.sessionCanvas[id]
+	s.mu.Unlock()
+	if cached || s.opts.Canvases == nil {
+		return p, true
+	}
+	ctx, cancel := context.WithTimeout(s.base, storeTimeout)
+	defer cancel()
+	sess, err := s.opts.Canvases.SessionGet(ctx, id)
+	switch {
+	case switchboard.CodeOf(err) == switchboard.CodeNotFound:
+		return CanvasPolicy{}, true
+	case err != nil:
+		s.log.Warn("session canvas policy not read; enforcing the strictest", "session", id, "err", err)
+		return CanvasPolicy{}, false
+	}
+	if len(sess.Canvas) > 0 && (json.Unmarshal(sess.Canvas, &p) != nil || p.Validate() != nil) {
+		s.log.Error("stored session canvas policy does not decode; enforcing the strictest", "session", id)
+		return CanvasPolicy{}, false
+	}
+	s.cacheNarrowing(id, p)
+	return p, true
+}
+
+// cacheNarrowing keeps a stored narrowing; the cache is bounded (dropped
+// whole when full: the store still has every narrowing).
+func (s *Service) cacheNarrowing(id string, p CanvasPolicy) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.sessionCanvas) >= maxNarrowedSessions {
+		clear(s.sessionCanvas)
+	}
+	s.sessionCanvas[id] = p
 }
 
 // NarrowSession records a session's narrowing of the canvas policy (the
-// session mint's canvasPolicy). Called before the tab connects.
+// session mint's canvasPolicy). Called before the tab connects. With
+// Options.Canvases the narrowing was stored with the session
+// (session.OpenRequest.Canvas) and this only warms the cache.
 func (s *Service) NarrowSession(sessionID string, p CanvasPolicy) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
 	if p == (CanvasPolicy{}) {
+		return nil
+	}
+	if s.opts.Canvases != nil {
+		s.cacheNarrowing(sessionID, p)
 		return nil
 	}
 	s.mu.Lock()
@@ -220,12 +338,16 @@ func (s *Service) ForgetSession(sessionID string) {
 const maxNarrowedSessions = 100_000
 
 // CanvasLayers returns the layers and the merged policy for a session
-// ("" for none).
+// ("" for none). A layer that could not be read makes the merged policy
+// the strictest.
 func (s *Service) CanvasLayers(sessionID string) CanvasLayers {
-	s.mu.Lock()
-	l := CanvasLayers{Daemon: s.opts.Canvas, Host: s.hostCanvas, Session: s.sessionCanvas[sessionID], PreviewOrigin: s.opts.PreviewOrigin}
-	s.mu.Unlock()
+	host, hostOK := s.hostLayer()
+	narrow, sessOK := s.sessionLayer(sessionID)
+	l := CanvasLayers{Daemon: s.opts.Canvas, Host: host, Session: narrow, PreviewOrigin: s.opts.PreviewOrigin}
 	l.Effective = MergeCanvas(l.Daemon, l.Host, l.Session)
+	if !hostOK || !sessOK {
+		l.Effective = l.Effective.narrow(strictest)
+	}
 	if s.opts.Previews == nil {
 		l.Effective.AllowCodePreview = false
 	}
@@ -298,9 +420,9 @@ func (s *Service) composable(raw json.RawMessage, c Canvas) bool {
 // spec that shows on a surface under c (else it is refused at once,
 // without asking the user).
 func (s *Service) patchable(id string, patch json.RawMessage, c Canvas) bool {
-	s.mu.Lock()
-	in := s.byID[id]
+	in := s.known(id)
 	var spec *panelspec.Spec
+	s.mu.Lock()
 	if in != nil {
 		spec = in.spec
 	}
@@ -313,42 +435,69 @@ func (s *Service) patchable(id string, patch json.RawMessage, c Canvas) bool {
 }
 
 // likelySession is the session a call naming named will act in, without
-// failing: the named one, else the only tab showing panels, else none.
+// failing: the named one, else the only tab showing panels on any replica
+// (as resolveSession picks it, so a tab another replica holds is gated by
+// its own policy), else none.
 func (s *Service) likelySession(named string) string {
 	if named != "" {
 		return named
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	one := ""
+	var cands []string
 	for id, t := range s.sessions {
 		if t.host && s.tabs.Connected(id) {
-			if one != "" {
-				return ""
-			}
-			one = id
+			cands = append(cands, id)
 		}
 	}
-	return one
+	s.mu.Unlock()
+	if s.remote != nil {
+		for _, id := range s.tabs.PanelTabsElsewhere() {
+			if !contains(cands, id) {
+				cands = append(cands, id)
+			}
+		}
+	}
+	if len(cands) != 1 {
+		return ""
+	}
+	return cands[0]
 }
 
 // ownership reports an open instance's session and whether caller
 // composed it.
 func (s *Service) ownership(id string, caller switchboard.Principal) (session string, own, ok bool) {
+	in := s.known(id)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	in := s.byID[id]
 	if in == nil {
 		return "", false, false
 	}
 	return in.session, in.panelID == "" && in.owner.String() == caller.String(), true
 }
 
+// known is instance id as NeedsApproval weighs it: this replica's copy,
+// else the stored one (its tab is held by another replica, where the call
+// will be forwarded; deciding on nothing would skip the canvas gates),
+// else nil.
+func (s *Service) known(id string) *instance {
+	s.mu.Lock()
+	in := s.byID[id]
+	s.mu.Unlock()
+	if in != nil || s.store == nil {
+		return in
+	}
+	st, err := s.stored(s.base, id)
+	if err != nil {
+		return nil // NOT_FOUND (or the store's error) when the call runs
+	}
+	return st
+}
+
 // isHost reports whether id is an instance of a registered (host) panel.
 func (s *Service) isHost(id string) bool {
+	in := s.known(id)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	in := s.byID[id]
 	return in != nil && in.panelID != ""
 }
 

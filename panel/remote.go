@@ -31,6 +31,8 @@ import (
 
 const (
 	topicAdapters = "panel.adapters"
+	// topicCanvas tells every replica the host canvas layer changed.
+	topicCanvas = "panel.canvas"
 	// forwardWait bounds a forwarded change whose ctx has no deadline.
 	forwardWait = 30 * time.Second
 )
@@ -70,6 +72,11 @@ type replyMsg struct {
 	Error  *switchboard.Error `json:"error,omitempty"`
 }
 
+// canvasMsg says the host canvas layer changed (the layer is in the store).
+type canvasMsg struct {
+	From string `json:"from"`
+}
+
 type adapterMsg struct {
 	From    string `json:"from"`
 	Adapter string `json:"adapter"`
@@ -92,6 +99,7 @@ func startRemote(s *Service, b bus.Bus, replica string) (*remote, error) {
 		topicOps(replica):   r.onOp,
 		topicReply(replica): r.onReply,
 		topicAdapters:       r.onAdapter,
+		topicCanvas:         r.onCanvas,
 	} {
 		cancel, err := b.Subscribe(topic, h)
 		if err != nil {
@@ -348,6 +356,29 @@ func (s *Service) adapterChanged(name string) {
 	if err := s.remote.b.Publish(s.base, topicAdapters, b); err != nil {
 		s.log.Debug("adapter change not announced", "adapter", name, "err", err)
 	}
+}
+
+// canvasChanged tells every other replica that the host canvas layer
+// changed, so they tell the tabs they hold (each reads the layer from the
+// store, which is where it is decided; the message carries no policy).
+func (s *Service) canvasChanged() {
+	if s.remote == nil {
+		return
+	}
+	b, _ := json.Marshal(canvasMsg{From: s.remote.replica})
+	if err := s.remote.b.Publish(s.base, topicCanvas, b); err != nil {
+		s.log.Warn("host canvas change not announced; tabs on other replicas learn of it on their next change", "err", err)
+	}
+}
+
+// onCanvas sends this replica's tabs their policy after another replica
+// changed the host layer.
+func (r *remote) onCanvas(p []byte) {
+	var msg canvasMsg
+	if json.Unmarshal(p, &msg) != nil || msg.From == r.replica {
+		return
+	}
+	go r.s.tellCanvas() // reads the store: not on the bus's delivery goroutine
 }
 
 // onAdapter refreshes this replica's instances that show another

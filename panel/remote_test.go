@@ -33,7 +33,7 @@ func newReplicaPair(t *testing.T) *replicaPair {
 			t.Fatal(err)
 		}
 		t.Cleanup(sess.Shutdown)
-		svc := panel.New(panel.Options{Caller: e.br, Tabs: sess, Tools: e.reg, Store: e.store, Bus: b})
+		svc := panel.New(panel.Options{Caller: e.br, Tabs: sess, Tools: e.reg, Store: e.store, Bus: b, Canvases: e.store})
 		t.Cleanup(svc.Close)
 		return sess, svc
 	}

@@ -108,9 +108,13 @@ type Options struct {
 	// instances live in this process only.
 	Store PanelStore
 	// Bus, when set, carries changes asked of a replica for a tab another
-	// replica holds to that replica, and adapter invalidations to every
-	// replica (remote.go).
+	// replica holds to that replica, and adapter invalidations and host
+	// canvas changes to every replica (remote.go).
 	Bus bus.Bus
+	// Canvases, when set, keeps the canvas policy's host layer and each
+	// session's narrowing (canvas.go), so every replica on one store
+	// enforces the same policy. Without it both live in this process.
+	Canvases CanvasStore
 }
 
 // Previews hosts runnable preview documents on the separate preview
@@ -168,9 +172,12 @@ type Service struct {
 	// goneTabs are tabs gone for good whose stored instances are being
 	// deleted (dropTab).
 	goneTabs map[string]struct{}
-	// hostCanvas is the host's layer of the canvas policy, sessionCanvas
-	// each session's narrowing (canvas.go).
+	// hostCanvas is the host's layer of the canvas policy (with Canvases,
+	// a copy of the stored one, trusted while hostKnown), sessionCanvas
+	// each session's narrowing (with Canvases, a cache of the stored ones:
+	// a narrowing never changes once its session exists) (canvas.go).
 	hostCanvas    CanvasPolicy
+	hostKnown     bool
 	sessionCanvas map[string]CanvasPolicy
 }
 

@@ -8,6 +8,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -204,6 +205,10 @@ type OpenRequest struct {
 	Allow     []string `json:"allow,omitempty"`
 	Deny      []string `json:"deny,omitempty"`
 	switchboard.PanelScope
+	// Canvas is the session's narrowing of the canvas policy, stored with
+	// the session (Session.Canvas); the caller validates it (package
+	// panel), this package only keeps it.
+	Canvas json.RawMessage `json:"canvasPolicy,omitempty"`
 }
 
 // CreateFor opens a session for req.Principal with req's scope, checked as an
@@ -228,7 +233,7 @@ func (m *Manager) CreateFor(ctx context.Context, req OpenRequest) (Created, erro
 	_, _ = rand.Read(secret) // crypto/rand.Read never fails on supported platforms
 	token := id + "." + base64.RawURLEncoding.EncodeToString(secret)
 	s := switchboard.Session{ID: id, TokenHash: hashToken(token), Principal: principal, CreatedAt: m.opts.Now(), Replica: m.opts.Replica,
-		Scope: switchboard.SessionScope{Allow: req.Allow, Deny: req.Deny, PanelScope: req.PanelScope}}
+		Scope: switchboard.SessionScope{Allow: req.Allow, Deny: req.Deny, PanelScope: req.PanelScope}, Canvas: req.Canvas}
 	if err := m.store.SessionCreate(ctx, s); err != nil {
 		return Created{}, err
 	}

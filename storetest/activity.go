@@ -347,6 +347,8 @@ func testClosed(t *testing.T, s switchboard.Store) {
 		"SessionReport":  func() error { return s.SessionReport(ctx, "s", switchboard.TabReport{}, base) },
 		"SessionStream":  func() error { return s.SessionStream(ctx, "s", "r", true, base) },
 		"SessionList":    func() error { _, err := s.SessionList(ctx, switchboard.SessionFilter{}); return err },
+		"SettingGet":     func() error { _, err := s.SettingGet(ctx, "k"); return err },
+		"SettingPut":     func() error { return s.SettingPut(ctx, "k", json.RawMessage(`{}`), base) },
 		"ActivityAppend": func() error { return s.ActivityAppend(ctx, entry(0)) },
 		"ActivityList":   func() error { _, err := s.ActivityList(ctx, switchboard.ActivityFilter{}); return err },
 		"ActivityHead":   func() error { _, err := s.ActivityHead(ctx); return err },

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"encoding/json"
 	"sync/atomic"
 	"time"
 
@@ -115,6 +116,20 @@ func (f *Faulty) SessionCreate(ctx context.Context, s switchboard.Session) error
 		return err
 	}
 	return f.Store.SessionCreate(ctx, s)
+}
+
+func (f *Faulty) SettingGet(ctx context.Context, key string) (json.RawMessage, error) {
+	if err := f.fail("SettingGet"); err != nil {
+		return nil, err
+	}
+	return f.Store.SettingGet(ctx, key)
+}
+
+func (f *Faulty) SettingPut(ctx context.Context, key string, value json.RawMessage, at time.Time) error {
+	if err := f.fail("SettingPut"); err != nil {
+		return err
+	}
+	return f.Store.SettingPut(ctx, key, value, at)
 }
 
 func (f *Faulty) SessionGet(ctx context.Context, id string) (switchboard.Session, error) {

@@ -282,4 +282,46 @@ func testSession(t *testing.T, s switchboard.Store) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("scoped session (-want +got):\n%s", diff)
 	}
+
+	// A session's canvas narrowing is written with it and read back as
+	// stored; a session without one reads none.
+	narrowed := switchboard.Session{ID: "sess-3", TokenHash: "sha256:ghi", CreatedAt: base,
+		Canvas: json.RawMessage(`{"allowCodePreview":false,"hitlOnCompose":true}`)}
+	must(t, s.SessionCreate(ctx, narrowed))
+	got, err = s.SessionGet(ctx, narrowed.ID)
+	must(t, err)
+	var gotCanvas map[string]bool
+	if err := json.Unmarshal(got.Canvas, &gotCanvas); err != nil || len(gotCanvas) != 2 || !gotCanvas["hitlOnCompose"] {
+		t.Fatalf("session canvas = %s (%v), want the narrowing as written", got.Canvas, err)
+	}
+	if got, _ := s.SessionGet(ctx, scoped.ID); got.Canvas != nil {
+		t.Fatalf("session without a narrowing reads canvas %s", got.Canvas)
+	}
+	bad := switchboard.Session{ID: "sess-4", CreatedAt: base, Canvas: json.RawMessage(`{not json`)}
+	wantCode(t, s.SessionCreate(ctx, bad), switchboard.CodeInvalidInput)
+	_, err = s.SessionGet(ctx, bad.ID)
+	wantCode(t, err, switchboard.CodeNotFound) // nothing half-written
+}
+
+func testSetting(t *testing.T, s switchboard.Store) {
+	ctx := context.Background()
+	_, err := s.SettingGet(ctx, "canvas.host")
+	wantCode(t, err, switchboard.CodeNotFound)
+	must(t, s.SettingPut(ctx, "canvas.host", json.RawMessage(`{"preset":"open"}`), base))
+	must(t, s.SettingPut(ctx, "canvas.host", json.RawMessage(`{"preset":"guarded"}`), base.Add(time.Second)))
+	got, err := s.SettingGet(ctx, "canvas.host")
+	must(t, err)
+	var v struct{ Preset string }
+	if err := json.Unmarshal(got, &v); err != nil || v.Preset != "guarded" {
+		t.Fatalf("setting = %s (%v), want the last value put", got, err)
+	}
+	wantCode(t, s.SettingPut(ctx, "canvas.host", json.RawMessage(`{oops`), base), switchboard.CodeInvalidInput)
+	wantCode(t, s.SettingPut(ctx, "", json.RawMessage(`{}`), base), switchboard.CodeInvalidInput)
+	got, err = s.SettingGet(ctx, "canvas.host")
+	must(t, err)
+	if json.Unmarshal(got, &v) != nil || v.Preset != "guarded" {
+		t.Fatalf("a refused put changed the setting to %s", got)
+	}
+	_, err = s.SettingGet(ctx, "other")
+	wantCode(t, err, switchboard.CodeNotFound)
 }

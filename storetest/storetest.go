@@ -56,6 +56,7 @@ var cases = []struct {
 	{"InvocationCreateFinished", testInvocationCreateFinished},
 	{"InvocationList", testInvocationList},
 	{"Session", testSession},
+	{"Setting", testSetting},
 	{"SessionTab", testSessionTab},
 	{"SessionList", testSessionList},
 	{"ActivityChain", testActivityChain},

@@ -19,9 +19,16 @@ func (s *Store) SessionCreate(ctx context.Context, sess switchboard.Session) err
 	if sess.ID == "" {
 		return switchboard.Errorf(switchboard.CodeInvalidInput, "%s: id is required", op)
 	}
-	err := s.db.Write(ctx, op, func(q Querier) error {
-		_, err := q.Exec(ctx, s.sql(`INSERT INTO sessions (id, token_hash, principal, scope, created_at, closed_at, replica) VALUES (?, ?, ?, ?, ?, ?, ?)`),
-			sess.ID, sess.TokenHash, sess.Principal, sessionScope(sess.Scope), s.time(sess.CreatedAt), s.time(sess.ClosedAt), sess.Replica)
+	canvas, err := rawJSON("session canvas policy", sess.Canvas)
+	if err != nil {
+		return err
+	}
+	if canvas == nil {
+		canvas = "{}"
+	}
+	err = s.db.Write(ctx, op, func(q Querier) error {
+		_, err := q.Exec(ctx, s.sql(`INSERT INTO sessions (id, token_hash, principal, scope, created_at, closed_at, replica, canvas) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
+			sess.ID, sess.TokenHash, sess.Principal, sessionScope(sess.Scope), s.time(sess.CreatedAt), s.time(sess.ClosedAt), sess.Replica, canvas)
 		return err
 	})
 	if switchboard.CodeOf(err) == switchboard.CodeConflict {
@@ -31,7 +38,7 @@ func (s *Store) SessionCreate(ctx context.Context, sess switchboard.Session) err
 }
 
 // sessionCols are the columns scanSession reads.
-const sessionCols = `id, token_hash, principal, scope, created_at, closed_at, replica, tools, report, stream, stream_at, seen_at`
+const sessionCols = `id, token_hash, principal, scope, created_at, closed_at, replica, tools, report, stream, stream_at, seen_at, canvas`
 
 // SessionGet returns one session or NOT_FOUND.
 func (s *Store) SessionGet(ctx context.Context, id string) (switchboard.Session, error) {
@@ -40,13 +47,16 @@ func (s *Store) SessionGet(ctx context.Context, id string) (switchboard.Session,
 
 func scanSession(r Row) (switchboard.Session, error) {
 	var (
-		sess                 switchboard.Session
-		scope, tools, report json.RawMessage
+		sess                         switchboard.Session
+		scope, tools, report, canvas json.RawMessage
 	)
 	err := r.Scan(&sess.ID, &sess.TokenHash, &sess.Principal, scanJSON(&scope), scanTime(&sess.CreatedAt), scanTime(&sess.ClosedAt),
-		&sess.Replica, scanJSON(&tools), scanJSON(&report), &sess.Stream, scanTime(&sess.StreamAt), scanTime(&sess.SeenAt))
+		&sess.Replica, scanJSON(&tools), scanJSON(&report), &sess.Stream, scanTime(&sess.StreamAt), scanTime(&sess.SeenAt), scanJSON(&canvas))
 	if err != nil {
 		return sess, err
+	}
+	if len(canvas) > 0 && string(canvas) != "{}" {
+		sess.Canvas = canvas
 	}
 	if err := json.Unmarshal(scope, &sess.Scope); err != nil {
 		return sess, switchboard.Errorf(switchboard.CodeInternal, "session %s: stored scope does not decode: %w", sess.ID, err)

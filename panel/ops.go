@@ -78,37 +78,50 @@ func (s *Service) dropTab(id string) {
 		s.evict(id)
 		return
 	}
-	if s.store != nil {
-		// Deleted off the bus's delivery goroutine; meanwhile the tab reads
-		// as having none (s.goneTabs).
-		s.mu.Lock()
-		s.goneTabs[id] = struct{}{}
-		s.mu.Unlock()
-		go func() {
-			ctx, cancel := context.WithTimeout(s.base, storeTimeout)
-			defer cancel()
-			if _, err := s.store.PanelInstanceDeleteSession(ctx, id); err != nil {
-				s.log.Warn("panel instances of a gone tab not deleted", "session", id, "err", err)
-			}
-			s.mu.Lock()
-			delete(s.goneTabs, id)
-			s.mu.Unlock()
-		}()
-	}
 	s.mu.Lock()
-	t := s.sessions[id]
-	if t == nil {
-		s.mu.Unlock()
-		return
+	if s.store != nil {
+		// Until the deletion below is done the tab reads as having none.
+		s.goneTabs[id] = struct{}{}
 	}
-	delete(s.sessions, id)
-	for iid := range t.instances {
-		delete(s.byID, iid)
-		s.leases.drop(iid)
+	var ins []*instance
+	done := func() {}
+	if t := s.sessions[id]; t != nil {
+		delete(s.sessions, id)
+		for iid, in := range t.instances {
+			delete(s.byID, iid)
+			s.leases.drop(iid)
+			ins = append(ins, in)
+		}
+		done = t.closeLocked()
 	}
-	done := t.closeLocked()
 	s.mu.Unlock()
 	done()
+	if s.store == nil {
+		return
+	}
+	// Deleted off the bus's delivery goroutine. Holding each instance's
+	// wmu first lets a write already under way (persist; even the first
+	// INSERT) land before the deletion instead of after it, where it would
+	// bring the closed tab's instance back for good; writes that come
+	// later see in.closed and write nothing.
+	go func() {
+		for _, in := range ins {
+			in.wmu.Lock()
+		}
+		ctx, cancel := context.WithTimeout(s.base, storeTimeout)
+		_, err := s.store.PanelInstanceDeleteSession(ctx, id)
+		cancel()
+		for _, in := range ins {
+			in.wmu.Unlock()
+		}
+		if err != nil {
+			s.log.Warn("panel instances of a gone tab not deleted", "session", id, "err", err)
+		}
+		s.mu.Lock()
+		delete(s.goneTabs, id)
+		s.goneDone++
+		s.mu.Unlock()
+	}()
 }
 
 // instance finds an open instance the caller may act on: a tab only its

@@ -170,8 +170,10 @@ type Service struct {
 	sessions map[string]*tabState
 	byID     map[string]*instance // instance id → instance
 	// goneTabs are tabs gone for good whose stored instances are being
-	// deleted (dropTab).
+	// deleted (dropTab); goneDone counts the deletions finished, so that a
+	// read of the store that raced one can tell (stored).
 	goneTabs map[string]struct{}
+	goneDone uint64
 	// hostCanvas is the host's layer of the canvas policy (with Canvases,
 	// a copy of the stored one, trusted while hostKnown), sessionCanvas
 	// each session's narrowing (with Canvases, a cache of the stored ones:

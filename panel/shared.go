@@ -283,29 +283,46 @@ func (s *Service) ensureTab(ctx context.Context, session string) {
 
 // stored returns instance id from the store, as a detached copy: for
 // reads, and to learn which tab it belongs to. NOT_FOUND when it is not
-// there (or there is no store).
+// there (or there is no store), or its tab is gone.
+//
+// The tab is known only once the record is read, so a deletion of a gone
+// tab's instances (dropTab) can finish, and the tab stop reading as gone,
+// between the read and the check: a record read while goneDone moved is
+// read again.
 func (s *Service) stored(ctx context.Context, id string) (*instance, error) {
 	if s.store == nil {
 		return nil, errNoInstance(id)
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()
-	r, err := s.store.PanelInstanceGet(ctx, id)
-	if switchboard.CodeOf(err) == switchboard.CodeNotFound {
-		return nil, errNoInstance(id)
+	for {
+		s.mu.Lock()
+		gen := s.goneDone
+		s.mu.Unlock()
+		r, err := s.store.PanelInstanceGet(ctx, id)
+		if switchboard.CodeOf(err) == switchboard.CodeNotFound {
+			return nil, errNoInstance(id)
+		}
+		if err != nil {
+			return nil, err
+		}
+		s.mu.Lock()
+		_, gone := s.goneTabs[r.SessionID]
+		raced := s.goneDone != gen
+		s.mu.Unlock()
+		if gone {
+			return nil, errNoInstance(id)
+		}
+		if raced {
+			continue // ends: each round needs another deletion to finish meanwhile, and ctx bounds them
+		}
+		in, err := fromStored(r)
+		if err != nil {
+			return nil, err
+		}
+		in.detached = true
+		return in, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	if s.isGone(r.SessionID) {
-		return nil, errNoInstance(id)
-	}
-	in, err := fromStored(r)
-	if err != nil {
-		return nil, err
-	}
-	in.detached = true
-	return in, nil
 }
 
 // storedTab returns a tab's stored instances as detached copies.

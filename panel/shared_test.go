@@ -3,10 +3,12 @@ package panel_test
 import (
 	"context"
 	"encoding/json"
+	"runtime"
 	"testing"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/panel"
+	"github.com/switchboardhq/switchboard/sqlite"
 )
 
 // storedValues reads an instance's form values as the store holds them.
@@ -120,5 +122,95 @@ func TestClosedSessionForgetsStoredInstances(t *testing.T) {
 	other.ForgetSession(session)
 	if list, err := e.store.PanelInstanceList(ctx, session); err != nil || len(list) != 0 {
 		t.Fatalf("stored instances after the session closed: %v %v", list, err)
+	}
+}
+
+// gatedStore is the SQLite store with gates that order one read against
+// the deletion of a gone tab's instances (the reads and writes themselves
+// are the store's).
+type gatedStore struct {
+	*sqlite.Store
+	holdGet string        // the instance whose first read is held
+	read    chan struct{} // closed when that read has been made
+	release chan struct{} // closed to let that read answer
+	deleted chan struct{} // closed once a tab's instances were deleted
+	listed  chan string   // the tabs whose instances were listed
+}
+
+func (g *gatedStore) PanelInstanceGet(ctx context.Context, id string) (switchboard.PanelInstance, error) {
+	p, err := g.Store.PanelInstanceGet(ctx, id)
+	if id == g.holdGet {
+		select {
+		case <-g.read: // held once already
+		default:
+			close(g.read)
+			<-g.release
+		}
+	}
+	return p, err
+}
+
+func (g *gatedStore) PanelInstanceDeleteSession(ctx context.Context, sessionID string) (int, error) {
+	<-g.read // after the held read
+	n, err := g.Store.PanelInstanceDeleteSession(ctx, sessionID)
+	select {
+	case <-g.deleted:
+	default:
+		close(g.deleted)
+	}
+	return n, err
+}
+
+func (g *gatedStore) PanelInstanceList(ctx context.Context, sessionID string) ([]switchboard.PanelInstance, error) {
+	select {
+	case g.listed <- sessionID:
+	default:
+	}
+	return g.Store.PanelInstanceList(ctx, sessionID)
+}
+
+// TestClosedTabReadRacingDeletion: a read of a closed tab's instance that
+// reached the store before the instances were deleted, and answers after
+// the deletion finished, is NOT_FOUND: it is read again rather than
+// answered with the closed tab's instance (it once was, when the tab had
+// stopped reading as gone meanwhile).
+func TestClosedTabReadRacingDeletion(t *testing.T) {
+	t.Parallel()
+	g := &gatedStore{read: make(chan struct{}), release: make(chan struct{}), deleted: make(chan struct{}), listed: make(chan string, 1)}
+	e := newEnvWith(t, nil, func(o *panel.Options) {
+		g.Store = o.Store.(*sqlite.Store)
+		o.Store = g
+	})
+	ctx := context.Background()
+	b, conn := e.tab(t)
+	v := do[view](t, e, agentP, panel.ToolCompose, map[string]any{"spec": json.RawMessage(tableSpec), "sessionId": b})
+	event[panel.Snapshot](t, conn, panel.EventOpen)
+	g.holdGet = v.InstanceID
+
+	if err := e.sess.Close(ctx, b); err != nil { // the deletion waits for the held read
+		t.Fatal(err)
+	}
+	snap := make(chan error, 1)
+	go func() {
+		_, err := e.svc.Snapshot(ctx, v.InstanceID)
+		snap <- err
+	}()
+	<-g.deleted
+	// The tab stops reading as gone once the deletion is done: a listing
+	// of it then asks the store.
+	for listed := false; !listed; {
+		if _, err := e.svc.List(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case s := <-g.listed:
+			listed = s == b
+		default:
+			runtime.Gosched()
+		}
+	}
+	close(g.release)
+	if err := <-snap; switchboard.CodeOf(err) != switchboard.CodeNotFound {
+		t.Fatalf("the closed tab's instance: %v", err)
 	}
 }

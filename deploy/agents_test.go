@@ -34,15 +34,7 @@ func TestReplicasAgents(t *testing.T) {
 	// at the backend until cancelled.
 	slowRead := switchboard.Tool{Name: "test.slowread", Description: "A slow read at /slow.", Class: switchboard.ClassRead,
 		Binding: &switchboard.Binding{HTTP: &switchboard.HTTPBinding{Method: "POST", URL: be.srv.URL + "/slow"}}}
-	if _, err := c.lb().RegisterTools(ctx, switchboard.SourceHost, append(be.tools(), slowRead)); err != nil {
-		t.Fatal(err)
-	}
-	for i := range c.reps {
-		eventually(t, 30*time.Second, fmt.Sprintf("replica %d sees the tools", i), func() (bool, string) {
-			_, err := c.at(i).GetTool(ctx, "test.slowread")
-			return err == nil, fmt.Sprint(err)
-		})
-	}
+	c.register(append(be.tools(), slowRead), "test.slowread")
 
 	// A tab of the daemon's user (whose agents the admin token and agent
 	// tokens start) holds its stream on replica 1.

@@ -22,6 +22,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/switchboardhq/switchboard"
+
 	"github.com/switchboardhq/switchboard/client"
 )
 
@@ -190,6 +192,23 @@ func (c *cluster) stop(r *replica) {
 		<-done
 	}
 	r.cmd = nil
+}
+
+// register registers tools through the load balancer and waits until
+// every replica's catalog has the one named seen (at once over the bus;
+// within registry.DefaultRefreshInterval through the store otherwise).
+func (c *cluster) register(tools []switchboard.Tool, seen string) {
+	c.t.Helper()
+	ctx := context.Background()
+	if _, err := c.lb().RegisterTools(ctx, switchboard.SourceHost, tools); err != nil {
+		c.t.Fatal(err)
+	}
+	for i := range c.reps {
+		eventually(c.t, 30*time.Second, fmt.Sprintf("replica %d sees the tools", i), func() (bool, string) {
+			_, err := c.at(i).GetTool(ctx, seen)
+			return err == nil, fmt.Sprint(err)
+		})
+	}
 }
 
 // lb is an admin client through the load balancer.

@@ -26,15 +26,7 @@ func TestReplicasMCPStateless(t *testing.T) {
 	be := newBackend(t)
 	ctx := context.Background()
 	lb := c.lb()
-	if _, err := lb.RegisterTools(ctx, switchboard.SourceHost, be.tools()); err != nil {
-		t.Fatal(err)
-	}
-	for i := range c.reps {
-		eventually(t, 30*time.Second, fmt.Sprintf("replica %d sees the tools", i), func() (bool, string) {
-			_, err := c.at(i).GetTool(ctx, "test.send")
-			return err == nil, fmt.Sprint(err)
-		})
-	}
+	c.register(be.tools(), "test.send")
 	tok, err := lb.CreateToken(ctx, client.TokenRequest{Agent: "mcp-bot"})
 	if err != nil {
 		t.Fatal(err)

@@ -82,18 +82,10 @@ func TestReplicas(t *testing.T) {
 	be := newBackend(t)
 	ctx := context.Background()
 	lb := c.lb()
-	if _, err := lb.RegisterTools(ctx, switchboard.SourceHost, be.tools()); err != nil {
-		t.Fatal(err)
-	}
 	// Another replica's catalog sees the write within its refresh
 	// interval (registry.DefaultRefreshInterval; at once over the
 	// cross-replica bus).
-	for i := range c.reps {
-		eventually(t, 30*time.Second, fmt.Sprintf("replica %d sees the tools", i), func() (bool, string) {
-			_, err := c.at(i).GetTool(ctx, "test.slow")
-			return err == nil, fmt.Sprint(err)
-		})
-	}
+	c.register(be.tools(), "test.slow")
 
 	t.Run("ActivityOnAnyReplica", func(t *testing.T) {
 		// Round robin: consecutive calls land on different replicas, so

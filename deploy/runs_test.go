@@ -2,7 +2,6 @@ package deploy_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/agui"
 	"github.com/switchboardhq/switchboard/model/modeltest"
 )
@@ -179,16 +177,7 @@ func TestInterruptResumedAcrossReplicas(t *testing.T) {
 	}
 	c := newCluster(t, 2, "--config", cfg)
 	be := newBackend(t)
-	ctx := context.Background()
-	if _, err := c.lb().RegisterTools(ctx, switchboard.SourceHost, be.tools()); err != nil {
-		t.Fatal(err)
-	}
-	for i := range c.reps {
-		eventually(t, 30*time.Second, fmt.Sprintf("replica %d sees the tools", i), func() (bool, string) {
-			_, err := c.at(i).GetTool(ctx, "test.send")
-			return err == nil, fmt.Sprint(err)
-		})
-	}
+	c.register(be.tools(), "test.send")
 	agentRun := func(base, body string) []agui.Event {
 		t.Helper()
 		req, _ := http.NewRequest("POST", base+"/api/v1/agui", strings.NewReader(body))

@@ -32,15 +32,7 @@ func TestApprovalInTheTabAcrossReplicas(t *testing.T) {
 	c := newCluster(t, 3)
 	be := newBackend(t)
 	ctx := context.Background()
-	if _, err := c.lb().RegisterTools(ctx, switchboard.SourceHost, be.tools()); err != nil {
-		t.Fatal(err)
-	}
-	for i := range c.reps {
-		eventually(t, 30*time.Second, fmt.Sprintf("replica %d sees the tools", i), func() (bool, string) {
-			_, err := c.at(i).GetTool(ctx, "test.send")
-			return err == nil, fmt.Sprint(err)
-		})
-	}
+	c.register(be.tools(), "test.send")
 
 	// A tab of the daemon's user, whose agents' approvals it may decide.
 	cred, err := c.at(2).CreateSession(ctx, "admin")

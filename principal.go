@@ -31,6 +31,27 @@ type Principal struct {
 	// binding for the assistant, "mcp" for MCP clients): it decides which
 	// harness-contributed tools (Tool.Harness) the agent sees.
 	Harness string `json:"harness,omitempty"`
+	// User is the person an agent or a tab acts for ("user:alice"). Empty
+	// means the operator (user:admin), as for operator-minted tokens. A
+	// user principal acts for itself and leaves it empty.
+	User string `json:"user,omitempty"`
+}
+
+// Operator is the daemon's own user, the admin token's holder: the one
+// principal that sees everything and whose decisions on others' approvals
+// are recorded as overrides.
+const Operator = "user:admin"
+
+// ActsFor is the user p acts for, as "user:<id>": p itself for a user, the
+// named user for an agent or a tab, the operator when none is named.
+func (p Principal) ActsFor() string {
+	if p.Kind == PrincipalUser && p.ID != "" {
+		return p.String()
+	}
+	if u, ok := UserPrincipal(p.User); ok {
+		return u.String()
+	}
+	return Operator
 }
 
 // String renders p as "kind:id", the actor name used in the ledger.

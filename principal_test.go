@@ -1,0 +1,26 @@
+package switchboard_test
+
+import (
+	"testing"
+
+	"github.com/switchboardhq/switchboard"
+)
+
+func TestPrincipalActsFor(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		p    switchboard.Principal
+		want string
+	}{
+		{switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "alice"}, "user:alice"},
+		{switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"}, "user:admin"},
+		{switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "bot"}, "user:admin"},
+		{switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "bot", User: "user:alice"}, "user:alice"},
+		{switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "bot", User: "bob"}, "user:bob"},
+		{switchboard.Principal{Kind: switchboard.PrincipalSession, ID: "ses_1", User: "user:carol"}, "user:carol"},
+	} {
+		if got := tc.p.ActsFor(); got != tc.want {
+			t.Errorf("%v.ActsFor() = %q, want %q", tc.p, got, tc.want)
+		}
+	}
+}

@@ -60,9 +60,11 @@ const DefaultInstructions = "You are the assistant built into this web applicati
 	"and prefer doing over explaining how. Tools that change data may need the user's approval; " +
 	"if a call is denied, do not retry it. Keep answers short and say what you did."
 
-// Caller executes one tool call; *broker.Broker is the implementation.
+// Caller executes one tool call and waits for one recorded on any
+// replica; *broker.Broker is the implementation.
 type Caller interface {
 	Call(ctx context.Context, req broker.CallRequest) (switchboard.Invocation, error)
+	Await(ctx context.Context, id string, until broker.Until) (switchboard.Invocation, error)
 }
 
 // BrowserTools is what the loop needs of browser sessions;

@@ -7,6 +7,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/agui"
+	"github.com/switchboardhq/switchboard/broker"
 )
 
 // A resume on another replica: an AG-UI resume or an AI SDK approval
@@ -24,12 +25,8 @@ import (
 // its invocation is terminal (awaitStored). Nothing runs twice: the call
 // runs where it was parked, and only there.
 
-// storedCallPoll spaces the store reads of a call another replica runs;
 // storedSettleWait bounds the wait for an interrupted run's final flush.
-const (
-	storedCallPoll   = 250 * time.Millisecond
-	storedSettleWait = 5 * time.Second
-)
+const storedSettleWait = 5 * time.Second
 
 // storedInterrupt rebuilds the interrupt state of req's chat from the
 // store when its interrupted run is another replica's (nil when it is not,
@@ -108,22 +105,12 @@ func (rt *Runtime) awaitStored(ctx context.Context, p *parked) {
 	default:
 	}
 	defer close(p.done)
-	tick := time.NewTicker(storedCallPoll)
-	defer tick.Stop()
-	for {
-		inv, err := rt.opts.Runs.InvocationGet(ctx, p.stored)
-		if err == nil && inv.Status.Terminal() {
-			p.inv = inv
-			if inv.Error != nil {
-				p.err = inv.Error
-			}
-			return
-		}
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			p.inv, p.err = inv, context.Cause(ctx)
-			return
-		}
+	inv, err := rt.call.Await(ctx, p.stored, broker.Terminal)
+	p.inv = inv
+	switch {
+	case err != nil:
+		p.err = err // ctx's cause, or the record could not be read
+	case inv.Error != nil:
+		p.err = inv.Error
 	}
 }

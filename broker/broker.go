@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/bus"
 	"github.com/switchboardhq/switchboard/internal/httpbind"
 	"github.com/switchboardhq/switchboard/internal/schema"
 	"github.com/switchboardhq/switchboard/registry"
@@ -107,6 +108,9 @@ type Options struct {
 	// Replica is the serve process that owns the calls it records
 	// (Invocation.Replica): if it dies, a survivor resolves them.
 	Replica string
+	// Bus carries the end of a call to Await on other replicas (DoneTopic);
+	// nil means one process, where Await is woken in memory.
+	Bus bus.Bus
 }
 
 // Broker executes tool calls. Safe for concurrent use.
@@ -122,7 +126,8 @@ type Broker struct {
 	limits  *limiter
 	jobs    Jobs
 	rates   *rates
-	settled bell // rung when a call holding an idempotency key returns
+	bus     bus.Bus
+	waiters waitSet // Await's waiters in this process
 	// awaitHook, set only by tests, hears each time a call starts waiting
 	// for its in-flight twin.
 	awaitHook func(key string)
@@ -172,6 +177,7 @@ func New(opts Options) *Broker {
 	}
 	return &Broker{
 		jobs:    opts.Jobs,
+		bus:     opts.Bus,
 		rates:   newRates(opts.RateLimit, opts.Now),
 		store:   opts.Store,
 		reg:     opts.Registry,
@@ -201,6 +207,18 @@ type CallRequest struct {
 	Input     json.RawMessage
 	SessionID string
 	RunID     string
+	// Caller is who calls: a user, an agent (with the user it acts for in
+	// Principal.User), a tab's session, or nil for an in-process call
+	// that a transport did not authenticate. Transports set it from the
+	// credential they checked; scope, approval policy, the idempotency
+	// scope and the record's Caller all read it. A request without one
+	// falls back to the principal in ctx (switchboard.WithPrincipal), the
+	// older way, kept for embedders.
+	Caller *switchboard.Principal
+	// AgentSession is the agent session the call belongs to (the ledger's
+	// and the digest's "who is busy"); "" falls back to
+	// switchboard.AgentSessionFrom(ctx).
+	AgentSession string
 	// IdempotencyKey, when set, makes a retry of the same call (same tool,
 	// session and input) return the first call's stored outcome instead of
 	// running again; a retry while the first runs is CONFLICT (unless
@@ -231,6 +249,9 @@ type CallRequest struct {
 	// instead of ending it CANCELLED. For callers that come back for the
 	// outcome by the invocation's id (MCP approval rounds).
 	Durable error
+	// submitted marks a call started by Submit, whose outcome is read by
+	// id: its end is announced to every replica.
+	submitted bool
 }
 
 // call is everything resolved about one call before it is recorded.
@@ -244,6 +265,9 @@ type call struct {
 	agentID   string // the acting agent session (switchboard.WithAgentSession)
 	reversal  json.RawMessage
 	claim     *claim // the idempotency key this call holds, if any
+	// announce says whether the call's end is announced to other replicas
+	// (Broker.ended): someone may await it by id there.
+	announce bool
 	// invocationID is the record's id once dispatched: the Idempotency-Key
 	// an HTTP binding sends.
 	invocationID string
@@ -252,6 +276,7 @@ type call struct {
 // Call runs one tool call to a terminal state. See the package doc for
 // what the returned record and error mean.
 func (b *Broker) Call(ctx context.Context, req CallRequest) (switchboard.Invocation, error) {
+	ctx = callerContext(ctx, req)
 	c, err := b.prepare(ctx, req)
 	if err != nil {
 		return switchboard.Invocation{}, err
@@ -259,7 +284,6 @@ func (b *Broker) Call(ctx context.Context, req CallRequest) (switchboard.Invocat
 	if req.IdempotencyKey == "" {
 		return b.call(ctx, c, req)
 	}
-	defer b.settled.ring() // wakes retries awaiting this call (AwaitInFlight)
 	for {
 		if replay, err := b.claimKey(ctx, c, &req); err != nil || replay.ID != "" {
 			return replay, err
@@ -273,8 +297,23 @@ func (b *Broker) Call(ctx context.Context, req CallRequest) (switchboard.Invocat
 	}
 }
 
+// callerContext carries req's explicit caller and agent session into the
+// call's context, where everything the call reaches reads them: the
+// registry's visibility, the policy, the tool itself (a Go function, an
+// HTTP binding's identity assertion).
+func callerContext(ctx context.Context, req CallRequest) context.Context {
+	if req.Caller != nil {
+		ctx = switchboard.WithPrincipal(ctx, *req.Caller)
+	}
+	if req.AgentSession != "" {
+		ctx = switchboard.WithAgentSession(ctx, req.AgentSession)
+	}
+	return ctx
+}
+
 // call runs a prepared call whose key, if any, is free.
 func (b *Broker) call(ctx context.Context, c *call, req CallRequest) (switchboard.Invocation, error) {
+	c.announce = c.announce || req.submitted || req.Durable != nil
 	if b.policy != nil && b.policy.NeedsApproval(c.caller, c.tool, c.input) {
 		return b.callWithApproval(ctx, c, req)
 	}

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/switchboardhq/switchboard"
@@ -29,16 +28,13 @@ const (
 	DefaultIdempotencyTTL = 24 * time.Hour
 	// maxKeyLen bounds an idempotency key.
 	maxKeyLen = 255
-	// awaitPoll spaces the store reads of a call awaiting its in-flight
-	// twin (AwaitInFlight) when that twin runs in another process; a twin
-	// in this process wakes it at once.
-	awaitPoll = time.Second
 )
 
 // callWithApproval records the call as awaiting_approval, asks the policy
 // for a decision and waits for it — holding no concurrency slot, and before
 // the tool's timeout starts — then runs the call like any other.
 func (b *Broker) callWithApproval(ctx context.Context, c *call, req CallRequest) (switchboard.Invocation, error) {
+	c.announce = true // the decision may be made, and the outcome asked for, anywhere
 	inv := b.newInvocation(c, req, switchboard.StatusAwaitingApproval)
 	if err := b.record(ctx, c, inv); err != nil {
 		return switchboard.Invocation{}, err
@@ -101,7 +97,7 @@ func (b *Broker) Resume(ctx context.Context, id, approvalID string) (switchboard
 	if inv.Status != switchboard.StatusAwaitingApproval || b.policy == nil {
 		return inv, invocationError(inv)
 	}
-	c := &call{input: inv.Input}
+	c := &call{input: inv.Input, announce: true}
 	if c.caller, c.hasCaller = parsePrincipal(inv.Caller); c.hasCaller {
 		ctx = switchboard.WithPrincipal(ctx, c.caller) // the tool runs as its caller
 	}
@@ -271,29 +267,24 @@ func (b *Broker) record(ctx context.Context, c *call, inv switchboard.Invocation
 //
 // With req.AwaitInFlight, a call in flight is waited for instead of
 // answered with CONFLICT: until its record is terminal (a replay), or ctx
-// ends. The store stays the only truth: the wait re-reads it when a keyed
-// call of this process returns, and every awaitPoll for a call running in
-// another process (a replica, or the previous run, whose record the
-// startup sweep resolves).
+// ends — through Await, which is woken wherever the twin ends, and
+// re-reads the store for a twin ended by a survivor's sweep.
 func (b *Broker) claimKey(ctx context.Context, c *call, req *CallRequest) (switchboard.Invocation, error) {
 	for {
-		rung := b.settled.wait() // before reading the store, so no ring is missed
 		inv, busy, err := b.tryClaim(ctx, c, req)
-		if !busy || !req.AwaitInFlight {
+		if busy && !req.AwaitInFlight {
+			return switchboard.Invocation{}, err // CONFLICT: retry later
+		}
+		if !busy {
 			return inv, err
 		}
 		if b.awaitHook != nil {
 			b.awaitHook(req.IdempotencyKey)
 		}
-		t := time.NewTimer(awaitPoll)
-		select {
-		case <-rung:
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
+		if _, werr := b.Await(ctx, inv.ID, Terminal); werr != nil && ctx.Err() != nil {
 			return switchboard.Invocation{}, annotate(ctxError(ctx), "while waiting for the first call with idempotency key "+strconv.Quote(req.IdempotencyKey))
 		}
-		t.Stop()
+		// Ended (or unreadable): claim again, which replays the outcome.
 	}
 }
 
@@ -352,37 +343,13 @@ func (b *Broker) tryClaim(ctx context.Context, c *call, req *CallRequest) (inv s
 		return switchboard.Invocation{}, false, nil
 	}
 	if !inv.Status.Terminal() {
-		return switchboard.Invocation{}, true, switchboard.Errorf(switchboard.CodeConflict,
+		// The twin in flight, for claimKey to await; the caller that does
+		// not await gets only the error.
+		return switchboard.Invocation{ID: inv.ID}, true, switchboard.Errorf(switchboard.CodeConflict,
 			"a call with idempotency key %q is still in flight (invocation %s, %s); retry later to get its outcome", key, got.InvocationID, inv.Status).
 			WithDetails(map[string]any{"invocationId": got.InvocationID, "status": inv.Status})
 	}
 	return inv, false, invocationError(inv)
-}
-
-// bell wakes everyone waiting on it; it is rung again and again. Waiters
-// get the channel before they check what they wait for, so a ring between
-// the check and the wait is not missed.
-type bell struct {
-	mu sync.Mutex
-	ch chan struct{}
-}
-
-func (b *bell) wait() <-chan struct{} {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.ch == nil {
-		b.ch = make(chan struct{})
-	}
-	return b.ch
-}
-
-func (b *bell) ring() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.ch != nil {
-		close(b.ch)
-		b.ch = nil
-	}
 }
 
 // callDigest fingerprints what a call does: tool, session and input, the

@@ -60,6 +60,15 @@ func (b *Broker) newInvocation(c *call, req CallRequest, status switchboard.Stat
 // a context detached from the caller's, so a cancelled call is still
 // recorded as cancelled.
 func (b *Broker) finish(ctx, cctx context.Context, c *call, inv switchboard.Invocation, result json.RawMessage, err error) (switchboard.Invocation, error) {
+	stored, err := b.finishRecord(ctx, cctx, c, inv, result, err)
+	if stored.Status.Terminal() {
+		b.ended(ctx, stored, c.announce || c.claim != nil)
+	}
+	return stored, err
+}
+
+// finishRecord is finish's write: the outcome and its ledger entry.
+func (b *Broker) finishRecord(ctx, cctx context.Context, c *call, inv switchboard.Invocation, result json.RawMessage, err error) (switchboard.Invocation, error) {
 	if err != nil && cctx.Err() != nil && switchboard.CodeOf(err) == switchboard.CodeInternal {
 		err = ctxError(cctx) // e.g. an approval wait or a browser await ended by the deadline
 	}

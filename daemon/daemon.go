@@ -182,7 +182,7 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	bo.Store, bo.Registry, bo.Logger, bo.Browser, bo.Replica = opts.Store, reg, log, d.Sessions, d.replica.id
+	bo.Store, bo.Registry, bo.Logger, bo.Browser, bo.Replica, bo.Bus = opts.Store, reg, log, d.Sessions, d.replica.id, opts.Bus
 	if opts.Retention.IdempotencyKeys > 0 { // one setting: how long a key replays is how long it is kept
 		bo.IdempotencyTTL = opts.Retention.IdempotencyKeys
 	}

@@ -32,8 +32,10 @@ type resumed struct {
 //
 //   - A pending approval of a durable call (recorded awaiting_approval, not
 //     a browser call, whose tab died with the daemon's streams) stays
-//     pending, and resume waits for its decision. Every other pending
-//     approval of those owners is cancelled with an approval.decide entry.
+//     pending, and resume waits for its decision. One decided while the
+//     call's replica was down is carried out by resume too (keepDecided).
+//     Every other pending approval of those owners is cancelled with an
+//     approval.decide entry.
 //   - A call awaiting an approval that was not kept ends cancelled
 //     (CANCELLED: it never ran); a call dispatched or pending ends failed
 //     OUTCOME_UNKNOWN (it may have run; it is never re-run). Each gets its
@@ -68,6 +70,9 @@ func (d *Daemon) sweep(ctx context.Context, st switchboard.Store, owners map[str
 	keep := map[string]string{}
 	for _, a := range kept {
 		keep[a.InvocationID] = a.ID
+	}
+	if err := d.keepDecided(ctx, st, owners, keep); err != nil {
+		return nil, fmt.Errorf("settle calls decided while their replica was down: %w", err)
 	}
 	ended, err := st.InvocationFailInFlight(ctx, time.Now(), func(inv switchboard.Invocation) (*switchboard.Error, *switchboard.ActivityEntry) {
 		if !owners[inv.Replica] {
@@ -115,6 +120,38 @@ func (d *Daemon) sweep(ctx context.Context, st switchboard.Store, owners map[str
 		return keep, nil
 	}
 	return keep, d.releaseOrphanKeys(ctx, st)
+}
+
+// keepDecided adds to keep the durable calls of owners still awaiting
+// approval whose request was decided (approved and not yet used, denied or
+// expired) after their replica stopped and before this sweep: nobody
+// waits for those decisions any more, so resume carries them out — the
+// approved call runs once (the approval is consumed and the record moves
+// to dispatched by compare-and-swap, so a second survivor cannot run it
+// too), a denied one ends denied — and the approval and the invocation
+// tell the same story. Recover has already kept the pending ones.
+func (d *Daemon) keepDecided(ctx context.Context, st switchboard.Store, owners map[string]bool, keep map[string]string) error {
+	waiting, err := st.InvocationList(ctx, switchboard.InvocationFilter{Status: switchboard.StatusAwaitingApproval, Limit: 1000})
+	if err != nil {
+		return err
+	}
+	for _, inv := range waiting {
+		if _, ok := keep[inv.ID]; ok || !owners[inv.Replica] || inv.Surface == switchboard.SurfaceBrowser {
+			continue
+		}
+		list, err := d.gov.approvals.List(ctx, switchboard.ApprovalFilter{InvocationID: inv.ID})
+		if err != nil {
+			return err
+		}
+		for _, a := range list {
+			switch {
+			case a.Status == switchboard.ApprovalApproved && a.ConsumedAt.IsZero(),
+				a.Status == switchboard.ApprovalDenied, a.Status == switchboard.ApprovalExpired:
+				keep[inv.ID] = a.ID
+			}
+		}
+	}
+	return nil
 }
 
 var (

@@ -218,9 +218,12 @@ func (s *Server) reverseActivity(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	s.answerCall(w, r, wantsAsync(r, body.Async), func(ctx context.Context, onRecord func(switchboard.Invocation)) (switchboard.Invocation, error) {
-		return s.opts.Broker.Reverse(ctx, id, onRecord)
-	})
+	req, err := s.opts.Broker.PlanReversal(r.Context(), id)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.answerCall(w, r, wantsAsync(r, body.Async), req)
 }
 
 func mustJSON(v any) json.RawMessage {

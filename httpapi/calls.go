@@ -51,12 +51,10 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request) {
 		RunID:          body.RunID,
 		IdempotencyKey: r.Header.Get("Idempotency-Key"),
 	}
-	s.answerCall(w, r, wantsAsync(r, body.Async), func(ctx context.Context, onRecord func(switchboard.Invocation)) (switchboard.Invocation, error) {
-		req.OnRecord = onRecord
-		ctx, done := s.acting(ctx)
-		defer done()
-		return s.opts.Broker.Call(ctx, req)
-	})
+	if p, ok := switchboard.PrincipalFrom(r.Context()); ok {
+		req.Caller = &p // who the route authenticated
+	}
+	s.answerCall(w, r, wantsAsync(r, body.Async), req)
 }
 
 // wrapHint turns the unknown-field error of a call body into how to wrap
@@ -88,39 +86,35 @@ func wantsAsync(r *http.Request, async bool) bool {
 	return async || r.URL.Query().Get("wait") == "false"
 }
 
-// answerCall runs call and answers with its outcome. Async, the call runs
-// on after the request (under the same principal) and the answer is 202
-// with the invocation as soon as it is recorded — for a call waiting for
-// approval, status awaiting_approval.
-func (s *Server) answerCall(w http.ResponseWriter, r *http.Request, async bool, call func(context.Context, func(switchboard.Invocation)) (switchboard.Invocation, error)) {
+// answerCall runs req and answers with its outcome. Async, the broker
+// answers as soon as the call is recorded (Submit) and 202 carries the
+// invocation — for a call waiting for approval, status awaiting_approval;
+// the call runs on after the request, under the same principal and, for
+// an agent, within its work (an interrupt ends it).
+func (s *Server) answerCall(w http.ResponseWriter, r *http.Request, async bool, req broker.CallRequest) {
 	if !async {
-		inv, err := call(r.Context(), nil)
+		ctx, done := s.acting(r.Context())
+		defer done()
+		inv, err := s.opts.Broker.Call(ctx, req)
 		s.writeCall(w, r, inv, err)
 		return
 	}
-	type outcome struct {
-		inv switchboard.Invocation
-		err error
+	ctx, done := s.acting(context.WithoutCancel(r.Context()))
+	inv, err := s.opts.Broker.Submit(ctx, req)
+	if inv.ID == "" || inv.Status.Terminal() {
+		// Refused, a replay, or a fast read recorded once it finished
+		// (broker RecordAfter): its outcome is the answer, as for a sync
+		// call.
+		done()
+		s.writeCall(w, r, inv, err)
+		return
 	}
-	recorded, done := make(chan switchboard.Invocation, 1), make(chan outcome, 1)
 	go func() {
-		inv, err := call(context.WithoutCancel(r.Context()), func(inv switchboard.Invocation) { recorded <- inv })
-		done <- outcome{inv, err}
+		defer done() // the agent's work lasts as long as its call
+		_, _ = s.opts.Broker.Await(ctx, inv.ID, broker.Terminal)
 	}()
-	select {
-	case inv := <-recorded:
-		if inv.Status.Terminal() {
-			// A fast read is recorded once, already finished (broker
-			// RecordAfter): its outcome is the answer, as for a sync call.
-			o := <-done
-			s.writeCall(w, r, o.inv, o.err)
-			return
-		}
-		w.Header().Set("Location", "/api/v1/invocations/"+inv.ID)
-		writeJSON(w, http.StatusAccepted, switchboard.CallResponse{InvocationID: inv.ID, Status: inv.Status})
-	case o := <-done: // refused, or a replay of a finished call
-		s.writeCall(w, r, o.inv, o.err)
-	}
+	w.Header().Set("Location", "/api/v1/invocations/"+inv.ID)
+	writeJSON(w, http.StatusAccepted, switchboard.CallResponse{InvocationID: inv.ID, Status: inv.Status})
 }
 
 // writeCall renders a call's outcome.

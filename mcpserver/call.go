@@ -95,6 +95,9 @@ func (s *Server) invoke(ctx context.Context, c caller, req *mcp.CallToolRequest,
 	key, _ := req.Params.Meta[metaIdempotencyKey].(string)
 	cr := broker.CallRequest{Tool: t.Name, Input: input, SessionID: sessionID, RunID: s.runOf(req.Session),
 		IdempotencyKey: key, AwaitInFlight: true}
+	if c.ok {
+		cr.Caller = &c.p
+	}
 
 	// A 2026-07-28 client has no session to be asked through: its
 	// approvals cross rounds (mrtr.go).

@@ -42,9 +42,6 @@ const (
 	// deciding in the console is seen at once, short enough that no proxy
 	// cuts the request.
 	DefaultInputWait = 20 * time.Second
-	// outcomePoll spaces the store reads of a retry whose call was
-	// decided and runs (on whichever replica owns it).
-	outcomePoll = 100 * time.Millisecond
 	// stateGrace is how long past its approval's expiry a requestState
 	// still verifies: a retry then learns the outcome (USER_DENIED,
 	// expired) rather than that its state is stale.
@@ -313,29 +310,20 @@ func (s *Server) approvalOf(ctx context.Context, inv, id string) (switchboard.Ap
 // outcome waits for call inv to end — it runs wherever it is owned — and
 // renders it; ctx ending first is an error.
 func (s *Server) outcome(ctx context.Context, t switchboard.Tool, id string) (*mcp.CallToolResult, error) {
-	tick := time.NewTicker(outcomePoll)
-	defer tick.Stop()
-	for {
-		inv, err := s.br.Get(ctx, id)
-		if err != nil {
-			return s.result(t, inv, err), nil
+	inv, err := s.br.Await(ctx, id, broker.Terminal)
+	switch {
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case err != nil:
+		return s.result(t, inv, err), nil
+	case inv.Status != switchboard.StatusSucceeded:
+		ierr := error(inv.Error)
+		if inv.Error == nil {
+			ierr = switchboard.Errorf(switchboard.CodeInternal, "invocation %s ended %s without an error", inv.ID, inv.Status)
 		}
-		if inv.Status.Terminal() {
-			var ierr error
-			if inv.Status != switchboard.StatusSucceeded {
-				ierr = inv.Error
-				if inv.Error == nil {
-					ierr = switchboard.Errorf(switchboard.CodeInternal, "invocation %s ended %s without an error", inv.ID, inv.Status)
-				}
-			}
-			return s.result(t, inv, ierr), nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-tick.C:
-		}
+		return s.result(t, inv, ierr), nil
 	}
+	return s.result(t, inv, nil), nil
 }
 
 // inputRequired builds an input_required result (with no input request:

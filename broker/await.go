@@ -1,0 +1,176 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/bus"
+)
+
+// The life of a call after it is recorded: Submit starts a call and
+// returns once it is recorded; Await is the one way anything — a
+// transport, the agent loop, a retry with the same key, another replica —
+// waits for a call to reach a state; Call is Submit's work done inline.
+// Whoever ends a call (finish here, the session's return path for a
+// browser call, the restart sweep) wakes the waiters: at once in this
+// process, over the bus (topic DoneTopic) on the others, and, when a
+// signal is lost, by a store read every awaitPoll.
+
+// awaitPoll is the one fallback interval of Await: a waiter re-reads the
+// store this often when no signal reached it (a record ended by the
+// restart sweep of a survivor, a notification lost with a connection).
+const awaitPoll = time.Second
+
+// DoneTopic is the bus topic on which the end of invocation id is
+// announced; the payload is the stored record (JSON) when it fits, else
+// empty, and a waiter re-reads the store either way.
+func DoneTopic(id string) string { return "invocation.done." + id }
+
+// Until says when Await may stop waiting on a record.
+type Until func(switchboard.Invocation) bool
+
+// Terminal is the Until of a caller that wants the outcome.
+func Terminal(inv switchboard.Invocation) bool { return inv.Status.Terminal() }
+
+// Decided stops once the call no longer waits for a person: it runs, or
+// it has ended. An MCP approval round stops there.
+func Decided(inv switchboard.Invocation) bool {
+	return inv.Status != switchboard.StatusAwaitingApproval && inv.Status != switchboard.StatusPending
+}
+
+// Await waits until invocation id satisfies until (nil: Terminal),
+// wherever the call runs, and returns the record as stored. It ends with
+// ctx's cause when ctx ends first (and the record as last read, if any), and with
+// NOT_FOUND for an id nothing recorded; a store fault is read past. The
+// store is the only truth: a signal only says "read it again".
+func (b *Broker) Await(ctx context.Context, id string, until Until) (switchboard.Invocation, error) {
+	if until == nil {
+		until = Terminal
+	}
+	wake := make(chan struct{}, 1)
+	ping := func() {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	}
+	// Listen before the first read, so an end between the read and the
+	// wait is not missed.
+	defer b.waiters.add(id, ping)()
+	if b.bus != nil {
+		if cancel, err := b.bus.Subscribe(DoneTopic(id), func([]byte) { ping() }); err == nil {
+			defer cancel()
+		}
+	}
+	tick := time.NewTicker(awaitPoll)
+	defer tick.Stop()
+	for {
+		inv, err := b.store.InvocationGet(ctx, id)
+		switch {
+		case ctx.Err() != nil:
+			return inv, context.Cause(ctx)
+		case switchboard.CodeOf(err) == switchboard.CodeNotFound:
+			return inv, err
+		case err == nil && until(inv):
+			return inv, nil
+		}
+		// A store fault is read again at the next signal or tick.
+		select {
+		case <-wake:
+		case <-tick.C:
+		case <-ctx.Done():
+			return inv, context.Cause(ctx)
+		}
+	}
+}
+
+// ended wakes the waiters of a call that reached a terminal state: in this
+// process always, on the other replicas when someone may wait there
+// (announce: a call that waited for approval, carried a key or was
+// submitted, whose outcome is asked for by id).
+func (b *Broker) ended(ctx context.Context, inv switchboard.Invocation, announce bool) {
+	b.waiters.ring(inv.ID)
+	if !announce || b.bus == nil {
+		return
+	}
+	var payload []byte
+	if p, err := json.Marshal(inv); err == nil && len(p) <= bus.MaxPayload {
+		payload = p
+	}
+	if err := b.bus.Publish(context.WithoutCancel(ctx), DoneTopic(inv.ID), payload); err != nil {
+		b.log.WarnContext(ctx, "announce the end of a call", "invocation", inv.ID, "err", err)
+	}
+}
+
+// waitSet holds the local waiters of each invocation.
+type waitSet struct {
+	mu   sync.Mutex
+	next int
+	by   map[string]map[int]func()
+}
+
+func (w *waitSet) add(id string, f func()) (remove func()) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.by == nil {
+		w.by = map[string]map[int]func(){}
+	}
+	if w.by[id] == nil {
+		w.by[id] = map[int]func(){}
+	}
+	w.next++
+	n := w.next
+	w.by[id][n] = f
+	return func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		delete(w.by[id], n)
+		if len(w.by[id]) == 0 {
+			delete(w.by, id)
+		}
+	}
+}
+
+func (w *waitSet) ring(id string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, f := range w.by[id] {
+		f()
+	}
+}
+
+// Submit starts a call and returns as soon as it is recorded: awaiting
+// approval, dispatched to a tab, running, or already finished (a fast
+// read recorded at its end, a replay of a keyed call). A call refused
+// before it was recorded returns a zero record and the error; a finished
+// one its record and its error, as Call does. The call runs on in the
+// broker, bounded by ctx — which must therefore outlive the caller's
+// request (context.WithoutCancel, or an agent's work context that an
+// interrupt cancels) — and its outcome is read with Await or Get.
+func (b *Broker) Submit(ctx context.Context, req CallRequest) (switchboard.Invocation, error) {
+	recorded := make(chan switchboard.Invocation, 1)
+	type outcome struct {
+		inv switchboard.Invocation
+		err error
+	}
+	done := make(chan outcome, 1)
+	req.OnRecord = func(inv switchboard.Invocation) { recorded <- inv }
+	req.submitted = true
+	go func() {
+		inv, err := b.Call(ctx, req)
+		done <- outcome{inv, err}
+	}()
+	select {
+	case inv := <-recorded:
+		if !inv.Status.Terminal() {
+			return inv, nil
+		}
+		o := <-done // recorded finished: the outcome follows at once
+		return o.inv, o.err
+	case o := <-done: // refused, or a replay of a finished call
+		return o.inv, o.err
+	}
+}

@@ -398,7 +398,7 @@ func (s *Server) aiSDKChat(w http.ResponseWriter, r *http.Request, c agentCaller
 }
 
 func (s *Server) capabilities(w http.ResponseWriter, r *http.Request, c agentCaller) {
-	writeJSON(w, http.StatusOK, s.opts.Agent.Capabilities(r.Context(), r.URL.Query().Get("session")))
+	writeJSON(w, http.StatusOK, s.opts.Agent.CapabilitiesFor(r.Context(), r.URL.Query().Get("session"), c.owner))
 }
 
 // assistantTools is the catalog as the assistant sees it in the caller's

@@ -66,5 +66,8 @@ type LedgerCheckpoint struct {
 	Ts         time.Time `json:"ts"`
 	Durability string    `json:"durability,omitempty"`
 	Boot       string    `json:"boot,omitempty"`
-	MAC        string    `json:"mac,omitempty"`
+	// Clean says the daemon wrote this checkpoint as it stopped, after its
+	// last append: nothing after it was in flight.
+	Clean bool   `json:"clean,omitempty"`
+	MAC   string `json:"mac,omitempty"`
 }

@@ -152,12 +152,16 @@ type WorkspaceDigest struct {
 
 // DigestAgent is an agent session as the digest shows it.
 type DigestAgent struct {
-	ID     string      `json:"id"`
-	Kind   AgentKind   `json:"kind"`
-	Label  string      `json:"label"`
-	Scope  *AgentScope `json:"scope,omitempty"`
-	Status AgentStatus `json:"status"`
-	Task   string      `json:"task,omitempty"`
+	ID   string    `json:"id"`
+	Kind AgentKind `json:"kind"`
+	// Label is what the registrant chose; Principal is who acts, as the
+	// daemon knows it ("agent:planner", "assistant"): a label can say
+	// anything, the principal cannot be chosen.
+	Label     string      `json:"label"`
+	Principal string      `json:"principal"`
+	Scope     *AgentScope `json:"scope,omitempty"`
+	Status    AgentStatus `json:"status"`
+	Task      string      `json:"task,omitempty"`
 }
 
 // DigestJob is a running or recent job.

@@ -176,8 +176,12 @@ func mustHex(s string) []byte {
 // mac signs every field but MAC, each on its own line.
 func (a *Anchor) mac(cp switchboard.LedgerCheckpoint) string {
 	m := hmac.New(sha256.New, a.key)
-	for _, f := range []string{"switchboard ledger checkpoint v1", strconv.FormatInt(cp.Seq, 10), cp.Hash,
-		strconv.FormatInt(cp.Ts.UTC().UnixMicro(), 10), cp.Durability, cp.Boot} {
+	fields := []string{"switchboard ledger checkpoint v1", strconv.FormatInt(cp.Seq, 10), cp.Hash,
+		strconv.FormatInt(cp.Ts.UTC().UnixMicro(), 10), cp.Durability, cp.Boot}
+	if cp.Clean { // only when set, so checkpoints signed before the field existed still verify
+		fields = append(fields, "clean")
+	}
+	for _, f := range fields {
 		m.Write([]byte(strconv.Itoa(len(f)) + ":" + f + "\n"))
 	}
 	return hex.EncodeToString(m.Sum(nil))
@@ -303,7 +307,9 @@ func (a *Anchor) Start() {
 	}(a.stop, a.done)
 }
 
-// Close stops Start's writer and writes the newest checkpoint.
+// Close stops Start's writer and writes the newest checkpoint, marked
+// clean: a store shorter than it at the next start, on the same boot, was
+// not rolled back by a crash.
 func (a *Anchor) Close() error {
 	a.mu.Lock()
 	stop, done := a.stop, a.done
@@ -313,5 +319,10 @@ func (a *Anchor) Close() error {
 		close(stop)
 		<-done
 	}
+	a.mu.Lock()
+	if a.head.Seq != 0 && !a.head.Clean {
+		a.head.Clean, a.dirty = true, true
+	}
+	a.mu.Unlock()
 	return a.Flush()
 }

@@ -36,7 +36,8 @@ func deleteFrom(t *testing.T, path string, id int64) {
 
 // Under durability process an OS crash may roll back the last commits
 // (docs/architecture.md, Durability): a missing tail is reported as
-// possibly that, and the start records it with cause possible-crash.
+// possibly that, and the start records it with cause possible-crash. The
+// daemon did not stop cleanly here: its last checkpoint is a periodic one.
 func TestAnchorTellsCrashRollbackApart(t *testing.T) {
 	ctx := context.Background()
 	st, path := openStore(t)
@@ -44,7 +45,7 @@ func TestAnchorTellsCrashRollbackApart(t *testing.T) {
 	a := openAnchor(t, dir, switchboard.DurabilityProcess)
 	l := newLedger(t, st, &activity.Options{Anchor: a})
 	appendN(t, l, 5, "user:admin")
-	if err := a.Close(); err != nil {
+	if err := a.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	deleteFrom(t, path, 5)
@@ -64,6 +65,34 @@ func TestAnchorTellsCrashRollbackApart(t *testing.T) {
 		if err != nil || fi.Mode().Perm() != 0o600 {
 			t.Fatalf("%s: %v %v", name, fi.Mode(), err)
 		}
+	}
+}
+
+// A tail cut after a clean stop, with the machine not rebooted since, can
+// not be a crash's rollback: the start records it as unexplained.
+func TestAnchorCleanStopCutIsUnexplained(t *testing.T) {
+	ctx := context.Background()
+	if _, err := os.Stat("/proc/sys/kernel/random/boot_id"); err != nil {
+		t.Skip("no boot id on this system: a clean stop cannot be told from a reboot")
+	}
+	st, path := openStore(t)
+	dir := t.TempDir()
+	a := openAnchor(t, dir, switchboard.DurabilityProcess)
+	l := newLedger(t, st, &activity.Options{Anchor: a})
+	appendN(t, l, 5, "user:admin")
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, activity.AnchorFile))
+	if err != nil || !strings.Contains(string(b), `"clean":true`) {
+		t.Fatalf("anchor file after Close %q %v, want a clean checkpoint", b, err)
+	}
+	deleteFrom(t, path, 5)
+	st2, _ := reopen(t, path)
+	l2 := newLedger(t, st2, &activity.Options{Anchor: openAnchor(t, dir, switchboard.DurabilityProcess)})
+	r, _ := l2.Verify(ctx)
+	if !r.OK || len(r.Gaps) != 1 || r.Gaps[0].Cause != activity.CauseUnexplained {
+		t.Fatalf("a tail cut after a clean stop: %+v", r)
 	}
 }
 

@@ -224,7 +224,11 @@ func (l *Ledger) reconcile(ctx context.Context) error {
 		details["missing"] = Range{From: head.ID + 1, To: found.Seq}
 		details["rebooted"] = found.Boot != l.anchor.boot
 		details["cause"] = CauseUnexplained
-		if mayRollBack(found.Durability) {
+		// A checkpoint written at a clean stop, on the boot still running,
+		// was followed by no crash at all: nothing could roll the store
+		// back, so a shorter store was cut by someone.
+		cleanSinceStop := found.Clean && found.Boot != "" && found.Boot == l.anchor.boot
+		if mayRollBack(found.Durability) && !cleanSinceStop {
 			details["cause"] = CausePossibleCrash
 		}
 	default:

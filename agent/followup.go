@@ -98,6 +98,17 @@ type queuedFollowUp struct {
 // chat whose harness has no native follow-up gets FOLLOWUP_UNSUPPORTED
 // before anything changes.
 func (rt *Runtime) FollowUp(ctx context.Context, chatSessionID string, f switchboard.FollowUp, tmpl StartRequest) (switchboard.FollowUpResult, error) {
+	// A tab's follow-up names a chat it must own; whether the chat is
+	// another tab's or does not exist reads the same (NOT_FOUND), and is
+	// decided before anything that depends on the chat (its harness).
+	if tmpl.Owner != "" {
+		if !rt.chatExists(ctx, chatSessionID) {
+			return switchboard.FollowUpResult{}, errNoChat(chatSessionID)
+		}
+		if err := rt.checkOwner(ctx, chatSessionID, tmpl.Owner, false); err != nil {
+			return switchboard.FollowUpResult{}, err
+		}
+	}
 	if h := rt.Capabilities(ctx, chatSessionID); !h.NativeFollowUp {
 		return switchboard.FollowUpResult{}, switchboard.Errorf(switchboard.CodeFollowupUnsupported,
 			"chat session %s is bound to the %s runtime, which has no native follow-up; wait for the run to finish", chatSessionID, h.Name)
@@ -358,5 +369,48 @@ func (rt *Runtime) checkOwner(ctx context.Context, chatSessionID, owner string, 
 	}
 	// Another user's chat is one this caller does not know: NOT_FOUND, not
 	// FORBIDDEN, so chat ids cannot be probed (History reads it as unknown).
-	return switchboard.Errorf(switchboard.CodeNotFound, "no chat session %s", chatSessionID)
+	return errNoChat(chatSessionID)
+}
+
+func errNoChat(id string) error {
+	return switchboard.Errorf(switchboard.CodeNotFound, "no chat session %s", id)
+}
+
+// chatExists reports whether anything knows chat id: this process (a run
+// or an owner), the history store, or a stored run (another replica's).
+func (rt *Runtime) chatExists(ctx context.Context, id string) bool {
+	rt.mu.Lock()
+	c := rt.chats[id]
+	known := c != nil && (c.run != nil || c.owner != "")
+	rt.mu.Unlock()
+	if known {
+		return true
+	}
+	if rt.history != nil {
+		if _, err := rt.history.ChatGet(ctx, id); err == nil {
+			return true
+		}
+	}
+	if rt.opts.Runs != nil {
+		if recs, err := rt.opts.Runs.RunList(ctx, switchboard.RunFilter{ThreadID: id, Limit: 1}); err == nil && len(recs) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// CapabilitiesFor is Capabilities as a caller acting as owner sees it: a
+// chat another owner holds answers exactly as a chat nobody knows, so the
+// answer tells nothing about other tabs' chats. (Not NOT_FOUND: the SDK
+// asks before a new chat's first turn, and must get the default then.)
+func (rt *Runtime) CapabilitiesFor(ctx context.Context, chatSessionID, owner string) switchboard.Harness {
+	if owner != "" && switchboard.CodeOf(rt.checkOwner(ctx, chatSessionID, owner, false)) == switchboard.CodeNotFound {
+		if rt.opts.Harness != nil {
+			if h, ok := rt.opts.Harness(ctx, ""); ok {
+				return h
+			}
+		}
+		return HarnessLoop
+	}
+	return rt.Capabilities(ctx, chatSessionID)
 }

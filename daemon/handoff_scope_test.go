@@ -27,8 +27,15 @@ func TestHandoffToAnotherUsersTab(t *testing.T) {
 		t.Fatalf("an agent token binds an agent to alice's tab: %d %s", code, c)
 	}
 	for _, label := range []string{"Nice\u202Elive", "a\x00b"} {
-		if code, c := e.do(t, "POST", "/api/v1/agents", tok.Token, map[string]any{"kind": "external", "label": label}, nil); code != http.StatusBadRequest || c != "INVALID_INPUT" {
+		if code, c := e.do(t, "POST", "/api/v1/agents", tok.Token, map[string]any{"kind": "voice", "label": label}, nil); code != http.StatusBadRequest || c != "INVALID_INPUT" {
 			t.Errorf("label %q: %d %s", label, code, c)
+		}
+	}
+	// chat and external are the daemon's own kinds: an agent token cannot
+	// pass for the assistant or an MCP client (issue 26).
+	for _, kind := range []string{"chat", "external"} {
+		if code, c := e.do(t, "POST", "/api/v1/agents", tok.Token, map[string]any{"kind": kind, "label": "Assistant"}, nil); code != http.StatusForbidden || c != "FORBIDDEN" {
+			t.Errorf("an agent token registers kind %s: %d %s", kind, code, c)
 		}
 	}
 

@@ -243,12 +243,49 @@ func (p *pdfWriter) runs(rs []Run) {
 		if href != "" {
 			f.SetFontStyle(strings.ReplaceAll(style, "U", "") + "U")
 			f.SetTextColor(0x1a, 0x4f, 0xa8)
-			f.WriteLinkString(pdfLine, pdfText(r.Text), href)
+			for _, part := range writeChunks(pdfText(r.Text)) {
+				f.WriteLinkString(pdfLine, part, href)
+			}
 		} else {
 			f.SetTextColor(30, 30, 30)
-			f.Write(pdfLine, pdfText(r.Text))
+			for _, part := range writeChunks(pdfText(r.Text)) {
+				f.Write(pdfLine, part)
+			}
 		}
 	}
+}
+
+// Chunk sizes of writeChunks, in runes.
+const (
+	writeChunkSoft = 64  // cut after the first space past this
+	writeChunkHard = 256 // cut here when no space came
+)
+
+// writeChunks splits s for fpdf's Write, which re-decodes its whole
+// string into runes for every character of a UTF-8 font (fpdf v0.12.0
+// Fpdf.write): quadratic in the length of one call, 15 s of CPU for 250
+// paragraphs of 4,000 characters. Write continues where the last call
+// stopped and wraps at spaces, so writing word groups lays out as writing
+// the whole run did; only a word longer than writeChunkHard runes may wrap
+// at a chunk boundary instead of the exact character.
+func writeChunks(s string) []string {
+	if len(s) <= writeChunkSoft { // bytes ≥ runes: short enough already
+		return []string{s}
+	}
+	var out []string
+	start, n := 0, 0
+	for i, r := range s {
+		n++
+		if (r == ' ' && n >= writeChunkSoft) || n >= writeChunkHard {
+			end := i + len(string(r))
+			out = append(out, s[start:end])
+			start, n = end, 0
+		}
+	}
+	if start < len(s) {
+		out = append(out, s[start:])
+	}
+	return out
 }
 
 // list writes items with their markers, nested lists indented.

@@ -71,6 +71,9 @@ func (s *Server) agentAuth(h agentHandler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		c, err := s.credential(r, "missing Authorization: Bearer token (the admin token or a browser session token)", authn.Admin, authn.Session)
 		if err != nil {
+			if c.Kind == authn.Agent && c.Principal.ID != "" { // a valid agent token: FORBIDDEN here, as on admin routes
+				err = switchboard.Errorf(switchboard.CodeForbidden, "%s %s is the in-app assistant's, for the user's tabs; %s's agent token cannot use it (agents call tools over /mcp or /api/v1/tools)", r.Method, r.URL.Path, c.Principal)
+			}
 			s.writeError(w, r, err)
 			return
 		}
@@ -395,7 +398,7 @@ func (s *Server) aiSDKChat(w http.ResponseWriter, r *http.Request, c agentCaller
 }
 
 func (s *Server) capabilities(w http.ResponseWriter, r *http.Request, c agentCaller) {
-	writeJSON(w, http.StatusOK, s.opts.Agent.Capabilities(r.Context(), r.URL.Query().Get("session")))
+	writeJSON(w, http.StatusOK, s.opts.Agent.CapabilitiesFor(r.Context(), r.URL.Query().Get("session"), c.owner))
 }
 
 // assistantTools is the catalog as the assistant sees it in the caller's

@@ -118,6 +118,13 @@ func (s *Server) registerAgent(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, switchboard.Errorf(switchboard.CodeInvalidInput, "label is required: the name people see for this agent"))
 		return
 	}
+	if v.Principal.Kind == switchboard.PrincipalAgent && (body.Kind == switchboard.AgentChat || body.Kind == switchboard.AgentExternal) {
+		// chat is the in-app assistant's kind (or a tab's own), external an
+		// MCP client's as the daemon records it: an agent token claiming one
+		// would pass for the assistant in listings and digests.
+		s.writeError(w, r, switchboard.Errorf(switchboard.CodeForbidden, "kind %s is reserved for sessions the daemon records itself (the assistant, MCP clients); an agent token registers voice or background sessions", body.Kind))
+		return
+	}
 	if v.Principal.Kind == switchboard.PrincipalAgent && body.SessionID != "" {
 		// An agent token acts for the daemon's user: naming a tab would make
 		// its session that tab's agent (a handoff to it reaches the tab's

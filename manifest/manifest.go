@@ -7,6 +7,7 @@ package manifest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,9 +15,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"go.yaml.in/yaml/v4"
-
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/yamlbudget"
 )
 
 // MaxFileBytes bounds a manifest file.
@@ -51,11 +51,16 @@ func Parse(b []byte, ext string) (switchboard.Manifest, error) {
 	isJSON := strings.EqualFold(ext, ".json") ||
 		(ext == "" && len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '['))
 	if !isJSON {
-		var doc any
-		if err := yaml.Unmarshal(b, &doc); err != nil {
-			var le *yaml.LoadError
-			if errors.As(err, &le) && le.Mark.Line > 0 {
-				return switchboard.Manifest{}, atPosition("not valid YAML", le.Mark.Line, le.Mark.Column, le.Message)
+		// The same budgeted decoder as OpenAPI imports: aliases are
+		// followed under a budget, so an alias bomb is refused, not expanded.
+		doc, err := yamlbudget.Decode(context.Background(), b, yamlbudget.Budget{Bytes: MaxFileBytes})
+		if err != nil {
+			var se *yamlbudget.SyntaxError
+			switch {
+			case !errors.As(err, &se):
+				return switchboard.Manifest{}, err
+			case se.Line > 0:
+				return switchboard.Manifest{}, atPosition("not valid YAML", se.Line, se.Column, se.Message)
 			}
 			return switchboard.Manifest{}, switchboard.Errorf(switchboard.CodeInvalidInput, "not valid YAML: %v", err)
 		}

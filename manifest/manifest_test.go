@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,12 +76,38 @@ func TestLoadNamesFile(t *testing.T) {
 	}
 }
 
-// FuzzParse: any document parses or fails with INVALID_INPUT; a syntax
+// aliasBomb is issue 26's YAML billion laughs in mappings (which slip
+// under the YAML library's own alias-ratio check for longer): each level
+// names the level below four times, twelve levels deep.
+var aliasBomb = func() string {
+	var b strings.Builder
+	b.WriteString("l0: &l0 {s: lollollollollollollollollollollollollollollollol}\n")
+	for i := 1; i <= 12; i++ {
+		fmt.Fprintf(&b, "l%d: &l%d {a: *l%d, b: *l%d, c: *l%d, d: *l%d}\n", i, i, i-1, i-1, i-1, i-1)
+	}
+	return b.String() + "tools: []\n"
+}()
+
+// TestParseRefusesAliasBomb: the manifest reader follows aliases under
+// the shared budget (internal/yamlbudget) and refuses the bomb with
+// PAYLOAD_TOO_LARGE instead of expanding it.
+func TestParseRefusesAliasBomb(t *testing.T) {
+	t.Parallel()
+	_, err := Parse([]byte(aliasBomb), ".yaml")
+	if e := switchboard.AsError(err); e.Code != switchboard.CodePayloadTooLarge || !strings.Contains(e.Message, "aliases") {
+		t.Fatalf("Parse = %v, want PAYLOAD_TOO_LARGE about aliases", err)
+	}
+}
+
+// FuzzParse: any document parses or fails with INVALID_INPUT (or
+// PAYLOAD_TOO_LARGE past a budget); a syntax
 // error's position lies inside the document.
 func FuzzParse(f *testing.F) {
 	f.Add([]byte("{\"tools\": [\n  {\"name\": \"a.b\",}\n]}"), true)
 	f.Add([]byte("tools:\n  - name: x\n\tdescription: y\n"), false)
 	f.Add([]byte("[{\"name\": \"a.b\", \"description\": \"x\", \"class\": \"read\"}]"), true)
+	f.Add([]byte(aliasBomb), false)
+	f.Add([]byte("a: &a [*a]\n"), false)
 	f.Fuzz(func(t *testing.T, b []byte, isJSON bool) {
 		ext := ".yaml"
 		if isJSON {
@@ -91,7 +118,7 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		e := switchboard.AsError(err)
-		if e.Code != switchboard.CodeInvalidInput {
+		if e.Code != switchboard.CodeInvalidInput && e.Code != switchboard.CodePayloadTooLarge {
 			t.Fatalf("code %s: %v", e.Code, err)
 		}
 		if pos, ok := e.Details.(map[string]int); ok && (pos["line"] < 1 || pos["column"] < 1 || pos["line"] > strings.Count(string(b), "\n")+1) {

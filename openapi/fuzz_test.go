@@ -25,7 +25,14 @@ func FuzzImport(f *testing.F) {
 	}
 	f.Add([]byte(recursive))
 	f.Add([]byte(swagger2))
+	// Issue 26's expansion bombs: plain `go test` runs every seed, so the
+	// budgets are exercised on each run, not only when fuzzing.
+	f.Add([]byte(laughs()))
+	f.Add([]byte(fanOut(14, false)))
+	f.Add([]byte(fanOut(14, true)))
 	f.Fuzz(func(t *testing.T, doc []byte) {
-		_, _ = openapi.Import(context.Background(), doc, openapi.Options{BaseURL: "http://127.0.0.1:1"})
+		// A small schema budget keeps each run quick; the budget itself is
+		// what is under test for the bombs.
+		_, _ = openapi.Import(context.Background(), doc, openapi.Options{BaseURL: "http://127.0.0.1:1", MaxSchemaNodes: 20_000})
 	})
 }

@@ -22,25 +22,41 @@
 package openapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi2"
 	"github.com/getkin/kin-openapi/openapi2conv"
 	"github.com/getkin/kin-openapi/openapi3"
-	"go.yaml.in/yaml/v4"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/yamlbudget"
 	"github.com/switchboardhq/switchboard/registry"
 )
 
 // DefaultMaxDepth bounds how deep schemas are inlined.
 const DefaultMaxDepth = 16
+
+// Budgets of one import (docs/api-tools.md, "Budgets"). A document is
+// untrusted input: YAML aliases and $refs are references, and inlining
+// them can multiply a few kilobytes into gigabytes, so every stage that
+// follows references counts what it expands and stops at a budget.
+const (
+	// DefaultMaxSchemaNodes bounds the JSON Schema nodes the import emits
+	// across all tools once $refs, allOf and the rest are inlined: a
+	// large real API (hundreds of operations) stays well under it, a
+	// fan-out of refs (four properties each referring to the next level,
+	// fourteen levels) does not.
+	DefaultMaxSchemaNodes = 250_000
+	// DefaultTimeout bounds one import's wall time.
+	DefaultTimeout = 30 * time.Second
+)
 
 // Options configures Import.
 type Options struct {
@@ -55,6 +71,16 @@ type Options struct {
 	// MaxDepth bounds schema nesting; deeper parts are cut. Default
 	// DefaultMaxDepth.
 	MaxDepth int
+	// Document bounds the document as read (bytes, depth, YAML aliases
+	// expanded); zero fields take yamlbudget's defaults.
+	Document yamlbudget.Budget
+	// MaxSchemaNodes bounds the schema nodes emitted once $refs are
+	// inlined; past it the import fails with PAYLOAD_TOO_LARGE. Default
+	// DefaultMaxSchemaNodes.
+	MaxSchemaNodes int
+	// Timeout bounds the import; past it the import fails with
+	// INVALID_INPUT. Default DefaultTimeout.
+	Timeout time.Duration
 }
 
 // Skip is an operation that was not imported, and why.
@@ -91,12 +117,20 @@ func Import(ctx context.Context, data []byte, opts Options) (*Result, error) {
 				"header %s looks like a credential; pass it as %s=env:VAR so its value is read from the daemon's environment and never stored", name, name)
 		}
 	}
-	doc, err := load(ctx, data)
-	if err != nil {
-		return nil, err
-	}
 	if opts.MaxDepth <= 0 {
 		opts.MaxDepth = DefaultMaxDepth
+	}
+	if opts.MaxSchemaNodes <= 0 {
+		opts.MaxSchemaNodes = DefaultMaxSchemaNodes
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+	doc, err := load(ctx, data, opts.Document)
+	if err != nil {
+		return nil, err
 	}
 	res := &Result{Tools: []switchboard.Tool{}, Skipped: []Skip{}, Notes: []Note{}}
 	if doc.Info != nil {
@@ -108,20 +142,33 @@ func Import(ctx context.Context, data []byte, opts Options) (*Result, error) {
 	if res.BaseURL, err = baseURL(doc, opts.BaseURL); err != nil {
 		return nil, err
 	}
-	im := &importer{doc: doc, opts: opts, res: res, names: map[string]bool{}}
-	im.run()
+	im := &importer{ctx: ctx, doc: doc, opts: opts, res: res, names: map[string]bool{}}
+	if err := im.run(); err != nil {
+		return nil, err
+	}
 	im.report()
 	return res, nil
 }
 
 // load parses data as OpenAPI 3, or as Swagger 2.0 converted to OpenAPI 3.
-func load(ctx context.Context, data []byte) (*openapi3.T, error) {
-	var probe struct {
-		Swagger string `yaml:"swagger"`
-		OpenAPI string `yaml:"openapi"`
+// The document is decoded under its budget first (yamlbudget, as manifests
+// are): kin-openapi expands YAML aliases as it decodes, so only a document
+// whose expansion fits is handed to it.
+func load(ctx context.Context, data []byte, budget yamlbudget.Budget) (*openapi3.T, error) {
+	tree, err := yamlbudget.Decode(ctx, data, budget)
+	if err != nil {
+		var se *yamlbudget.SyntaxError
+		if errors.As(err, &se) {
+			return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "not a YAML or JSON document: %v", se)
+		}
+		return nil, err
 	}
-	if err := yaml.Unmarshal(data, &probe); err != nil {
-		return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "not a YAML or JSON document: %v", err)
+	var probe struct {
+		Swagger string `json:"swagger"`
+		OpenAPI string `json:"openapi"`
+	}
+	if top, ok := tree.(map[string]any); ok {
+		probe.Swagger, probe.OpenAPI = scalarString(top["swagger"]), scalarString(top["openapi"])
 	}
 	loader := openapi3.NewLoader()
 	loader.IsExternalRefsAllowed = false
@@ -134,9 +181,9 @@ func load(ctx context.Context, data []byte) (*openapi3.T, error) {
 		}
 		return doc, nil
 	case probe.Swagger == "2.0":
-		js, err := yamlToJSON(data)
+		js, err := json.Marshal(jsonable(tree))
 		if err != nil {
-			return nil, err
+			return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "YAML cannot be represented as JSON: %v", err)
 		}
 		var v2 openapi2.T
 		if err := json.Unmarshal(js, &v2); err != nil {
@@ -155,19 +202,17 @@ func load(ctx context.Context, data []byte) (*openapi3.T, error) {
 		"not an OpenAPI document: expected a top-level \"openapi: 3.x\" (or \"swagger: 2.0\") field")
 }
 
-func yamlToJSON(data []byte) ([]byte, error) {
-	if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '{' {
-		return data, nil
+// scalarString reads a version field as written: "openapi: 3.1" is a
+// YAML float.
+func scalarString(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	default:
+		return fmt.Sprint(x)
 	}
-	var doc any
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "not valid YAML: %v", err)
-	}
-	b, err := json.Marshal(jsonable(doc))
-	if err != nil {
-		return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "YAML cannot be represented as JSON: %v", err)
-	}
-	return b, nil
 }
 
 // jsonable turns YAML's map[any]any into JSON objects.

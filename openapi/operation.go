@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -18,12 +19,16 @@ var methods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS
 
 // importer walks a document once.
 type importer struct {
+	ctx   context.Context
 	doc   *openapi3.T
 	opts  Options
 	res   *Result
 	names map[string]bool
 	// security maps a credential hint to the tools that want it.
 	security map[string][]string
+	// spent counts the schema nodes emitted so far, against
+	// opts.MaxSchemaNodes: every converter of the import shares it.
+	spent expansion
 }
 
 // skipError says why an operation cannot become a tool.
@@ -33,9 +38,9 @@ func (e skipError) Error() string { return string(e) }
 
 func skipf(format string, args ...any) error { return skipError(fmt.Sprintf(format, args...)) }
 
-func (im *importer) run() {
+func (im *importer) run() error {
 	if im.doc.Paths == nil {
-		return
+		return nil
 	}
 	paths := im.doc.Paths.Map()
 	keys := make([]string, 0, len(paths))
@@ -56,6 +61,9 @@ func (im *importer) run() {
 			}
 			var notes []string
 			tool, err := im.operation(path, m, item, op, &notes)
+			if err := im.spent.err; err != nil {
+				return err
+			}
 			if err != nil {
 				im.res.Skipped = append(im.res.Skipped, Skip{Method: m, Path: path, OperationID: op.OperationID, Reason: err.Error()})
 				continue
@@ -68,6 +76,7 @@ func (im *importer) run() {
 			}
 		}
 	}
+	return nil
 }
 
 // operation maps one operation. notes collects what the reader should know.
@@ -76,7 +85,8 @@ func (im *importer) operation(path, method string, item *openapi3.PathItem, op *
 	case "OPTIONS", "TRACE":
 		return switchboard.Tool{}, skipf("%s is not a method switchboard calls", method)
 	}
-	conv := &converter{maxDepth: im.opts.MaxDepth, notes: notes}
+	im.spent.init(im.ctx, im.opts.MaxSchemaNodes, method+" "+path)
+	conv := &converter{maxDepth: im.opts.MaxDepth, notes: notes, spent: &im.spent}
 	props := map[string]any{}
 	var required []string
 	in := map[string]string{} // property name → where it goes

@@ -16,6 +16,7 @@ import (
 // marked readOnly left out (a caller never sends them).
 type converter struct {
 	maxDepth int
+	spent    *expansion
 	notes    *[]string
 	stack    []string
 	cut      map[string]bool
@@ -28,7 +29,7 @@ func (c *converter) note(format string, args ...any) {
 // schema converts ref. input says whether readOnly properties are dropped.
 func (c *converter) schema(ref *openapi3.SchemaRef, depth int, input bool) map[string]any {
 	m := map[string]any{}
-	if ref == nil || ref.Value == nil {
+	if ref == nil || ref.Value == nil || !c.spent.take() {
 		return m
 	}
 	if ref.Ref != "" {
@@ -225,6 +226,9 @@ func (c *converter) object(ref *openapi3.SchemaRef) (bodyObject, error) {
 
 func (c *converter) flatten(ref *openapi3.SchemaRef, out *bodyObject, depth int) error {
 	s := ref.Value
+	if !c.spent.take() {
+		return c.spent.err
+	}
 	if depth > c.maxDepth {
 		return fmt.Errorf("nests allOf deeper than %d levels", c.maxDepth)
 	}

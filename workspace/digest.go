@@ -365,7 +365,7 @@ func digestAgents(agents []switchboard.AgentSession) []switchboard.DigestAgent {
 			continue
 		}
 		out = append(out, switchboard.DigestAgent{ID: a.ID, Kind: a.Kind, Label: clip(a.Label, digestLabel),
-			Scope: a.Scope, Status: a.Status, Task: clip(a.Task, digestText)})
+			Principal: clip(a.Principal, digestLabel), Scope: a.Scope, Status: a.Status, Task: clip(a.Task, digestText)})
 	}
 	busy := func(s switchboard.AgentStatus) int {
 		switch s {

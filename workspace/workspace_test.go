@@ -370,3 +370,15 @@ func TestDigestOfAHugeWorkspace(t *testing.T) {
 		t.Fatalf("the focused contexts did not survive: %d contexts", len(d.Contexts))
 	}
 }
+
+// TestDigestAgentsShowThePrincipal (issue 26): a label is whatever the
+// registrant chose ("Assistant"), so the digest shows who acts beside it.
+func TestDigestAgentsShowThePrincipal(t *testing.T) {
+	t.Parallel()
+	got := digestAgents([]switchboard.AgentSession{
+		{ID: "a1", Kind: switchboard.AgentVoice, Label: "Assistant", Principal: "agent:mallory", Status: switchboard.AgentRunning},
+	})
+	if len(got) != 1 || got[0].Principal != "agent:mallory" || got[0].Label != "Assistant" {
+		t.Fatalf("digest agents = %+v, want the principal beside the label", got)
+	}
+}

@@ -600,7 +600,9 @@ export class SwitchboardChat extends HTMLElement {
       groups.get(g).push(t);
     }
     box.append(el("p", "sbc-empty-title", "What can I do?"));
-    const here = (digest?.contexts ?? []).find((c) => c.sessionId === this.#conn?.sessionId && c.label) ?? (digest?.contexts ?? []).find((c) => c.label);
+    // Only this tab's own context: another tab's page is not "what you
+    // have open" here (a new tab would be told the page of an older one).
+    const here = (digest?.contexts ?? []).find((c) => c.sessionId === this.#conn?.sessionId && c.label);
     if (here) box.append(el("p", "sbc-empty-where", `I can see what you have open: ${here.label}.`));
     let prompts = this.#suggestions;
     if (!prompts) {

@@ -531,3 +531,25 @@ func httptestServer(t *testing.T, d *daemon.Daemon) *httptest.Server {
 	})
 	return srv
 }
+
+// TestChatWithoutModelInChromium: on a daemon with no model the chat
+// answers with a setup card whose config snippet keeps its line breaks,
+// not one red line with the YAML run together.
+func TestChatWithoutModelInChromium(t *testing.T) {
+	e := newEnv(t)
+	ctx, cancel := e.tab(t, e.srv.URL+"/demo/")
+	defer cancel()
+	do(t, ctx, chromedp.EmulateViewport(1280, 1000))
+	e.connected(t, ctx, demoTools...)
+	poll(t, ctx, chat+`.dataset.sbcReady === "true"`)
+	say(t, ctx, "hello")
+	poll(t, ctx, `!!document.querySelector("switchboard-chat .sbc-setup pre")`)
+	yaml := eval[string](t, ctx, `document.querySelector("switchboard-chat .sbc-setup pre").textContent`)
+	if !strings.Contains(yaml, "models:\n  default:\n") {
+		t.Fatalf("the setup card's snippet %q lost its line breaks", yaml)
+	}
+	// Shown as written: each line of the snippet is its own line on screen.
+	if lines := eval[float64](t, ctx, `(p => p.getBoundingClientRect().height / parseFloat(getComputedStyle(p).lineHeight || 14))(document.querySelector("switchboard-chat .sbc-setup pre"))`); lines < 4 {
+		t.Errorf("the snippet renders as %.1f lines", lines)
+	}
+}

@@ -63,7 +63,8 @@ func opsTools(t *testing.T, e *env) *atomic.Int32 {
 			"title":{"type":"string","minLength":3,"description":"What to do."},
 			"priority":{"enum":["low","high"]},
 			"estimate":{"type":"integer","minimum":1},
-			"urgent":{"type":"boolean"}}}`)}
+			"urgent":{"type":"boolean"},
+			"due":{"type":"string","format":"date"}}}`)}
 	err := e.d.RegisterFunc(ctx, create, func(_ context.Context, in json.RawMessage) (any, error) {
 		var v struct{ Title string }
 		_ = json.Unmarshal(in, &v)
@@ -122,6 +123,9 @@ func TestConsoleOperatorInChromium(t *testing.T) {
 	do(t, tab, chromedp.Click(`#tools tr button.link`), chromedp.WaitVisible(`#describe form.tryit`))
 	if got := text(t, tab, "#describe h2"); got != "tasks.create" {
 		t.Fatalf("describe shows %q", got)
+	}
+	if typ := eval[string](t, tab, `document.querySelector('[data-field=due] input').type`); typ != "date" {
+		t.Errorf("a format: date field is a %q input, want date", typ)
 	}
 	do(t, tab, chromedp.Click(`#describe form.tryit button[type=submit]`))
 	poll(t, tab, `document.querySelector('[data-field=title] .field-error').textContent === 'title is required'`)
@@ -197,7 +201,17 @@ func TestConsoleOperatorInChromium(t *testing.T) {
 	}
 	do(t, tab, chromedp.Click("#verify"))
 	poll(t, tab, `document.getElementById('verify-result').textContent.includes('chain intact')`)
+	// Durations read as a person says them, and at 1440 px the table,
+	// Reverse column included, fits without scrolling sideways.
+	if got := eval[string](t, tab, `[...document.querySelectorAll('#entries td')].map(td => td.textContent).filter(s => /\d\.\d ms/.test(s)).join('|')`); got != "" {
+		t.Errorf("durations in raw milliseconds: %q", got)
+	}
+	do(t, tab, chromedp.EmulateViewport(1440, 900))
+	if over := eval[bool](t, tab, `(s => s.scrollWidth > s.clientWidth)(document.querySelector('#activity .scroll'))`); over {
+		t.Errorf("the activity table is wider than its box at 1440 px: the Reverse column is clipped")
+	}
 	consoleShot(t, tab, "activity")
+	do(t, tab, chromedp.EmulateViewport(1280, 900))
 
 	// Agents (the bot's external session can be interrupted) and open tabs.
 	do(t, tab, chromedp.Navigate(e.srv.URL+"/#agents"))

@@ -9,6 +9,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/client"
 )
 
 // TestConsoleInChromium signs in to the operator console with the admin
@@ -53,4 +54,25 @@ func TestConsoleInChromium(t *testing.T) {
 	if pwned := eval[bool](t, tab, `!!window.pwned || !!document.querySelector('#tools img')`); pwned {
 		t.Error("a tool description was rendered as markup")
 	}
+}
+
+// TestConsoleApprovalsAfterWrongToken signs in with a wrong token, then the
+// right one: the approvals stream must start again, so an approval asked
+// for after that sign-in appears without a reload.
+func TestConsoleApprovalsAfterWrongToken(t *testing.T) {
+	e := newEnv(t)
+	opsTools(t, e)
+	tok, err := e.admin.CreateToken(context.Background(), client.TokenRequest{Agent: "bot", Allow: []string{"tasks.*"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, cancel := e.tab(t, e.srv.URL+"/#approvals")
+	defer cancel()
+
+	do(t, tab, chromedp.WaitVisible("html[data-console=ready] #signin-token"), chromedp.SendKeys("#signin-token", "wrong"), chromedp.Click("#login-form button"))
+	poll(t, tab, `document.getElementById('login-error').textContent.includes('UNAUTHORIZED')`)
+	do(t, tab, chromedp.SendKeys("#signin-token", adminToken), chromedp.Click("#login-form button"))
+	poll(t, tab, `document.getElementById('approvals-live').textContent === 'live'`)
+	agentCall(t, e, tok.Token, "Asked after the right token")
+	poll(t, tab, `[...document.querySelectorAll('#approval-list article')].some(a => a.textContent.includes('Asked after the right token'))`)
 }

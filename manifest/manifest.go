@@ -78,13 +78,13 @@ func Parse(b []byte, ext string) (switchboard.Manifest, error) {
 	if len(trimmed) > 0 && trimmed[0] == '[' {
 		var tools []switchboard.Tool
 		if err := strict(trimmed, &tools); err != nil {
-			return switchboard.Manifest{}, err
+			return switchboard.Manifest{}, withPosition(err, b, &tools)
 		}
 		return switchboard.Manifest{ProtocolVersion: switchboard.ProtocolVersion, Tools: tools}, nil
 	}
 	var m switchboard.Manifest
 	if err := strict(trimmed, &m); err != nil {
-		return switchboard.Manifest{}, err
+		return switchboard.Manifest{}, withPosition(err, b, &m)
 	}
 	if len(m.Tools) == 0 {
 		return switchboard.Manifest{}, switchboard.Errorf(switchboard.CodeInvalidInput, "manifest declares no tools (expected a \"tools\" list)")
@@ -125,6 +125,18 @@ func position(b []byte, off int64) (line, col int) {
 func atPosition(what string, line, col int, msg string) error {
 	return switchboard.Errorf(switchboard.CodeInvalidInput, "%s at line %d, column %d: %s", what, line, col, msg).
 		WithDetails(map[string]int{"line": line, "column": col})
+}
+
+// withPosition replaces a decoder's "unknown field" error, which has no
+// position, with one that has the line, the field's path and a suggestion.
+func withPosition(err error, doc []byte, v any) error {
+	if !strings.Contains(err.Error(), "unknown field") {
+		return err
+	}
+	if e := unknownKey(doc, v); e != nil {
+		return e
+	}
+	return err
 }
 
 func strict(b []byte, v any) error {

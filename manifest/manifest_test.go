@@ -126,3 +126,24 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestTypoHasLineAndSuggestion: a misspelt key is reported at its line with
+// the key it most likely meant, in YAML and JSON, at any depth.
+func TestTypoHasLineAndSuggestion(t *testing.T) {
+	t.Parallel()
+	for name, c := range map[string]struct{ doc, ext, want string }{
+		"yaml tool": {"tools:\n  - name: a.b\n    descripton: typo\n    class: read\n", ".yaml",
+			`unknown field "tools[0].descripton" at line 3, column 5; did you mean description?`},
+		"yaml binding": {"tools:\n  - name: a.b\n    description: x\n    class: read\n    binding:\n      http: {methd: GET, url: 'http://x/'}\n", ".yaml",
+			`unknown field "tools[0].binding.http.methd" at line 6, column 14; did you mean method?`},
+		"json array": {"[\n {\"name\": \"a.b\",\n  \"clas\": \"read\"}]", ".json",
+			`unknown field "[0].clas" at line 3, column 3; did you mean class?`},
+		"no suggestion": {"tools:\n  - name: a.b\n    zzzzzz: 1\n", ".yaml",
+			`unknown field "tools[0].zzzzzz" at line 3, column 5 (tools[0] takes name,`},
+	} {
+		_, err := Parse([]byte(c.doc), c.ext)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", name, err, c.want)
+		}
+	}
+}

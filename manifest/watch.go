@@ -38,6 +38,10 @@ type WatchOptions struct {
 	// OnReload, when set, is told the outcome of every reload attempt after
 	// the first Load (consoles, tests).
 	OnReload func(Reload)
+	// Base resolves the file's path-only binding URLs (see Resolve): the
+	// daemon's own URL. Empty leaves them as written (the registry then
+	// refuses them).
+	Base string
 }
 
 // Reload is the outcome of applying the file once.
@@ -115,6 +119,9 @@ func (w *Watcher) apply(ctx context.Context) Reload {
 	if err != nil {
 		w.failed = sum // report a bad version once, not on every event
 		return Reload{Err: err}
+	}
+	if w.opts.Base != "" {
+		Resolve(&m, w.opts.Base)
 	}
 	tools, err := w.reg.Register(ctx, w.opts.Source, m.Tools)
 	if err != nil {

@@ -206,7 +206,11 @@ func checkBinding(t *switchboard.Tool) error {
 	}
 	u, err := url.Parse(strings.NewReplacer("{", "", "}", "").Replace(h.URL))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return switchboard.Errorf(switchboard.CodeInvalidInput, "tool %s: binding url %q must be an absolute http(s) URL", t.Name, h.URL)
+		hint := ""
+		if strings.HasPrefix(h.URL, "/") {
+			hint = " (a path-only URL in a manifest file is resolved against the daemon's address by `switchboard tools register` and `serve --manifest`; over the API, send it absolute)"
+		}
+		return switchboard.Errorf(switchboard.CodeInvalidInput, "tool %s: binding url %q must be an absolute http(s) URL%s", t.Name, h.URL, hint)
 	}
 	for k, v := range h.Headers {
 		if k == "" || (v.Env == "" && v.Value == "") {

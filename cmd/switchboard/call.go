@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -85,9 +86,20 @@ func callAndPrint(c *cobra.Command, g *globals, name string, input json.RawMessa
 	if err != nil {
 		return err
 	}
+	// A blocking call is sent async and then followed, so that a call that
+	// waits for approval can say so while it waits instead of hanging
+	// silently; the outcome printed is the same.
+	blocking := !x.Async
+	x.Async = true
 	resp, err := cl.CallToolWith(c.Context(), name, input, o, x)
-	if err == nil && x.Async && resp.InvocationID != "" && !resp.Status.Terminal() {
+	if err == nil && resp.InvocationID != "" && !resp.Status.Terminal() {
 		resp, err = latest(c, cl, resp)
+	}
+	if err == nil && blocking && resp.InvocationID != "" && !resp.Status.Terminal() {
+		if resp.Status == switchboard.StatusAwaitingApproval {
+			waitingNote(c, g, cl, name, resp.InvocationID)
+		}
+		resp, err = follow(c, cl, resp)
 	}
 	if resp.InvocationID == "" {
 		err = suggestTool(c.Context(), cl, name, err) // refused before it was recorded: maybe a typo
@@ -126,6 +138,57 @@ func callAndPrint(c *cobra.Command, g *globals, name string, input json.RawMessa
 	buf.WriteByte('\n')
 	_, err = g.stdout.Write(buf.Bytes())
 	return err
+}
+
+// Pauses between reads of a call that is followed to its end: short at
+// first (most approvals are quick), growing to followMaxPause.
+const (
+	followFirstPause = 250 * time.Millisecond
+	followMaxPause   = 3 * time.Second
+)
+
+// waitingNote says on stderr that the call waits for approval, for whom,
+// and where it can be decided. An agent token may read its own approval
+// requests; when it cannot, the note names the invocation instead.
+func waitingNote(c *cobra.Command, g *globals, cl *client.Client, tool, invocation string) {
+	ref := "invocation " + invocation
+	var expires string
+	if as, err := cl.Approvals(c.Context(), client.ApprovalQuery{Invocation: invocation, Limit: 1}); err == nil && len(as) > 0 {
+		ref = "approval " + as[0].ID
+		if !as[0].ExpiresAt.IsZero() {
+			expires = ", until " + as[0].ExpiresAt.Local().Format("15:04:05") + " when it expires"
+		}
+	}
+	fmt.Fprintf(g.stderr, "%s waits for approval (%s): waiting for the user to approve or deny it%s — in the console (%s/#approvals), the app's approval card, or `switchboard approvals approve|deny` with the admin token\n",
+		tool, ref, expires, cl.BaseURL())
+}
+
+// follow re-reads a recorded call until it ends (or ctx does) and returns
+// it as a blocking call would have answered.
+func follow(c *cobra.Command, cl *client.Client, resp switchboard.CallResponse) (switchboard.CallResponse, error) {
+	pause := followFirstPause
+	t := time.NewTimer(pause)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.Context().Done():
+			return resp, c.Context().Err()
+		case <-t.C:
+		}
+		inv, err := cl.GetInvocation(c.Context(), resp.InvocationID)
+		if err != nil {
+			return resp, err
+		}
+		if inv.Status.Terminal() {
+			resp = switchboard.CallResponse{InvocationID: inv.ID, Status: inv.Status, Result: inv.Result, Error: inv.Error}
+			if inv.Error != nil {
+				return resp, inv.Error
+			}
+			return resp, nil
+		}
+		pause = min(pause*2, followMaxPause)
+		t.Reset(pause)
+	}
 }
 
 // latest re-reads an asynchronous call's record: the 202 says what the call

@@ -311,3 +311,39 @@ func TestServeCanvasAndPreview(t *testing.T) {
 		t.Fatalf("preview origin: %d %q", presp.StatusCode, presp.Header.Get("Content-Security-Policy"))
 	}
 }
+
+// TestExampleManifestFollowsDaemon registers examples/manifests/tasks.yaml
+// with a demo daemon on a port other than 7766: its path-only bindings must
+// name this daemon, and a call must reach this daemon's sample backend.
+func TestExampleManifestFollowsDaemon(t *testing.T) {
+	t.Setenv("TASKS_API_KEY", "any")
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "sb.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	d, err := daemon.New(ctx, daemon.Options{Store: st, AdminToken: testToken, Demo: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(d.Handler())
+	t.Cleanup(func() { srv.Close(); d.Close() })
+
+	g := []string{"--addr", srv.URL, "--token", testToken}
+	if code, out, errs := run(t, append(g, "tools", "register", "../../examples/manifests/tasks.yaml")...); code != 0 {
+		t.Fatalf("register: %d %q %q", code, out, errs)
+	}
+	code, out, _ := run(t, append(g, "tools", "describe", "tasks.list")...)
+	var tool switchboard.Tool
+	if code != 0 || json.Unmarshal([]byte(out), &tool) != nil || tool.Binding == nil || tool.Binding.HTTP == nil {
+		t.Fatalf("describe: %d %q", code, out)
+	}
+	if want := srv.URL + "/demo/api/projects/{projectId}/tasks"; tool.Binding.HTTP.URL != want {
+		t.Fatalf("binding url %q, want %q", tool.Binding.HTTP.URL, want)
+	}
+	code, out, errs := run(t, append(g, "tools", "call", "tasks.list", "--input", `{"projectId":"apollo"}`)...)
+	if code != 0 || !strings.HasPrefix(strings.TrimSpace(out), "[") && !strings.HasPrefix(strings.TrimSpace(out), "{") {
+		t.Fatalf("call: %d %q %q", code, out, errs)
+	}
+}

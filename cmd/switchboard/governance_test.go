@@ -151,6 +151,11 @@ func TestCLIGovernanceWalkthrough(t *testing.T) {
 	if r[0] != "0" || !strings.Contains(r[1], `"Ship it"`) || ts.count() != 1 {
 		t.Fatalf("the approved call: %v", r)
 	}
+	// While it waited, it said so, for whom, and where to decide.
+	if !strings.Contains(r[2], "tasks.create waits for approval (approval "+id+")") || !strings.Contains(r[2], "waiting for the user") ||
+		!strings.Contains(r[2], url+"/#approvals") {
+		t.Errorf("the waiting call's stderr: %q", r[2])
+	}
 	// Approving again is refused: an approval is good once.
 	if code, _, errs = run(t, append(admin, "approvals", "approve", id)...); code != 1 || !strings.Contains(errs, "CONFLICT") {
 		t.Fatalf("replayed approval: %d %q", code, errs)

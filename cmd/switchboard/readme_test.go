@@ -35,9 +35,10 @@ import (
 // nearest thing and says so here:
 //   - the daemon listens on a free port, not 127.0.0.1:7766 (the machine
 //     may be running another daemon or test); "127.0.0.1:7766" is replaced
-//     by that address in the commands and in the copies of
-//     examples/manifests/tasks.yaml and testdata/openapi/petstore3.yaml the
-//     commands read, and SWITCHBOARD_ADDR points the CLI at it;
+//     by that address in the commands and in the copy of
+//     testdata/openapi/petstore3.yaml the commands read, and
+//     SWITCHBOARD_ADDR points the CLI at it (examples/manifests/tasks.yaml
+//     is copied as it is: its path-only URLs follow the daemon's address);
 //   - `go run ./cmd/switchboard serve ...` starts the built binary in the
 //     background with the same arguments and environment (a later serve
 //     command would replace it, as Ctrl-C and a new start would);
@@ -297,7 +298,7 @@ func (w *walk) run(cmd string) {
 // the clone with the binary written where the commands run.
 func (w *walk) build(cmd string) {
 	w.t.Helper()
-	args := strings.Fields(cmd)
+	args := strings.Fields(strings.SplitN(cmd, "#", 2)[0]) // a trailing comment is not arguments
 	args[3] = filepath.Join(w.work, "switchboard")
 	c := exec.Command(args[0], args[1:]...)
 	c.Dir = w.root

@@ -201,11 +201,17 @@ func elicitation(v string) (mcpserver.Elicitation, error) {
 // consoleURL is the console's approvals view at the listen address (the
 // loopback address when it listens on all of them).
 func consoleURL(a net.Addr) string {
+	return selfURL(a) + "/#approvals"
+}
+
+// selfURL is where this process reaches its own listener: loopback when
+// it listens on every address.
+func selfURL(a net.Addr) string {
 	host := a.String()
 	if ta, ok := a.(*net.TCPAddr); ok && ta.IP.IsUnspecified() {
 		host = net.JoinHostPort("127.0.0.1", strconv.Itoa(ta.Port))
 	}
-	return "http://" + host + "/#approvals"
+	return "http://" + host
 }
 
 func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
@@ -222,6 +228,10 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 	if err := checkWindows(f.session); err != nil {
 		return usageError{err, c.CommandPath()}
 	}
+	// Said at once: opening the store, migrating it and building the
+	// catalog can take a while on a busy machine, and a silent terminal
+	// looks hung.
+	log.Info("switchboard serve starting", "addr", g.addr)
 	if f.retention.IdempotencyKeys <= 0 {
 		return usageError{fmt.Errorf("--retain-idempotency-keys (store.retention.idempotencyKeys) must be positive, such as 24h: it is how long a retried call replays its outcome; not %s", f.retention.IdempotencyKeys), c.CommandPath()}
 	}
@@ -320,7 +330,7 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 		return err
 	}
 	if f.manifest != "" { // a bad file at start is an error; a bad edit later is logged
-		w := manifest.NewWatcher(f.manifest, d.Registry, &manifest.WatchOptions{Logger: log})
+		w := manifest.NewWatcher(f.manifest, d.Registry, &manifest.WatchOptions{Logger: log, Base: selfURL(ln.Addr())})
 		if _, err := w.Load(ctx); err != nil {
 			ln.Close()
 			d.Close()

@@ -163,6 +163,9 @@ func newToolsRegister(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// Path-only binding URLs name the daemon's own server: the one
+			// this command registers with.
+			manifest.Resolve(&m, cl.BaseURL())
 			tools, err := cl.RegisterTools(c.Context(), switchboard.Source(source), m.Tools)
 			if err != nil {
 				return err

@@ -1,5 +1,6 @@
 // Package editdist measures how far apart two short strings are, for the
-// "did you mean" suggestions of the CLI and the panel spec validator.
+// "did you mean" suggestions of the CLI, the manifest reader and the panel
+// spec validator, and picks those suggestions (Suggest).
 package editdist
 
 // maxRunes bounds the inputs (names, keys, types) so the quadratic cost

@@ -3,7 +3,7 @@
 // of the daemon) and by target (applied to the page shown); Reverse on
 // tool calls whose tool declares an inverse (POST /activity/{id}/reverse,
 // through approval like any call); Verify recomputes the hash chain.
-import { $, el, api, button, badge, statusKind, when, jsonBlock, showError, followCall, labelled } from './lib.js';
+import { $, el, api, button, badge, statusKind, when, duration, jsonBlock, showError, followCall, labelled } from './lib.js';
 
 function details(e) {
   if (!e.details) return {};
@@ -15,7 +15,7 @@ function outcome(e) {
   const td = el('td');
   if (d.status) td.append(badge(d.status, statusKind(d.status)));
   if (d.code) td.append(el('small', ' ' + d.code, 'error'));
-  if (typeof d.durationMs === 'number') td.append(el('small', ` ${d.durationMs.toFixed(1)} ms`, 'muted'));
+  if (typeof d.durationMs === 'number') td.append(duration(d.durationMs));
   if (e.reversal) td.append(badge('reversal of #' + (e.reversal.of ?? '?'), 'muted'));
   if (!td.childNodes.length) td.append(el('span', '—', 'muted'));
   return td;

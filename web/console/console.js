@@ -17,6 +17,9 @@ const views = {
 
 function signedOut(message) {
   sessionStorage.removeItem(KEY);
+  // However the session ended (sign-out, a refused token), the next
+  // sign-in must start the approvals stream again.
+  following = false;
   stopApprovals();
   document.querySelectorAll('.view').forEach((v) => (v.hidden = true));
   $('login').hidden = false;
@@ -41,12 +44,12 @@ async function guard(fn) {
   }
 }
 
-whenUnauthorized((e) => signedOut('That token was refused: ' + e.message));
-
 let following = false;
 
+whenUnauthorized((e) => signedOut('That token was refused: ' + e.message));
+
 async function show() {
-  if (!sessionStorage.getItem(KEY)) { following = false; return signedOut(); }
+  if (!sessionStorage.getItem(KEY)) return signedOut();
   const name = location.hash.slice(1) in views ? location.hash.slice(1) : 'catalog';
   $('login').hidden = true;
   $('nav').hidden = false;
@@ -71,10 +74,7 @@ $('login-form').addEventListener('submit', async (ev) => {
   $('signin-token').value = '';
   await show();
 });
-$('signout').addEventListener('click', () => {
-  following = false;
-  signedOut('Signed out. The token is forgotten in this tab.');
-});
+$('signout').addEventListener('click', () => signedOut('Signed out. The token is forgotten in this tab.'));
 initCatalog(guard);
 initActivity(guard);
 initCalls(guard);

@@ -94,6 +94,21 @@ export function when(ts) {
   return t;
 }
 
+// duration says how long something took the way a person would: "840 ms",
+// "12.3 s", "2 min 28 s", "1 h 5 min" (an approval wait is minutes, not
+// 147633.3 ms). The exact number of milliseconds is the element's title.
+export function duration(ms) {
+  const s = ms / 1000;
+  let text;
+  if (ms < 1000) text = `${Math.round(ms)} ms`;
+  else if (s < 60) text = `${s.toFixed(1)} s`;
+  else if (s < 3600) text = `${Math.floor(s / 60)} min ${Math.floor(s % 60)} s`;
+  else text = `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+  const t = el('small', ' ' + text, 'muted');
+  t.title = `${ms} ms`;
+  return t;
+}
+
 // jsonBlock is an expandable JSON view: a <details> whose summary says what
 // it holds.
 export function jsonBlock(label, value, open) {

@@ -28,7 +28,8 @@ function control(name, s, required) {
     c = el('textarea'); c.rows = 3; c.placeholder = 'JSON';
   } else {
     c = el('input');
-    c.type = kind === 'string' ? 'text' : 'number';
+    // A JSON Schema date is YYYY-MM-DD, which is exactly a date input's value.
+    c.type = kind !== 'string' ? 'number' : s.format === 'date' ? 'date' : 'text';
     if (kind !== 'string') c.step = kind === 'integer' ? '1' : 'any';
     if (s.default !== undefined) c.placeholder = String(s.default);
   }

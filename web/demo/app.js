@@ -306,6 +306,9 @@ async function start() {
   const creds = await session().catch((err) => { why = err.message; return null; });
   if (!creds) {
     setStatus("closed");
+    // No session, nothing to drive: no "attached as session …" above an
+    // empty command.
+    document.getElementById("drive").hidden = true;
     main.replaceChildren(document.getElementById("no-session").content.cloneNode(true));
     if (why) main.querySelector("[data-why]").textContent = why;
     return;

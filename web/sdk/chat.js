@@ -324,6 +324,11 @@ const CSS_TEXT = `
 :where(switchboard-chat button.sbc-approve),:where(switchboard-chat button.sbc-send){background:#3559e0;border-color:#3559e0;color:#fff;font-weight:600}
 :where(switchboard-chat button.sbc-deny){color:#b42318;border-color:#fda29b}
 :where(.sbc-error){color:#b42318;font-size:.85rem}
+:where(.sbc-error){white-space:pre-wrap;overflow-wrap:anywhere}
+:where(.sbc-setup){border:1px solid #fedf89;background:#fffaeb;border-radius:.6rem;padding:.6rem .75rem;font-size:.85rem;color:#344054}
+:where(.sbc-setup-title){font-weight:600;margin:0 0 .3rem;color:#101828}
+:where(.sbc-setup-how){margin:0 0 .4rem}
+:where(.sbc-setup-yaml){white-space:pre;overflow-x:auto;margin:0;padding:.5rem;background:#fff;border:1px solid #eaecf0;border-radius:.4rem;font-size:.78rem}
 :where(.sbc-note){color:#667085;font-size:.8rem;align-self:center}
 :where(.sbc-empty){display:flex;flex-direction:column;gap:.6rem;color:#475467;padding:.25rem}
 :where(.sbc-empty-title){font-weight:600;color:#101828;font-size:.95rem;margin:0}
@@ -595,7 +600,9 @@ export class SwitchboardChat extends HTMLElement {
       groups.get(g).push(t);
     }
     box.append(el("p", "sbc-empty-title", "What can I do?"));
-    const here = (digest?.contexts ?? []).find((c) => c.sessionId === this.#conn?.sessionId && c.label) ?? (digest?.contexts ?? []).find((c) => c.label);
+    // Only this tab's own context: another tab's page is not "what you
+    // have open" here (a new tab would be told the page of an older one).
+    const here = (digest?.contexts ?? []).find((c) => c.sessionId === this.#conn?.sessionId && c.label);
     if (here) box.append(el("p", "sbc-empty-where", `I can see what you have open: ${here.label}.`));
     let prompts = this.#suggestions;
     if (!prompts) {
@@ -1063,9 +1070,19 @@ export class SwitchboardChat extends HTMLElement {
         li.dataset.sbcSeq = String(item.seq);
         li.title = "Queued: the assistant reads it at its next step";
         break;
-      case "error":
+      case "error": {
+        // A daemon without a model: a setup card, the config snippet with
+        // its newlines, instead of one red line no one can copy from.
+        const setup = /^MODEL_ERROR: (no model is configured[^\n]*?)(?:, e\.g\.)?\n([\s\S]*)$/.exec(item.text);
+        if (setup) {
+          li = el("li", "sbc-setup");
+          li.append(el("p", "sbc-setup-title", "The assistant needs a model"),
+            el("p", "sbc-setup-how", setup[1] + ":"), el("pre", "sbc-setup-yaml", setup[2]));
+          break;
+        }
         li = el("li", "sbc-error", item.text);
         break;
+      }
       case "note":
         li = el("li", "sbc-note", item.text);
         break;

@@ -1,0 +1,29 @@
+package manifest
+
+import (
+	"strings"
+
+	"github.com/switchboardhq/switchboard"
+)
+
+// Resolve makes path-only binding URLs absolute against base, the URL of
+// the daemon the manifest is registered with (http://127.0.0.1:7768). A
+// manifest whose backend is served by the daemon itself (the demo's
+// /demo/api/) then follows the daemon's port instead of naming one: a
+// daemon on 7768 must not call the backend of another daemon on 7766.
+// Absolute URLs are left as they are. The catalog stores the resolved URL,
+// so the daemon's registry sees only absolute URLs, as before.
+func Resolve(m *switchboard.Manifest, base string) {
+	base = strings.TrimRight(base, "/")
+	for i := range m.Tools {
+		b := m.Tools[i].Binding
+		if b == nil || b.HTTP == nil || !strings.HasPrefix(b.HTTP.URL, "/") || strings.HasPrefix(b.HTTP.URL, "//") {
+			continue
+		}
+		h := *b.HTTP
+		h.URL = base + h.URL
+		nb := *b
+		nb.HTTP = &h
+		m.Tools[i].Binding = &nb
+	}
+}

@@ -106,6 +106,9 @@ func (rt *Runtime) loop(ctx context.Context, run *Run, req StartRequest, plan *r
 			rt.end(ctx, st, switchboard.RunSucceeded, nil, nil, map[string]any{"stopReason": "max_steps", "steps": maxSteps})
 			return
 		}
+		if step > 1 {
+			rt.refreshTools(ctx, st) // tools registered or withdrawn while it runs (refresh.go)
+		}
 		run.mu.Lock()
 		run.steps = step
 		run.mu.Unlock()

@@ -73,6 +73,22 @@ func ApprovalResponses(ms []UIMessage) []agui.ResumeEntry {
 	return out
 }
 
+// ResponseMessageID is the id of the assistant message a response stream
+// builds for a request whose messages (after a regenerate's answer is
+// dropped) are ms. A continuation — the last message is the assistant's,
+// as after an approval response or a client-side tool output — keeps that
+// message's id, as the AI SDK's own server does (handleUIMessageStreamFinish):
+// readUIMessageStream({message}) resets the message when the stream's start
+// names another id, and then finds none of the tool calls it continues.
+// Otherwise it is requested (the request's messageId; "" lets the caller
+// choose).
+func ResponseMessageID(requested string, ms []UIMessage) string {
+	if n := len(ms); n > 0 && ms[n-1].Role == agui.RoleAssistant && ms[n-1].ID != "" {
+		return ms[n-1].ID
+	}
+	return requested
+}
+
 // ParseChatRequest decodes a DefaultChatTransport body.
 func ParseChatRequest(b []byte) (ChatRequest, error) {
 	var req ChatRequest

@@ -394,7 +394,7 @@ func (s *Server) aiSDKChat(w http.ResponseWriter, r *http.Request, c agentCaller
 	// A client that goes away (a reload, or useChat's stop(), which is only
 	// an abort) does not end the run: it reattaches with GET
 	// .../{id}/stream; DELETE .../{id}/stream stops it.
-	s.serveUIStream(w, r, run, req.MessageID)
+	s.serveUIStream(w, r, run, aisdk.ResponseMessageID(req.MessageID, msgs))
 }
 
 func (s *Server) capabilities(w http.ResponseWriter, r *http.Request, c agentCaller) {

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -138,9 +139,16 @@ func toolPart(t *testing.T, msg map[string]any) map[string]any {
 // approval-responded (what addToolApprovalResponse makes) and the same
 // assistant message continues — output-available with the real result,
 // or output-denied.
+//
+// useChat names the continued message in the request's messageId; a
+// client built on readUIMessageStream({message}) may not, and the stream
+// must continue that message all the same.
 func TestAISDKToolApprovalWithAIPackage(t *testing.T) {
-	for _, approve := range []bool{true, false} {
-		name := map[bool]string{true: "approve", false: "deny"}[approve]
+	for _, c := range []struct {
+		name             string
+		approve, sendsID bool
+	}{{"approve", true, true}, {"deny", false, true}, {"approve-without-messageId", true, false}} {
+		name, approve := c.name, c.approve
 		t.Run(name, func(t *testing.T) {
 			e := newAssistantWith(t, true, true)
 			aguitest.Require(t)
@@ -167,9 +175,13 @@ func TestAISDKToolApprovalWithAIPackage(t *testing.T) {
 			} else {
 				e.model.Push(modeltest.Turn{Text: "Not created."})
 			}
+			messageID := ""
+			if c.sendsID {
+				messageID = `"messageId":"` + out.Message["id"].(string) + `",`
+			}
 			var out2 aisdkOut
 			aguitest.Run(t, nil, &out2, "aisdk", e.srv.URL+"/api/v1/agent/chat",
-				`{"id":"chat-ai-`+name+`","trigger":"submit-message","messageId":"`+out.Message["id"].(string)+`","messages":[`+user+`,`+string(asst)+`]}`, hdr)
+				`{"id":"chat-ai-`+name+`","trigger":"submit-message",`+messageID+`"messages":[`+user+`,`+string(asst)+`]}`, hdr)
 			if out2.Error != "" || len(out2.Invalid) > 0 || len(out2.Errors) > 0 {
 				t.Fatalf("%+v", out2)
 			}
@@ -191,5 +203,71 @@ func TestAISDKToolApprovalWithAIPackage(t *testing.T) {
 				t.Fatalf("approval %+v", a)
 			}
 		})
+	}
+}
+
+// uiChunks reads a UI Message Stream response into its chunks.
+func uiChunks(t *testing.T, resp *http.Response) []map[string]any {
+	t.Helper()
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d: %v", resp.StatusCode, decodeJSON(t, resp))
+	}
+	var out []map[string]any
+	if err := agui.ReadFrames(resp.Body, func(_ string, data []byte) error {
+		if string(data) == "[DONE]" {
+			return nil
+		}
+		var c map[string]any
+		if err := json.Unmarshal(data, &c); err != nil {
+			return err
+		}
+		out = append(out, c)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestAISDKContinuationKeepsMessageID: the stream answering an approval
+// response starts with the id of the assistant message it continues (the
+// client's, whatever the first stream called it), with or without the
+// request's messageId, as the AI SDK's own server does; a new turn gets
+// the stream's own id.
+func TestAISDKContinuationKeepsMessageID(t *testing.T) {
+	e := newAssistantWith(t, true, true)
+	e.model.Push(createThenAnswer[0])
+	user := `{"id":"u1","role":"user","parts":[{"type":"text","text":"create 'Ship it' in p1"}]}`
+	first := uiChunks(t, e.post(t, "POST", "/api/v1/agent/chat", token, `{"id":"chat-cont","trigger":"submit-message","messages":[`+user+`]}`))
+	if first[0]["type"] != "start" || first[0]["messageId"] == "" {
+		t.Fatalf("first chunk %v", first[0])
+	}
+	var approvalID, callID string
+	for _, c := range first {
+		if c["type"] == "tool-approval-request" {
+			approvalID, callID = c["approvalId"].(string), c["toolCallId"].(string)
+		}
+	}
+	if approvalID == "" {
+		t.Fatalf("no approval request in %v", first)
+	}
+	asst := `{"id":"a-client","role":"assistant","parts":[{"type":"step-start"},{"type":"text","text":"On it."},
+		{"type":"dynamic-tool","toolName":"tasks.create","toolCallId":"` + callID + `","state":"approval-responded",
+		 "input":{"projectId":"p1","title":"Ship it"},"approval":{"id":"` + approvalID + `","approved":true}}]}`
+	e.model.Push(createThenAnswer[1])
+	cont := uiChunks(t, e.post(t, "POST", "/api/v1/agent/chat", token, `{"id":"chat-cont","trigger":"submit-message","messages":[`+user+`,`+asst+`]}`))
+	if cont[0]["type"] != "start" || cont[0]["messageId"] != "a-client" {
+		t.Fatalf("the continuation starts %v, want messageId a-client", cont[0])
+	}
+	if len(e.tasks) != 1 {
+		t.Fatalf("the approved call ran %d times", len(e.tasks))
+	}
+	// A new user turn after it is a new assistant message.
+	e.model.Push(modeltest.Turn{Text: "Done."})
+	next := uiChunks(t, e.post(t, "POST", "/api/v1/agent/chat", token, `{"id":"chat-cont","trigger":"submit-message","messages":[`+user+`,`+asst+`,
+		{"id":"u2","role":"user","parts":[{"type":"text","text":"thanks"}]}]}`))
+	if id, _ := next[0]["messageId"].(string); id == "" || id == "a-client" {
+		t.Fatalf("a new turn starts %v", next[0])
 	}
 }

@@ -813,6 +813,9 @@ func (a *Agents) ApprovalCancelled(ctx context.Context, id, apr string) {
 
 func (a *Agents) approvalChange(ctx context.Context, id, apr string, pending bool) {
 	a.mu.Lock()
+	if !pending {
+		a.withdrawLocked(apr) // whatever became of the agent session
+	}
 	st, ok := a.sessions[id]
 	if !ok || st.s.Status.Final() {
 		a.mu.Unlock()

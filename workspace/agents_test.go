@@ -343,3 +343,43 @@ func TestParkAndWork(t *testing.T) {
 		done2()
 	}
 }
+
+// An escalation note lives only while its approval waits: deciding (or
+// cancelling) the approval withdraws it, an expired one is not told, and
+// a resolution that overtakes its request on the bus leaves no note.
+func TestEscalationWithdrawnWithItsApproval(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	a, c, _, _ := newAgents(t)
+	job, _ := a.Start(ctx, workspace.Spec{Kind: switchboard.AgentBackground, Principal: switchboard.Assistant(), User: "alice", Status: switchboard.AgentRunning})
+	ext, _ := a.Start(ctx, workspace.Spec{Kind: switchboard.AgentExternal, Principal: switchboard.Assistant(), User: "alice", Status: switchboard.AgentRunning})
+	expires := c.now().Add(time.Minute)
+	escalate := func(id, apr string) {
+		a.ApprovalPending(ctx, id, apr)
+		a.Escalate(id, switchboard.ApprovalRequest{ID: apr, Tool: "deck.export", ExpiresAt: expires})
+	}
+	escalate(job.ID, "apr_decided")
+	escalate(ext.ID, "apr_cancelled")
+	escalate(job.ID, "apr_waiting")
+	escalate(ext.ID, "apr_expiring")
+	a.ApprovalSettled(ctx, job.ID, "apr_decided")
+	a.ApprovalCancelled(ctx, ext.ID, "apr_cancelled")
+	// Its resolution first (another replica's event came first), then the
+	// request: nothing to tell.
+	a.ApprovalSettled(ctx, job.ID, "apr_late")
+	a.Escalate(job.ID, switchboard.ApprovalRequest{ID: "apr_late", Tool: "deck.export", ExpiresAt: expires})
+	notes := a.TakeNotes("ses_b", "alice")
+	var got []string
+	for _, n := range notes {
+		got = append(got, string(n.Data))
+	}
+	if len(notes) != 2 || !strings.Contains(got[0], "apr_waiting") || !strings.Contains(got[1], "apr_expiring") {
+		t.Fatalf("notes while apr_waiting and apr_expiring wait: %v", got)
+	}
+	// The next turn comes after expiry, before any sweep settled it.
+	escalate(ext.ID, "apr_expired")
+	c.add(time.Minute)
+	if notes := a.TakeNotes("ses_b", "alice"); len(notes) != 0 {
+		t.Fatalf("an expired approval's note reached a turn: %+v", notes)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/activity"
@@ -25,6 +26,11 @@ type Note struct {
 	Kind string          `json:"kind"` // "handoff" or "approval"
 	Text string          `json:"text"`
 	Data json.RawMessage `json:"data,omitempty"`
+	// approval and expires tie an approval note to the request it
+	// surfaces: the note is withdrawn once that request is decided,
+	// cancelled or expired, so a later turn never hears of it.
+	approval string
+	expires  time.Time
 }
 
 // HandoffRequest is the input of agents.handoff.
@@ -249,14 +255,31 @@ func (a *Agents) Escalate(id string, apr switchboard.ApprovalRequest) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	st, ok := a.sessions[id]
-	if !ok || !escalates(st.s.Kind) {
-		return
+	if !ok || !escalates(st.s.Kind) || st.settled[apr.ID] {
+		return // settled already: its resolution overtook the request on the bus
 	}
 	data, _ := json.Marshal(map[string]any{"approvalId": apr.ID, "agentId": id, "agent": st.s.Label, "tool": apr.Tool,
 		"summary": apr.Summary, "expiresAt": apr.ExpiresAt})
 	a.noteLocked(st.user, Note{Kind: "approval",
 		Text: fmt.Sprintf("%s agent %s waits for the user's approval %s (%s). Tell the user; they decide it on its card, not you.", st.s.Kind, st.s.Label, apr.ID, apr.Tool),
-		Data: data})
+		Data: data, approval: apr.ID, expires: apr.ExpiresAt})
+}
+
+// withdrawLocked drops the approval notes that surface approval apr.
+func (a *Agents) withdrawLocked(apr string) {
+	for k, q := range a.notes {
+		kept := q[:0:0]
+		for _, n := range q {
+			if n.approval != apr {
+				kept = append(kept, n)
+			}
+		}
+		if len(kept) == 0 {
+			delete(a.notes, k)
+		} else if len(kept) != len(q) {
+			a.notes[k] = kept
+		}
+	}
 }
 
 // TakeNotes returns and clears the notes for the assistant's next turn in
@@ -269,7 +292,12 @@ func (a *Agents) TakeNotes(sid, user string) []Note {
 		if sid == "" && strings.HasPrefix(k, "tab:") {
 			continue
 		}
-		out = append(out, a.notes[k]...)
+		for _, n := range a.notes[k] {
+			if n.approval != "" && !n.expires.IsZero() && !a.now().Before(n.expires) {
+				continue // expired, though its expiry may not have been swept yet
+			}
+			out = append(out, n)
+		}
 		delete(a.notes, k)
 	}
 	return out

@@ -35,6 +35,12 @@ export declare class SwitchboardChat extends HTMLElement {
    * itself (the element never loads code from the server).
    */
   toolRenderers: Record<string, ToolRenderer>;
+  /**
+   * Renderers keyed by the `ui.rendererId` a tool declares: one renderer
+   * for every tool that names it. A tool's entry in toolRenderers wins; a
+   * rendererId with no renderer here gets the default card body.
+   */
+  renderers: Record<string, ToolRenderer>;
   /** Suggested first prompts for the empty chat; null derives them from the catalog. */
   suggestions: string[] | null;
   /** The chat (thread) id shown. */

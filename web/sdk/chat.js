@@ -30,7 +30,8 @@
 //
 // Nothing from the model, a tool or the server is parsed as HTML or run as
 // code: text goes into text nodes, and the only renderers are the host's
-// own functions in toolRenderers.
+// own functions in toolRenderers (by tool name) and renderers (by the
+// rendererId a tool declares).
 
 const STORE = "switchboard.chat.";
 const MAX_LIVE = 200; // items kept for resume
@@ -390,7 +391,7 @@ function groupName(t) {
 export class SwitchboardChat extends HTMLElement {
   #conn = null;
   #thread = "";
-  #native = true; // until the capabilities route says otherwise
+  #native = false; // the safe policy until the capabilities route says otherwise
   #busy = false;
   #runId = "";
   #lastEventId = "";
@@ -401,6 +402,7 @@ export class SwitchboardChat extends HTMLElement {
   #offEvent = null;
   #built = false;
   #renderers = {};
+  #byRenderer = {}; // rendererId → renderer
   #agents = new Map(); // agent session id → label, from the digest
   #early = new Map(); // approval id → a resolution that came before its card
   #digest = null; // the digest read at start (a promise)
@@ -433,6 +435,23 @@ export class SwitchboardChat extends HTMLElement {
 
   get toolRenderers() {
     return { ...this.#renderers };
+  }
+
+  /**
+   * Renderers by the rendererId a tool declares in its UI hints
+   * ({rendererId: (part) => Node}): one renderer serves every tool that
+   * names it. A tool's own entry in toolRenderers comes first; a call whose
+   * rendererId has no renderer here gets the default card body.
+   */
+  set renderers(map) {
+    const out = {};
+    for (const [id, fn] of Object.entries(map ?? {})) if (typeof fn === "function") out[id] = fn;
+    this.#byRenderer = out;
+    for (const item of this.#live) if (item.k === "tool") this.#update(item);
+  }
+
+  get renderers() {
+    return { ...this.#byRenderer };
   }
 
   /** Suggested first prompts for the empty chat; null derives them from the catalog. */
@@ -513,13 +532,19 @@ export class SwitchboardChat extends HTMLElement {
     this.#nodes.clear();
     this.#empty = null;
     this.#digest = this.#readDigest();
+    // Until this connection's capabilities arrive, a busy send waits (no
+    // follow-up is posted to a runtime that may not take one).
+    this.#native = false;
+    this.dataset.sbcNative = "false";
+    this.#setBusy(this.#busy);
     try {
       const caps = await conn.request(`/api/v1/agent/capabilities?session=${encodeURIComponent(this.#thread)}`);
-      this.#native = caps?.nativeFollowUp !== false;
+      this.#native = caps?.nativeFollowUp === true;
     } catch {
       this.#native = false; // unknown: the safe policy
     }
     this.dataset.sbcNative = String(this.#native);
+    this.#setBusy(this.#busy); // a send made meanwhile may now follow up
     // A run still going when this element last saw it is resumed after the
     // last event shown; one that has ended is in the history already.
     let resume = load(`run.${this.#thread}`);
@@ -1125,14 +1150,15 @@ export class SwitchboardChat extends HTMLElement {
     }
     const args = parseJSON(item.args || "{}");
     const result = item.result === undefined ? undefined : parseJSON(item.result);
-    const render = this.#renderers[item.name];
+    const rid = typeof item.ui?.rendererId === "string" ? item.ui.rendererId : "";
+    const render = this.#renderers[item.name] ?? (rid && Object.hasOwn(this.#byRenderer, rid) ? this.#byRenderer[rid] : undefined);
     let body = null;
     if (render) {
       try {
         const node = render({ toolCallId: item.id, name: item.name, args, status, result, error: item.error ?? "", ui: item.ui ?? null });
         if (node instanceof Node) body = node;
       } catch (err) {
-        body = el("div", "sbc-error", `The ${item.name} renderer failed: ${err?.message ?? err}`);
+        body = el("div", "sbc-error", `The ${rid && !this.#renderers[item.name] ? rid : item.name} renderer failed: ${err?.message ?? err}`);
       }
     }
     if (body) {

@@ -147,8 +147,11 @@ type Options struct {
 	// scope of its session's user (principal.go). The daemon always sets
 	// it; nil leaves every run the assistant's full scope.
 	Scopes SessionScopes
-	Logger *slog.Logger
-	Now    func() time.Time
+	// OnUsage, if set, hears each model turn's usage and its cost (-1 for
+	// a model without prices): the metrics' tokens and cost by model.
+	OnUsage func(model string, u model.Usage, cost float64)
+	Logger  *slog.Logger
+	Now     func() time.Time
 }
 
 // Runtime runs agent loops. Safe for concurrent use.

@@ -245,8 +245,10 @@ func (rt *Runtime) account(st *runState, u model.Usage) {
 	r := st.run
 	r.mu.Lock()
 	r.usage = r.usage.Add(u)
+	turnCost := -1.0
 	if st.b.Price != nil {
-		r.cost += st.b.Price.Cost(u)
+		turnCost = st.b.Price.Cost(u)
+		r.cost += turnCost
 	}
 	v := map[string]any{
 		"step": r.steps, "inputTokens": r.usage.InputTokens, "outputTokens": r.usage.OutputTokens,
@@ -256,6 +258,9 @@ func (rt *Runtime) account(st *runState, u model.Usage) {
 		v["cost"] = r.cost
 	}
 	r.mu.Unlock()
+	if rt.opts.OnUsage != nil {
+		rt.opts.OnUsage(st.b.Model, u, turnCost)
+	}
 	st.em.emit(&agui.Custom{Name: "switchboard.usage", Value: v})
 }
 

@@ -104,8 +104,13 @@ type Options struct {
 	// every run its AG-UI state; nil leaves both out.
 	Digests Digests
 	// Instructions replace DefaultInstructions.
-	Instructions       string
-	MaxSteps           int
+	Instructions string
+	MaxSteps     int
+	// MaxRunTokens and MaxRunCost (US dollars, for models with prices)
+	// are each run's ceilings, checked before every model call: a run
+	// that reached one ends failed with BUDGET_EXCEEDED. Zero means none.
+	MaxRunTokens       int64
+	MaxRunCost         float64
 	DeferThreshold     int
 	MaxRunEvents       int
 	RetainRuns         int

@@ -50,6 +50,9 @@ const (
 	// of its end. The daemon never re-runs it; the caller reconciles with
 	// its idempotency key.
 	CodeOutcomeUnknown Code = "OUTCOME_UNKNOWN"
+	// CodeBudgetExceeded: a run reached its token or cost ceiling; it
+	// ends before the next model call.
+	CodeBudgetExceeded Code = "BUDGET_EXCEEDED"
 )
 
 // Codes lists every frozen code in a stable order.
@@ -62,7 +65,7 @@ var Codes = []Code{
 	CodeUpstreamError, CodeModelError, CodeInternal, CodeUnavailable,
 	CodeSpecParse, CodeSpecUnknownType, CodeSpecProps, CodeSpecAction,
 	CodeSpecBudget, CodeSpecUnsafe, CodeAgentNotFound, CodeLeaseHeld,
-	CodeOutcomeUnknown,
+	CodeOutcomeUnknown, CodeBudgetExceeded,
 }
 
 // Error is the error every layer returns when the cause has a frozen code.

@@ -67,16 +67,21 @@ type Options struct {
 	// Verify notices deleted last entries; nil keeps one in memory for this
 	// process only (OpenAnchor with no directory).
 	Anchor *Anchor
+	// OnEntry, if set, hears every entry this process appended, once it
+	// is committed (the metrics observer); it runs on the appender's
+	// goroutine, so it must be quick.
+	OnEntry func(switchboard.ActivityEntry)
 }
 
 // Ledger appends, reads and tails the activity ledger. Safe for
 // concurrent use.
 type Ledger struct {
-	store  Store
-	log    *slog.Logger
-	size   int
-	poll   time.Duration
-	anchor *Anchor
+	store   Store
+	log     *slog.Logger
+	size    int
+	poll    time.Duration
+	anchor  *Anchor
+	onEntry func(switchboard.ActivityEntry)
 
 	mu   sync.Mutex
 	ring []switchboard.ActivityEntry // sorted by ID, newest last
@@ -105,7 +110,7 @@ func New(ctx context.Context, store Store, opts *Options) (*Ledger, error) {
 			return nil, err
 		}
 	}
-	l := &Ledger{store: store, log: o.Logger, size: o.RingSize, poll: o.PollInterval, anchor: o.Anchor, wake: make(chan struct{})}
+	l := &Ledger{store: store, log: o.Logger, size: o.RingSize, poll: o.PollInterval, anchor: o.Anchor, onEntry: o.OnEntry, wake: make(chan struct{})}
 	if err := l.sync(ctx); err != nil {
 		return nil, err
 	}
@@ -147,6 +152,9 @@ func (l *Ledger) Observe(e switchboard.ActivityEntry) {
 	close(l.wake)
 	l.wake = make(chan struct{})
 	l.mu.Unlock()
+	if l.onEntry != nil {
+		l.onEntry(e)
+	}
 }
 
 // Head returns the newest entry id in the ring and a channel closed when

@@ -106,8 +106,13 @@ type Options struct {
 	// every run its AG-UI state; nil leaves both out.
 	Digests Digests
 	// Instructions replace DefaultInstructions.
-	Instructions       string
-	MaxSteps           int
+	Instructions string
+	MaxSteps     int
+	// MaxRunTokens and MaxRunCost (US dollars, for models with prices)
+	// are each run's ceilings, checked before every model call: a run
+	// that reached one ends failed with BUDGET_EXCEEDED. Zero means none.
+	MaxRunTokens       int64
+	MaxRunCost         float64
 	DeferThreshold     int
 	MaxRunEvents       int
 	RetainRuns         int
@@ -149,8 +154,11 @@ type Options struct {
 	// scope of its session's user (principal.go). The daemon always sets
 	// it; nil leaves every run the assistant's full scope.
 	Scopes SessionScopes
-	Logger *slog.Logger
-	Now    func() time.Time
+	// OnUsage, if set, hears each model turn's usage and its cost (-1 for
+	// a model without prices): the metrics' tokens and cost by model.
+	OnUsage func(model string, u model.Usage, cost float64)
+	Logger  *slog.Logger
+	Now     func() time.Time
 }
 
 // Runtime runs agent loops. Safe for concurrent use.

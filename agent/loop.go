@@ -112,6 +112,10 @@ func (rt *Runtime) loop(ctx context.Context, run *Run, req StartRequest, plan *r
 		run.mu.Lock()
 		run.steps = step
 		run.mu.Unlock()
+		if err := rt.overBudget(run); err != nil {
+			rt.end(ctx, st, switchboard.RunFailed, err, nil, nil)
+			return
+		}
 		st.em.startStep(fmt.Sprintf("step-%d", step))
 		calls, err := rt.modelTurn(ctx, st)
 		if err != nil {
@@ -242,14 +246,36 @@ func uiOf(o *offered) *switchboard.UIMeta {
 	return o.ui
 }
 
+// overBudget is BUDGET_EXCEEDED when the run has used its token or cost
+// ceiling (Options.MaxRunTokens, MaxRunCost); checked before each model
+// call, so a run overshoots by at most one turn.
+func (rt *Runtime) overBudget(r *Run) error {
+	r.mu.Lock()
+	tokens, cost := r.usage.Total(), r.cost
+	r.mu.Unlock()
+	if max := rt.opts.MaxRunTokens; max > 0 && tokens >= max {
+		return switchboard.Errorf(switchboard.CodeBudgetExceeded,
+			"the run used %d tokens, its ceiling is %d; it stopped before the next model call (start a new run to go on)", tokens, max).
+			WithDetails(map[string]any{"tokens": tokens, "maxTokens": max})
+	}
+	if max := rt.opts.MaxRunCost; max > 0 && cost >= max {
+		return switchboard.Errorf(switchboard.CodeBudgetExceeded,
+			"the run cost $%.4f, its ceiling is $%.4f; it stopped before the next model call (start a new run to go on)", cost, max).
+			WithDetails(map[string]any{"cost": cost, "maxCost": max})
+	}
+	return nil
+}
+
 // account adds a turn's usage (and cost, when the model has prices) to
 // the run and reports the totals.
 func (rt *Runtime) account(st *runState, u model.Usage) {
 	r := st.run
 	r.mu.Lock()
 	r.usage = r.usage.Add(u)
+	turnCost := -1.0
 	if st.b.Price != nil {
-		r.cost += st.b.Price.Cost(u)
+		turnCost = st.b.Price.Cost(u)
+		r.cost += turnCost
 	}
 	v := map[string]any{
 		"step": r.steps, "inputTokens": r.usage.InputTokens, "outputTokens": r.usage.OutputTokens,
@@ -259,6 +285,9 @@ func (rt *Runtime) account(st *runState, u model.Usage) {
 		v["cost"] = r.cost
 	}
 	r.mu.Unlock()
+	if rt.opts.OnUsage != nil {
+		rt.opts.OnUsage(st.b.Model, u, turnCost)
+	}
 	st.em.emit(&agui.Custom{Name: "switchboard.usage", Value: v})
 }
 

@@ -226,3 +226,19 @@ func (rt *Runtime) ActiveRun(thread string) *Run {
 	}
 	return r
 }
+
+// Running counts the runs this process is executing (the metrics' runs
+// gauge).
+func (rt *Runtime) Running() int {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	n := 0
+	for _, r := range rt.runs {
+		select {
+		case <-r.Done():
+		default:
+			n++
+		}
+	}
+	return n
+}

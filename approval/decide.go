@@ -233,6 +233,7 @@ func (s *Service) settle(ctx context.Context, a switchboard.ApprovalRequest, sta
 			"approvalId": stored.ID, "invocationId": stored.InvocationID, "decision": stored.Status,
 			"reason": stored.Reason, "agent": stored.Agent, "agentId": stored.AgentID, "channel": stored.Channel,
 			"toolVersion": stored.ToolVersion, "argsHash": stored.ArgsHash,
+			"waitMs": stored.DecidedAt.Sub(stored.CreatedAt).Milliseconds(), // the metrics' approval wait
 		})
 		prov, _ := json.Marshal(map[string]string{"channel": stored.Channel})
 		e := &switchboard.ActivityEntry{Actor: by, Verb: activity.VerbApprovalDecide, Target: stored.Tool, Provenance: prov, Details: details}

@@ -14,6 +14,7 @@ func (d *Daemon) newAgent(opts Options) (*agent.Runtime, error) {
 	d.runOptions(&ao, opts) // runs in the store, flushes announced on the bus (runs.go)
 	ao.Scopes = d.Sessions  // a tab's run: its user's scope (agent/principal.go)
 	ao.Sessions = runSessions{d}
+	ao.OnUsage = d.modelUsage
 	if ao.Approvals == nil && d.Approvals != nil {
 		ao.Approvals = d.Approvals // AG-UI and AI SDK clients answer approvals as interrupts
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/redact"
 	"github.com/switchboardhq/switchboard/job"
 	"github.com/switchboardhq/switchboard/mcpserver"
+	"github.com/switchboardhq/switchboard/metrics"
 	"github.com/switchboardhq/switchboard/model"
 	"github.com/switchboardhq/switchboard/panel"
 	"github.com/switchboardhq/switchboard/registry"
@@ -91,6 +92,9 @@ type Options struct {
 	// finished runs' event logs are kept (daemon/retention.go); the ledger
 	// is kept forever.
 	Retention RetentionOptions
+	// MetricsElsewhere leaves GET /metrics off the API: serve
+	// --metrics-addr serves Daemon.Metrics on a listener of its own.
+	MetricsElsewhere bool
 }
 
 // Daemon is a running switchboard: its subsystems and its HTTP handler.
@@ -115,6 +119,9 @@ type Daemon struct {
 	// Agents is the registry of agent sessions at work (daemon/agents.go).
 	Agents *workspace.Agents
 	agents agentWiring
+	// Metrics are the Prometheus metrics (daemon/metrics.go), served at
+	// GET /metrics for the admin token unless Options.MetricsElsewhere.
+	Metrics *metrics.Metrics
 	// Workspace keeps the tabs' contexts and compiles the digest
 	// (daemon/workspace.go).
 	Workspace *workspace.Workspace
@@ -152,6 +159,7 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 		opts.Bus = bus.NewLocal() // one bus for tabs and approvals
 	}
 	d := &Daemon{log: log, bus: opts.Bus}
+	d.Metrics = d.newMetrics()
 	if err := d.initReplica(opts); err != nil {
 		return nil, err
 	}
@@ -227,6 +235,7 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 		Agents:      d.Agents,
 		Workspace:   d.Workspace,
 		ChatReading: d.chatReading(opts.Bus), // followups.go
+		Metrics:     d.metricsRoute(opts),
 	})
 	if err != nil {
 		return nil, err

@@ -70,7 +70,8 @@ const topicConsole = "approval.console"
 // always on: every switchboard.Store keeps what it needs.
 func (d *Daemon) startGovernance(ctx context.Context, opts Options) (broker.Options, error) {
 	var bo broker.Options
-	ledger, err := activity.New(ctx, opts.Store, &activity.Options{Logger: d.log, Anchor: opts.Governance.LedgerAnchor})
+	ledger, err := activity.New(ctx, opts.Store, &activity.Options{Logger: d.log, Anchor: opts.Governance.LedgerAnchor,
+		OnEntry: d.Metrics.Entry})
 	if err != nil {
 		return bo, fmt.Errorf("open the ledger: %w", err)
 	}

@@ -132,6 +132,9 @@ func (d *Daemon) SweepRetention(ctx context.Context, st switchboard.Store, o Ret
 			d.log.WarnContext(ctx, "retention: deleting expired runs", "err", err)
 		}
 	}
+	if d.Metrics != nil {
+		d.Metrics.RetentionSweep(keys, records)
+	}
 	if keys+records > 0 {
 		d.log.DebugContext(ctx, "retention sweep", "keys", keys, "invocations", records)
 	}

@@ -34,7 +34,7 @@ func statusOf(code switchboard.Code) int {
 		return http.StatusGatewayTimeout
 	case switchboard.CodePayloadTooLarge:
 		return http.StatusRequestEntityTooLarge
-	case switchboard.CodeRateLimited:
+	case switchboard.CodeRateLimited, switchboard.CodeBudgetExceeded:
 		return http.StatusTooManyRequests
 	case switchboard.CodeUpstreamError, switchboard.CodeModelError, switchboard.CodeOutcomeUnknown:
 		return http.StatusBadGateway

@@ -80,6 +80,9 @@ type Options struct {
 	// Extra mounts more handlers (e.g. /mcp) behind the same Host and Origin
 	// checks; the pattern is a net/http ServeMux pattern.
 	Extra map[string]http.Handler
+	// Metrics, if set, is served at GET /metrics for the admin token
+	// (Prometheus scrapes with it as a bearer token).
+	Metrics http.Handler
 	// Governance serves agent tokens, approvals, the ledger and jobs, and
 	// lets agent tokens in where an agent may act; nil leaves those routes
 	// out and accepts only the admin token.
@@ -167,6 +170,9 @@ func (s *Server) routes() {
 	s.governanceRoutes()
 	s.agentSessionRoutes()
 	s.workspaceRoutes()
+	if s.opts.Metrics != nil {
+		s.mux.HandleFunc("GET /metrics", s.admin(s.opts.Metrics.ServeHTTP))
+	}
 	s.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, switchboard.Errorf(switchboard.CodeNotFound, "no route %s %s", r.Method, r.URL.Path))
 	})

@@ -140,3 +140,7 @@ func writeHTTPError(w http.ResponseWriter, err error) {
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(switchboard.ErrorEnvelope{Error: e})
 }
+
+// ProtocolVersions lists the MCP revisions /mcp negotiates, newest first:
+// the go-sdk's set, which this package does not narrow.
+func ProtocolVersions() []string { return mcp.SupportedProtocolVersions() }

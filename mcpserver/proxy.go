@@ -57,7 +57,7 @@ func ServeStdio(ctx context.Context, r io.Reader, w io.Writer, opts StdioOptions
 	}
 	p.srv = mcp.NewServer(impl, &mcp.ServerOptions{
 		Instructions: init.Instructions,
-		Logger:       opts.Logger,
+		Logger:       sdkLogger(opts.Logger),
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})
 	p.srv.AddReceivingMiddleware(p.middleware)

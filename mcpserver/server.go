@@ -226,7 +226,7 @@ func New(ctx context.Context, reg *registry.Registry, br *broker.Broker, opts *O
 	s.life, s.endLife = context.WithCancelCause(context.Background())
 	sopts := &mcp.ServerOptions{
 		Instructions: instructions,
-		Logger:       o.Logger,
+		Logger:       sdkLogger(o.Logger),
 		// tools/list is answered per caller, so the SDK's own tool table
 		// stays empty and the capability is declared outright.
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},

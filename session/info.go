@@ -139,3 +139,18 @@ func (m *Manager) infoLocked(st *state) switchboard.SessionInfo {
 	}
 	return info
 }
+
+// Attached counts the tabs whose stream this replica holds or awaits
+// back (connected or reconnecting): the metrics' open-tabs gauge, read
+// at scrape time without a store read.
+func (m *Manager) Attached() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, st := range m.sessions {
+		if st.reachable() {
+			n++
+		}
+	}
+	return n
+}

@@ -967,3 +967,17 @@ func (l agentsLister) List(ctx context.Context) ([]switchboard.AgentSession, err
 	}
 	return l.a.List(ctx, v, Filter{Active: true}), nil
 }
+
+// Active counts the agent sessions this replica holds that have not
+// ended (the metrics' agent-sessions gauge).
+func (a *Agents) Active() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := 0
+	for _, st := range a.sessions {
+		if !st.s.Status.Final() {
+			n++
+		}
+	}
+	return n
+}

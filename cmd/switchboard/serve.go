@@ -46,6 +46,9 @@ type serveConfig struct {
 	// the sandboxed preview origin's listener (cmd/switchboard/canvas.go).
 	CanvasPolicy *panel.CanvasPolicy `yaml:"canvasPolicy"`
 	PreviewAddr  string              `yaml:"previewAddr"`
+	// MetricsAddr serves GET /metrics without a token on a listener of
+	// its own (cmd/switchboard/metrics.go).
+	MetricsAddr string `yaml:"metricsAddr"`
 }
 
 // sessionsConfig is the config file's `sessions:` section: the two windows
@@ -147,9 +150,12 @@ type serveFlags struct {
 	canvas       panel.CanvasPolicy // the config file's canvasPolicy
 	canvasPreset string             // --canvas-policy
 	previewAddr  string
+	metricsAddr  string
 	elicitation  string                // --mcp-elicitation / mcp.elicitation
 	replicas     daemon.ReplicaOptions // --replica-name, --replica-heartbeat, --replica-timeout
 	retention    daemon.RetentionOptions
+	runMaxTokens int64   // --run-max-tokens
+	runMaxCost   float64 // --run-max-cost
 }
 
 func newServe(g *globals) *cobra.Command {
@@ -179,6 +185,9 @@ func newServe(g *globals) *cobra.Command {
 	fl.StringVar(&f.manifest, "manifest", "", "manifest file (YAML or JSON) registered at start and reloaded when it changes")
 	fl.DurationVar(&f.session.Reconnect, "reconnect-window", session.DefaultReconnect, "how long a browser call to a tab whose stream dropped waits for it to come back before SESSION_GONE (config sessions.reconnectWindow)")
 	fl.StringVar(&f.canvasPreset, "canvas-policy", "", "canvas policy preset for agents' panels: guarded (the default: composing asks the user) or open (agents change their own panels without asking)")
+	fl.Int64Var(&f.runMaxTokens, "run-max-tokens", 0, "end an assistant run with BUDGET_EXCEEDED before a model call once it used this many tokens (0: no ceiling)")
+	fl.Float64Var(&f.runMaxCost, "run-max-cost", 0, "end an assistant run with BUDGET_EXCEEDED before a model call once it cost this many US dollars (models with prices; 0: no ceiling)")
+	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this address without a token, instead of on --addr for the admin token; see docs/operations.md")
 	fl.StringVar(&f.previewAddr, "preview-addr", "", "serve the sandboxed code-preview origin on this address (off unless given), e.g. 127.0.0.2:7767; see docs/panels.md")
 	fl.StringVar(&f.elicitation, "mcp-elicitation", "url", "which MCP elicitation answers decide an agent's approval: url (a link to the console, where you decide), form (also the agent's own client UI, which then vouches for you) or off (config mcp.elicitation)")
 	fl.StringVar(&f.replicas.Name, "replica-name", os.Getenv("SWITCHBOARD_REPLICA_NAME"), "this replica's name among those sharing the store, stable across its restarts (default: host name/listen address) [$SWITCHBOARD_REPLICA_NAME]; see docs/deploy.md")
@@ -306,6 +315,7 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 	}
 	opts := daemon.Options{Store: store, Bus: bs, AdminToken: token, AllowOrigins: f.allowOrigins, Logger: log, Demo: f.demo, Models: f.models,
 		Governance: f.governance, MCP: f.mcp, Session: f.session, Replicas: f.replicas, Retention: f.retention}
+	opts.Agent.MaxRunTokens, opts.Agent.MaxRunCost = f.runMaxTokens, f.runMaxCost
 	opts.Replicas.Addr = ln.Addr().String()
 	if opts.Replicas.Name == "" {
 		host, _ := os.Hostname()
@@ -318,6 +328,11 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 	}
 	if previewSrv != nil {
 		defer previewSrv.Close()
+	}
+	metricsLn, err := f.listenMetrics(&opts)
+	if err != nil {
+		ln.Close()
+		return err
 	}
 	if loopback(ln.Addr()) {
 		opts.AllowHosts = []string{"localhost", "127.0.0.1", "::1"}
@@ -340,6 +355,9 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 			log.Warn("manifest changes will not be picked up", "err", err)
 		}
 		defer w.Stop()
+	}
+	if metricsLn != nil {
+		defer serveMetrics(metricsLn, d, log)()
 	}
 	srv := &http.Server{Handler: d.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	// Streams (SSE) never end on their own: end them when shutdown begins so
@@ -464,6 +482,9 @@ func applyConfig(c *cobra.Command, g *globals, f *serveFlags) error {
 	}
 	if cfg.PreviewAddr != "" && !set("preview-addr") {
 		f.previewAddr = cfg.PreviewAddr
+	}
+	if cfg.MetricsAddr != "" && !set("metrics-addr") {
+		f.metricsAddr = cfg.MetricsAddr
 	}
 	return nil
 }

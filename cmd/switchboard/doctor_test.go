@@ -1,0 +1,57 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestDoctor checks a served data root: a binding's unset variable and a
+// token file others can read fail, each with its fix; once fixed, every
+// check passes (the ledger verifies, the daemon answers).
+func TestDoctor(t *testing.T) {
+	if testing.Short() {
+		t.Skip("serves a daemon")
+	}
+	t.Setenv("SWITCHBOARD_TOKEN", "")
+	t.Setenv("SWITCHBOARD_STORE", "")
+	dir := t.TempDir()
+	manifest := filepath.Join(dir, "m.yaml")
+	if err := os.WriteFile(manifest, []byte(`tools:
+  - name: notes.add
+    description: Add a note.
+    class: mutate
+    binding:
+      http:
+        method: POST
+        url: http://127.0.0.1:1/notes
+        headers:
+          X-Api-Key: {env: OPS_DOCTOR_KEY}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	addr, _ := serveIn(t, data, "--manifest", manifest)
+	tokPath := filepath.Join(data, "admin.token")
+	if err := os.Chmod(tokPath, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := run(t, "--addr", addr, "--data", data, "doctor")
+	if code != 1 || !strings.Contains(errOut, "UNAVAILABLE: 2 checks failed") {
+		t.Fatalf("doctor: exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"fail  token", "fix: chmod 600 " + tokPath, "fail  bindings   $OPS_DOCTOR_KEY is not set; notes.add send it",
+		"fix: export OPS_DOCTOR_KEY=", "ok    ledger", "ok    daemon", "ok    store"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor output lacks %q:\n%s", want, out)
+		}
+	}
+	if err := os.Chmod(tokPath, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("OPS_DOCTOR_KEY", "k")
+	if code, out, errOut := run(t, "--addr", addr, "--data", data, "doctor"); code != 0 || strings.Contains(out, "fail") {
+		t.Fatalf("doctor after the fixes: exit %d\n%s\n%s", code, out, errOut)
+	}
+}

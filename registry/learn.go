@@ -70,6 +70,7 @@ type learner struct {
 // earlier searches), the run it belongs to and the tools attributed so far.
 type searched struct {
 	query string
+	agent string // the agent session that searched, if the search knew it
 	run   string
 	at    time.Time
 	tools []string
@@ -83,12 +84,6 @@ type searchRunKey struct{}
 // other.
 func WithSearchRun(ctx context.Context, run string) context.Context {
 	return context.WithValue(ctx, searchRunKey{}, run)
-}
-
-// callerKey is the caller identity attribution uses: the principal, and
-// the agent session acting, if any.
-func callerKey(principal, agentSession string) string {
-	return principal + "\x00" + agentSession
 }
 
 // noteSearch remembers a first-page search by the caller in ctx.
@@ -106,7 +101,7 @@ func (r *Registry) noteSearch(ctx context.Context, q switchboard.SearchQuery) {
 	if !ok {
 		query = ""
 	}
-	key := callerKey(p.String(), agent)
+	key := p.String()
 	now := r.now()
 	l := &r.learn
 	l.mu.Lock()
@@ -114,7 +109,7 @@ func (r *Registry) noteSearch(ctx context.Context, q switchboard.SearchQuery) {
 	if _, ok := l.recent[key]; !ok && len(l.recent) >= learnCallers {
 		l.evictLocked(now)
 	}
-	s := append(l.recent[key], searched{query: query, run: run, at: now})
+	s := append(l.recent[key], searched{query: query, agent: agent, run: run, at: now})
 	if len(s) > learnRecent {
 		s = s[len(s)-learnRecent:]
 	}
@@ -175,7 +170,7 @@ func (r *Registry) Observe(e switchboard.ActivityEntry) {
 	if !inCatalog {
 		return // a tab's live tool or a harness tool: not the catalog's index
 	}
-	key := callerKey(e.Actor, d.AgentID)
+	key := e.Actor
 	l := &r.learn
 	l.mu.Lock()
 	var query string
@@ -185,7 +180,10 @@ func (r *Registry) Observe(e switchboard.ActivityEntry) {
 		if age > LearnWindow {
 			break
 		}
-		if age < 0 || (s[i].run != "" && s[i].run != d.RunID) {
+		// A search that knew its agent session or MCP session's run
+		// teaches only calls of that session (an HTTP search does not
+		// know the agent session its token's calls are recorded under).
+		if age < 0 || (s[i].run != "" && s[i].run != d.RunID) || (s[i].agent != "" && s[i].agent != d.AgentID) {
 			continue
 		}
 		// The caller's latest search in the window is the one attributed.
@@ -208,8 +206,9 @@ func (r *Registry) Observe(e switchboard.ActivityEntry) {
 	})
 }
 
-// callerDigest is what the store keeps of a caller: enough to count
-// distinct callers, nothing that names one.
+// callerDigest is what the store keeps of a caller (its principal, so a
+// token's many sessions are one caller): enough to count distinct
+// callers, nothing that names one.
 func callerDigest(key string) string {
 	h := sha256.Sum256([]byte("switchboard learned search\x00" + key))
 	return hex.EncodeToString(h[:16])

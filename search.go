@@ -1,5 +1,7 @@
 package switchboard
 
+import "time"
+
 // SearchQuery asks the catalog for tools matching free text. Cursor is the
 // NextCursor of a previous page of the same query.
 type SearchQuery struct {
@@ -7,6 +9,10 @@ type SearchQuery struct {
 	Surface Surface `json:"surface,omitempty"`
 	Limit   int     `json:"limit,omitempty"`
 	Cursor  string  `json:"cursor,omitempty"`
+	// Regex makes Query an RE2 pattern (Go's linear-time regexp syntax, at
+	// most 256 bytes) matched against tool names, summaries and
+	// descriptions instead of ranked words. Add (?i) to ignore case.
+	Regex bool `json:"regex,omitempty"`
 }
 
 // SearchHit is one result: name and one-liner only (deferred disclosure);
@@ -32,4 +38,35 @@ type SearchResult struct {
 	// only), beside Items: they have their own index, and scores of two
 	// indexes are not comparable.
 	OpenTab []SearchHit `json:"openTab,omitempty"`
+}
+
+// SearchExample is one positive example for search that learns from use:
+// a caller searched with Query (already scrubbed of anything identifying)
+// and then successfully called Tool within the attribution window
+// (docs/search.md). Caller is an opaque digest of the caller's identity,
+// never the identity itself; InvocationID is the call, so a reversal of
+// it can take the example back.
+type SearchExample struct {
+	Tool         string
+	Query        string
+	Caller       string
+	InvocationID string
+	At           time.Time
+}
+
+// LearnedQuery is one query a tool learned, as the store aggregates its
+// examples: by how many distinct callers, and when it was last used.
+type LearnedQuery struct {
+	Tool     string    `json:"tool"`
+	Query    string    `json:"query"`
+	Callers  int       `json:"callers"`
+	LastUsed time.Time `json:"lastUsed"`
+}
+
+// ToolLearned is what GET /tools/{name}/learned answers: the tool's
+// learned queries, most recently used first.
+type ToolLearned struct {
+	Tool    string         `json:"tool"`
+	Enabled bool           `json:"enabled"`
+	Queries []LearnedQuery `json:"queries"`
 }

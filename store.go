@@ -106,6 +106,27 @@ type Store interface {
 	// otherwise), so every replica reads the same.
 	SettingPut(ctx context.Context, key string, value json.RawMessage, at time.Time) error
 
+	// SearchExampleAdd records ex, once per (tool, query, caller): a repeat
+	// only moves its time and invocation. It then keeps only the caller's
+	// perTool newest examples of the tool and perCaller newest overall
+	// (values ≤ 0 leave that bound off), in the same transaction, so one
+	// caller's influence stays bounded.
+	SearchExampleAdd(ctx context.Context, ex SearchExample, perTool, perCaller int) error
+	// SearchExampleList aggregates the stored examples of tool ("" means
+	// every tool) by query: the number of distinct callers and the last
+	// use; ordered by tool, then most recent use first, then query.
+	SearchExampleList(ctx context.Context, tool string) ([]LearnedQuery, error)
+	// SearchExampleDelete deletes every example of tool and returns how
+	// many.
+	SearchExampleDelete(ctx context.Context, tool string) (int, error)
+	// SearchExampleDeleteInvocation deletes the examples that invocation
+	// id made (its call was reversed) and returns their tools.
+	SearchExampleDeleteInvocation(ctx context.Context, id string) ([]string, error)
+	// SearchExampleExpire deletes at most limit (and at most sqlstore's
+	// batch) examples recorded before before, oldest first, and returns
+	// how many. Retention.
+	SearchExampleExpire(ctx context.Context, before time.Time, limit int) (int, error)
+
 	// PanelInstancePut writes a panel instance as a compare-and-swap on its
 	// version: prev 0 inserts it (ErrConflict if the ID exists); otherwise
 	// it replaces the stored instance only if the stored version is prev,

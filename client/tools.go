@@ -62,3 +62,21 @@ func (c *Client) SearchTools(ctx context.Context, q switchboard.SearchQuery) (sw
 	err := c.Do(ctx, http.MethodPost, "/api/v1/tools/search", q, &res)
 	return res, err
 }
+
+// ToolLearned returns the queries the tool called name learned from use
+// (GET /tools/{name}/learned), most recently used first.
+func (c *Client) ToolLearned(ctx context.Context, name string) (switchboard.ToolLearned, error) {
+	var l switchboard.ToolLearned
+	err := c.Do(ctx, http.MethodGet, "/api/v1/tools/"+pathEscape(name)+"/learned", nil, &l)
+	return l, err
+}
+
+// ForgetToolLearned deletes what the tool called name learned and returns
+// how many examples went.
+func (c *Client) ForgetToolLearned(ctx context.Context, name string) (int, error) {
+	var out struct {
+		Forgotten int `json:"forgotten"`
+	}
+	err := c.Do(ctx, http.MethodDelete, "/api/v1/tools/"+pathEscape(name)+"/learned", nil, &out)
+	return out.Forgotten, err
+}

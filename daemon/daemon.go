@@ -95,6 +95,9 @@ type Options struct {
 	// MetricsElsewhere leaves GET /metrics off the API: serve
 	// --metrics-addr serves Daemon.Metrics on a listener of its own.
 	MetricsElsewhere bool
+	// NoSearchLearning turns off search that learns from use (the config
+	// file's search.learn: false; registry/learn.go): on by default.
+	NoSearchLearning bool
 }
 
 // Daemon is a running switchboard: its subsystems and its HTTP handler.
@@ -175,10 +178,15 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 		return nil, err
 	}
 	reg, err := registry.New(ctx, opts.Store, &registry.Options{Logger: log, Audit: d.Ledger.RecordToolChange,
-		Approval: d.Approvals.Effective}) // agents see no tool the approval floor makes user-only
+		Approval:   d.Approvals.Effective, // agents see no tool the approval floor makes user-only
+		NoLearning: opts.NoSearchLearning})
 	if err != nil {
 		return nil, err
 	}
+	// Successful calls teach search (registry/learn.go), heard where the
+	// ledger hears them.
+	ledgerObserve := bo.OnActivity
+	bo.OnActivity = func(e switchboard.ActivityEntry) { ledgerObserve(e); reg.Observe(e) }
 	d.Registry = reg
 	if err := d.relayCatalog(opts.Bus, reg); err != nil {
 		return nil, err

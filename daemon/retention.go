@@ -19,6 +19,10 @@ const (
 	// event log stay readable (in the store, and in the memory of the
 	// replica that ran it).
 	DefaultRetainRuns = time.Hour
+	// DefaultRetainSearchExamples is how long a learned-search example is
+	// kept after its last use (registry/learn.go): a season of use, while
+	// its weight halves every 30 days.
+	DefaultRetainSearchExamples = 90 * 24 * time.Hour
 	// DefaultRetentionInterval spaces the sweeps.
 	DefaultRetentionInterval = time.Minute
 	// retentionBatch is what one delete takes (sqlstore.ExpireBatch), and
@@ -48,6 +52,10 @@ type RetentionOptions struct {
 	// replica keeps in memory either way). A running run, and one that
 	// ended waiting for an approval, are never deleted.
 	Runs time.Duration
+	// SearchExamples is how long a learned-search example is kept after
+	// its last use; DefaultRetainSearchExamples when 0, forever when
+	// negative.
+	SearchExamples time.Duration
 	// Interval spaces the sweeps; DefaultRetentionInterval when 0.
 	Interval time.Duration
 	// Now is the sweeper's clock; time.Now when nil.
@@ -63,6 +71,9 @@ func (o RetentionOptions) withDefaults() RetentionOptions {
 	}
 	if o.Runs == 0 {
 		o.Runs = DefaultRetainRuns
+	}
+	if o.SearchExamples == 0 {
+		o.SearchExamples = DefaultRetainSearchExamples
 	}
 	if o.Interval <= 0 {
 		o.Interval = DefaultRetentionInterval
@@ -130,6 +141,11 @@ func (d *Daemon) SweepRetention(ctx context.Context, st switchboard.Store, o Ret
 		}
 		if _, err := expireAll(ctx, st.RunExpire, now.Add(-o.Runs)); err != nil {
 			d.log.WarnContext(ctx, "retention: deleting expired runs", "err", err)
+		}
+	}
+	if o.SearchExamples > 0 {
+		if _, err := expireAll(ctx, st.SearchExampleExpire, now.Add(-o.SearchExamples)); err != nil {
+			d.log.WarnContext(ctx, "retention: deleting expired search examples", "err", err)
 		}
 	}
 	if d.Metrics != nil {

@@ -22,6 +22,28 @@ func (s *Server) toolRoutes() {
 	s.mux.HandleFunc("POST /api/v1/tools/search", s.caller(s.searchTools))
 	s.mux.HandleFunc("GET /api/v1/tools/{name}", s.caller(s.getTool))
 	s.mux.HandleFunc("DELETE /api/v1/tools/{name}", s.admin(s.deleteTool))
+	// What a tool learned from use is the operator's to see and reset: the
+	// queries are other callers' words.
+	s.mux.HandleFunc("GET /api/v1/tools/{name}/learned", s.admin(s.toolLearned))
+	s.mux.HandleFunc("DELETE /api/v1/tools/{name}/learned", s.admin(s.forgetLearned))
+}
+
+func (s *Server) toolLearned(w http.ResponseWriter, r *http.Request) {
+	l, err := s.reg.Learned(r.Context(), r.PathValue("name"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, l)
+}
+
+func (s *Server) forgetLearned(w http.ResponseWriter, r *http.Request) {
+	n, err := s.reg.Forget(r.Context(), r.PathValue("name"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]int{"forgotten": n})
 }
 
 func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {

@@ -18,6 +18,7 @@ import (
 	"github.com/switchboardhq/switchboard/broker"
 	"github.com/switchboardhq/switchboard/internal/mcpext"
 	"github.com/switchboardhq/switchboard/internal/strictjson"
+	"github.com/switchboardhq/switchboard/registry"
 )
 
 // Keys of _meta that switchboard reads or writes on tools/call.
@@ -41,7 +42,9 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	name := req.Params.Name
 	switch name {
 	case toolSearch:
-		return s.search(ctx, req.Params.Arguments)
+		// A call is attributed to a search of the same MCP session only
+		// (learned search, registry/learn.go).
+		return s.search(registry.WithSearchRun(ctx, s.runOf(req.Session)), req.Params.Arguments)
 	case toolDescribe:
 		return s.describeTool(ctx, req.Params.Arguments)
 	case toolCall:

@@ -96,6 +96,7 @@ func (r *Registry) SearchMeta(ctx context.Context, q switchboard.SearchQuery, li
 	if err != nil {
 		return Found{}, err
 	}
+	r.noteSearch(ctx, q) // a call that follows may teach the index (learn.go)
 	out := Found{SearchResult: res}
 	if live != nil && q.Cursor == "" && q.Surface != switchboard.SurfaceAPI {
 		lq := switchboard.SearchQuery{Query: q.Query, Surface: switchboard.SurfaceBrowser, Limit: search.MaxLimit}

@@ -46,6 +46,9 @@ type Options struct {
 	// floor). A tool it makes user-only is hidden from agents like one
 	// that declares user-only. nil means the declared approval.
 	Approval func(switchboard.Tool) switchboard.Approval
+	// NoLearning turns search that learns from use off (learn.go): no
+	// example is recorded, and stored ones are not indexed.
+	NoLearning bool
 }
 
 // Audit is one change of an effective descriptor. It is the root
@@ -71,6 +74,8 @@ type Registry struct {
 
 	subMu sync.Mutex
 	subs  map[chan<- Change]struct{}
+
+	learn learner // learn.go
 }
 
 // entry is an effective tool with its schemas, compiled on first use:
@@ -126,6 +131,8 @@ func New(ctx context.Context, store switchboard.Store, opts *Options) (*Registry
 		approval: opts.Approval,
 		index:    search.New(nil),
 		subs:     map[chan<- Change]struct{}{},
+		learn: learner{off: opts.NoLearning, recent: map[string][]searched{},
+			sem: make(chan struct{}, learnWriters)},
 	}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
@@ -140,6 +147,12 @@ func New(ctx context.Context, store switchboard.Store, opts *Options) (*Registry
 	defer r.mu.Unlock()
 	if err := r.reloadLocked(ctx); err != nil {
 		return nil, err
+	}
+	if !r.learn.off {
+		if err := r.loadLearned(ctx, true); err != nil {
+			return nil, err
+		}
+		r.learn.loaded = r.now()
 	}
 	return r, nil
 }
@@ -205,7 +218,10 @@ func (r *Registry) mergeLocked(name string) *entry {
 func (r *Registry) Refresh(ctx context.Context) error { return r.check(ctx, true) }
 
 // fresh makes sure the cache reflects writes by other replicas.
-func (r *Registry) fresh(ctx context.Context) error { return r.check(ctx, false) }
+func (r *Registry) fresh(ctx context.Context) error {
+	r.refreshLearned(ctx)
+	return r.check(ctx, false)
+}
 
 func (r *Registry) check(ctx context.Context, now bool) error {
 	r.mu.RLock()
@@ -339,6 +355,13 @@ func (r *Registry) Unregister(ctx context.Context, source switchboard.Source, na
 	before := r.effectiveLocked([]string{name})
 	if err := r.applyLocked(ctx, []string{name}, func(int64) { delete(r.decls[name], source) }); err != nil {
 		return err
+	}
+	if _, ok := r.tools[name]; !ok {
+		// A deleted tool's learned examples go with it; a lower source's
+		// declaration that shows again keeps them.
+		if _, err := r.forget(ctx, name); err != nil {
+			r.log.WarnContext(ctx, "forget a deleted tool's learned queries", "tool", name, "err", err)
+		}
 	}
 	audits = r.auditsLocked(source, []string{name}, before)
 	return nil

@@ -9,6 +9,11 @@
 // and Postgres by construction and search latency does not depend on the
 // store. docs/search.md gives the reasoning and bench/ the measurements.
 //
-// Besides the domain package it imports only the Snowball stemmer; it keeps
-// no global state.
+// A seventh field holds the queries that led callers to each tool
+// (SetLearned; the registry decides what is learned, Scrub what may be
+// kept), and a regex mode matches names, summaries and descriptions with
+// Go's linear-time regexp.
+//
+// Besides the domain package it imports only the Snowball stemmer and
+// internal/redact (Scrub's secret patterns); it keeps no global state.
 package search

@@ -22,6 +22,7 @@ const (
 	fieldDescription
 	fieldParams    // input-schema property names, at any depth
 	fieldParamDocs // their descriptions, titles and enum values
+	fieldLearned   // queries that led callers to the tool (Index.SetLearned)
 	numFields
 )
 

@@ -24,6 +24,9 @@ type Fields struct {
 	Description Field
 	Params      Field // input-schema property names, at any depth
 	ParamDocs   Field // their descriptions, titles and enum values
+	// Learned is the queries callers searched with before they called
+	// the tool (Index.SetLearned), each weighed by its own Learned.Weight.
+	Learned Field
 }
 
 // DefaultK1 is BM25's usual term-frequency saturation.
@@ -43,6 +46,10 @@ func DefaultFields() Fields {
 		Description: Field{Weight: 1, B: 0.75},
 		Params:      Field{Weight: 1, B: 0.75},
 		ParamDocs:   Field{Weight: 0.5, B: 0.75},
+		// Learned queries are requests in the callers' own words, the
+		// vocabulary the catalog's prose lacks; set from that argument,
+		// not fitted (bench/README.md, "Learning from use").
+		Learned: Field{Weight: 1.5, B: 0.75},
 	}
 }
 
@@ -66,19 +73,23 @@ type Index struct {
 	writeMu sync.Mutex
 	mu      sync.RWMutex
 	c       *corpus
+	// learned holds each tool's learned queries by name, apart from the
+	// tools, so a tool's new description keeps them; guarded by writeMu.
+	learned map[string][]Learned
 
 	accPool sync.Pool // *accumulator, reused across searches
 }
 
 // corpus is the indexed content and its statistics.
 type corpus struct {
-	an    analyzer
-	docs  []doc          // by doc id; removed docs stay as tombstones until compaction
-	byNm  map[string]int // live doc id by tool name
-	terms map[string]int // term id by term
-	post  [][]posting    // postings by term id, ordered by doc id then field
-	df    []int          // live documents containing the term, by term id
-	dead  int            // tombstones in docs
+	an      analyzer
+	learned map[string][]Learned // the Index's, read by upsert under writeMu
+	docs    []doc                // by doc id; removed docs stay as tombstones until compaction
+	byNm    map[string]int       // live doc id by tool name
+	terms   map[string]int       // term id by term
+	post    [][]posting          // postings by term id, ordered by doc id then field
+	df      []int                // live documents containing the term, by term id
+	dead    int                  // tombstones in docs
 	// fieldLen sums live field lengths, for BM25's average length.
 	fieldLen [numFields]int
 	// fingerprint identifies the indexed content: the sum of the live docs'
@@ -97,16 +108,23 @@ type doc struct {
 	termIDs []int // distinct terms, for df bookkeeping on removal
 }
 
-// posting records that a term occurs tf times in one field of one doc.
+// posting records that a term occurs in one field of one doc, tf in units
+// of 1/tfUnit: a learned query's words count by the query's weight.
 type posting struct {
 	doc   uint32
 	field field
 	tf    uint16
 }
 
+// tfUnit is one plain occurrence in a posting's fixed-point tf (and in
+// field lengths). 16ths are fine enough for weights and leave room for
+// 4095 occurrences of a term in one field.
+const tfUnit = 16
+
 // New returns an empty index.
 func New(opts *Options) *Index {
-	x := &Index{k1: DefaultK1, c: newCorpus(nil)}
+	x := &Index{k1: DefaultK1, learned: map[string][]Learned{}}
+	x.c = newCorpus(nil, x.learned)
 	fields := DefaultFields()
 	if opts != nil {
 		if opts.K1 > 0 {
@@ -117,16 +135,16 @@ func New(opts *Options) *Index {
 		}
 	}
 	for i, f := range []Field{fields.Name, fields.Namespace, fields.Summary,
-		fields.Description, fields.Params, fields.ParamDocs} {
+		fields.Description, fields.Params, fields.ParamDocs, fields.Learned} {
 		x.weights[i] = max(f.Weight, 0)
 		x.b[i] = min(max(f.B, 0), 1)
 	}
 	return x
 }
 
-func newCorpus(tools []switchboard.Tool) *corpus {
+func newCorpus(tools []switchboard.Tool, learned map[string][]Learned) *corpus {
 	c := &corpus{
-		an:   analyzer{stems: map[string]string{}},
+		an: analyzer{stems: map[string]string{}}, learned: learned,
 		byNm: make(map[string]int, len(tools)), terms: map[string]int{},
 	}
 	for _, t := range tools {
@@ -141,7 +159,7 @@ func newCorpus(tools []switchboard.Tool) *corpus {
 func (x *Index) Replace(tools []switchboard.Tool) {
 	x.writeMu.Lock()
 	defer x.writeMu.Unlock()
-	c := newCorpus(tools)
+	c := newCorpus(tools, x.learned)
 	x.mu.Lock()
 	x.c = c
 	x.mu.Unlock()
@@ -189,7 +207,7 @@ func (x *Index) maybeCompact() {
 			live = append(live, d.tool)
 		}
 	}
-	c := newCorpus(live)
+	c := newCorpus(live, x.learned)
 	x.mu.Lock()
 	x.c = c
 	x.mu.Unlock()
@@ -197,7 +215,8 @@ func (x *Index) maybeCompact() {
 
 func (c *corpus) upsert(t switchboard.Tool) {
 	f := texts(t)
-	h := contentHash(t, &f)
+	learned := c.learned[t.Name]
+	h := contentHash(t, &f, learned)
 	if id, ok := c.byNm[t.Name]; ok {
 		if c.docs[id].hash == h {
 			// Same indexed content: keep the postings, refresh the stored
@@ -215,19 +234,27 @@ func (c *corpus) upsert(t switchboard.Tool) {
 	}
 	tf := map[key]int{}
 	var words []string
+	add := func(fi field, s string, unit int) {
+		words = c.an.terms(words[:0], s, true)
+		d.length[fi] += uint32(len(words) * unit)
+		for _, w := range words {
+			tid, ok := c.terms[w]
+			if !ok {
+				tid = len(c.post)
+				c.terms[w] = tid
+				c.post = append(c.post, nil)
+				c.df = append(c.df, 0)
+			}
+			tf[key{tid, fi}] += unit
+		}
+	}
 	for fi := range numFields {
 		for _, s := range f[fi] {
-			words = c.an.terms(words[:0], s, true)
-			d.length[fi] += uint32(len(words))
-			for _, w := range words {
-				tid, ok := c.terms[w]
-				if !ok {
-					tid = len(c.post)
-					c.terms[w] = tid
-					c.post = append(c.post, nil)
-					c.df = append(c.df, 0)
-				}
-				tf[key{tid, fi}]++
+			add(fi, s, tfUnit)
+		}
+		if fi == fieldLearned {
+			for _, l := range learned {
+				add(fi, l.Query, l.unit())
 			}
 		}
 		c.fieldLen[fi] += int(d.length[fi])
@@ -279,7 +306,7 @@ func (c *corpus) removeID(id int) {
 }
 
 // contentHash hashes everything that affects ranking or a hit's content.
-func contentHash(t switchboard.Tool, f *[numFields][]string) uint64 {
+func contentHash(t switchboard.Tool, f *[numFields][]string, learned []Learned) uint64 {
 	h := fnv.New64a()
 	for _, s := range []string{t.Name, t.Summary, string(t.Surface), string(t.Class)} {
 		h.Write([]byte(s))
@@ -291,6 +318,10 @@ func contentHash(t switchboard.Tool, f *[numFields][]string) uint64 {
 			h.Write([]byte{0})
 		}
 		h.Write([]byte{1})
+	}
+	for _, l := range learned {
+		h.Write([]byte(l.Query))
+		h.Write([]byte{0, byte(l.unit())})
 	}
 	return h.Sum64()
 }

@@ -62,9 +62,14 @@ func (x *Index) Search(q switchboard.SearchQuery, allow func(switchboard.Tool) b
 	}
 	// Select one hit past the page to learn whether another page exists.
 	top := &topK{k: offset + limit + 1, docs: c.docs}
-	if strings.TrimSpace(q.Query) == "" {
+	switch {
+	case strings.TrimSpace(q.Query) == "":
 		c.listAll(top, keep)
-	} else {
+	case q.Regex:
+		if err := c.match(q.Query, top, keep); err != nil {
+			return switchboard.SearchResult{}, err
+		}
+	default:
 		x.score(c, q.Query, top, keep)
 	}
 	hits := top.sorted()
@@ -89,6 +94,8 @@ func checkQuery(q switchboard.SearchQuery) (limit int, err error) {
 		return 0, switchboard.Errorf(switchboard.CodeInvalidInput, "query is longer than %d bytes", MaxQueryBytes)
 	case q.Limit < 0:
 		return 0, switchboard.Errorf(switchboard.CodeInvalidInput, "limit must not be negative")
+	case q.Regex && len(q.Query) > MaxRegexBytes:
+		return 0, switchboard.Errorf(switchboard.CodeInvalidInput, "regex is longer than %d bytes", MaxRegexBytes)
 	case q.Surface != "" && q.Surface != switchboard.SurfaceAPI && q.Surface != switchboard.SurfaceBrowser:
 		return 0, switchboard.Errorf(switchboard.CodeInvalidInput, "unknown surface %q", q.Surface)
 	case q.Limit == 0:
@@ -155,7 +162,7 @@ func (x *Index) score(c *corpus, text string, top *topK, keep func(uint32) bool)
 				if avg[fi] > 0 {
 					norm = 1 - x.b[fi] + x.b[fi]*float64(d.length[fi])/avg[fi]
 				}
-				tf += x.weights[fi] * float64(p[j].tf) / norm
+				tf += x.weights[fi] * float64(p[j].tf) / tfUnit / norm
 			}
 			if !d.alive || tf == 0 {
 				continue
@@ -279,6 +286,9 @@ func queryHash(q switchboard.SearchQuery) uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(strings.TrimSpace(q.Query)))
 	h.Write([]byte{0})
+	if q.Regex {
+		h.Write([]byte("regex\x00"))
+	}
 	h.Write([]byte(q.Surface))
 	return h.Sum64()
 }

@@ -344,15 +344,25 @@ func testClosed(t *testing.T, s switchboard.Store) {
 		"SessionAdvertise": func() error {
 			return s.SessionAdvertise(ctx, "s", []switchboard.Tool{tool}, base)
 		},
-		"SessionReport":  func() error { return s.SessionReport(ctx, "s", switchboard.TabReport{}, base) },
-		"SessionStream":  func() error { return s.SessionStream(ctx, "s", "r", true, base) },
-		"SessionList":    func() error { _, err := s.SessionList(ctx, switchboard.SessionFilter{}); return err },
-		"SettingGet":     func() error { _, err := s.SettingGet(ctx, "k"); return err },
-		"SettingPut":     func() error { return s.SettingPut(ctx, "k", json.RawMessage(`{}`), base) },
-		"ActivityAppend": func() error { return s.ActivityAppend(ctx, entry(0)) },
-		"ActivityList":   func() error { _, err := s.ActivityList(ctx, switchboard.ActivityFilter{}); return err },
-		"ActivityHead":   func() error { _, err := s.ActivityHead(ctx); return err },
-		"ChatGet":        func() error { _, err := s.ChatGet(ctx, "c"); return err },
+		"SessionReport": func() error { return s.SessionReport(ctx, "s", switchboard.TabReport{}, base) },
+		"SessionStream": func() error { return s.SessionStream(ctx, "s", "r", true, base) },
+		"SessionList":   func() error { _, err := s.SessionList(ctx, switchboard.SessionFilter{}); return err },
+		"SettingGet":    func() error { _, err := s.SettingGet(ctx, "k"); return err },
+		"SettingPut":    func() error { return s.SettingPut(ctx, "k", json.RawMessage(`{}`), base) },
+		"SearchExampleAdd": func() error {
+			return s.SearchExampleAdd(ctx, switchboard.SearchExample{Tool: "t", Query: "q", Caller: "c"}, 0, 0)
+		},
+		"SearchExampleList":   func() error { _, err := s.SearchExampleList(ctx, ""); return err },
+		"SearchExampleDelete": func() error { _, err := s.SearchExampleDelete(ctx, "t"); return err },
+		"SearchExampleDeleteInvocation": func() error {
+			_, err := s.SearchExampleDeleteInvocation(ctx, "i")
+			return err
+		},
+		"SearchExampleExpire": func() error { _, err := s.SearchExampleExpire(ctx, base, 1); return err },
+		"ActivityAppend":      func() error { return s.ActivityAppend(ctx, entry(0)) },
+		"ActivityList":        func() error { _, err := s.ActivityList(ctx, switchboard.ActivityFilter{}); return err },
+		"ActivityHead":        func() error { _, err := s.ActivityHead(ctx); return err },
+		"ChatGet":             func() error { _, err := s.ChatGet(ctx, "c"); return err },
 		"ChatPut": func() error {
 			_, err := s.ChatPut(ctx, switchboard.ChatHistory{SessionID: "c", Messages: json.RawMessage(`[]`)})
 			return err

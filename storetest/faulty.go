@@ -544,3 +544,38 @@ func (f *Faulty) RunExpire(ctx context.Context, before time.Time, limit int) (in
 	}
 	return f.Store.RunExpire(ctx, before, limit)
 }
+
+func (f *Faulty) SearchExampleAdd(ctx context.Context, ex switchboard.SearchExample, perTool, perCaller int) error {
+	if err := f.fail("SearchExampleAdd"); err != nil {
+		return err
+	}
+	return f.Store.SearchExampleAdd(ctx, ex, perTool, perCaller)
+}
+
+func (f *Faulty) SearchExampleList(ctx context.Context, tool string) ([]switchboard.LearnedQuery, error) {
+	if err := f.fail("SearchExampleList"); err != nil {
+		return nil, err
+	}
+	return f.Store.SearchExampleList(ctx, tool)
+}
+
+func (f *Faulty) SearchExampleDelete(ctx context.Context, tool string) (int, error) {
+	if err := f.fail("SearchExampleDelete"); err != nil {
+		return 0, err
+	}
+	return f.Store.SearchExampleDelete(ctx, tool)
+}
+
+func (f *Faulty) SearchExampleDeleteInvocation(ctx context.Context, id string) ([]string, error) {
+	if err := f.fail("SearchExampleDeleteInvocation"); err != nil {
+		return nil, err
+	}
+	return f.Store.SearchExampleDeleteInvocation(ctx, id)
+}
+
+func (f *Faulty) SearchExampleExpire(ctx context.Context, before time.Time, limit int) (int, error) {
+	if err := f.fail("SearchExampleExpire"); err != nil {
+		return 0, err
+	}
+	return f.Store.SearchExampleExpire(ctx, before, limit)
+}

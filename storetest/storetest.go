@@ -57,6 +57,8 @@ var cases = []struct {
 	{"InvocationList", testInvocationList},
 	{"Session", testSession},
 	{"Setting", testSetting},
+	{"SearchExample", testSearchExample},
+	{"SearchExampleBounds", testSearchExampleBounds},
 	{"SessionTab", testSessionTab},
 	{"SessionList", testSessionList},
 	{"ActivityChain", testActivityChain},

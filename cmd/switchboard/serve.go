@@ -42,6 +42,7 @@ type serveConfig struct {
 	Governance   *governanceConfig       `yaml:"governance"`
 	MCP          *mcpConfig              `yaml:"mcp"`
 	Sessions     *sessionsConfig         `yaml:"sessions"`
+	Search       *searchConfig           `yaml:"search"`
 	// CanvasPolicy is the daemon's layer of the canvas policy; PreviewAddr
 	// the sandboxed preview origin's listener (cmd/switchboard/canvas.go).
 	CanvasPolicy *panel.CanvasPolicy `yaml:"canvasPolicy"`
@@ -58,6 +59,12 @@ type sessionsConfig struct {
 	KeepWindow      time.Duration `yaml:"keepWindow"`      // the session is kept this long for a reload
 }
 
+// searchConfig is the config file's `search:` section.
+type searchConfig struct {
+	// Learn turns search that learns from use on or off (default on).
+	Learn *bool `yaml:"learn"`
+}
+
 // storeConfig is the config file's `store:` key: a postgres:// URL as a
 // plain string, or a mapping {url, durability, retention}.
 type storeConfig struct {
@@ -72,6 +79,7 @@ type retentionConfig struct {
 	Invocations     time.Duration `yaml:"invocations"`
 	IdempotencyKeys time.Duration `yaml:"idempotencyKeys"`
 	Runs            time.Duration `yaml:"runs"`
+	SearchExamples  time.Duration `yaml:"searchExamples"`
 }
 
 // UnmarshalYAML accepts both forms of `store:`.
@@ -87,7 +95,7 @@ func (s *storeConfig) UnmarshalYAML(n *yaml.Node) error {
 		k, v := n.Content[i].Value, n.Content[i+1]
 		if k == "retention" {
 			if err := v.Decode(&s.Retention); err != nil {
-				return fmt.Errorf("retention: %w (durations such as 720h, keys invocations, idempotencyKeys, runs)", err)
+				return fmt.Errorf("retention: %w (durations such as 720h, keys invocations, idempotencyKeys, runs, searchExamples)", err)
 			}
 			continue
 		}
@@ -156,6 +164,7 @@ type serveFlags struct {
 	retention    daemon.RetentionOptions
 	runMaxTokens int64   // --run-max-tokens
 	runMaxCost   float64 // --run-max-cost
+	searchLearn  bool    // --search-learn / search.learn
 }
 
 func newServe(g *globals) *cobra.Command {
@@ -178,6 +187,8 @@ func newServe(g *globals) *cobra.Command {
 	fl.DurationVar(&f.retention.Invocations, "retain-invocations", daemon.DefaultRetainInvocations, "how long invocation records are kept after their call; negative keeps them forever; the ledger is always kept (config store.retention.invocations)")
 	fl.DurationVar(&f.retention.IdempotencyKeys, "retain-idempotency-keys", broker.DefaultIdempotencyTTL, "how long an idempotency key is remembered and replays its call's outcome, then deleted (config store.retention.idempotencyKeys)")
 	fl.DurationVar(&f.retention.Runs, "retain-runs", daemon.DefaultRetainRuns, "how long a finished agent run's event log (kept in memory) stays readable; negative: no age limit (config store.retention.runs)")
+	fl.DurationVar(&f.retention.SearchExamples, "retain-search-examples", daemon.DefaultRetainSearchExamples, "how long a learned-search example (a query that led to a tool) is kept after its last use; negative keeps them forever (config store.retention.searchExamples)")
+	fl.BoolVar(&f.searchLearn, "search-learn", true, "let search learn from use: a query that led a caller to a successful call helps later searches find that tool (config search.learn); see docs/search.md")
 	fl.StringSliceVar(&f.allowOrigins, "allow-origin", nil, "browser origin allowed to call the API (repeatable), e.g. http://localhost:3000")
 	fl.BoolVar(&f.demo, "demo", false, "let the demo app at /demo/ open its own browser session (same-origin only, with a key that changes every start: open the URL serve prints; for trying switchboard locally)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
@@ -314,7 +325,8 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 		f.mcp.ConsoleURL = consoleURL(ln.Addr())
 	}
 	opts := daemon.Options{Store: store, Bus: bs, AdminToken: token, AllowOrigins: f.allowOrigins, Logger: log, Demo: f.demo, Models: f.models,
-		Governance: f.governance, MCP: f.mcp, Session: f.session, Replicas: f.replicas, Retention: f.retention}
+		Governance: f.governance, MCP: f.mcp, Session: f.session, Replicas: f.replicas, Retention: f.retention,
+		NoSearchLearning: !f.searchLearn}
 	opts.Agent.MaxRunTokens, opts.Agent.MaxRunCost = f.runMaxTokens, f.runMaxCost
 	opts.Replicas.Addr = ln.Addr().String()
 	if opts.Replicas.Name == "" {
@@ -440,6 +452,12 @@ func applyConfig(c *cobra.Command, g *globals, f *serveFlags) error {
 	}
 	if r := cfg.Store.Retention; r.Runs != 0 && !set("retain-runs") {
 		f.retention.Runs = r.Runs
+	}
+	if r := cfg.Store.Retention; r.SearchExamples != 0 && !set("retain-search-examples") {
+		f.retention.SearchExamples = r.SearchExamples
+	}
+	if sc := cfg.Search; sc != nil && sc.Learn != nil && !set("search-learn") {
+		f.searchLearn = *sc.Learn
 	}
 	if len(cfg.AllowOrigins) > 0 && !set("allow-origin") {
 		f.allowOrigins = cfg.AllowOrigins

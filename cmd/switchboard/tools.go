@@ -18,7 +18,7 @@ func newTools(g *globals) *cobra.Command {
 		Use:   "tools",
 		Short: "List, search, describe, register and delete tools in the catalog",
 	}
-	c.AddCommand(newToolsList(g), newToolsSearch(g), newToolsDescribe(g), newToolsRegister(g), newToolsDelete(g))
+	c.AddCommand(newToolsList(g), newToolsSearch(g), newToolsDescribe(g), newToolsRegister(g), newToolsDelete(g), newToolsLearned(g))
 	return c
 }
 
@@ -77,7 +77,8 @@ func newToolsSearch(g *globals) *cobra.Command {
 		Short: "Search the catalog (BM25 over names, descriptions and parameters)",
 		Example: `  switchboard tools search "create a task"
   switchboard tools search invoice --limit 5 --json
-  switchboard tools search invoice --cursor <nextCursor from the previous page>`,
+  switchboard tools search invoice --cursor <nextCursor from the previous page>
+  switchboard tools search --regex '^billing\.invoice\.'`,
 		Args: exactArgs(1, "one QUERY (quote several words)"),
 		RunE: func(c *cobra.Command, args []string) error {
 			cl, err := g.client()
@@ -122,6 +123,7 @@ func newToolsSearch(g *globals) *cobra.Command {
 	}
 	c.Flags().IntVar(&q.Limit, "limit", 10, "results per page (1-100)")
 	c.Flags().StringVar(&q.Cursor, "cursor", "", "continue from a previous page")
+	c.Flags().BoolVar(&q.Regex, "regex", false, `QUERY is an RE2 pattern matched against names, summaries and descriptions (e.g. '^deck\.', '(?i)invoice')`)
 	c.Flags().StringVar((*string)(&q.Surface), "surface", "", "only api or browser tools")
 	return c
 }

@@ -1,0 +1,151 @@
+package search
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/switchboardhq/switchboard"
+)
+
+func top(t *testing.T, x *Index, q string) []string {
+	t.Helper()
+	res, err := x.Search(switchboard.SearchQuery{Query: q, Limit: 3}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names(res)
+}
+
+func TestLearnedFieldRanks(t *testing.T) {
+	t.Parallel()
+	x := New(nil)
+	x.Replace(catalog())
+	const q = "make slides match the brand"
+	if got := top(t, x, q); slices.Contains(got, "deck.export") && got[0] == "deck.export" {
+		t.Fatalf("before learning deck.export already leads %q: %v; the test proves nothing", q, got)
+	}
+	x.SetLearned("deck.export", []Learned{{Query: "brand slides", Weight: 1}})
+	if got := top(t, x, q); len(got) == 0 || got[0] != "deck.export" {
+		t.Fatalf("after learning, %q ranks %v, want deck.export first", q, got)
+	}
+
+	// A new description keeps what was learned.
+	cat := catalog()
+	cat[0].Description = "Writes the deck to a file."
+	x.Upsert(cat[0])
+	if got := top(t, x, "brand"); len(got) == 0 || got[0] != "deck.export" {
+		t.Fatalf("after a description change, brand ranks %v", got)
+	}
+	// A removed tool keeps its learned queries in the index until the
+	// registry forgets them, and they apply again when it is re-added.
+	x.Remove("deck.export")
+	if got := top(t, x, "brand"); len(got) != 0 {
+		t.Fatalf("removed tool still found: %v", got)
+	}
+	x.Upsert(cat[0])
+	if got := top(t, x, "brand"); len(got) == 0 || got[0] != "deck.export" {
+		t.Fatalf("re-added tool lost its learned queries: %v", got)
+	}
+	x.SetLearned("deck.export", nil)
+	if got := top(t, x, "brand"); len(got) != 0 {
+		t.Fatalf("forgotten learned query still matches: %v", got)
+	}
+}
+
+func TestLearnedWeightAndCursor(t *testing.T) {
+	t.Parallel()
+	x := New(nil)
+	x.Replace(catalog())
+	x.SetLearned("users.list", []Learned{{Query: "roster", Weight: 0.25}})
+	x.SetLearned("deck.create", []Learned{{Query: "roster", Weight: 1}})
+	if got := top(t, x, "roster"); !slices.Equal(got, []string{"deck.create", "users.list"}) {
+		t.Fatalf("heavier learned query should rank first: %v", got)
+	}
+	res, err := x.Search(switchboard.SearchQuery{Query: "roster", Limit: 1}, nil)
+	if err != nil || res.NextCursor == "" {
+		t.Fatalf("want a cursor: %v %v", res, err)
+	}
+	// Learning changes ranking, so an earlier cursor is stale.
+	x.SetLearned("users.list", []Learned{{Query: "roster", Weight: 1}})
+	_, err = x.Search(switchboard.SearchQuery{Query: "roster", Limit: 1, Cursor: res.NextCursor}, nil)
+	if switchboard.CodeOf(err) != switchboard.CodeConflict {
+		t.Fatalf("cursor after learning: %v, want CONFLICT", err)
+	}
+	// ReplaceLearned rebuilds with a new set; duplicates and zero weights
+	// are dropped.
+	x.ReplaceLearned(map[string][]Learned{"users.invite": {{Query: "roster", Weight: 1}, {Query: "roster", Weight: 1}, {Query: "colleague", Weight: 0}}})
+	if got := top(t, x, "roster"); !slices.Equal(got, []string{"users.invite"}) {
+		t.Fatalf("after ReplaceLearned: %v", got)
+	}
+	if got := x.LearnedOf("users.invite"); len(got) != 1 {
+		t.Fatalf("LearnedOf = %v", got)
+	}
+	if got := top(t, x, "colleague"); len(got) != 0 {
+		t.Fatalf("zero-weight query indexed: %v", got)
+	}
+}
+
+func TestLearnedBounded(t *testing.T) {
+	t.Parallel()
+	x := New(nil)
+	x.Replace(catalog())
+	var ls []Learned
+	for _, w := range strings.Fields("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu amber beige coral denim ebony fawn ginger hazel ivory jade") {
+		ls = append(ls, Learned{Query: w, Weight: 1})
+	}
+	x.SetLearned("users.list", ls)
+	if got := len(x.LearnedOf("users.list")); got != MaxLearned {
+		t.Fatalf("kept %d learned queries, want %d", got, MaxLearned)
+	}
+	if got := top(t, x, "jade"); len(got) != 0 { // the 37th, past the bound
+		t.Fatalf("query past the bound indexed: %v", got)
+	}
+}
+
+func TestScrub(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ in, want string }{
+		{"export the deck as PDF", "export the deck as pdf"},
+		{"invoice customer 4821 for $120.50 on 2024-03-01", "invoice customer for on"},
+		{"email bob@example.com the report", "email the report"},
+		{"open https://example.com/a?b=c and www.foo.org or kick.com", "open and or"},
+		{"find 'gmhikaru' channel clips", "find channel clips"},
+		{`rename "Q3 plan" to draft`, "rename to draft"},
+		{"look up order inv_8f3a and 550e8400-e29b-41d4-a716-446655440000", "look up order and"},
+		{"ping @alice about #launch", "ping about"},
+		{"tokenize supercalifragilisticexpialidocious words", "tokenize words"},
+	} {
+		got, ok := Scrub(c.in)
+		if !ok || got != c.want {
+			t.Errorf("Scrub(%q) = %q, %v; want %q", c.in, got, ok, c.want)
+		}
+	}
+	for _, in := range []string{
+		"use key sk-ant-abcdefghijklmnopqrstuvwx to call",
+		"login with password=hunter2",
+		"Bearer abcdefghijklmnop",
+		"12345 678",
+		"the of and",
+		"",
+	} {
+		if got, ok := Scrub(in); ok {
+			t.Errorf("Scrub(%q) = %q, want refused", in, got)
+		}
+	}
+}
+
+func FuzzScrub(f *testing.F) {
+	f.Add("export the deck as PDF for bob@example.com")
+	f.Add("'quoted' https://x.y/z 42")
+	f.Fuzz(func(t *testing.T, in string) {
+		out, ok := Scrub(in)
+		if !ok {
+			return
+		}
+		if len(out) > MaxLearnedQueryBytes || strings.ContainsFunc(out, func(r rune) bool { return r >= '0' && r <= '9' }) ||
+			strings.Contains(out, "@") || strings.Contains(out, "://") {
+			t.Fatalf("Scrub(%q) kept %q", in, out)
+		}
+	})
+}

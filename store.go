@@ -213,8 +213,11 @@ type Store interface {
 	// r.InvocationID) in one transaction, unless a record for (r.Scope,
 	// r.Key) created at or after notBefore exists: then it writes nothing
 	// and returns the stored record and false. An older record is
-	// replaced. A key is never stored without its invocation, so no crash
-	// can leave a key behind that nothing settles.
+	// replaced once its invocation is terminal (or gone); one whose call
+	// is still in flight is kept whatever its age, so a retry finds that
+	// call rather than starting another (RELIABILITY row 30). A key is
+	// never stored without its invocation, so no crash can leave a key
+	// behind that nothing settles.
 	IdempotencyClaim(ctx context.Context, r IdempotencyRecord, notBefore time.Time, inv Invocation) (IdempotencyRecord, bool, error)
 	// IdempotencyGet returns the record of (scope, key) or ErrNotFound.
 	IdempotencyGet(ctx context.Context, scope, key string) (IdempotencyRecord, error)
@@ -279,7 +282,8 @@ type Store interface {
 	InvocationExpire(ctx context.Context, before time.Time, limit int) (int, error)
 	// IdempotencyExpire deletes at most limit idempotency keys (at most
 	// the same batch) created before before, oldest first, and returns how
-	// many it deleted.
+	// many it deleted. A key whose invocation is not terminal is never
+	// deleted: its call may still run, and a retry must find it.
 	IdempotencyExpire(ctx context.Context, before time.Time, limit int) (int, error)
 
 	// RunCreate stores a new run (status running, no events yet). A stored

@@ -309,8 +309,19 @@ func (b *Broker) tryClaim(ctx context.Context, c *call, req *CallRequest) (inv s
 		return switchboard.Invocation{}, false, nil
 	case err != nil:
 		return switchboard.Invocation{}, false, err
-	case got.CreatedAt.Before(b.now().Add(-b.opts.IdempotencyTTL)):
-		return switchboard.Invocation{}, false, nil // expired: the claim replaces it
+	}
+	if got.CreatedAt.Before(b.now().Add(-b.opts.IdempotencyTTL)) {
+		// Past its TTL the key is free once its call is terminal; until
+		// then it holds (RELIABILITY row 30), so a retry finds that call
+		// instead of starting a second one. The store's claim applies
+		// the same rule.
+		prev, err := b.store.InvocationGet(ctx, got.InvocationID)
+		if err != nil && switchboard.CodeOf(err) != switchboard.CodeNotFound {
+			return switchboard.Invocation{}, false, err
+		}
+		if err != nil || prev.Status.Terminal() {
+			return switchboard.Invocation{}, false, nil // expired: the claim replaces it
+		}
 	}
 	if got.Digest != c.claim.digest && got.Digest != legacyDigest(c, *req) {
 		return switchboard.Invocation{}, false, switchboard.Errorf(switchboard.CodeIdempotencyConflict,

@@ -421,3 +421,34 @@ func TestOnActivity(t *testing.T) {
 		t.Fatalf("observed %+v", seen)
 	}
 }
+
+// RELIABILITY row 30: a key past its TTL still holds while its call is in
+// flight (awaiting approval, running): the retry is CONFLICT naming that
+// call and runs nothing. Once the call is terminal the expired key is free.
+func TestExpiredKeyHoldsWhileInFlight(t *testing.T) {
+	e := newEnv(t, nil)
+	var runs atomic.Int32
+	e.goTool(t, echoTool, counted(&runs))
+	input := json.RawMessage(`{"msg":"hi"}`)
+	digest := broker.CallDigest("test.echo", "", input)
+	old := time.Now().Add(-2 * broker.DefaultIdempotencyTTL)
+	_, fresh, err := e.store.IdempotencyClaim(context.Background(), switchboard.IdempotencyRecord{
+		Scope: "anonymous", Key: "stale", Digest: digest, InvocationID: "inv-waiting", CreatedAt: old,
+	}, old.Add(-time.Hour), switchboard.Invocation{ID: "inv-waiting", Tool: "test.echo", Status: switchboard.StatusAwaitingApproval, CreatedAt: old, UpdatedAt: old})
+	if err != nil || !fresh {
+		t.Fatalf("plant: %v %v", fresh, err)
+	}
+	_, err = e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: input, IdempotencyKey: "stale"})
+	wantCode(t, err, switchboard.CodeConflict)
+	if det, _ := switchboard.AsError(err).Details.(map[string]any); det["invocationId"] != "inv-waiting" || runs.Load() != 0 {
+		t.Fatalf("the retry: %v (ran %d times); want CONFLICT naming inv-waiting, nothing run", err, runs.Load())
+	}
+	done := switchboard.Invocation{ID: "inv-waiting", Tool: "test.echo", Status: switchboard.StatusDenied, CreatedAt: old, UpdatedAt: old, FinishedAt: old}
+	if _, err := e.store.InvocationUpdate(context.Background(), done, switchboard.StatusAwaitingApproval); err != nil {
+		t.Fatal(err)
+	}
+	inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: input, IdempotencyKey: "stale"})
+	if err != nil || inv.ID == "inv-waiting" || inv.Status != switchboard.StatusSucceeded || runs.Load() != 1 {
+		t.Fatalf("a call with the expired key of a finished call: %+v %v (ran %d times); want a new call", inv, err, runs.Load())
+	}
+}

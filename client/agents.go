@@ -30,11 +30,22 @@ func (c *Client) Agents(ctx context.Context, q AgentQuery) ([]switchboard.AgentS
 	if q.Active {
 		v.Set("active", "true")
 	}
-	var out struct {
-		Items []switchboard.AgentSession `json:"items"`
+	// The daemon answers a page at a time; follow its cursors.
+	all := []switchboard.AgentSession{}
+	for {
+		var out struct {
+			Items      []switchboard.AgentSession `json:"items"`
+			NextCursor string                     `json:"nextCursor"`
+		}
+		if err := c.Do(ctx, http.MethodGet, "/api/v1/agents"+query(v), nil, &out); err != nil {
+			return all, err
+		}
+		all = append(all, out.Items...)
+		if out.NextCursor == "" {
+			return all, nil
+		}
+		v.Set("cursor", out.NextCursor)
 	}
-	err := c.Do(ctx, http.MethodGet, "/api/v1/agents"+query(v), nil, &out)
-	return out.Items, err
 }
 
 // Agent returns one agent session; AGENT_NOT_FOUND when there is none the

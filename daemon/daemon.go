@@ -321,6 +321,9 @@ func (d *Daemon) startSessions(ctx context.Context, opts Options) (map[string]st
 	so := opts.Session
 	so.Store, so.Bus, so.Logger, so.Replica = opts.Store, opts.Bus, d.log, d.replica.id
 	so.Presence = true // replicas that share the bus reach each other's tabs (session/presence.go)
+	if so.Catalog == nil {
+		so.Catalog = d.Registry // a tab may not advertise under an api tool's name (registry/shadow.go)
+	}
 	d.Sessions, err = session.New(so)
 	return kept, err
 }

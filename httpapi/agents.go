@@ -2,7 +2,12 @@ package httpapi
 
 import (
 	"context"
+	"encoding/base64"
 	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/authn"
@@ -60,8 +65,10 @@ func viewerOf(r *http.Request) workspace.Viewer {
 	return v
 }
 
-// listAgents: {items: [...]}, newest first; ?kind=, ?status=, ?session=
-// (a tab), ?active=true (leave out finished ones).
+// listAgents: {items: [...], nextCursor?}, newest first, a page at a time
+// (?limit=, at most MaxAgentPage; ?cursor= the previous page's
+// nextCursor); ?kind=, ?status=, ?session= (a tab), ?active=true (leave
+// out finished ones).
 func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := workspace.Filter{Kind: switchboard.AgentKind(q.Get("kind")), Status: switchboard.AgentStatus(q.Get("status")), SessionID: q.Get("session")}
@@ -85,7 +92,68 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, switchboard.Errorf(switchboard.CodeInvalidInput, "active must be true or false, not %q", a))
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": s.opts.Agents.List(r.Context(), viewerOf(r), f)})
+	limit, err := pageLimit(q.Get("limit"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	items, next, err := agentPage(s.opts.Agents.List(r.Context(), viewerOf(r), f), q.Get("cursor"), limit)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, agentList{Items: items, NextCursor: next})
+}
+
+// Paging of GET /agents (RELIABILITY row 28: a listing stays small however
+// many sessions a principal opened).
+const (
+	DefaultAgentPage = 100
+	MaxAgentPage     = 500
+)
+
+// agentList is a page of GET /agents: the items, and nextCursor while
+// more follow (pass it as ?cursor=).
+type agentList struct {
+	Items      []switchboard.AgentSession `json:"items"`
+	NextCursor string                     `json:"nextCursor,omitempty"`
+}
+
+func pageLimit(v string) (int, error) {
+	if v == "" {
+		return DefaultAgentPage, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > MaxAgentPage {
+		return 0, switchboard.Errorf(switchboard.CodeInvalidInput, "limit must be within 1..%d, not %q", MaxAgentPage, v)
+	}
+	return n, nil
+}
+
+// agentPage cuts list (newest first: StartedAt descending, then ID) at
+// the session cursor names, exclusive, and returns at most limit sessions
+// and the cursor of the next page ("" on the last). A cursor is the last
+// session's start and id, so a page stays put while sessions come and go.
+func agentPage(list []switchboard.AgentSession, cursor string, limit int) ([]switchboard.AgentSession, string, error) {
+	if cursor != "" {
+		raw, err := base64.RawURLEncoding.DecodeString(cursor)
+		at, id, ok := strings.Cut(string(raw), "|")
+		t, terr := time.Parse(time.RFC3339Nano, at)
+		if err != nil || !ok || terr != nil {
+			return nil, "", switchboard.Errorf(switchboard.CodeInvalidInput, "cursor %q is not a nextCursor of GET /agents", cursor)
+		}
+		i := sort.Search(len(list), func(i int) bool {
+			s := list[i]
+			return s.StartedAt.Before(t) || (s.StartedAt.Equal(t) && s.ID > id)
+		})
+		list = list[i:]
+	}
+	if len(list) <= limit {
+		return list, "", nil
+	}
+	last := list[limit-1]
+	next := base64.RawURLEncoding.EncodeToString([]byte(last.StartedAt.UTC().Format(time.RFC3339Nano) + "|" + last.ID))
+	return list[:limit], next, nil
 }
 
 func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) {

@@ -50,7 +50,10 @@ type Options struct {
 	// any port) accepted; set for loopback binds against DNS rebinding.
 	AllowHosts   []string
 	MaxBodyBytes int64
-	Logger       *slog.Logger
+	// BodyReadTimeout bounds reading one request's body; BodyReadTimeout
+	// (the constant) when 0.
+	BodyReadTimeout time.Duration
+	Logger          *slog.Logger
 	// SessionTools returns the live browser tools a session advertises
 	// (GET /tools?session=ID); nil until the session package is wired.
 	SessionTools func(ctx context.Context, sessionID string) ([]switchboard.Tool, error)
@@ -183,7 +186,8 @@ func (s *Server) routes() {
 // (cross-site requests without an Origin), then the route.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+	r, body := guardBody(w, r, s.opts.BodyReadTimeout)
+	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK, body: body}
 	defer func() {
 		if v := recover(); v != nil {
 			if v == http.ErrAbortHandler {
@@ -323,15 +327,42 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any, limit int
 // through so SSE works.
 type statusWriter struct {
 	http.ResponseWriter
-	status int
+	status  int
+	body    *bodyRead // nil without a body
+	started bool
 }
 
+// WriteHeader starts the response. The request's body is done with then:
+// its read deadline ends (so a stream's reads for a closed connection are
+// not cut), and an error answered before the body was read to its end
+// closes the connection, so net/http does not first wait for the rest of
+// a body that may never come (an unauthenticated POST announcing 100 kB
+// and sending one byte gets its 401 at once).
 func (w *statusWriter) WriteHeader(code int) {
+	if !w.started {
+		w.started = true
+		if w.body != nil {
+			if code >= 400 && !w.body.eof.Load() {
+				w.Header().Set("Connection", "close")
+			}
+			w.body.done()
+		}
+	}
 	w.status = code
 	w.ResponseWriter.WriteHeader(code)
 }
 
+func (w *statusWriter) Write(p []byte) (int, error) {
+	if !w.started {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(p)
+}
+
 func (w *statusWriter) Flush() {
+	if !w.started {
+		w.WriteHeader(http.StatusOK)
+	}
 	if f, ok := w.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}

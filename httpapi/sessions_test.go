@@ -235,7 +235,9 @@ func TestAdvertiseOverHTTP(t *testing.T) {
 	if _, err := tab.Advertise(ctx, []switchboard.Tool{noClaim}); switchboard.CodeOf(err) != switchboard.CodeExemptionViolation {
 		t.Fatalf("missing viewStateOnly: %v", err)
 	}
-	// A catalog api tool of the same name is replaced in the session listing.
+	// A catalog api tool of the same name stays listed: a tab's tool under
+	// an api tool's name is seen by no one (registry/shadow.go; the daemon
+	// also refuses the advertisement, which this server is not wired to).
 	api := switchboard.Tool{Name: "nav.goto", Description: "Catalog version.", Class: switchboard.ClassRead}
 	other := switchboard.Tool{Name: "tasks.list", Description: "List tasks.", Class: switchboard.ClassRead}
 	if _, err := br.admin.RegisterTools(ctx, "", []switchboard.Tool{api, other}); err != nil {
@@ -257,7 +259,7 @@ func TestAdvertiseOverHTTP(t *testing.T) {
 	for _, tl := range m.Tools {
 		got = append(got, string(tl.Surface)+":"+tl.Name)
 	}
-	if fmt.Sprint(got) != "[browser:nav.goto api:tasks.list]" {
+	if fmt.Sprint(got) != "[api:nav.goto api:tasks.list]" {
 		t.Fatalf("listing with the session: %v", got)
 	}
 	if tools, err := br.admin.SessionTools(ctx, tab.ID); err != nil || len(tools) != 1 || tools[0].Origin.SessionID != tab.ID {

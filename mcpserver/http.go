@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -80,6 +81,10 @@ func (s *Server) newHTTPHandler() http.Handler {
 			withTokenStateless.ServeHTTP(w, r)
 			return
 		}
+		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
+			s.opening(w, r, c.Principal, withToken) // initialize: a new session
+			return
+		}
 		withToken.ServeHTTP(w, r)
 	})
 }
@@ -133,6 +138,13 @@ func writeHTTPError(w http.ResponseWriter, err error) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
 	case switchboard.CodeForbidden, switchboard.CodeOriginRejected:
 		status = http.StatusForbidden
+	case switchboard.CodeRateLimited:
+		status = http.StatusTooManyRequests
+		if d, _ := e.Details.(map[string]any); d != nil {
+			if ms, ok := d["retryAfterMs"].(int64); ok {
+				w.Header().Set("Retry-After", strconv.FormatInt((ms+999)/1000, 10))
+			}
+		}
 	case switchboard.CodeUnavailable:
 		status = http.StatusServiceUnavailable
 	}

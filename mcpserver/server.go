@@ -17,6 +17,7 @@ import (
 	"github.com/switchboardhq/switchboard/authn"
 	"github.com/switchboardhq/switchboard/broker"
 	"github.com/switchboardhq/switchboard/internal/mcpext"
+	"github.com/switchboardhq/switchboard/internal/seats"
 	"github.com/switchboardhq/switchboard/registry"
 )
 
@@ -85,6 +86,11 @@ type Options struct {
 	ProgressInterval time.Duration
 	// SessionTimeout closes idle MCP sessions.
 	SessionTimeout time.Duration
+	// Sessions caps the MCP sessions of one principal (RELIABILITY row
+	// 28): how many it holds at once and how fast it opens them; past
+	// either, initialize is RATE_LIMITED (429). Zero fields mean
+	// DefaultSessionLimits' field; a negative Max or PerSecond, no cap.
+	Sessions SessionLimits
 	// Aliases publishes catalog tools under fixed MCP names (catalog name →
 	// MCP name, letters, digits and "_") instead of their mapped names; an
 	// aliased tool answers only to its alias. For clients that call names
@@ -153,6 +159,10 @@ type Server struct {
 	runs  map[*mcp.ServerSession]string
 	// watched holds the MCP sessions whose close ends their agent session.
 	watched sync.Map
+	// seats counts each principal's MCP sessions (limits.go);
+	// seatReleased, set only by tests, hears each seat given back.
+	seats        *seats.Seats
+	seatReleased chan<- string
 
 	// life ends when the server closes: it cancels the calls still running
 	// for MCP clients (a call waiting for approval would otherwise hold
@@ -203,6 +213,7 @@ func New(ctx context.Context, reg *registry.Registry, br *broker.Broker, opts *O
 	if o.SessionTimeout <= 0 {
 		o.SessionTimeout = DefaultSessionTimeout
 	}
+	o.Sessions = o.Sessions.Or(DefaultSessionLimits)
 	if o.InputWait <= 0 {
 		o.InputWait = DefaultInputWait
 	}
@@ -217,6 +228,7 @@ func New(ctx context.Context, reg *registry.Registry, br *broker.Broker, opts *O
 	}
 	s := &Server{
 		reg: reg, br: br, opts: o, log: o.Logger,
+		seats:      seats.New("MCP sessions", o.Sessions, nil),
 		live:       newLiveIndex(o.Live),
 		runs:       map[*mcp.ServerSession]string{},
 		stop:       make(chan struct{}),

@@ -71,9 +71,23 @@ func (r *Registry) ListWith(ctx context.Context, surface switchboard.Surface, li
 	if err != nil || live == nil || len(live.tools) == 0 {
 		return tools, err
 	}
-	tools = slices.DeleteFunc(tools, func(t switchboard.Tool) bool { _, shadowed := live.get(t.Name); return shadowed })
+	// A tab's tool replaces the catalog's declaration of its name, except
+	// one under an api tool's name: that is seen by no one (shadow.go),
+	// and the api tool stays listed.
+	var shown []switchboard.Tool
+	names := map[string]bool{}
 	for _, t := range live.tools {
-		if (surface == "" || t.Surface == surface) && r.Visible(ctx, t) {
+		if r.shadows(t) {
+			continue
+		}
+		names[t.Name] = true
+		if r.Visible(ctx, t) {
+			shown = append(shown, t)
+		}
+	}
+	tools = slices.DeleteFunc(tools, func(t switchboard.Tool) bool { return names[t.Name] })
+	for _, t := range shown {
+		if surface == "" || t.Surface == surface {
 			tools = append(tools, t)
 		}
 	}
@@ -116,7 +130,7 @@ func (r *Registry) SearchMeta(ctx context.Context, q switchboard.SearchQuery, li
 // version is what a call runs, else the catalog's. TOOL_NOT_FOUND, with
 // one message, when neither has it or the caller may not see it.
 func (r *Registry) Describe(ctx context.Context, name string, live *Live) (switchboard.Tool, error) {
-	if t, ok := live.get(name); ok {
+	if t, ok := live.get(name); ok && !r.shadows(t) {
 		if !r.Visible(ctx, t) {
 			return switchboard.Tool{}, notFound(name)
 		}

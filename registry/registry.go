@@ -71,6 +71,10 @@ type Registry struct {
 	decls   map[string]map[switchboard.Source]switchboard.Tool
 	tools   map[string]*entry // effective, merged
 	index   *search.Index
+	// apiNames holds the names whose effective declaration is an api
+	// tool (shadow.go). It is apart from mu because Visible reads it, and
+	// Visible runs both under mu (List) and outside it.
+	apiNames sync.Map // name → struct{}
 
 	subMu sync.Mutex
 	subs  map[chan<- Change]struct{}
@@ -176,9 +180,11 @@ func (r *Registry) reloadLocked(ctx context.Context) error {
 	}
 	r.tools = make(map[string]*entry, len(r.decls))
 	effective := make([]switchboard.Tool, 0, len(r.decls))
+	r.apiNames.Clear()
 	for name := range r.decls {
 		if e := r.mergeLocked(name); e != nil {
 			r.tools[name] = e
+			r.claimLocked(name, e)
 			effective = append(effective, e.tool)
 		}
 	}
@@ -383,7 +389,9 @@ func (r *Registry) applyLocked(ctx context.Context, names []string, apply func(r
 	}
 	apply(rev)
 	for _, n := range names {
-		if e := r.mergeLocked(n); e != nil {
+		e := r.mergeLocked(n)
+		r.claimLocked(n, e)
+		if e != nil {
 			r.tools[n] = e
 			r.index.Upsert(e.tool)
 		} else {

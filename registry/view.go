@@ -27,7 +27,13 @@ import (
 // in the catalog; whoever offers or runs them (the MCP listing, the HTTP
 // listing of a session, the agent loop, the broker) passes them through
 // Visible too. scope/ keeps only the glob language and the agent tokens.
+//
+// A tab's tool under the name of a catalog api tool is seen by no one
+// (shadow.go): the api tool is what a call of that name runs.
 func (r *Registry) Visible(ctx context.Context, t switchboard.Tool) bool {
+	if r.shadows(t) {
+		return false
+	}
 	p, ok := switchboard.PrincipalFrom(ctx)
 	if !ok || p.Kind != switchboard.PrincipalAgent {
 		return true

@@ -13,7 +13,9 @@ import (
 // Advertise replaces the browser tools session id offers (the PUSH): all or
 // nothing, validated like registry declarations, with the exemption
 // enforced (a browser tool must assert viewStateOnly and may only be read or
-// ui: EXEMPTION_VIOLATION otherwise). An empty list withdraws every tool.
+// ui: EXEMPTION_VIOLATION otherwise), and no tool under the name of a
+// catalog api tool (Options.Catalog: CONFLICT). An empty list withdraws
+// every tool.
 //
 // The advertisement is stored with the session and announced on the bus,
 // so the replica holding the tab's stream (or attaching it later) serves
@@ -39,6 +41,11 @@ func (m *Manager) Advertise(ctx context.Context, id string, tools []switchboard.
 	if len(tools) > 0 {
 		if err := registry.CheckBatch(tools); err != nil {
 			return nil, err
+		}
+		if m.opts.Catalog != nil {
+			if err := m.opts.Catalog.CheckAdvertised(ctx, tools); err != nil {
+				return nil, err
+			}
 		}
 		for i, t := range tools {
 			lt, err := m.compile(t)

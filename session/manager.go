@@ -78,10 +78,19 @@ type Options struct {
 	MaxResultBytes int64
 	MaxTools       int
 	Now            func() time.Time
+	// Catalog, if set, checks an advertisement against the catalog: the
+	// registry refuses a tab's tool under an api tool's name
+	// (registry.CheckAdvertised). nil checks nothing.
+	Catalog Catalog
 	// Presence shares which tabs this process holds with the other
 	// replicas on the bus, so a call reaching any replica goes to the tab
 	// (presence.go). The daemon turns it on; Shutdown stops it.
 	Presence bool
+}
+
+// Catalog is what Advertise asks of the catalog (*registry.Registry).
+type Catalog interface {
+	CheckAdvertised(ctx context.Context, tools []switchboard.Tool) error
 }
 
 // Manager holds the live sessions of this process. Safe for concurrent use.

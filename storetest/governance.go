@@ -268,7 +268,20 @@ func testIdempotencyClaim(t *testing.T, s switchboard.Store) {
 	if _, ok, err = claim(other, base.Add(-time.Hour)); err != nil || !ok {
 		t.Fatalf("the same key in another scope: %v %v", ok, err)
 	}
-	// Past the horizon the old record is replaced.
+	// Past the horizon the old record holds while its call is in flight
+	// (RELIABILITY row 30), and is replaced once the call is terminal.
+	got, ok, err = claim(again, base.Add(time.Second))
+	must(t, err)
+	if ok || got.InvocationID != "inv-1" {
+		t.Fatalf("claim over an expired record of a call in flight: %+v %v; want the first record kept", got, ok)
+	}
+	if _, err := s.InvocationGet(ctx, "inv-2"); switchboard.CodeOf(err) != switchboard.CodeNotFound {
+		t.Fatalf("a refused claim recorded its invocation: %v", err)
+	}
+	done := invocation("inv-1", switchboard.StatusSucceeded)
+	done.FinishedAt = base.Add(time.Second)
+	_, err = s.InvocationUpdate(ctx, done, switchboard.StatusDispatched)
+	must(t, err)
 	got, ok, err = claim(again, base.Add(time.Second))
 	must(t, err)
 	if !ok || got.InvocationID != "inv-2" {

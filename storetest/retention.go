@@ -133,9 +133,17 @@ func wantGone(t *testing.T, s switchboard.Store, ids ...string) {
 }
 
 // testIdempotencyExpire: keys older than the bound go, oldest first and at
-// most limit at a time; newer keys stay.
+// most limit at a time; newer keys stay, and so does an old key whose call
+// is not terminal (RELIABILITY row 30), until it is.
 func testIdempotencyExpire(t *testing.T, s switchboard.Store) {
 	ctx := context.Background()
+	finish := func(id string) {
+		t.Helper()
+		inv := invocation(id, switchboard.StatusSucceeded)
+		inv.FinishedAt = base
+		_, err := s.InvocationUpdate(ctx, inv, switchboard.StatusDispatched, switchboard.StatusAwaitingApproval)
+		must(t, err)
+	}
 	for i := range 5 {
 		id := fmt.Sprintf("inv-%d", i)
 		r := switchboard.IdempotencyRecord{Scope: "s", Key: fmt.Sprintf("k%d", i), Digest: "d", InvocationID: id,
@@ -143,6 +151,12 @@ func testIdempotencyExpire(t *testing.T, s switchboard.Store) {
 		if _, ok, err := s.IdempotencyClaim(ctx, r, base.Add(-time.Hour), invocation(id, switchboard.StatusDispatched)); err != nil || !ok {
 			t.Fatalf("claim %d: %v %v", i, ok, err)
 		}
+		finish(id)
+	}
+	// The oldest key of all names a call still awaiting its approval.
+	waiting := switchboard.IdempotencyRecord{Scope: "s", Key: "k-waiting", Digest: "d", InvocationID: "inv-waiting", CreatedAt: base.Add(-time.Minute)}
+	if _, ok, err := s.IdempotencyClaim(ctx, waiting, base.Add(-time.Hour), invocation("inv-waiting", switchboard.StatusAwaitingApproval)); err != nil || !ok {
+		t.Fatalf("claim waiting: %v %v", ok, err)
 	}
 	wantCode(t, func() error { _, err := s.IdempotencyExpire(ctx, base, -1); return err }(), switchboard.CodeInvalidInput)
 	cut := base.Add(3 * time.Minute) // k0, k1, k2 are older
@@ -161,10 +175,18 @@ func testIdempotencyExpire(t *testing.T, s switchboard.Store) {
 	if n != 1 {
 		t.Fatalf("second batch %d, want 1", n)
 	}
-	for _, k := range []string{"k3", "k4"} {
+	for _, k := range []string{"k3", "k4", "k-waiting"} {
 		if _, err := s.IdempotencyGet(ctx, "s", k); err != nil {
 			t.Fatalf("%s: %v", k, err)
 		}
+	}
+	// Once its call is terminal, the waiting key goes too.
+	finish("inv-waiting")
+	if n, err = s.IdempotencyExpire(ctx, cut, 2); err != nil || n != 1 {
+		t.Fatalf("after the waiting call ended: %d %v, want 1", n, err)
+	}
+	if _, err := s.IdempotencyGet(ctx, "s", "k-waiting"); switchboard.CodeOf(err) != switchboard.CodeNotFound {
+		t.Fatalf("k-waiting after its call ended: %v, want NOT_FOUND", err)
 	}
 	// The keys' invocations are untouched: retention of records is
 	// InvocationExpire's.

@@ -13,6 +13,8 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/activity"
+	"github.com/switchboardhq/switchboard/internal/ratelimit"
+	"github.com/switchboardhq/switchboard/internal/seats"
 	"github.com/switchboardhq/switchboard/internal/strictjson"
 )
 
@@ -85,7 +87,21 @@ type AgentsOptions struct {
 	// FlushInterval is how often coalesced updates are written to Store
 	// (DefaultFlushInterval).
 	FlushInterval time.Duration
+	// Registered caps the registered sessions (POST /agents: Spec.Heartbeat)
+	// one principal holds on this replica and how fast it registers them
+	// (RELIABILITY row 28): past either, Start is RATE_LIMITED. Zero fields
+	// mean DefaultRegisteredLimits' field; a negative Max or PerSecond, no
+	// cap.
+	Registered SessionLimits
 }
+
+// SessionLimits caps one principal's sessions: Max held at once and the
+// Rate of opening them. It is internal/seats' Limits.
+type SessionLimits = seats.Limits
+
+// DefaultRegisteredLimits: a principal holds at most 100 registered
+// sessions and registers at most 10 a second (bursts of 50).
+var DefaultRegisteredLimits = SessionLimits{Max: 100, Rate: ratelimit.Rate{PerSecond: 10, Burst: 50}}
 
 // Agents is the registry of agent sessions: every built-in assistant run,
 // external agent, job and host-registered agent at work. A session's live
@@ -107,6 +123,7 @@ type Agents struct {
 	nextWork uint64
 	dirty    map[string]bool // sessions whose coalesced update awaits Flush
 	ended    int             // sessions ended since the store was last pruned
+	seats    *seats.Seats    // registered sessions per principal (AgentsOptions.Registered)
 }
 
 // agentState is one session and what only the registry needs of it.
@@ -116,8 +133,16 @@ type agentState struct {
 	user      string                // the user it acts for ("user:alice"); see Viewer
 	principal switchboard.Principal // for scope checks of what it may see
 	interrupt func(ctx context.Context, reason string) error
-	heartbeat bool            // registered: expires when heartbeats stop
-	idle      bool            // external: expires after the idle window
+	heartbeat bool // registered: expires when heartbeats stop
+	idle      bool // external: expires after the idle window
+	// quiet: an external session that has done no work yet (Work). Its
+	// transitions are not written to the ledger, so an MCP session that
+	// is opened and left idle leaves no permanent row (RELIABILITY row
+	// 28); its first call records its start, and what follows is
+	// recorded as for any session.
+	quiet bool
+	// release gives back a registered session's seat (AgentsOptions.Registered).
+	release   func()
 	key       string          // external dedupe key
 	approvals map[string]bool // pending approvals of its calls
 	settled   map[string]bool // approvals of its calls already answered (Park ignores them)
@@ -173,8 +198,9 @@ func NewAgents(opts *AgentsOptions) *Agents {
 	if o.FlushInterval <= 0 {
 		o.FlushInterval = DefaultFlushInterval
 	}
+	reg := o.Registered.Or(DefaultRegisteredLimits)
 	return &Agents{opts: o, log: o.Logger, now: o.Now, sessions: map[string]*agentState{}, keys: map[string]string{},
-		notes: map[string][]Note{}, dirty: map[string]bool{}}
+		notes: map[string][]Note{}, dirty: map[string]bool{}, seats: seats.New("registered agent sessions", reg, o.Now)}
 }
 
 // HeartbeatInterval is how often a registered session must send one.
@@ -212,9 +238,21 @@ type Spec struct {
 
 // Start records a new session and returns it.
 func (a *Agents) Start(ctx context.Context, sp Spec) (switchboard.AgentSession, error) {
+	return a.start(ctx, sp, false)
+}
+
+// start is Start; quiet starts an external session whose transitions stay
+// out of the ledger until it works (agentState.quiet).
+func (a *Agents) start(ctx context.Context, sp Spec, quiet bool) (switchboard.AgentSession, error) {
 	st, err := a.newState(sp)
 	if err != nil {
 		return switchboard.AgentSession{}, err
+	}
+	st.quiet = quiet
+	if sp.Heartbeat { // registered on a caller's request: one of its seats
+		if st.release, err = a.seats.Take(sp.Principal.String()); err != nil {
+			return switchboard.AgentSession{}, err
+		}
 	}
 	a.mu.Lock()
 	a.sessions[st.s.ID] = st
@@ -291,8 +329,8 @@ func (a *Agents) External(ctx context.Context, p switchboard.Principal, transpor
 		delete(a.keys, key)
 	}
 	a.mu.Unlock()
-	s, err := a.Start(ctx, Spec{Kind: switchboard.AgentExternal, Label: p.ID, Principal: p, Transport: transport,
-		Status: switchboard.AgentRunning, Idle: true})
+	s, err := a.start(ctx, Spec{Kind: switchboard.AgentExternal, Label: p.ID, Principal: p, Transport: transport,
+		Status: switchboard.AgentRunning, Idle: true}, true)
 	if err != nil { // a fixed spec: cannot fail
 		return ""
 	}
@@ -403,6 +441,9 @@ func (a *Agents) End(ctx context.Context, id string, status switchboard.AgentSta
 	now := a.now().UTC()
 	st.s.Status, st.s.Reason, st.s.EndedAt, st.s.LastSeen = status, reason, now, now
 	st.settled = nil // nothing reads it once ended
+	if st.release != nil {
+		st.release()
+	}
 	if st.key != "" && a.keys[st.key] == id {
 		delete(a.keys, st.key)
 	}
@@ -535,6 +576,11 @@ func (a *Agents) Work(ctx context.Context, id string) (context.Context, func()) 
 	n := a.nextWork
 	w := &work{cancel: cancel, done: make(chan struct{})}
 	st.work[n] = w
+	if r, ok := a.wakeLocked(st); ok {
+		a.mu.Unlock()
+		a.record(ctx, r, "")
+		a.mu.Lock()
+	}
 	var once sync.Once
 	return wctx, func() {
 		once.Do(func() {
@@ -545,6 +591,17 @@ func (a *Agents) Work(ctx context.Context, id string) (context.Context, func()) 
 			cancel(nil)
 		})
 	}
+}
+
+// wakeLocked ends a quiet session's quiet (its first work, or a call of
+// it waiting for approval): it returns the record of its start, which the
+// caller writes to the ledger after unlocking. Caller holds a.mu.
+func (a *Agents) wakeLocked(st *agentState) (switchboard.AgentRecord, bool) {
+	if !st.quiet {
+		return switchboard.AgentRecord{}, false
+	}
+	st.quiet = false
+	return switchboard.AgentRecord{Session: st.s, User: st.user, Replica: a.opts.Replica}, true
 }
 
 // Park records that a session's work stopped while calls of it wait for
@@ -825,6 +882,15 @@ func (a *Agents) approvalChange(ctx context.Context, id, apr string, pending boo
 		if !st.settled[apr] {
 			st.approvals[apr] = true
 		}
+		if r, ok := a.wakeLocked(st); ok {
+			a.mu.Unlock()
+			a.record(ctx, r, "")
+			a.mu.Lock()
+			if st.s.Status.Final() {
+				a.mu.Unlock()
+				return
+			}
+		}
 	} else {
 		delete(st.approvals, apr)
 		st.settled[apr] = true
@@ -894,18 +960,32 @@ func (a *Agents) transitioned(ctx context.Context, s switchboard.AgentSession, f
 	a.mu.Lock()
 	st := a.sessions[s.ID]
 	r := switchboard.AgentRecord{Session: s, Replica: a.opts.Replica}
+	quiet := false
 	if st != nil {
-		r.User, r.Heartbeat = st.user, st.heartbeat
+		r.User, r.Heartbeat, quiet = st.user, st.heartbeat, st.quiet
 	}
 	a.mu.Unlock()
 	if st != nil {
 		a.persist(ctx, st)
 	}
-	a.announce(ctx, r, from)
+	if !quiet {
+		a.record(ctx, r, from)
+	}
+	if a.opts.Notify != nil {
+		a.opts.Notify(context.WithoutCancel(ctx), r)
+	}
 }
 
 // announce writes the ledger entry of a transition and tells Notify.
 func (a *Agents) announce(ctx context.Context, r switchboard.AgentRecord, from switchboard.AgentStatus) {
+	a.record(ctx, r, from)
+	if a.opts.Notify != nil {
+		a.opts.Notify(context.WithoutCancel(ctx), r)
+	}
+}
+
+// record writes the ledger entry of a transition.
+func (a *Agents) record(ctx context.Context, r switchboard.AgentRecord, from switchboard.AgentStatus) {
 	s := r.Session
 	wctx := context.WithoutCancel(ctx)
 	if a.opts.Ledger != nil {
@@ -917,9 +997,6 @@ func (a *Agents) announce(ctx context.Context, r switchboard.AgentRecord, from s
 		if err := a.opts.Ledger.Append(wctx, e); err != nil {
 			a.log.WarnContext(ctx, "record agent status", "agent", s.ID, "status", s.Status, "err", err)
 		}
-	}
-	if a.opts.Notify != nil {
-		a.opts.Notify(wctx, r)
 	}
 }
 

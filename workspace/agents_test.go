@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/ratelimit"
 	"github.com/switchboardhq/switchboard/workspace"
 )
 
@@ -381,5 +382,77 @@ func TestEscalationWithdrawnWithItsApproval(t *testing.T) {
 	c.add(time.Minute)
 	if notes := a.TakeNotes("ses_b", "alice"); len(notes) != 0 {
 		t.Fatalf("an expired approval's note reached a turn: %+v", notes)
+	}
+}
+
+// RELIABILITY row 28: an external agent's session that is opened and
+// left idle (an MCP session nobody calls through) leaves no row in the
+// ledger; the first call of one records its start, and its end follows.
+func TestIdleExternalSessionNotLedgered(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	a, _, l, _ := newAgents(t)
+	claude := switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "claude"}
+	idle := a.External(ctx, claude, workspace.TransportMCP, "m1")
+	busy := a.External(ctx, claude, workspace.TransportMCP, "m2")
+	waits := a.External(ctx, claude, workspace.TransportMCP, "m3")
+	if got := a.List(ctx, admin, workspace.Filter{Active: true}); len(got) != 3 {
+		t.Fatalf("listed %d sessions, want the three (listed while they live)", len(got))
+	}
+	_, done := a.Work(ctx, busy)
+	done()
+	_, done = a.Work(ctx, busy) // a second call records nothing more
+	done()
+	a.ApprovalPending(ctx, waits, "apr_1")
+	for _, conn := range []string{"m1", "m2", "m3"} {
+		a.EndExternal(ctx, claude, workspace.TransportMCP, conn, "MCP session closed")
+	}
+	if got := l.statuses(idle); len(got) != 0 {
+		t.Fatalf("the idle session's ledger rows: %v, want none", got)
+	}
+	if got := strings.Join(l.statuses(busy), ","); got != "running,done" {
+		t.Fatalf("the working session's ledger rows: %s, want running,done", got)
+	}
+	if got := strings.Join(l.statuses(waits), ","); got != "running,waiting_approval,done" {
+		t.Fatalf("the waiting session's ledger rows: %s, want running,waiting_approval,done", got)
+	}
+}
+
+// RELIABILITY row 28: one principal holds at most Registered.Max sessions
+// registered on its request (POST /agents); past it Start is
+// RATE_LIMITED and registers nothing; ending one gives its seat back;
+// another principal and the daemon's own sessions are not held up.
+func TestRegisteredSessionCap(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	a := workspace.NewAgents(&workspace.AgentsOptions{Registered: workspace.SessionLimits{Max: 2, Rate: ratelimit.Rate{PerSecond: -1}}})
+	bot := switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "bot"}
+	spec := workspace.Spec{Kind: switchboard.AgentBackground, Principal: bot, Heartbeat: true}
+	first, err := a.Start(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Start(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Start(ctx, spec); switchboard.CodeOf(err) != switchboard.CodeRateLimited {
+		t.Fatalf("a third registered session: %v; want RATE_LIMITED", err)
+	}
+	if n := len(a.List(ctx, admin, workspace.Filter{})); n != 2 {
+		t.Fatalf("%d sessions listed; a refused one registered something", n)
+	}
+	other := spec
+	other.Principal.ID = "other"
+	if _, err := a.Start(ctx, other); err != nil {
+		t.Fatalf("another principal: %v", err)
+	}
+	if _, err := a.Start(ctx, workspace.Spec{Kind: switchboard.AgentChat, Principal: bot}); err != nil {
+		t.Fatalf("a session the daemon starts (not registered): %v", err)
+	}
+	if _, err := a.End(ctx, first.ID, switchboard.AgentDone, "finished"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Start(ctx, spec); err != nil {
+		t.Fatalf("after one ended: %v", err)
 	}
 }

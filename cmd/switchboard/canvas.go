@@ -8,10 +8,10 @@ import (
 	"net"
 	"net/http"
 	"syscall"
-	"time"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/daemon"
+	"github.com/switchboardhq/switchboard/httpapi"
 	"github.com/switchboardhq/switchboard/preview"
 )
 
@@ -53,7 +53,7 @@ func (f *serveFlags) canvasOptions(ctx context.Context, opts *daemon.Options, ma
 	}
 	srv := preview.New("http://"+ln.Addr().String(), &preview.Options{FrameAncestors: ancestors})
 	opts.Previews, opts.PreviewOrigin = srv, srv.Origin()
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	hs := httpapi.NewHTTPServer(srv.Handler(), &httpapi.ServerOptions{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)})
 	go func() {
 		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Warn("preview origin stopped", "err", err)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -20,12 +19,14 @@ import (
 	"github.com/switchboardhq/switchboard/activity"
 	"github.com/switchboardhq/switchboard/broker"
 	"github.com/switchboardhq/switchboard/daemon"
+	"github.com/switchboardhq/switchboard/httpapi"
 	"github.com/switchboardhq/switchboard/internal/ratelimit"
 	"github.com/switchboardhq/switchboard/manifest"
 	"github.com/switchboardhq/switchboard/mcpserver"
 	"github.com/switchboardhq/switchboard/model"
 	"github.com/switchboardhq/switchboard/panel"
 	"github.com/switchboardhq/switchboard/session"
+	"github.com/switchboardhq/switchboard/workspace"
 )
 
 // shutdownGrace bounds how long in-flight requests may finish after SIGTERM.
@@ -43,6 +44,7 @@ type serveConfig struct {
 	MCP          *mcpConfig              `yaml:"mcp"`
 	Sessions     *sessionsConfig         `yaml:"sessions"`
 	Search       *searchConfig           `yaml:"search"`
+	Agents       *agentsConfig           `yaml:"agents"`
 	// CanvasPolicy is the daemon's layer of the canvas policy; PreviewAddr
 	// the sandboxed preview origin's listener (cmd/switchboard/canvas.go).
 	CanvasPolicy *panel.CanvasPolicy `yaml:"canvasPolicy"`
@@ -50,6 +52,12 @@ type serveConfig struct {
 	// MetricsAddr serves GET /metrics without a token on a listener of
 	// its own (cmd/switchboard/metrics.go).
 	MetricsAddr string `yaml:"metricsAddr"`
+}
+
+// agentsConfig is the config file's `agents:` section: the caps on the
+// agent sessions one principal registers (POST /agents; docs/agents.md).
+type agentsConfig struct {
+	Registered *workspace.SessionLimits `yaml:"registered"`
 }
 
 // sessionsConfig is the config file's `sessions:` section: the two windows
@@ -139,6 +147,9 @@ type mcpConfig struct {
 	// ConsoleURL is where URL-mode elicitation sends the human; by default
 	// the console at the listen address.
 	ConsoleURL string `yaml:"consoleURL"`
+	// Sessions caps one principal's MCP sessions: {max, rate: {perSecond,
+	// burst}} (docs/mcp.md).
+	Sessions *mcpserver.SessionLimits `yaml:"sessions"`
 }
 
 type serveFlags struct {
@@ -162,9 +173,10 @@ type serveFlags struct {
 	elicitation  string                // --mcp-elicitation / mcp.elicitation
 	replicas     daemon.ReplicaOptions // --replica-name, --replica-heartbeat, --replica-timeout
 	retention    daemon.RetentionOptions
-	runMaxTokens int64   // --run-max-tokens
-	runMaxCost   float64 // --run-max-cost
-	searchLearn  bool    // --search-learn / search.learn
+	runMaxTokens int64                   // --run-max-tokens
+	runMaxCost   float64                 // --run-max-cost
+	searchLearn  bool                    // --search-learn / search.learn
+	agents       workspace.AgentsOptions // Registered from --max-agent-sessions / agents.registered
 }
 
 func newServe(g *globals) *cobra.Command {
@@ -200,6 +212,8 @@ func newServe(g *globals) *cobra.Command {
 	fl.Float64Var(&f.runMaxCost, "run-max-cost", 0, "end an assistant run with BUDGET_EXCEEDED before a model call once it cost this many US dollars (models with prices; 0: no ceiling)")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this address without a token, instead of on --addr for the admin token; see docs/operations.md")
 	fl.StringVar(&f.previewAddr, "preview-addr", "", "serve the sandboxed code-preview origin on this address (off unless given), e.g. 127.0.0.2:7767; see docs/panels.md")
+	fl.IntVar(&f.mcp.Sessions.Max, "mcp-max-sessions", mcpserver.DefaultSessionLimits.Max, "how many MCP sessions one principal (a token) may hold at once; negative: no cap (config mcp.sessions.max; the opening rate is mcp.sessions.rate)")
+	fl.IntVar(&f.agents.Registered.Max, "max-agent-sessions", workspace.DefaultRegisteredLimits.Max, "how many agent sessions one principal may register (POST /agents) and hold at once; negative: no cap (config agents.registered.max; the rate is agents.registered.rate)")
 	fl.StringVar(&f.elicitation, "mcp-elicitation", "url", "which MCP elicitation answers decide an agent's approval: url (a link to the console, where you decide), form (also the agent's own client UI, which then vouches for you) or off (config mcp.elicitation)")
 	fl.StringVar(&f.replicas.Name, "replica-name", os.Getenv("SWITCHBOARD_REPLICA_NAME"), "this replica's name among those sharing the store, stable across its restarts (default: host name/listen address) [$SWITCHBOARD_REPLICA_NAME]; see docs/deploy.md")
 	fl.DurationVar(&f.replicas.Heartbeat, "replica-heartbeat", daemon.DefaultReplicaHeartbeat, "how often this replica records that it is alive and checks on the others")
@@ -326,7 +340,7 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 	}
 	opts := daemon.Options{Store: store, Bus: bs, AdminToken: token, AllowOrigins: f.allowOrigins, Logger: log, Demo: f.demo, Models: f.models,
 		Governance: f.governance, MCP: f.mcp, Session: f.session, Replicas: f.replicas, Retention: f.retention,
-		NoSearchLearning: !f.searchLearn}
+		NoSearchLearning: !f.searchLearn, AgentSessions: f.agents}
 	opts.Agent.MaxRunTokens, opts.Agent.MaxRunCost = f.runMaxTokens, f.runMaxCost
 	opts.Replicas.Addr = ln.Addr().String()
 	if opts.Replicas.Name == "" {
@@ -371,7 +385,9 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 	if metricsLn != nil {
 		defer serveMetrics(metricsLn, d, log)()
 	}
-	srv := &http.Server{Handler: d.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	// Header, body and idle timeouts (httpapi/conn.go): no slow or idle
+	// client holds a connection for ever.
+	srv := httpapi.NewHTTPServer(d.Handler(), &httpapi.ServerOptions{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)})
 	// Streams (SSE) never end on their own: end them when shutdown begins so
 	// Shutdown can wait for the rest.
 	srv.RegisterOnShutdown(func() { _ = d.Close() })
@@ -482,6 +498,18 @@ func applyConfig(c *cobra.Command, g *globals, f *serveFlags) error {
 			f.elicitation = m.Elicitation
 		}
 		f.mcp.ConsoleURL = m.ConsoleURL
+		if l := m.Sessions; l != nil {
+			if !set("mcp-max-sessions") {
+				f.mcp.Sessions.Max = l.Max
+			}
+			f.mcp.Sessions.Rate = l.Rate
+		}
+	}
+	if a := cfg.Agents; a != nil && a.Registered != nil {
+		if !set("max-agent-sessions") {
+			f.agents.Registered.Max = a.Registered.Max
+		}
+		f.agents.Registered.Rate = a.Registered.Rate
 	}
 	if cfg.LogLevel != "" && !set("log-level") {
 		f.logLevel = cfg.LogLevel

@@ -166,11 +166,14 @@ func (s *Store) IdempotencyClaim(ctx context.Context, r switchboard.IdempotencyR
 	err = s.db.Tx(ctx, op, func(q Tx) error {
 		stored, claimed = r, false
 		var got string
-		err := q.QueryRow(ctx, s.sql(`INSERT INTO idempotency_keys (scope, key, digest, invocation_id, created_at)
+		// An older key is replaced only once its call is terminal
+		// (sqlKeySettled): a key never expires under a call in flight.
+		claimArgs := append([]any{r.Scope, r.Key, r.Digest, r.InvocationID, s.time(r.CreatedAt), s.d.Time(normTime(notBefore))}, terminalStatuses...)
+		err := q.QueryRow(ctx, s.sql(`INSERT INTO idempotency_keys AS k (scope, key, digest, invocation_id, created_at)
 			VALUES (?, ?, ?, ?, ?) ON CONFLICT (scope, key) DO UPDATE SET digest = excluded.digest,
 			invocation_id = excluded.invocation_id, created_at = excluded.created_at
-			WHERE idempotency_keys.created_at < ? RETURNING invocation_id`),
-			r.Scope, r.Key, r.Digest, r.InvocationID, s.time(r.CreatedAt), s.d.Time(normTime(notBefore))).Scan(&got)
+			WHERE k.created_at < ? AND `+sqlKeySettled+` RETURNING invocation_id`),
+			claimArgs...).Scan(&got)
 		if err == nil {
 			claimed = true
 			_, err = q.Exec(ctx, s.sql(sqlInsertInvocation), args...)

@@ -46,9 +46,18 @@ var (
 	// even if something changed it since it was picked.
 	sqlExpireInvocations = `DELETE FROM invocations WHERE id ` + in(ExpireBatch) +
 		` AND status ` + in(len(terminalStatuses))
+	// A key whose call is not terminal is kept whatever its age
+	// (RELIABILITY row 30): a retry must find the call, not start another.
 	sqlExpireKeys = `DELETE FROM idempotency_keys WHERE (scope, key) IN
-		(SELECT scope, key FROM idempotency_keys WHERE created_at < ? ORDER BY created_at LIMIT ?)`
+		(SELECT k.scope, k.key FROM idempotency_keys k WHERE k.created_at < ? AND ` + sqlKeySettled + `
+		ORDER BY k.created_at LIMIT ?)`
 )
+
+// sqlKeySettled holds for an idempotency key k whose invocation is
+// terminal or gone: only such a key may expire (IdempotencyExpire) or be
+// replaced by a new claim (IdempotencyClaim). Its placeholders are
+// terminalStatuses.
+var sqlKeySettled = `NOT EXISTS (SELECT 1 FROM invocations i WHERE i.id = k.invocation_id AND i.status NOT ` + in(len(terminalStatuses)) + `)`
 
 // InvocationExpire deletes up to limit (at most ExpireBatch) expired
 // records in one transaction: it picks them, deletes their decided
@@ -108,7 +117,7 @@ func (s *Store) pickExpiring(ctx context.Context, tx Tx, args []any) ([]string, 
 }
 
 // IdempotencyExpire deletes up to limit (at most ExpireBatch) keys created
-// before before, oldest first, in one statement.
+// before before whose calls are terminal, oldest first, in one statement.
 func (s *Store) IdempotencyExpire(ctx context.Context, before time.Time, limit int) (int, error) {
 	const op = "idempotency expire"
 	if err := s.check(op); err != nil {
@@ -120,7 +129,8 @@ func (s *Store) IdempotencyExpire(ctx context.Context, before time.Time, limit i
 	var n int64
 	err := s.db.Write(ctx, op, func(q Querier) error {
 		var err error
-		n, err = q.Exec(ctx, s.sql(sqlExpireKeys), s.d.Time(normTime(before)), min(limit, ExpireBatch))
+		args := append([]any{s.d.Time(normTime(before))}, terminalStatuses...)
+		n, err = q.Exec(ctx, s.sql(sqlExpireKeys), append(args, min(limit, ExpireBatch))...)
 		return err
 	})
 	return int(n), err

@@ -19,6 +19,7 @@ import (
 	"github.com/switchboardhq/switchboard/activity"
 	"github.com/switchboardhq/switchboard/agent"
 	"github.com/switchboardhq/switchboard/approval"
+	"github.com/switchboardhq/switchboard/assertion"
 	"github.com/switchboardhq/switchboard/authn"
 	"github.com/switchboardhq/switchboard/broker"
 	"github.com/switchboardhq/switchboard/httpapi"
@@ -91,6 +92,9 @@ type Options struct {
 	// finished runs' event logs are kept (daemon/retention.go); the ledger
 	// is kept forever.
 	Retention RetentionOptions
+	// Assertion tunes the signed "who acts for whom" every HTTP-binding
+	// request carries (daemon/assertion.go).
+	Assertion AssertionOptions
 }
 
 // Daemon is a running switchboard: its subsystems and its HTTP handler.
@@ -98,6 +102,9 @@ type Daemon struct {
 	Registry *registry.Registry
 	// Broker is the one call path; RegisterFunc adds Go-function tools to it.
 	Broker *broker.Broker
+	// Assertions signs what every HTTP-binding request says about who acts
+	// for whom, and publishes the keys (GET /.well-known/jwks.json).
+	Assertions *assertion.Signer
 	// Sessions holds the live browser tabs (the broker's Browser).
 	Sessions *session.Manager
 	// Agent is the built-in assistant (runs, AG-UI, AI SDK chat).
@@ -185,6 +192,9 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	bo.Store, bo.Registry, bo.Logger, bo.Browser, bo.Replica = opts.Store, reg, log, d.Sessions, d.replica.id
 	if opts.Retention.IdempotencyKeys > 0 { // one setting: how long a key replays is how long it is kept
 		bo.IdempotencyTTL = opts.Retention.IdempotencyKeys
+	}
+	if err := d.startAssertions(opts, &bo); err != nil {
+		return nil, err
 	}
 	d.Broker = broker.New(bo)
 	d.resume(kept) // calls whose approval outlived the restart
@@ -317,9 +327,14 @@ func (d *Daemon) webRoutes(opts Options) map[string]http.Handler {
 	routes := map[string]http.Handler{
 		"/sdk/": web.SDK(), "/demo/": web.Demo(demo), "/demo": http.RedirectHandler("/demo/", http.StatusFound),
 		"/": web.Console(), // the operator console; unknown paths are 404
+		// The public keys of backend assertions (package assertion).
+		"GET /.well-known/jwks.json": d.Assertions,
 	}
 	if opts.Demo { // the examples' sample backend (README walkthrough)
-		routes[demobackend.Prefix] = demobackend.New()
+		// It verifies each call's assertion with the keys the daemon
+		// publishes, as a real backend would, and keeps each user's tasks
+		// apart.
+		routes[demobackend.Prefix] = demobackend.New(&demobackend.Options{Issuer: d.Assertions.Issuer(), Keys: d.Assertions.JWKS})
 	}
 	return routes
 }

@@ -372,3 +372,34 @@ func testActivityHead(t *testing.T, s switchboard.Store) {
 		t.Fatalf("head %d, %v; want 3", id, err)
 	}
 }
+
+// Signing keys: kept with their private bytes, listed newest first from a
+// time on, removed before a time; an ID is unique.
+func testSigningKeys(t *testing.T, s switchboard.Store) {
+	ctx := context.Background()
+	for i, id := range []string{"k1", "k2", "k3"} {
+		must(t, s.SigningKeyCreate(ctx, switchboard.SigningKey{ID: id, Algorithm: "ES256",
+			Private: []byte{0, byte(i), 0xff}, CreatedAt: base.Add(time.Duration(i) * time.Hour)}))
+	}
+	wantCode(t, s.SigningKeyCreate(ctx, switchboard.SigningKey{ID: "k1", Algorithm: "ES256", Private: []byte{1}, CreatedAt: base}), switchboard.CodeConflict)
+	wantCode(t, s.SigningKeyCreate(ctx, switchboard.SigningKey{ID: "k9", Algorithm: "ES256", CreatedAt: base}), switchboard.CodeInvalidInput)
+	list, err := s.SigningKeyList(ctx, base.Add(time.Hour))
+	must(t, err)
+	want := []switchboard.SigningKey{
+		{ID: "k3", Algorithm: "ES256", Private: []byte{0, 2, 0xff}, CreatedAt: micro(base.Add(2 * time.Hour))},
+		{ID: "k2", Algorithm: "ES256", Private: []byte{0, 1, 0xff}, CreatedAt: micro(base.Add(time.Hour))},
+	}
+	if diff := cmp.Diff(want, list); diff != "" {
+		t.Fatalf("list (-want +got):\n%s", diff)
+	}
+	if b, _ := json.Marshal(list[0]); strings.Contains(string(b), "/w") || strings.Contains(string(b), "private") {
+		t.Fatalf("a private key must never be serialized: %s", b)
+	}
+	n, err := s.SigningKeyDelete(ctx, base.Add(90*time.Minute))
+	must(t, err)
+	list, err = s.SigningKeyList(ctx, time.Time{})
+	must(t, err)
+	if n != 2 || len(list) != 1 || list[0].ID != "k3" {
+		t.Fatalf("after delete: %d removed, %+v", n, list)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -297,6 +298,9 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 	opts := daemon.Options{Store: store, Bus: bs, AdminToken: token, AllowOrigins: f.allowOrigins, Logger: log, Demo: f.demo, Models: f.models,
 		Governance: f.governance, MCP: f.mcp, Session: f.session, Replicas: f.replicas, Retention: f.retention}
 	opts.Replicas.Addr = ln.Addr().String()
+	// Backends check the assertion's iss against the URL they reach the
+	// daemon at.
+	opts.Assertion.Issuer = strings.TrimSuffix(consoleURL(ln.Addr()), "/#approvals")
 	if opts.Replicas.Name == "" {
 		host, _ := os.Hostname()
 		opts.Replicas.Name = host + "/" + opts.Replicas.Addr // unique while it listens

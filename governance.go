@@ -10,10 +10,17 @@ import (
 // is stored (Hash, never serialized); the secret itself is shown once, at
 // creation.
 type AgentToken struct {
-	ID    string   `json:"id"`
-	Agent string   `json:"agent"`
-	Allow []string `json:"allow,omitempty"`
-	Deny  []string `json:"deny,omitempty"`
+	ID    string `json:"id"`
+	Agent string `json:"agent"`
+	// User is the person the agent acts for ("user:alice"); empty means
+	// the operator (Operator), as every token minted before users was.
+	User string `json:"user,omitempty"`
+	// ActsFor is User, or the operator when none is named: always set on
+	// what the API returns, so a reader need not know the default. It is
+	// derived, never stored.
+	ActsFor string   `json:"actsFor,omitempty"`
+	Allow   []string `json:"allow,omitempty"`
+	Deny    []string `json:"deny,omitempty"`
 	PanelScope
 	Hash      string    `json:"-"`
 	CreatedAt time.Time `json:"createdAt"`
@@ -22,7 +29,7 @@ type AgentToken struct {
 
 // Principal is who a token stands for.
 func (t AgentToken) Principal() Principal {
-	return Principal{Kind: PrincipalAgent, ID: t.Agent, Allow: t.Allow, Deny: t.Deny, PanelScope: t.PanelScope}
+	return Principal{Kind: PrincipalAgent, ID: t.Agent, Allow: t.Allow, Deny: t.Deny, PanelScope: t.PanelScope, User: t.User}
 }
 
 // PanelScope limits an agent to some panels and page slots, beside the
@@ -69,7 +76,11 @@ type ApprovalRequest struct {
 	Class        Class           `json:"class"`
 	Agent        string          `json:"agent"`
 	// AgentID is the agent session whose call waits on it.
-	AgentID    string         `json:"agentId,omitempty"`
+	AgentID string `json:"agentId,omitempty"`
+	// User is the person the call was made for ("user:alice"): the one,
+	// beside the operator, who may see and decide it. Empty on requests
+	// recorded before users were: the operator's.
+	User       string         `json:"user,omitempty"`
 	Status     ApprovalStatus `json:"status"`
 	Reason     string         `json:"reason,omitempty"`
 	DecidedBy  string         `json:"decidedBy,omitempty"`
@@ -86,7 +97,10 @@ type ApprovalFilter struct {
 	Status       ApprovalStatus
 	Agent        string
 	InvocationID string
-	Limit        int
+	// User selects the requests made for that user ("user:alice");
+	// Operator also matches requests that name nobody.
+	User  string
+	Limit int
 }
 
 // JobFilter selects jobs (Store.JobList). Empty fields do not filter;

@@ -171,6 +171,15 @@ type Store interface {
 	// and returns the token, or ErrNotFound.
 	TokenRevoke(ctx context.Context, id string, at time.Time) (AgentToken, error)
 
+	// SigningKeyCreate inserts a signing key (ErrConflict if its ID exists).
+	SigningKeyCreate(ctx context.Context, k SigningKey) error
+	// SigningKeyList returns the keys created at or after since, newest
+	// first.
+	SigningKeyList(ctx context.Context, since time.Time) ([]SigningKey, error)
+	// SigningKeyDelete removes the keys created before before (retired keys
+	// whose every signature has expired) and returns how many it removed.
+	SigningKeyDelete(ctx context.Context, before time.Time) (int, error)
+
 	// ApprovalCreate inserts a request (ErrConflict if its ID or invocation
 	// already has one).
 	ApprovalCreate(ctx context.Context, a ApprovalRequest) error

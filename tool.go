@@ -152,6 +152,10 @@ type HTTPBinding struct {
 	URL       string                 `json:"url"`
 	Headers   map[string]HeaderValue `json:"headers,omitempty"`
 	TimeoutMs int                    `json:"timeoutMs,omitempty"`
+	// Audience is the aud of the Switchboard-Assertion the backend gets:
+	// what the backend checks it is meant for. Empty means the URL's
+	// origin ("https://api.example.com").
+	Audience string `json:"audience,omitempty"`
 }
 
 // HeaderValue is a literal header value or a reference to an environment

@@ -56,8 +56,11 @@ type AgentSession struct {
 	Kind  AgentKind `json:"kind"`
 	Label string    `json:"label"`
 	// Principal is the actor name the ledger records ("agent:assistant").
-	Principal string      `json:"principal"`
-	Scope     *AgentScope `json:"scope,omitempty"`
+	Principal string `json:"principal"`
+	// User is the person the agent acts for ("user:alice"; the operator,
+	// user:admin, when nobody was named).
+	User  string      `json:"user,omitempty"`
+	Scope *AgentScope `json:"scope,omitempty"`
 	// Transport is how the agent reaches the daemon: agui, aisdk, runs,
 	// mcp, http, job or host (registered with POST /agents).
 	Transport string      `json:"transport"`

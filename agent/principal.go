@@ -31,5 +31,18 @@ func (rt *Runtime) assistantFor(ctx context.Context, owner string) (switchboard.
 		return p, err
 	}
 	p.Allow, p.Deny, p.PanelScope = sc.Allow, sc.Deny, sc.PanelScope
+	// The assistant in a tab acts for the tab's user: its approvals are
+	// asked of that user, its backend calls say so.
+	if us, ok := rt.opts.Scopes.(interface {
+		User(ctx context.Context, sessionID string) (string, error)
+	}); ok {
+		u, err := us.User(ctx, sid)
+		if err != nil {
+			return p, err
+		}
+		if up, ok := switchboard.UserPrincipal(u); ok {
+			p.User = up.String()
+		}
+	}
 	return p, nil
 }

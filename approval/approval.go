@@ -327,7 +327,7 @@ func (s *Service) RequestApproval(ctx context.Context, inv switchboard.Invocatio
 		ID: "apr_" + randomHex(16), InvocationID: inv.ID, RunID: inv.RunID, SessionID: inv.SessionID,
 		Tool: t.Name, ToolVersion: inv.ToolVersion, ArgsHash: ArgsHash(inv.Input), Input: redact.JSON(inv.Input),
 		Summary: fmt.Sprintf("%s wants to call %s: %s", agent, t.Name, search.SummaryOf(t)),
-		Class:   t.Class, Agent: agent, AgentID: inv.AgentID, Status: switchboard.ApprovalPending, CreatedAt: now, ExpiresAt: now.Add(s.opts.TTL),
+		Class:   t.Class, Agent: agent, AgentID: inv.AgentID, User: actsFor(ctx), Status: switchboard.ApprovalPending, CreatedAt: now, ExpiresAt: now.Add(s.opts.TTL),
 	}
 	if a.Class == "" {
 		a.Class = switchboard.ClassMutate
@@ -343,6 +343,15 @@ func (s *Service) RequestApproval(ctx context.Context, inv switchboard.Invocatio
 		"waiting for the user to approve %s (approval %s, expires %s)", t.Name, a.ID, a.ExpiresAt.Format(time.RFC3339))})
 	s.log.InfoContext(ctx, "approval requested", "approval", a.ID, "invocation", inv.ID, "tool", t.Name, "agent", agent)
 	return a.ID, nil
+}
+
+// actsFor is the person the call in ctx is made for: whom its approval is
+// asked of. A call with no caller in ctx is the operator's.
+func actsFor(ctx context.Context) string {
+	if p, ok := switchboard.PrincipalFrom(ctx); ok {
+		return p.ActsFor()
+	}
+	return switchboard.Operator
 }
 
 func topic(id string) string { return "approval.decided." + id }

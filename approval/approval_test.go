@@ -594,3 +594,69 @@ func TestWaitSeesTheDecision(t *testing.T) {
 	_, _ = e.svc.Decide(ctx, id2, approval.Decision{By: user, Approve: false})
 	<-out2
 }
+
+// An approval of a call by an agent acting for alice is asked of alice:
+// bob cannot see or decide it (it reads as not found), alice can, and the
+// operator's decision on it is recorded as an override.
+func TestApprovalReachesTheUserActedFor(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	forAlice := switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "planner", User: "user:alice"}
+	alice := switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "alice"}
+	bob := switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "bob"}
+
+	id, out := e.callAsync(t, forAlice, "tasks.delete", `{"id": 7}`)
+	a, err := e.svc.Get(ctx, id)
+	if err != nil || a.User != "user:alice" || a.Agent != "agent:planner" {
+		t.Fatalf("request %+v %v", a, err)
+	}
+	mine, _ := e.svc.List(ctx, switchboard.ApprovalFilter{Status: switchboard.ApprovalPending, User: "user:alice"})
+	theirs, _ := e.svc.List(ctx, switchboard.ApprovalFilter{Status: switchboard.ApprovalPending, User: "user:bob"})
+	if len(mine) != 1 || len(theirs) != 0 {
+		t.Fatalf("alice lists %d, bob %d", len(mine), len(theirs))
+	}
+	_, err = e.svc.Decide(ctx, id, approval.Decision{By: bob, Approve: true})
+	wantCode(t, err, switchboard.CodeNotFound)
+	if got, err := e.svc.Decide(ctx, id, approval.Decision{By: alice, Approve: true}); err != nil || got.DecidedBy != "user:alice" {
+		t.Fatalf("alice decides: %+v %v", got, err)
+	}
+	if o := <-out; o.err != nil || o.inv.Status != switchboard.StatusSucceeded {
+		t.Fatalf("alice's approved call: %+v %v", o.inv, o.err)
+	}
+	<-e.events // resolved
+
+	id, out = e.callAsync(t, forAlice, "tasks.delete", `{"id": 8}`)
+	if _, err := e.svc.Decide(ctx, id, approval.Decision{By: user, Approve: false, Reason: "not today"}); err != nil {
+		t.Fatal(err)
+	}
+	if o := <-out; switchboard.CodeOf(o.err) != switchboard.CodeUserDenied {
+		t.Fatalf("overridden call: %+v %v", o.inv, o.err)
+	}
+	<-e.events // resolved
+	dec := e.entries(t, activity.VerbApprovalDecide)
+	if len(dec) != 2 {
+		t.Fatalf("decision entries %+v", dec)
+	}
+	var first, second map[string]any
+	_ = json.Unmarshal(dec[0].Details, &first)
+	_ = json.Unmarshal(dec[1].Details, &second)
+	if dec[0].Actor != "user:alice" || first["override"] != nil || first["user"] != "user:alice" {
+		t.Errorf("alice's own decision: %s %s", dec[0].Actor, dec[0].Details)
+	}
+	if dec[1].Actor != switchboard.Operator || second["override"] != true || second["user"] != "user:alice" {
+		t.Errorf("the operator's decision is not an override: %s %s", dec[1].Actor, dec[1].Details)
+	}
+
+	// The operator deciding an operator's agent's call overrides nobody.
+	id, out = e.callAsync(t, planner, "tasks.delete", `{"id": 9}`)
+	if _, err := e.svc.Decide(ctx, id, approval.Decision{By: user, Approve: true}); err != nil {
+		t.Fatal(err)
+	}
+	<-out
+	dec = e.entries(t, activity.VerbApprovalDecide)
+	var third map[string]any
+	_ = json.Unmarshal(dec[2].Details, &third)
+	if third["override"] != nil || third["user"] != switchboard.Operator {
+		t.Errorf("the operator's own approval: %s", dec[2].Details)
+	}
+}

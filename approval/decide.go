@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -155,6 +156,13 @@ func (s *Service) Decide(ctx context.Context, id string, d Decision) (switchboar
 	if err != nil {
 		return a, err
 	}
+	if a.User != "" && a.User != switchboard.Operator && !workspace.MayDecide(ctx, nil, workspace.ViewerOf(d.By), a) {
+		// A call made for another user: the same answer as an unknown id,
+		// so ids of other users' approvals cannot be probed. (An operator's
+		// request is decided by whom its channel admits, as before users:
+		// a tab its own assistant's calls, which the admin may start.)
+		return switchboard.ApprovalRequest{}, switchboard.Errorf(switchboard.CodeNotFound, "no approval %q", id)
+	}
 	if a.Agent == d.By.String() {
 		return a, switchboard.Errorf(switchboard.CodeForbidden, "%s cannot decide its own call", d.By)
 	}
@@ -220,6 +228,7 @@ func (s *Service) ExpireDue(ctx context.Context) (int, error) {
 // nothing and gets the stored request with ok false.
 func (s *Service) settle(ctx context.Context, a switchboard.ApprovalRequest, status switchboard.ApprovalStatus, reason, by, channel string) (switchboard.ApprovalRequest, bool, error) {
 	wctx := context.WithoutCancel(ctx)
+	override := workspace.Override(by, a)
 	a.Status, a.Reason, a.DecidedBy, a.Channel, a.DecidedAt = status, reason, by, channel, s.now()
 	stored, err := s.store.ApprovalDecide(wctx, a)
 	if err != nil {
@@ -229,12 +238,18 @@ func (s *Service) settle(ctx context.Context, a switchboard.ApprovalRequest, sta
 		return stored, false, err
 	}
 	if s.ledger != nil {
-		details, _ := json.Marshal(map[string]any{
+		d := map[string]any{
 			"approvalId": stored.ID, "invocationId": stored.InvocationID, "decision": stored.Status,
 			"reason": stored.Reason, "agent": stored.Agent, "agentId": stored.AgentID, "channel": stored.Channel,
-			"toolVersion": stored.ToolVersion, "argsHash": stored.ArgsHash,
+			"toolVersion": stored.ToolVersion, "argsHash": stored.ArgsHash, "user": cmp.Or(stored.User, switchboard.Operator),
 			"waitMs": stored.DecidedAt.Sub(stored.CreatedAt).Milliseconds(), // the metrics' approval wait
-		})
+		}
+		if override {
+			// The operator decided a call asked of another user: said so,
+			// so that user's ledger shows who decided in their place.
+			d["override"] = true
+		}
+		details, _ := json.Marshal(d)
 		prov, _ := json.Marshal(map[string]string{"channel": stored.Channel})
 		e := &switchboard.ActivityEntry{Actor: by, Verb: activity.VerbApprovalDecide, Target: stored.Tool, Provenance: prov, Details: details}
 		if err := s.ledger.Append(wctx, e); err != nil {
@@ -272,6 +287,8 @@ type RequestEvent struct {
 	ExpiresAt    time.Time         `json:"expiresAt"`
 	// SessionID is the tab the call was made in: the only tab told.
 	SessionID string `json:"sessionId,omitempty"`
+	// User is the person the call was made for: only their tabs are told.
+	User string `json:"user,omitempty"`
 }
 
 // ResolvedEvent is the data of an approval.resolved event.
@@ -285,6 +302,7 @@ type ResolvedEvent struct {
 	Agent        string                     `json:"agent"`
 	AgentID      string                     `json:"agentId,omitempty"`
 	SessionID    string                     `json:"sessionId,omitempty"`
+	User         string                     `json:"user,omitempty"`
 }
 
 func requestEvent(a switchboard.ApprovalRequest) []byte {
@@ -296,13 +314,13 @@ func requestEvent(a switchboard.ApprovalRequest) []byte {
 		input = json.RawMessage(`{}`)
 	}
 	b, _ := json.Marshal(RequestEvent{ApprovalID: a.ID, InvocationID: a.InvocationID, Tool: a.Tool, Input: input,
-		Summary: a.Summary, Class: a.Class, Agent: a.Agent, AgentID: a.AgentID, ExpiresAt: a.ExpiresAt, SessionID: a.SessionID})
+		Summary: a.Summary, Class: a.Class, Agent: a.Agent, AgentID: a.AgentID, ExpiresAt: a.ExpiresAt, SessionID: a.SessionID, User: a.User})
 	return b
 }
 
 func resolvedEvent(a switchboard.ApprovalRequest) []byte {
 	b, _ := json.Marshal(ResolvedEvent{ApprovalID: a.ID, InvocationID: a.InvocationID, Status: a.Status,
-		DecidedBy: a.DecidedBy, Channel: a.Channel, Reason: a.Reason, Agent: a.Agent, AgentID: a.AgentID, SessionID: a.SessionID})
+		DecidedBy: a.DecidedBy, Channel: a.Channel, Reason: a.Reason, Agent: a.Agent, AgentID: a.AgentID, SessionID: a.SessionID, User: a.User})
 	return b
 }
 

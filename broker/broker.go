@@ -72,6 +72,9 @@ type Options struct {
 	HTTPClient *http.Client
 	// LookupEnv resolves {"env": NAME} header values (default os.LookupEnv).
 	LookupEnv func(string) (string, bool)
+	// Assert signs the assertion of who acts for whom that every
+	// HTTP-binding request carries (assertion.Signer); nil sends none.
+	Assert func(ctx context.Context, c AssertedCall) (string, error)
 	// DefaultTimeout bounds a call whose tool and binding set no timeout.
 	DefaultTimeout time.Duration
 	// MaxConcurrency and MaxConcurrencyExpensive are the per-tool limits for
@@ -188,6 +191,7 @@ func New(opts Options) *Broker {
 		http: httpbind.New(&httpbind.Options{
 			HTTPClient:       opts.HTTPClient,
 			LookupEnv:        opts.LookupEnv,
+			Assert:           opts.Assert,
 			MaxResponseBytes: int64(opts.MaxResultBytes),
 		}),
 		opts:   opts,

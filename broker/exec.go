@@ -34,13 +34,19 @@ func (b *Broker) execute(ctx context.Context, c *call, release func()) (result j
 	return result, err
 }
 
+// AssertedCall is what an HTTP-binding request's assertion is signed for
+// (Options.Assert): the caller, the tool, the invocation and the audience.
+type AssertedCall = httpbind.Call
+
 // run dispatches to the tool's binding.
 func (b *Broker) run(ctx context.Context, c *call) (json.RawMessage, error) {
 	t := c.tool
 	if t.Binding != nil && t.Binding.HTTP != nil {
 		// The invocation id is the backend's Idempotency-Key: stable for
 		// this call, distinct for every other.
-		return b.http.Call(httpbind.WithIdempotencyKey(ctx, c.invocationID), t.Binding.HTTP, c.input)
+		ctx = httpbind.WithCall(httpbind.WithIdempotencyKey(ctx, c.invocationID),
+			httpbind.Call{Caller: c.caller, Tool: t.Name, Invocation: c.invocationID})
+		return b.http.Call(ctx, t.Binding.HTTP, c.input)
 	}
 	b.mu.RLock()
 	fn := b.funcs[t.Name]

@@ -163,7 +163,10 @@ type TokenCreated struct {
 // deny globs over tool names, and globs over the panels and page slots the
 // agent may work on (empty: not limited).
 type TokenRequest struct {
-	Agent  string   `json:"agent"`
+	Agent string `json:"agent"`
+	// User is the person the agent acts for ("user:alice"); empty: the
+	// operator.
+	User   string   `json:"user,omitempty"`
 	Allow  []string `json:"allow,omitempty"`
 	Deny   []string `json:"deny,omitempty"`
 	Panels []string `json:"panels,omitempty"`

@@ -195,7 +195,7 @@ func (d *Daemon) approvalEvent(ctx context.Context, kind string, data []byte) {
 	if json.Unmarshal(data, &ev) != nil {
 		return
 	}
-	apr := switchboard.ApprovalRequest{ID: ev.ApprovalID, SessionID: ev.SessionID, Agent: ev.Agent, AgentID: ev.AgentID,
+	apr := switchboard.ApprovalRequest{ID: ev.ApprovalID, SessionID: ev.SessionID, Agent: ev.Agent, AgentID: ev.AgentID, User: ev.User,
 		Tool: ev.Tool, Summary: ev.Summary, ExpiresAt: ev.ExpiresAt}
 	if d.Agents != nil && ev.AgentID != "" {
 		switch kind {

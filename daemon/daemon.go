@@ -19,6 +19,7 @@ import (
 	"github.com/switchboardhq/switchboard/activity"
 	"github.com/switchboardhq/switchboard/agent"
 	"github.com/switchboardhq/switchboard/approval"
+	"github.com/switchboardhq/switchboard/assertion"
 	"github.com/switchboardhq/switchboard/authn"
 	"github.com/switchboardhq/switchboard/broker"
 	"github.com/switchboardhq/switchboard/httpapi"
@@ -98,6 +99,9 @@ type Options struct {
 	// NoSearchLearning turns off search that learns from use (the config
 	// file's search.learn: false; registry/learn.go): on by default.
 	NoSearchLearning bool
+	// Assertion tunes the signed "who acts for whom" every HTTP-binding
+	// request carries (daemon/assertion.go).
+	Assertion AssertionOptions
 }
 
 // Daemon is a running switchboard: its subsystems and its HTTP handler.
@@ -105,6 +109,9 @@ type Daemon struct {
 	Registry *registry.Registry
 	// Broker is the one call path; RegisterFunc adds Go-function tools to it.
 	Broker *broker.Broker
+	// Assertions signs what every HTTP-binding request says about who acts
+	// for whom, and publishes the keys (GET /.well-known/jwks.json).
+	Assertions *assertion.Signer
 	// Sessions holds the live browser tabs (the broker's Browser).
 	Sessions *session.Manager
 	// Agent is the built-in assistant (runs, AG-UI, AI SDK chat).
@@ -201,6 +208,9 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	bo.Store, bo.Registry, bo.Logger, bo.Browser, bo.Replica, bo.Bus = opts.Store, reg, log, d.Sessions, d.replica.id, opts.Bus
 	if opts.Retention.IdempotencyKeys > 0 { // one setting: how long a key replays is how long it is kept
 		bo.IdempotencyTTL = opts.Retention.IdempotencyKeys
+	}
+	if err := d.startAssertions(opts, &bo); err != nil {
+		return nil, err
 	}
 	d.Broker = broker.New(bo)
 	d.resume(kept) // calls whose approval outlived the restart
@@ -337,9 +347,14 @@ func (d *Daemon) webRoutes(opts Options) map[string]http.Handler {
 	routes := map[string]http.Handler{
 		"/sdk/": web.SDK(), "/demo/": web.Demo(demo), "/demo": http.RedirectHandler("/demo/", http.StatusFound),
 		"/": web.Console(), // the operator console; unknown paths are 404
+		// The public keys of backend assertions (package assertion).
+		"GET /.well-known/jwks.json": d.Assertions,
 	}
 	if opts.Demo { // the examples' sample backend (README walkthrough)
-		routes[demobackend.Prefix] = demobackend.New()
+		// It verifies each call's assertion with the keys the daemon
+		// publishes, as a real backend would, and keeps each user's tasks
+		// apart.
+		routes[demobackend.Prefix] = demobackend.New(&demobackend.Options{Issuer: d.Assertions.Issuer(), Keys: d.Assertions.JWKS})
 	}
 	return routes
 }

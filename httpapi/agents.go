@@ -194,7 +194,7 @@ func (s *Server) registerAgent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if v.Principal.Kind == switchboard.PrincipalAgent && body.SessionID != "" {
-		// An agent token acts for the daemon's user: naming a tab would make
+		// An agent token acts for its token's user: naming a tab would make
 		// its session that tab's agent (a handoff to it reaches the tab's
 		// assistant), whoever's tab it is.
 		s.writeError(w, r, switchboard.Errorf(switchboard.CodeForbidden, "an agent token may not bind an agent to a tab: leave sessionId out (only the admin token or the tab's own session token may name one)"))
@@ -227,7 +227,7 @@ func registrantUser(v workspace.Viewer) string {
 	case switchboard.PrincipalSession:
 		return v.User
 	}
-	return "" // agent tokens act for the daemon's user
+	return v.Principal.ActsFor() // an agent token acts for its token's user
 }
 
 func (s *Server) registration(a switchboard.AgentSession) switchboard.AgentRegistration {

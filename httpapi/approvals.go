@@ -155,11 +155,13 @@ func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
 	if p := principal(r); p.Kind == switchboard.PrincipalAgent {
 		f.Agent = p.String()
 	}
+	v := s.approvalViewer(r)
+	f.User = workspace.UserFilter(v)
 	items, err := s.opts.Governance.Approvals.List(r.Context(), f)
-	if _, ok := tabOf(r); ok && err == nil {
+	if err == nil {
 		mine := items[:0]
 		for _, a := range items {
-			if s.tabApproval(r, a) {
+			if workspace.SeesApproval(r.Context(), s.opts.Agents, v, a) {
 				mine = append(mine, a)
 			}
 		}
@@ -175,10 +177,7 @@ func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
 func (s *Server) getApproval(w http.ResponseWriter, r *http.Request) {
 	a, err := s.opts.Governance.Approvals.Get(r.Context(), r.PathValue("id"))
 	if err == nil {
-		if p := principal(r); p.Kind == switchboard.PrincipalAgent && a.Agent != p.String() {
-			err = noApproval(r)
-		}
-		if _, ok := tabOf(r); ok && !s.tabApproval(r, a) {
+		if !workspace.SeesApproval(r.Context(), s.opts.Agents, s.approvalViewer(r), a) {
 			err = noApproval(r)
 		}
 	} else if switchboard.CodeOf(err) == switchboard.CodeNotFound {
@@ -248,10 +247,18 @@ func noApproval(r *http.Request) error {
 }
 
 // tabApproval reports whether the request's tab may see and decide a
-// (workspace.TabMayDecide is the rule).
+// (workspace.SeesApproval is the rule).
 func (s *Server) tabApproval(r *http.Request, a switchboard.ApprovalRequest) bool {
-	t, _ := tabOf(r)
-	return workspace.TabMayDecide(r.Context(), s.opts.Agents, a, t.sid, t.user)
+	return workspace.MayDecide(r.Context(), s.opts.Agents, s.approvalViewer(r), a)
+}
+
+// approvalViewer is who asks about approvals: the tab, as its user, when
+// the request came with a session token; else the caller.
+func (s *Server) approvalViewer(r *http.Request) workspace.Viewer {
+	if t, ok := tabOf(r); ok {
+		return workspace.TabViewer(t.sid, t.user)
+	}
+	return workspace.ViewerOf(principal(r))
 }
 
 type tabKey struct{}

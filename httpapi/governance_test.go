@@ -630,3 +630,58 @@ func TestTabDecisionNamesTheUserOnce(t *testing.T) {
 		})
 	}
 }
+
+// Issue 25: an agent acting for alice asks alice. Bob's token and bob's
+// tab cannot see or decide the request (NOT_FOUND); the operator's
+// decision is recorded as an override.
+func TestApprovalForTheUserActedFor(t *testing.T) {
+	g := newGov(t)
+	ctx := context.Background()
+	mint := func(user string) (*client.Client, client.TokenCreated) {
+		tok, err := g.admin.CreateToken(ctx, client.TokenRequest{Agent: "planner", User: user})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return client.New(g.srv.URL, tok.Token, nil), tok
+	}
+	forAlice, aliceTok := mint("user:alice")
+	forBob, _ := mint("bob")
+	if aliceTok.User != "user:alice" || aliceTok.ActsFor != "user:alice" {
+		t.Fatalf("minted %+v", aliceTok.AgentToken)
+	}
+	if st, _, body := g.raw(t, token, "POST", "/api/v1/tokens", `{"agent":"x","user":"agent:planner"}`, nil); st != 400 || code(body) != "INVALID_INPUT" {
+		t.Fatalf("a token acting for an agent: %d %v", st, body)
+	}
+	resp, err := forAlice.CallToolWith(ctx, "tasks.create", json.RawMessage(`{"title":"Ship"}`), client.CallOptions{}, client.CallExtra{Async: true})
+	if err != nil || resp.Status != switchboard.StatusAwaitingApproval {
+		t.Fatalf("alice's agent's call: %+v %v", resp, err)
+	}
+	mine, err := forAlice.Approvals(ctx, client.ApprovalQuery{})
+	if err != nil || len(mine) != 1 || mine[0].User != "user:alice" {
+		t.Fatalf("alice's agent's approvals: %+v %v", mine, err)
+	}
+	id := mine[0].ID
+	if theirs, err := forBob.Approvals(ctx, client.ApprovalQuery{}); err != nil || len(theirs) != 0 {
+		t.Fatalf("bob's agent lists %+v %v", theirs, err)
+	}
+	bobTab, err := g.admin.CreateSession(ctx, "user:bob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range []string{bobTab.SessionToken} {
+		if st, _, body := g.raw(t, tok, "GET", "/api/v1/approvals/"+id, "", nil); st != 404 || code(body) != "NOT_FOUND" {
+			t.Errorf("bob's tab reads alice's approval: %d %v", st, body)
+		}
+		if st, _, body := g.raw(t, tok, "POST", "/api/v1/approvals/"+id, `{"decision":"approve"}`, nil); st != 404 || code(body) != "NOT_FOUND" {
+			t.Errorf("bob's tab decides alice's approval: %d %v", st, body)
+		}
+	}
+	a, err := g.admin.Decide(ctx, id, client.Decision{Reason: "not now"})
+	if err != nil || a.DecidedBy != switchboard.Operator {
+		t.Fatalf("the operator decides: %+v %v", a, err)
+	}
+	es, err := g.store.ActivityList(ctx, switchboard.ActivityFilter{Verb: activity.VerbApprovalDecide})
+	if err != nil || len(es) != 1 || !strings.Contains(string(es[0].Details), `"override":true`) || !strings.Contains(string(es[0].Details), `"user":"user:alice"`) {
+		t.Fatalf("the operator's decision entry: %+v %v", es, err)
+	}
+}

@@ -87,13 +87,13 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	body.Agent = strings.TrimSpace(body.Agent)
+	body.Agent, body.User = strings.TrimSpace(body.Agent), strings.TrimSpace(body.User)
 	created, err := s.opts.Governance.Tokens.Create(r.Context(), body)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	s.record(r, "token.create", created.Agent, map[string]any{"tokenId": created.ID, "allow": created.Allow, "deny": created.Deny,
+	s.record(r, "token.create", created.Agent, map[string]any{"tokenId": created.ID, "actsFor": created.ActsFor, "allow": created.Allow, "deny": created.Deny,
 		"panels": created.Panels, "slots": created.Slots})
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusCreated, created)

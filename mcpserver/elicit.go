@@ -199,9 +199,14 @@ func (e *elicitor) ask(inv switchboard.Invocation) {
 	// call proceeds by it.
 }
 
-// decider is the user an elicitation answer speaks for: the user the
-// agent's session acts for, else the daemon's user.
+// decider is the user an elicitation answer speaks for: the person the
+// call was made for (the one approval.Service.Decide lets decide it,
+// workspace.MayDecide), else the user the agent's session acts for, else
+// the operator.
 func (e *elicitor) decider(a switchboard.ApprovalRequest) switchboard.Principal {
+	if p, ok := switchboard.UserPrincipal(a.User); ok {
+		return p
+	}
 	if uo, ok := e.s.opts.Agents.(interface{ UserOf(string) (string, bool) }); ok && a.AgentID != "" {
 		if u, ok := uo.UserOf(a.AgentID); ok {
 			if p, ok := switchboard.UserPrincipal(u); ok {

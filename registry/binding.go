@@ -38,6 +38,16 @@ func checkHTTPBinding(t *switchboard.Tool) error {
 				"tool %s: binding url %q has a {placeholder} in its scheme or host; placeholders may fill only the path and query", t.Name, u)
 		}
 	}
+	if a := t.Binding.HTTP.Audience; len(a) > 512 || strings.ContainsFunc(a, func(r rune) bool { return r < 0x21 || r == 0x7f }) {
+		return switchboard.Errorf(switchboard.CodeInvalidInput,
+			"tool %s: binding audience must be at most 512 printable characters without spaces (a URL or an identifier the backend checks as aud)", t.Name)
+	}
+	for name := range t.Binding.HTTP.Headers {
+		if strings.EqualFold(name, "Switchboard-Assertion") {
+			return switchboard.Errorf(switchboard.CodeInvalidInput,
+				"tool %s: header Switchboard-Assertion is the daemon's signed statement of who acts for whom; a binding cannot set it", t.Name)
+		}
+	}
 	return checkHeaderSecrets(t)
 }
 

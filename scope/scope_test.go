@@ -3,6 +3,7 @@ package scope_test
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/switchboardhq/switchboard"
@@ -98,10 +99,53 @@ func TestTokens(t *testing.T) {
 		{Agent: "ok", Deny: []string{""}},
 		{Agent: "ok", PanelScope: switchboard.PanelScope{Panels: []string{"Project Settings"}}},
 		{Agent: "ok", PanelScope: switchboard.PanelScope{Slots: []string{""}}},
+		{Agent: "ok", User: "user:"},
+		{Agent: "ok", User: "agent:planner"},
+		{Agent: "ok", User: "session:ses_1"},
+		{Agent: "ok", User: "user:al ice"},
+		{Agent: "ok", User: "user:-alice"},
+		{Agent: "ok", User: "user:alice\n"},
+		{Agent: "ok", User: "user:" + strings.Repeat("a", 201)},
 	} {
 		if _, err := toks.Create(ctx, c); switchboard.CodeOf(err) != switchboard.CodeInvalidInput {
 			t.Errorf("create %+v: %v, want INVALID_INPUT", c, err)
 		}
+	}
+}
+
+// A token names the person its agent acts for; one without acts for the
+// operator and says so.
+func TestTokenUser(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	toks := scope.NewTokens(st, nil)
+	for _, c := range []struct{ user, want, actsFor string }{
+		{"user:alice", "user:alice", "user:alice"},
+		{"bob", "user:bob", "user:bob"},
+		{"alice@example.com", "user:alice@example.com", "user:alice@example.com"},
+		{"auth0|42", "user:auth0|42", "user:auth0|42"},
+		{"", "", switchboard.Operator},
+	} {
+		created, err := toks.Create(ctx, scope.TokenRequest{Agent: "planner", User: c.user})
+		if err != nil {
+			t.Fatalf("user %q: %v", c.user, err)
+		}
+		if created.User != c.want || created.ActsFor != c.actsFor {
+			t.Errorf("user %q: stored %q acting for %q, want %q for %q", c.user, created.User, created.ActsFor, c.want, c.actsFor)
+		}
+		p, err := toks.Authenticate(ctx, created.Token)
+		if err != nil || p.User != c.want || p.ActsFor() != c.actsFor || p.String() != "agent:planner" {
+			t.Errorf("user %q: authenticated as %+v (acts for %s), %v", c.user, p, p.ActsFor(), err)
+		}
+	}
+	list, err := toks.List(ctx)
+	if err != nil || len(list) != 5 || list[4].ActsFor != switchboard.Operator || list[0].ActsFor != "user:alice" {
+		t.Fatalf("list: %+v %v", list, err)
 	}
 }
 

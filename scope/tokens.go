@@ -55,7 +55,10 @@ var agentName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
 // names it may call (Allow minus Deny) and the panels and slots it may
 // work on.
 type TokenRequest struct {
-	Agent string   `json:"agent"`
+	Agent string `json:"agent"`
+	// User is the person the agent acts for, a principal as POST /sessions
+	// names one ("user:alice" or "alice"); empty means the operator.
+	User  string   `json:"user,omitempty"`
 	Allow []string `json:"allow,omitempty"`
 	Deny  []string `json:"deny,omitempty"`
 	switchboard.PanelScope
@@ -76,25 +79,79 @@ func (t *Tokens) Create(ctx context.Context, req TokenRequest) (Created, error) 
 	if err := CheckPanelScope(req.PanelScope); err != nil {
 		return Created{}, err
 	}
+	user, err := ParseUser(req.User)
+	if err != nil {
+		return Created{}, err
+	}
 	id := randomHex(12)
 	secret := make([]byte, 32)
 	_, _ = rand.Read(secret) // never fails on supported platforms
 	token := TokenPrefix + id + "." + base64.RawURLEncoding.EncodeToString(secret)
-	rec := switchboard.AgentToken{ID: id, Agent: agent, Allow: allow, Deny: deny, PanelScope: req.PanelScope, Hash: hashToken(token), CreatedAt: t.now().UTC().Truncate(time.Microsecond)}
+	rec := switchboard.AgentToken{ID: id, Agent: agent, User: user, Allow: allow, Deny: deny, PanelScope: req.PanelScope, Hash: hashToken(token), CreatedAt: t.now().UTC().Truncate(time.Microsecond)}
 	if err := t.store.TokenCreate(ctx, rec); err != nil {
 		return Created{}, err
 	}
-	return Created{AgentToken: rec, Token: token}, nil
+	return Created{AgentToken: actsFor(rec), Token: token}, nil
 }
 
 // List returns every token (never a secret).
 func (t *Tokens) List(ctx context.Context) ([]switchboard.AgentToken, error) {
-	return t.store.TokenList(ctx)
+	ts, err := t.store.TokenList(ctx)
+	for i := range ts {
+		ts[i] = actsFor(ts[i])
+	}
+	return ts, err
 }
 
 // Revoke ends a token at once; NOT_FOUND for an unknown id.
 func (t *Tokens) Revoke(ctx context.Context, id string) (switchboard.AgentToken, error) {
-	return t.store.TokenRevoke(ctx, id, t.now())
+	rec, err := t.store.TokenRevoke(ctx, id, t.now())
+	return actsFor(rec), err
+}
+
+// actsFor fills the derived AgentToken.ActsFor, so a token minted without
+// a user says that it acts for the operator.
+func actsFor(t switchboard.AgentToken) switchboard.AgentToken {
+	if t.ID != "" {
+		t.ActsFor = t.Principal().ActsFor()
+	}
+	return t
+}
+
+// maxUserName bounds a user's id; IdP subjects are far shorter.
+const maxUserName = 200
+
+// userName is a user's id: a letter or digit, then letters, digits and
+// the punctuation IdP subjects and e-mail addresses use.
+var userName = regexp.MustCompile(`^[\p{L}\p{N}][\p{L}\p{N}._@+|:-]*$`)
+
+// ParseUser checks the user a token's agent acts for and returns it as
+// "user:<id>" ("" for none: the operator). It takes the forms POST
+// /sessions takes ("user:alice" or "alice") and refuses another kind of
+// principal (an agent or a tab cannot be acted for) with INVALID_INPUT.
+func ParseUser(name string) (string, error) {
+	if name == "" {
+		return "", nil
+	}
+	for _, k := range []switchboard.PrincipalKind{switchboard.PrincipalAgent, switchboard.PrincipalSession} {
+		if strings.HasPrefix(name, string(k)+":") {
+			return "", switchboard.Errorf(switchboard.CodeInvalidInput,
+				"user %q is a%s %s, not a person: a token's agent acts for a user, \"user:<id>\" (e.g. \"user:alice\")", name, article(k), k)
+		}
+	}
+	p, ok := switchboard.UserPrincipal(name)
+	if !ok || len(p.ID) > maxUserName || !userName.MatchString(p.ID) {
+		return "", switchboard.Errorf(switchboard.CodeInvalidInput,
+			"user %q is not a user principal: write \"user:<id>\" (e.g. \"user:alice\") where <id> is 1-%d letters, digits and . _ @ + | : -, starting with a letter or digit", name, maxUserName)
+	}
+	return p.String(), nil
+}
+
+func article(k switchboard.PrincipalKind) string {
+	if k == switchboard.PrincipalAgent {
+		return "n"
+	}
+	return ""
 }
 
 // Authenticate returns the principal of an agent token, or UNAUTHORIZED
@@ -122,7 +179,7 @@ func (t *Tokens) Authenticate(ctx context.Context, token string) (switchboard.Pr
 	if !rec.RevokedAt.IsZero() {
 		return switchboard.Principal{}, switchboard.Errorf(switchboard.CodeUnauthorized, "this agent token was revoked; ask the user for a new one")
 	}
-	return rec.Principal(), nil
+	return rec.Principal(), nil // User set: the agent acts for that person
 }
 
 // IsAgentToken reports whether a bearer looks like an agent token.

@@ -378,13 +378,18 @@ func testClosed(t *testing.T, s switchboard.Store) {
 		"TokenCreate": func() error {
 			return s.TokenCreate(ctx, switchboard.AgentToken{ID: "t", Agent: "a", Hash: "h", CreatedAt: base})
 		},
-		"TokenGet":        func() error { _, err := s.TokenGet(ctx, "t"); return err },
-		"TokenList":       func() error { _, err := s.TokenList(ctx); return err },
-		"TokenRevoke":     func() error { _, err := s.TokenRevoke(ctx, "t", base); return err },
-		"ApprovalCreate":  func() error { return s.ApprovalCreate(ctx, approval) },
-		"ApprovalGet":     func() error { _, err := s.ApprovalGet(ctx, "a"); return err },
-		"ApprovalList":    func() error { _, err := s.ApprovalList(ctx, switchboard.ApprovalFilter{}); return err },
-		"ApprovalConsume": func() error { _, err := s.ApprovalConsume(ctx, "a", base); return err },
+		"TokenGet":    func() error { _, err := s.TokenGet(ctx, "t"); return err },
+		"TokenList":   func() error { _, err := s.TokenList(ctx); return err },
+		"TokenRevoke": func() error { _, err := s.TokenRevoke(ctx, "t", base); return err },
+		"SigningKeyCreate": func() error {
+			return s.SigningKeyCreate(ctx, switchboard.SigningKey{ID: "k", Algorithm: "ES256", Private: []byte{1}, CreatedAt: base})
+		},
+		"SigningKeyList":   func() error { _, err := s.SigningKeyList(ctx, base); return err },
+		"SigningKeyDelete": func() error { _, err := s.SigningKeyDelete(ctx, base); return err },
+		"ApprovalCreate":   func() error { return s.ApprovalCreate(ctx, approval) },
+		"ApprovalGet":      func() error { _, err := s.ApprovalGet(ctx, "a"); return err },
+		"ApprovalList":     func() error { _, err := s.ApprovalList(ctx, switchboard.ApprovalFilter{}); return err },
+		"ApprovalConsume":  func() error { _, err := s.ApprovalConsume(ctx, "a", base); return err },
 		"ApprovalDecide": func() error {
 			d := approval
 			d.Status = switchboard.ApprovalApproved

@@ -18,7 +18,7 @@ import (
 
 func testTokens(t *testing.T, s switchboard.Store) {
 	ctx := context.Background()
-	tok := switchboard.AgentToken{ID: "tok-1", Agent: "planner", Allow: []string{"tasks.*"}, Deny: []string{"*.delete"},
+	tok := switchboard.AgentToken{ID: "tok-1", Agent: "planner", User: "user:alice", Allow: []string{"tasks.*"}, Deny: []string{"*.delete"},
 		PanelScope: switchboard.PanelScope{Panels: []string{"project.*"}, Slots: []string{"sidebar", "main"}}, Hash: "h1", CreatedAt: base}
 	must(t, s.TokenCreate(ctx, tok))
 	wantCode(t, s.TokenCreate(ctx, tok), switchboard.CodeConflict)
@@ -36,13 +36,13 @@ func testTokens(t *testing.T, s switchboard.Store) {
 	list, err := s.TokenList(ctx)
 	must(t, err)
 	if len(list) != 2 || list[0].ID != "tok-1" || list[1].ID != "tok-2" || list[1].Allow != nil && len(list[1].Allow) != 0 ||
-		list[1].PanelScope.Limited() || len(list[0].Slots) != 2 {
+		list[1].PanelScope.Limited() || len(list[0].Slots) != 2 || list[0].User != "user:alice" || list[1].User != "" {
 		t.Fatalf("list: %+v", list)
 	}
 	rev, err := s.TokenRevoke(ctx, "tok-1", base.Add(time.Minute))
 	must(t, err)
-	if !rev.RevokedAt.Equal(micro(base.Add(time.Minute))) {
-		t.Fatalf("revoked at %v", rev.RevokedAt)
+	if !rev.RevokedAt.Equal(micro(base.Add(time.Minute))) || rev.User != "user:alice" {
+		t.Fatalf("revoked at %v (user %q)", rev.RevokedAt, rev.User)
 	}
 	rev, err = s.TokenRevoke(ctx, "tok-1", base.Add(time.Hour))
 	must(t, err)
@@ -66,11 +66,12 @@ func approvalReq(id, inv string) switchboard.ApprovalRequest {
 func testApprovalLifecycle(t *testing.T, s switchboard.Store) {
 	ctx := context.Background()
 	a := approvalReq("apr-1", "inv-1")
+	a.User = "user:alice"
 	must(t, s.ApprovalCreate(ctx, a))
 	wantCode(t, s.ApprovalCreate(ctx, approvalReq("apr-2", "inv-1")), switchboard.CodeConflict) // one per invocation
 	b := approvalReq("apr-3", "inv-3")
 	b.Agent, b.CreatedAt = "agent:other", base.Add(time.Second)
-	must(t, s.ApprovalCreate(ctx, b))
+	must(t, s.ApprovalCreate(ctx, b)) // names no user: the operator's
 
 	got, err := s.ApprovalGet(ctx, "apr-1")
 	must(t, err)
@@ -93,6 +94,18 @@ func testApprovalLifecycle(t *testing.T, s switchboard.Store) {
 	must(t, err)
 	if len(list) != 1 || list[0].ID != "apr-1" {
 		t.Fatalf("by invocation: %+v", list)
+	}
+	for user, want := range map[string]string{"user:alice": "apr-1", switchboard.Operator: "apr-3"} {
+		list, err = s.ApprovalList(ctx, switchboard.ApprovalFilter{User: user})
+		must(t, err)
+		if len(list) != 1 || list[0].ID != want {
+			t.Fatalf("for %s: %+v", user, list)
+		}
+	}
+	list, err = s.ApprovalList(ctx, switchboard.ApprovalFilter{User: "user:bob"})
+	must(t, err)
+	if len(list) != 0 {
+		t.Fatalf("for bob: %+v", list)
 	}
 
 	// Consuming before a decision fails; deciding is a CAS from pending.
@@ -370,5 +383,36 @@ func testActivityHead(t *testing.T, s switchboard.Store) {
 	}
 	if id, err = s.ActivityHead(ctx); err != nil || id != 3 {
 		t.Fatalf("head %d, %v; want 3", id, err)
+	}
+}
+
+// Signing keys: kept with their private bytes, listed newest first from a
+// time on, removed before a time; an ID is unique.
+func testSigningKeys(t *testing.T, s switchboard.Store) {
+	ctx := context.Background()
+	for i, id := range []string{"k1", "k2", "k3"} {
+		must(t, s.SigningKeyCreate(ctx, switchboard.SigningKey{ID: id, Algorithm: "ES256",
+			Private: []byte{0, byte(i), 0xff}, CreatedAt: base.Add(time.Duration(i) * time.Hour)}))
+	}
+	wantCode(t, s.SigningKeyCreate(ctx, switchboard.SigningKey{ID: "k1", Algorithm: "ES256", Private: []byte{1}, CreatedAt: base}), switchboard.CodeConflict)
+	wantCode(t, s.SigningKeyCreate(ctx, switchboard.SigningKey{ID: "k9", Algorithm: "ES256", CreatedAt: base}), switchboard.CodeInvalidInput)
+	list, err := s.SigningKeyList(ctx, base.Add(time.Hour))
+	must(t, err)
+	want := []switchboard.SigningKey{
+		{ID: "k3", Algorithm: "ES256", Private: []byte{0, 2, 0xff}, CreatedAt: micro(base.Add(2 * time.Hour))},
+		{ID: "k2", Algorithm: "ES256", Private: []byte{0, 1, 0xff}, CreatedAt: micro(base.Add(time.Hour))},
+	}
+	if diff := cmp.Diff(want, list); diff != "" {
+		t.Fatalf("list (-want +got):\n%s", diff)
+	}
+	if b, _ := json.Marshal(list[0]); strings.Contains(string(b), "/w") || strings.Contains(string(b), "private") {
+		t.Fatalf("a private key must never be serialized: %s", b)
+	}
+	n, err := s.SigningKeyDelete(ctx, base.Add(90*time.Minute))
+	must(t, err)
+	list, err = s.SigningKeyList(ctx, time.Time{})
+	must(t, err)
+	if n != 2 || len(list) != 1 || list[0].ID != "k3" {
+		t.Fatalf("after delete: %d removed, %+v", n, list)
 	}
 }

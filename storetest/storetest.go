@@ -73,6 +73,7 @@ var cases = []struct {
 	{"Chat", testChat},
 	{"PanelInstances", testPanelInstances},
 	{"Tokens", testTokens},
+	{"SigningKeys", testSigningKeys},
 	{"ApprovalLifecycle", testApprovalLifecycle},
 	{"ApprovalDecideRace", testApprovalDecideRace},
 	{"Jobs", testJobs},

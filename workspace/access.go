@@ -58,7 +58,10 @@ func (v Viewer) canSee(st *agentState) bool {
 	if v.canControl(st) {
 		return true
 	}
-	return v.Principal.Kind == switchboard.PrincipalAgent && scope.Allows(v.Principal, ToolAgentsList)
+	// An agent whose scope admits agents.list sees the agents at work for
+	// its user (the operator's agents: everyone's).
+	return v.Principal.Kind == switchboard.PrincipalAgent && scope.Allows(v.Principal, ToolAgentsList) &&
+		(v.Principal.ActsFor() == switchboard.Operator || st.user == v.Principal.ActsFor())
 }
 
 func (v Viewer) canControl(st *agentState) bool {
@@ -66,7 +69,8 @@ func (v Viewer) canControl(st *agentState) bool {
 	case switchboard.PrincipalUser, switchboard.PrincipalSession:
 		return v.admin() || st.user == v.user()
 	case switchboard.PrincipalAgent:
-		return st.s.Principal == v.Principal.String()
+		// An agent name minted for two users is two agents.
+		return st.s.Principal == v.Principal.String() && st.user == v.Principal.ActsFor()
 	}
 	return false
 }
@@ -93,6 +97,63 @@ func (a *Agents) ActsFor(id, user string) bool {
 	return ok && st.user == userOf(user)
 }
 
+// approvalUser is whom apr's call was made for; a request that names
+// nobody (recorded before users were) is the operator's.
+func approvalUser(apr switchboard.ApprovalRequest) string { return userOf(apr.User) }
+
+// SeesApproval is the one rule of who may see an approval request, for
+// every channel that lists, shows or decides one (the approvals routes,
+// the digest, a tab's events, MCP elicitation, a chat's resume, and
+// approval.Service.Decide itself):
+//
+//   - the operator (user:admin) sees every request;
+//   - another user sees the requests of calls made for them (an agent
+//     acting for user:alice asks user:alice);
+//   - a browser tab sees what TabMayDecide gives it, never another
+//     user's;
+//   - an agent sees its own calls' requests made for its own user.
+//
+// A request v may not see reads as not found. agents may be nil (the tab
+// rule then knows only the tab's own assistant).
+func SeesApproval(ctx context.Context, agents *Agents, v Viewer, apr switchboard.ApprovalRequest) bool {
+	switch v.Principal.Kind {
+	case switchboard.PrincipalUser:
+		return v.admin() || approvalUser(apr) == v.user()
+	case switchboard.PrincipalSession:
+		return TabMayDecide(ctx, agents, apr, v.Principal.ID, v.User)
+	case switchboard.PrincipalAgent:
+		return apr.Agent == v.Principal.String() && approvalUser(apr) == v.Principal.ActsFor()
+	}
+	return false
+}
+
+// MayDecide reports whether v may decide apr: a person (a user, or a tab
+// as its user) who may see it. No agent decides, its own calls or anyone's.
+func MayDecide(ctx context.Context, agents *Agents, v Viewer, apr switchboard.ApprovalRequest) bool {
+	return v.Principal.Kind != switchboard.PrincipalAgent && SeesApproval(ctx, agents, v, apr)
+}
+
+// Override reports whether by deciding apr overrides the person it was
+// asked of: the operator deciding a call made for another user. The
+// ledger records such a decision as an override.
+// by is the decider as the ledger names it ("user:admin").
+func Override(by string, apr switchboard.ApprovalRequest) bool {
+	return by == switchboard.Operator && approvalUser(apr) != switchboard.Operator
+}
+
+// UserFilter is the ApprovalFilter.User that lists what v may see from
+// the store: "" (every user's) for the operator and for tabs (filtered
+// by SeesApproval after reading), the user otherwise.
+func UserFilter(v Viewer) string {
+	switch {
+	case v.admin(), v.Principal.Kind == switchboard.PrincipalSession:
+		return ""
+	case v.Principal.Kind == switchboard.PrincipalAgent:
+		return v.Principal.ActsFor()
+	}
+	return v.user()
+}
+
 // TabMayDecide is the one rule of which approvals a browser tab may see
 // and decide, as its signed-in user (user; "" is the daemon's user):
 //
@@ -109,6 +170,9 @@ func (a *Agents) ActsFor(id, user string) bool {
 func TabMayDecide(ctx context.Context, agents *Agents, apr switchboard.ApprovalRequest, sid, user string) bool {
 	if apr.SessionID == sid && apr.Agent == switchboard.Assistant().String() {
 		return true
+	}
+	if approvalUser(apr) != userOf(user) {
+		return false // another user's agent's call
 	}
 	if agents == nil || apr.AgentID == "" {
 		return false

@@ -295,6 +295,7 @@ func (a *Agents) newState(sp Spec) (*agentState, error) {
 		heartbeat: sp.Heartbeat, idle: sp.Idle, approvals: map[string]bool{}, settled: map[string]bool{}, base: sp.Status,
 		work: map[uint64]*work{}, holder: sp.Holder,
 	}
+	st.s.User = st.user
 	if sp.Principal.Kind == switchboard.PrincipalAgent && (len(sp.Principal.Allow) > 0 || len(sp.Principal.Deny) > 0) {
 		st.s.Scope = &switchboard.AgentScope{Allow: sp.Principal.Allow, Deny: sp.Principal.Deny}
 	}
@@ -316,7 +317,7 @@ func userOf(name string) string {
 // tells apart concurrent connections of one principal (an MCP session
 // id; "" for plain HTTP, where a principal is one session).
 func (a *Agents) External(ctx context.Context, p switchboard.Principal, transport, conn string) string {
-	key := p.String() + "\x00" + transport + "\x00" + conn
+	key := externalKey(p, transport, conn)
 	now := a.now().UTC()
 	a.mu.Lock()
 	if id, ok := a.keys[key]; ok {
@@ -329,7 +330,7 @@ func (a *Agents) External(ctx context.Context, p switchboard.Principal, transpor
 		delete(a.keys, key)
 	}
 	a.mu.Unlock()
-	s, err := a.start(ctx, Spec{Kind: switchboard.AgentExternal, Label: p.ID, Principal: p, Transport: transport,
+	s, err := a.start(ctx, Spec{Kind: switchboard.AgentExternal, Label: p.ID, Principal: p, User: p.ActsFor(), Transport: transport,
 		Status: switchboard.AgentRunning, Idle: true}, true)
 	if err != nil { // a fixed spec: cannot fail
 		return ""
@@ -347,11 +348,17 @@ func (a *Agents) External(ctx context.Context, p switchboard.Principal, transpor
 	return s.ID
 }
 
+// externalKey names an external session: one agent acting for two users
+// (two tokens of one agent name) is two sessions, each its user's.
+func externalKey(p switchboard.Principal, transport, conn string) string {
+	return p.String() + "\x00" + p.ActsFor() + "\x00" + transport + "\x00" + conn
+}
+
 // EndExternal ends the external session of that connection (its MCP
 // session closed).
 func (a *Agents) EndExternal(ctx context.Context, p switchboard.Principal, transport, conn, reason string) {
 	a.mu.Lock()
-	id := a.keys[p.String()+"\x00"+transport+"\x00"+conn]
+	id := a.keys[externalKey(p, transport, conn)]
 	a.mu.Unlock()
 	if id != "" {
 		_, _ = a.End(ctx, id, switchboard.AgentDone, reason)

@@ -456,3 +456,37 @@ func TestRegisteredSessionCap(t *testing.T) {
 		t.Fatalf("after one ended: %v", err)
 	}
 }
+
+// Two tokens of one agent name, one for alice and one for bob, are two
+// sessions, each recording the user it acts for and seen only by that user
+// (and the operator) and by the token acting for the same user.
+func TestExternalActsForTokenUser(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	a, _, _, _ := newAgents(t)
+	forAlice := switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "planner", User: "user:alice"}
+	forBob := switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "planner", User: "user:bob"}
+	operators := switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "planner"}
+	ids := map[string]string{}
+	for name, p := range map[string]switchboard.Principal{"alice": forAlice, "bob": forBob, "operator": operators} {
+		ids[name] = a.External(ctx, p, workspace.TransportMCP, "")
+	}
+	if ids["alice"] == ids["bob"] || ids["alice"] == ids["operator"] {
+		t.Fatalf("one agent name acting for two users shared a session: %v", ids)
+	}
+	for name, want := range map[string]string{"alice": "user:alice", "bob": "user:bob", "operator": switchboard.Operator} {
+		s, err := a.Get(ctx, ids[name], admin)
+		if err != nil || s.User != want {
+			t.Errorf("%s's session: user %q, %v; want %q", name, s.User, err, want)
+		}
+	}
+	if _, err := a.Get(ctx, ids["alice"], workspace.ViewerOf(forBob)); err == nil {
+		t.Error("the planner acting for bob sees the planner acting for alice")
+	}
+	if _, err := a.Get(ctx, ids["alice"], workspace.TabViewer("ses_b", "user:bob")); err == nil {
+		t.Error("bob's tab sees alice's agent")
+	}
+	if _, err := a.Get(ctx, ids["alice"], workspace.TabViewer("ses_a", "alice")); err != nil {
+		t.Errorf("alice's tab cannot see her agent: %v", err)
+	}
+}

@@ -191,7 +191,13 @@ type owner struct {
 func (w *Workspace) ownerOf(ctx context.Context) (owner, error) {
 	u := viewerUser(ctx)
 	if u == "" {
-		return owner{all: true}, nil
+		o := owner{all: true}
+		if p, ok := switchboard.PrincipalFrom(ctx); ok && p.Kind != switchboard.PrincipalSession {
+			// Not bound to a tab: the approvals rule still keeps another
+			// user's requests out (an agent acting for bob, alice's).
+			o.decides = func(a switchboard.ApprovalRequest) bool { return SeesApproval(ctx, nil, ViewerOf(p), a) }
+		}
+		return o, nil
 	}
 	o := owner{tab: viewerTab(ctx), user: userOf(u), actors: map[string]bool{userOf(u): true},
 		tabs: map[string]bool{}, agents: map[string]bool{}}
@@ -233,8 +239,14 @@ func (o owner) job(j switchboard.Job) bool {
 	return o.all || o.actors[j.Caller] || o.agents[j.ID] || (j.RunID != "" && o.agents[j.RunID])
 }
 
-// approval: the approvals route's rule for tabs (TabMayDecide).
-func (o owner) approval(a switchboard.ApprovalRequest) bool { return o.all || o.decides(a) }
+// approval: the approvals routes' rule (SeesApproval; TabMayDecide for
+// tabs).
+func (o owner) approval(a switchboard.ApprovalRequest) bool {
+	if o.decides != nil {
+		return o.decides(a)
+	}
+	return o.all
+}
 
 // entry: a ledger entry whose actor is the user or one of its tabs, or
 // whose details name one of its tabs or agent sessions, or an agent

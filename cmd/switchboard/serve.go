@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -343,6 +344,9 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 		NoSearchLearning: !f.searchLearn, AgentSessions: f.agents}
 	opts.Agent.MaxRunTokens, opts.Agent.MaxRunCost = f.runMaxTokens, f.runMaxCost
 	opts.Replicas.Addr = ln.Addr().String()
+	// Backends check the assertion's iss against the URL they reach the
+	// daemon at.
+	opts.Assertion.Issuer = strings.TrimSuffix(consoleURL(ln.Addr()), "/#approvals")
 	if opts.Replicas.Name == "" {
 		host, _ := os.Hostname()
 		opts.Replicas.Name = host + "/" + opts.Replicas.Addr // unique while it listens

@@ -4,9 +4,18 @@
 // serve --demo` mounts it under /demo/api/ so that the README's walkthrough
 // works from a fresh clone with nothing else running. It is sample data,
 // not a product: state lives as long as the daemon and is bounded.
+//
+// It does what a real backend must do with switchboard's calls: each
+// tracker request must carry a Switchboard-Assertion the daemon signed
+// (checked against the daemon's published keys with go-jose, through
+// assertion.Verify), and each user's tasks are theirs alone: user:alice
+// neither lists nor changes user:bob's, whatever id an agent names (the
+// confused deputy, RELIABILITY row 24). A missing, forged, expired or
+// wrong-audience assertion is 401.
 package demobackend
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -15,6 +24,10 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/go-jose/go-jose/v4"
+
+	"github.com/switchboardhq/switchboard/assertion"
 )
 
 // Prefix is where the daemon mounts the backend.
@@ -33,6 +46,8 @@ type Task struct {
 	DueDate   string `json:"dueDate,omitempty"`
 	Assignee  string `json:"assignee,omitempty"`
 	Created   string `json:"createdAt"`
+	// Owner is the user the task was created for (the assertion's sub).
+	Owner string `json:"owner"`
 }
 
 type category struct {
@@ -52,7 +67,24 @@ type pet struct {
 	Status    string    `json:"status,omitempty"`
 }
 
+// Options says whose assertions the backend accepts. Issuer and Keys are
+// required.
+type Options struct {
+	// Issuer is the daemon's base URL (the assertions' iss).
+	Issuer string
+	// Keys returns the daemon's JWKS (what GET /.well-known/jwks.json
+	// serves).
+	Keys func(ctx context.Context) (jose.JSONWebKeySet, error)
+	// Audience is the aud the backend requires; empty means the origin it
+	// was reached at (http://<Host>), which is the binding URL's origin
+	// and so the daemon's default audience.
+	Audience string
+	// Now is the clock assertions are checked by (default time.Now).
+	Now func() time.Time
+}
+
 type backend struct {
+	opts     Options
 	mu       sync.Mutex
 	now      func() time.Time
 	projects []string
@@ -64,7 +96,7 @@ type backend struct {
 }
 
 // New returns the backend's handler; its routes start with Prefix.
-func New() http.Handler {
+func New(opts *Options) http.Handler {
 	b := &backend{
 		now: time.Now,
 		// The demo app's projects, so the tab and the backend agree.
@@ -76,6 +108,12 @@ func New() http.Handler {
 			12: {ID: 12, Name: "nemo", Category: &category{3, "Fish"}, PhotoURLs: []string{}, Status: "pending"},
 			13: {ID: 13, Name: "rex", Category: &category{1, "Dogs"}, PhotoURLs: []string{}, Tags: []tag{{2, "loud"}}, Status: "sold"},
 		},
+	}
+	if opts != nil {
+		b.opts = *opts
+	}
+	if b.opts.Now == nil {
+		b.opts.Now = time.Now
 	}
 	m := http.NewServeMux()
 	t := Prefix
@@ -101,15 +139,55 @@ func New() http.Handler {
 
 // keyed refuses a call without X-Api-Key, as a real backend would: the
 // manifest's binding sends it from $TASKS_API_KEY (any value will do here).
+// The key says the caller is switchboard; the assertion says for whom, and
+// the user it names reaches the handler in the request's context.
 func (b *backend) keyed(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("X-Api-Key") == "" {
 			fail(w, http.StatusUnauthorized, "missing X-Api-Key header: start the daemon with TASKS_API_KEY set (any value works for the demo backend)")
 			return
 		}
+		user, err := b.verify(r)
+		if err != nil {
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+			fail(w, http.StatusUnauthorized, "the request's Switchboard-Assertion is not valid: "+err.Error())
+			return
+		}
 		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
-		h(w, r)
+		h(w, r.WithContext(context.WithValue(r.Context(), userKey{}, user)))
 	}
+}
+
+type userKey struct{}
+
+// userOf is the user a verified request acts for.
+func userOf(r *http.Request) string {
+	u, _ := r.Context().Value(userKey{}).(string)
+	return u
+}
+
+// verify checks the request's assertion and returns its user (sub).
+func (b *backend) verify(r *http.Request) (string, error) {
+	if b.opts.Keys == nil || b.opts.Issuer == "" {
+		return "", fmt.Errorf("this backend was started without the daemon's keys, so it trusts no assertion")
+	}
+	aud := b.opts.Audience
+	if aud == "" {
+		scheme := "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+		aud = scheme + "://" + r.Host
+	}
+	keys, err := b.opts.Keys(r.Context())
+	if err != nil {
+		return "", fmt.Errorf("read the daemon's keys: %w", err)
+	}
+	c, err := assertion.Verify(r.Header.Get(assertion.Header), keys, assertion.Expected{Issuer: b.opts.Issuer, Audience: aud, Now: b.opts.Now()})
+	if err != nil {
+		return "", err
+	}
+	return c.Subject, nil
 }
 
 func (b *backend) createTask(w http.ResponseWriter, r *http.Request) {
@@ -137,7 +215,7 @@ func (b *backend) createTask(w http.ResponseWriter, r *http.Request) {
 	}
 	b.nextTask++
 	t := &Task{ID: "t" + strconv.Itoa(b.nextTask), ProjectID: pid, Title: in.Title, Status: "open", DueDate: in.DueDate,
-		Created: b.now().UTC().Format(time.RFC3339)}
+		Created: b.now().UTC().Format(time.RFC3339), Owner: userOf(r)}
 	b.tasks = append(b.tasks, t)
 	writeJSON(w, http.StatusCreated, t)
 }
@@ -159,16 +237,18 @@ func (b *backend) listTasks(w http.ResponseWriter, r *http.Request) {
 	}
 	out := []Task{}
 	for i := len(b.tasks) - 1; i >= 0; i-- { // newest first
-		if t := b.tasks[i]; t.ProjectID == pid && (status == "all" || t.Status == status) {
+		if t := b.tasks[i]; t.ProjectID == pid && t.Owner == userOf(r) && (status == "all" || t.Status == status) {
 			out = append(out, *t)
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"projectId": pid, "tasks": out})
 }
 
-func (b *backend) task(w http.ResponseWriter, id string) (int, bool) {
+// task finds one of the user's tasks; another user's is as unknown as a
+// task that does not exist, so ids cannot be probed.
+func (b *backend) task(w http.ResponseWriter, r *http.Request, id string) (int, bool) {
 	for i, t := range b.tasks {
-		if t.ID == id {
+		if t.ID == id && t.Owner == userOf(r) {
 			return i, true
 		}
 	}
@@ -185,7 +265,7 @@ func (b *backend) assignTask(w http.ResponseWriter, r *http.Request) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	i, ok := b.task(w, r.PathValue("taskId"))
+	i, ok := b.task(w, r, r.PathValue("taskId"))
 	if !ok {
 		return
 	}
@@ -196,7 +276,7 @@ func (b *backend) assignTask(w http.ResponseWriter, r *http.Request) {
 func (b *backend) deleteTask(w http.ResponseWriter, r *http.Request) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	i, ok := b.task(w, r.PathValue("taskId"))
+	i, ok := b.task(w, r, r.PathValue("taskId"))
 	if !ok {
 		return
 	}

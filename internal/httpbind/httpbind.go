@@ -12,7 +12,8 @@
 //
 // Nothing from the caller's own request reaches the backend: the request is
 // built from the binding and the input alone, so the caller's bearer token
-// is never forwarded. Header values are literal or read from the daemon's
+// is never forwarded. Who the call is made for reaches it instead as a
+// signed assertion (Options.Assert, the Switchboard-Assertion header). Header values are literal or read from the daemon's
 // environment at call time; they never appear in errors or logs.
 package httpbind
 
@@ -55,10 +56,15 @@ type Options struct {
 	MaxResponseBytes int64
 	// LookupEnv resolves {"env": NAME} header values. Default os.LookupEnv.
 	LookupEnv func(string) (string, bool)
+	// Assert, when set, signs the assertion every request carries in the
+	// Switchboard-Assertion header (assertion.Signer); the call comes from
+	// WithCall.
+	Assert func(ctx context.Context, c Call) (string, error)
 }
 
 // Client executes HTTP bindings. Safe for concurrent use.
 type Client struct {
+	assert   func(ctx context.Context, c Call) (string, error)
 	hc       *http.Client
 	max      int64
 	lookup   func(string) (string, bool)
@@ -71,7 +77,7 @@ func New(opts *Options) *Client {
 	if opts != nil {
 		o = *opts
 	}
-	c := &Client{max: o.MaxResponseBytes, lookup: o.LookupEnv}
+	c := &Client{max: o.MaxResponseBytes, lookup: o.LookupEnv, assert: o.Assert}
 	if c.max <= 0 {
 		c.max = DefaultMaxResponseBytes
 	}

@@ -58,7 +58,42 @@ func (c *Client) build(ctx context.Context, b *switchboard.HTTPBinding, input []
 	if k, ok := ctx.Value(keyCtx{}).(string); ok && k != "" {
 		req.Header.Set(IdempotencyHeader, k)
 	}
+	// And the assertion: who acts for whom is the daemon's to say, never a
+	// header the binding could set.
+	req.Header.Del(AssertionHeader)
+	if c.assert != nil {
+		call, _ := ctx.Value(callCtx{}).(Call)
+		call.Audience = b.Audience
+		if call.Audience == "" {
+			call.Audience = req.URL.Scheme + "://" + req.URL.Host
+		}
+		tok, err := c.assert(ctx, call)
+		if err != nil {
+			return nil, switchboard.Errorf(switchboard.CodeUnavailable, "sign the request's assertion: %v", err)
+		}
+		req.Header.Set(AssertionHeader, tok)
+	}
 	return req, nil
+}
+
+// AssertionHeader carries the signed "who acts for whom" of the call
+// (package assertion); the same name as assertion.Header.
+const AssertionHeader = "Switchboard-Assertion"
+
+// Call is what a request is made for, as the assertion says it. Audience
+// is filled from the binding (its audience, else its URL's origin).
+type Call struct {
+	Caller     switchboard.Principal
+	Tool       string
+	Invocation string
+	Audience   string
+}
+
+type callCtx struct{}
+
+// WithCall returns ctx carrying the call an assertion is signed for.
+func WithCall(ctx context.Context, c Call) context.Context {
+	return context.WithValue(ctx, callCtx{}, c)
 }
 
 // IdempotencyHeader carries a call's stable key to the backend (the

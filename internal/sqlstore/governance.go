@@ -13,12 +13,13 @@ import (
 
 // The governance part of the store: agent tokens and approvals (here), jobs
 // and idempotency keys (jobs.go), in tables created by migration 0007
-// (0008 adds a token's panel scope).
+// (0008 adds a token's panel scope, 0032 the user a token's agent and an
+// approval's call act for).
 // Compare-and-swaps are single statements, so replicas agree on one winner.
 
 // --- agent tokens ---
 
-const tokenCols = `id, agent, allow, deny, panel_scope, token_hash, created_at, revoked_at`
+const tokenCols = `id, agent, allow, deny, panel_scope, token_hash, created_at, revoked_at, user_name`
 
 func scanToken(row Row) (switchboard.AgentToken, error) {
 	var (
@@ -26,7 +27,7 @@ func scanToken(row Row) (switchboard.AgentToken, error) {
 		allow, deny, panel json.RawMessage
 	)
 	if err := row.Scan(&t.ID, &t.Agent, scanJSON(&allow), scanJSON(&deny), scanJSON(&panel), &t.Hash,
-		scanTime(&t.CreatedAt), scanTime(&t.RevokedAt)); err != nil {
+		scanTime(&t.CreatedAt), scanTime(&t.RevokedAt), &t.User); err != nil {
 		return t, err
 	}
 	if err := json.Unmarshal(panel, &t.PanelScope); err != nil {
@@ -49,8 +50,8 @@ func (s *Store) TokenCreate(ctx context.Context, t switchboard.AgentToken) error
 	}
 	t.CreatedAt = s.stamp(t.CreatedAt)
 	return s.db.Write(ctx, op, func(q Querier) error {
-		_, err := q.Exec(ctx, s.sql(`INSERT INTO agent_tokens (`+tokenCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
-			t.ID, t.Agent, globList(t.Allow), globList(t.Deny), panelScope(t.PanelScope), t.Hash, s.time(t.CreatedAt), s.time(t.RevokedAt))
+		_, err := q.Exec(ctx, s.sql(`INSERT INTO agent_tokens (`+tokenCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+			t.ID, t.Agent, globList(t.Allow), globList(t.Deny), panelScope(t.PanelScope), t.Hash, s.time(t.CreatedAt), s.time(t.RevokedAt), t.User)
 		return err
 	})
 }
@@ -104,7 +105,7 @@ func (s *Store) TokenRevoke(ctx context.Context, id string, at time.Time) (switc
 // --- approvals ---
 
 const approvalCols = `id, invocation_id, run_id, session_id, tool, tool_version, args_hash, input, summary,
-	class, agent, status, reason, decided_by, channel, created_at, expires_at, decided_at, consumed_at, agent_id`
+	class, agent, status, reason, decided_by, channel, created_at, expires_at, decided_at, consumed_at, agent_id, user_name`
 
 func scanApproval(row Row) (switchboard.ApprovalRequest, error) {
 	var (
@@ -113,7 +114,7 @@ func scanApproval(row Row) (switchboard.ApprovalRequest, error) {
 	)
 	err := row.Scan(&a.ID, &a.InvocationID, &a.RunID, &a.SessionID, &a.Tool, &a.ToolVersion, &a.ArgsHash, scanJSON(&a.Input),
 		&a.Summary, &class, &a.Agent, &status, &a.Reason, &a.DecidedBy, &a.Channel,
-		scanTime(&a.CreatedAt), scanTime(&a.ExpiresAt), scanTime(&a.DecidedAt), scanTime(&a.ConsumedAt), &a.AgentID)
+		scanTime(&a.CreatedAt), scanTime(&a.ExpiresAt), scanTime(&a.DecidedAt), scanTime(&a.ConsumedAt), &a.AgentID, &a.User)
 	a.Class, a.Status = switchboard.Class(class), switchboard.ApprovalStatus(status)
 	return a, err
 }
@@ -131,10 +132,10 @@ func (s *Store) ApprovalCreate(ctx context.Context, a switchboard.ApprovalReques
 	}
 	return s.db.Write(ctx, op, func(q Querier) error {
 		_, err := q.Exec(ctx, s.sql(`INSERT INTO approvals (`+approvalCols+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 			a.ID, a.InvocationID, a.RunID, a.SessionID, a.Tool, a.ToolVersion, a.ArgsHash, input, a.Summary,
 			string(a.Class), a.Agent, string(a.Status), a.Reason, a.DecidedBy, a.Channel,
-			s.time(a.CreatedAt), s.time(a.ExpiresAt), s.time(a.DecidedAt), s.time(a.ConsumedAt), a.AgentID)
+			s.time(a.CreatedAt), s.time(a.ExpiresAt), s.time(a.DecidedAt), s.time(a.ConsumedAt), a.AgentID, a.User)
 		return err
 	})
 }
@@ -157,6 +158,12 @@ func (s *Store) ApprovalList(ctx context.Context, f switchboard.ApprovalFilter) 
 	}
 	if f.InvocationID != "" {
 		where, args = append(where, "invocation_id = ?"), append(args, f.InvocationID)
+	}
+	if f.User == switchboard.Operator {
+		// Requests from before users were recorded ('') were the operator's.
+		where, args = append(where, "(user_name = ? OR user_name = '')"), append(args, f.User)
+	} else if f.User != "" {
+		where, args = append(where, "user_name = ?"), append(args, f.User)
 	}
 	args = append(args, limit(f.Limit))
 	out := []switchboard.ApprovalRequest{}

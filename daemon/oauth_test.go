@@ -141,7 +141,7 @@ func TestOAuthExternalIssuer(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.Close() })
-	err = d.RegisterFunc(ctx, switchboard.Tool{Name: "whoami", Description: "Who the call acts for.", Class: switchboard.ClassRead,
+	err = d.RegisterFunc(ctx, switchboard.Tool{Name: "auth.whoami", Description: "Who the call acts for.", Class: switchboard.ClassRead,
 		InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(ctx context.Context, _ json.RawMessage) (any, error) {
 			p, _ := switchboard.PrincipalFrom(ctx)
@@ -175,7 +175,7 @@ func TestOAuthExternalIssuer(t *testing.T) {
 	if err != nil || len(tools.Tools) == 0 {
 		t.Fatalf("tools/list: %v %v", tools, err)
 	}
-	out, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami", Arguments: map[string]any{}})
+	out, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "auth-whoami", Arguments: map[string]any{}})
 	if err != nil || out.IsError {
 		t.Fatalf("whoami: %v %+v", err, out)
 	}

@@ -28,6 +28,9 @@ const (
 	Agent Kind = "agent"
 	// Session is a browser tab's session token (session.Manager).
 	Session Kind = "session"
+	// OAuth is an OAuth access token from the authorization server /mcp
+	// trusts (package oauth): an agent (the client) acting for a user.
+	OAuth Kind = "oauth"
 )
 
 // sessionPrefix starts every session id, and so every session token
@@ -35,10 +38,12 @@ const (
 const sessionPrefix = "ses_"
 
 // Credential is a checked bearer token: its kind and who holds it. For a
-// Session credential, Principal is session:<id>.
+// Session credential, Principal is session:<id>. Scopes are an OAuth
+// credential's OAuth scopes (the route decides which it needs).
 type Credential struct {
 	Kind      Kind
 	Principal switchboard.Principal
+	Scopes    []string
 }
 
 // SessionID is the browser session of a Session credential, else "".
@@ -59,12 +64,18 @@ type Sessions interface {
 	Authenticate(ctx context.Context, token string) (sessionID string, err error)
 }
 
+// OAuthTokens checks OAuth access tokens; *oauth.Verifier implements it.
+type OAuthTokens interface {
+	Authenticate(ctx context.Context, token string) (switchboard.Principal, []string, error)
+}
+
 // Options configures an Authenticator. AdminToken is required; leave
-// Agents or Sessions nil (an untyped nil) when the daemon has none.
+// Agents, Sessions or OAuth nil (an untyped nil) when the daemon has none.
 type Options struct {
 	AdminToken string
 	Agents     AgentTokens
 	Sessions   Sessions
+	OAuth      OAuthTokens
 }
 
 // Authenticator checks bearer credentials. Safe for concurrent use.
@@ -72,6 +83,7 @@ type Authenticator struct {
 	admin    []byte
 	agents   AgentTokens
 	sessions Sessions
+	oauth    OAuthTokens
 }
 
 // New returns an Authenticator.
@@ -79,7 +91,7 @@ func New(opts Options) (*Authenticator, error) {
 	if opts.AdminToken == "" {
 		return nil, errors.New("authn: Options.AdminToken is required")
 	}
-	return &Authenticator{admin: []byte(opts.AdminToken), agents: opts.Agents, sessions: opts.Sessions}, nil
+	return &Authenticator{admin: []byte(opts.AdminToken), agents: opts.Agents, sessions: opts.Sessions, oauth: opts.OAuth}, nil
 }
 
 // Authenticate checks the request's bearer token (see Token). A request
@@ -117,6 +129,12 @@ func (a *Authenticator) Token(ctx context.Context, tok string) (Credential, erro
 			return Credential{Kind: Session}, err
 		}
 		return Credential{Kind: Session, Principal: switchboard.Principal{Kind: switchboard.PrincipalSession, ID: id}}, nil
+	case a.oauth != nil && IsJWT(tok):
+		p, scopes, err := a.oauth.Authenticate(ctx, tok)
+		if err != nil {
+			return Credential{Kind: OAuth}, err
+		}
+		return Credential{Kind: OAuth, Principal: p, Scopes: scopes}, nil
 	}
 	return Credential{}, switchboard.Errorf(switchboard.CodeUnauthorized, "the bearer token is not valid for this daemon")
 }
@@ -129,6 +147,11 @@ func (a *Authenticator) IsAdmin(tok string) bool {
 // IsSessionToken reports whether tok has the form of a browser session
 // token; it does not check it.
 func IsSessionToken(tok string) bool { return strings.HasPrefix(tok, sessionPrefix) }
+
+// IsJWT reports whether tok has the form of a JWS compact
+// serialization (three dot-separated parts), as OAuth access tokens from
+// an issuer do; it does not check it.
+func IsJWT(tok string) bool { return strings.Count(tok, ".") == 2 }
 
 // Bearer returns the request's bearer token, if it has one.
 func Bearer(r *http.Request) (string, bool) {

@@ -30,6 +30,7 @@ import (
 	"github.com/switchboardhq/switchboard/mcpserver"
 	"github.com/switchboardhq/switchboard/metrics"
 	"github.com/switchboardhq/switchboard/model"
+	"github.com/switchboardhq/switchboard/oauth"
 	"github.com/switchboardhq/switchboard/panel"
 	"github.com/switchboardhq/switchboard/registry"
 	"github.com/switchboardhq/switchboard/scope"
@@ -102,6 +103,8 @@ type Options struct {
 	// Assertion tunes the signed "who acts for whom" every HTTP-binding
 	// request carries (daemon/assertion.go).
 	Assertion AssertionOptions
+	// OAuth makes /mcp an OAuth protected resource (daemon/oauth.go).
+	OAuth OAuthOptions
 }
 
 // Daemon is a running switchboard: its subsystems and its HTTP handler.
@@ -146,10 +149,12 @@ type Daemon struct {
 	stopRuns    func() // daemon/runs.go
 	bus         bus.Bus
 
-	log  *slog.Logger
-	auth *authn.Authenticator // the one login check, handed to every transport
-	api  *httpapi.Server
-	mcp  *mcpserver.Server
+	log      *slog.Logger
+	auth     *authn.Authenticator // the one login check, handed to every transport
+	resource *oauth.Resource      // /mcp as an OAuth protected resource; nil when not
+	oauth    *oauth.Verifier      // an external issuer's tokens; nil without one
+	api      *httpapi.Server
+	mcp      *mcpserver.Server
 }
 
 // New wires a Daemon over opts.Store.
@@ -220,6 +225,9 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	if err := d.startWorkspace(ctx, opts); err != nil {
 		return nil, err
 	}
+	if err := d.startOAuth(ctx, opts); err != nil {
+		return nil, err
+	}
 	if d.auth, err = d.newAuth(opts); err != nil {
 		return nil, err
 	}
@@ -234,6 +242,7 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	}
 	extra := d.webRoutes(opts)
 	extra["/mcp"] = d.mcp.Handler()
+	d.oauthRoutes(extra)
 	d.api, err = httpapi.New(httpapi.Options{
 		Registry:     reg,
 		Auth:         d.auth,

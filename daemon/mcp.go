@@ -13,6 +13,7 @@ func (d *Daemon) newMCP(ctx context.Context, opts Options) (*mcpserver.Server, e
 	o := opts.MCP
 	o.Logger = d.log
 	o.Auth = d.auth
+	o.Resource = d.resource
 	if o.Agents == nil {
 		o.Agents = d.Agents
 	}
@@ -45,6 +46,9 @@ func (d *Daemon) newAuth(opts Options) (*authn.Authenticator, error) {
 	ao := authn.Options{AdminToken: opts.AdminToken, Sessions: d.Sessions}
 	if d.Tokens != nil {
 		ao.Agents = d.Tokens
+	}
+	if d.oauth != nil {
+		ao.OAuth = d.oauth
 	}
 	return authn.New(ao)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/authn"
+	"github.com/switchboardhq/switchboard/oauth"
 )
 
 // principalKey carries the caller in the SDK's TokenInfo, which the SDK
@@ -50,7 +52,9 @@ func (s *Server) newHTTPHandler() http.Handler {
 	})
 	tokenInfo := auth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
 		p, _ := switchboard.PrincipalFrom(ctx) // set just before, by ServeHTTP below
-		return &auth.TokenInfo{UserID: p.String(), Extra: map[string]any{principalKey: p}}, nil
+		// The SDK binds a session to UserID: an agent for one user never
+		// resumes the session of the same client acting for another.
+		return &auth.TokenInfo{UserID: p.String() + " for " + p.ActsFor(), Extra: map[string]any{principalKey: p}}, nil
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
 	withToken, withTokenStateless := tokenInfo(stream), tokenInfo(stateless)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -66,11 +70,17 @@ func (s *Server) newHTTPHandler() http.Handler {
 			return
 		}
 		c, err := s.opts.Auth.Authenticate(r)
-		if err == nil && c.Kind != authn.Admin && c.Kind != authn.Agent {
+		if err == nil && c.Kind != authn.Admin && c.Kind != authn.Agent && (c.Kind != authn.OAuth || s.opts.Resource == nil) {
 			err = switchboard.Errorf(switchboard.CodeUnauthorized, "the bearer token is not valid for this daemon")
 		}
 		if err != nil {
-			writeHTTPError(w, err)
+			s.refuse(w, r, err, "")
+			return
+		}
+		if c.Kind == authn.OAuth && !slices.Contains(c.Scopes, s.opts.Resource.RequiredScope()) { // Resource is set: checked above
+			need := s.opts.Resource.RequiredScope()
+			s.refuse(w, r, switchboard.Errorf(switchboard.CodeForbidden,
+				"the access token lacks the scope %q that /mcp needs; authorize again asking for it", need), oauth.ErrInsufficientScope)
 			return
 		}
 		if !strictBody(w, r) {
@@ -125,6 +135,27 @@ func principal(ctx context.Context, extra *mcp.RequestExtra) (switchboard.Princi
 // this harness (Tool.Harness) is offered only over MCP.
 const Harness = "mcp"
 
+// refuse answers a request whose credential /mcp does not take. With a
+// Resource, the challenge follows the MCP authorization spec: every 401
+// names the resource metadata (how a client finds the authorization
+// server) and, when a token was presented, error="invalid_token"; a 403
+// for a missing scope says error="insufficient_scope" and the scope to
+// ask for. code is the OAuth error when the caller knows it.
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, err error, code string) {
+	if res := s.opts.Resource; res != nil {
+		e := switchboard.AsError(err)
+		if code == "" && e.Code == switchboard.CodeUnauthorized {
+			if _, presented := authn.Bearer(r); presented {
+				code = oauth.ErrInvalidToken
+			}
+		}
+		if code != "" || e.Code == switchboard.CodeUnauthorized {
+			w.Header().Set("WWW-Authenticate", res.Challenge(code, e.Message))
+		}
+	}
+	writeHTTPError(w, err)
+}
+
 // writeHTTPError answers a request refused before MCP with the daemon's
 // JSON error envelope.
 func writeHTTPError(w http.ResponseWriter, err error) {
@@ -135,7 +166,9 @@ func writeHTTPError(w http.ResponseWriter, err error) {
 		status = http.StatusBadRequest
 	case switchboard.CodeUnauthorized:
 		status = http.StatusUnauthorized
-		w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
+		if w.Header().Get("WWW-Authenticate") == "" {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
+		}
 	case switchboard.CodeForbidden, switchboard.CodeOriginRejected:
 		status = http.StatusForbidden
 	case switchboard.CodeRateLimited:

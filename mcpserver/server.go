@@ -18,6 +18,7 @@ import (
 	"github.com/switchboardhq/switchboard/broker"
 	"github.com/switchboardhq/switchboard/internal/mcpext"
 	"github.com/switchboardhq/switchboard/internal/seats"
+	"github.com/switchboardhq/switchboard/oauth"
 	"github.com/switchboardhq/switchboard/registry"
 )
 
@@ -82,6 +83,12 @@ type Options struct {
 	// takes the admin token and agent tokens; a browser session token is
 	// refused.
 	Auth Authenticator
+	// Resource makes /mcp an OAuth protected resource (package oauth):
+	// its 401 and 403 answers carry the MCP authorization challenges, and
+	// OAuth access tokens (authn.OAuth) holding Resource.RequiredScope are
+	// taken beside the admin token and agent tokens. nil takes no OAuth
+	// token and answers 401 with a bare realm.
+	Resource *oauth.Resource
 	// ProgressInterval spaces "still waiting" progress notifications.
 	ProgressInterval time.Duration
 	// SessionTimeout closes idle MCP sessions.

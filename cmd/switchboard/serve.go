@@ -25,6 +25,7 @@ import (
 	"github.com/switchboardhq/switchboard/manifest"
 	"github.com/switchboardhq/switchboard/mcpserver"
 	"github.com/switchboardhq/switchboard/model"
+	"github.com/switchboardhq/switchboard/oauth"
 	"github.com/switchboardhq/switchboard/panel"
 	"github.com/switchboardhq/switchboard/session"
 	"github.com/switchboardhq/switchboard/workspace"
@@ -53,12 +54,23 @@ type serveConfig struct {
 	// MetricsAddr serves GET /metrics without a token on a listener of
 	// its own (cmd/switchboard/metrics.go).
 	MetricsAddr string `yaml:"metricsAddr"`
+	// PublicURL is the daemon's base URL as clients reach it (/mcp's
+	// OAuth resource is PublicURL + "/mcp"); OAuth the `oauth:` section.
+	PublicURL string       `yaml:"publicURL"`
+	OAuth     *oauthConfig `yaml:"oauth"`
 }
 
 // agentsConfig is the config file's `agents:` section: the caps on the
 // agent sessions one principal registers (POST /agents; docs/agents.md).
 type agentsConfig struct {
 	Registered *workspace.SessionLimits `yaml:"registered"`
+}
+
+// oauthConfig is the config file's `oauth:` section (docs/oauth.md).
+type oauthConfig struct {
+	Issuer    string `yaml:"issuer"`    // an external OIDC issuer, as --oauth-issuer
+	UserClaim string `yaml:"userClaim"` // the token claim naming the user (sub)
+	Scope     string `yaml:"scope"`     // the scope /mcp requires (mcp)
 }
 
 // sessionsConfig is the config file's `sessions:` section: the two windows
@@ -178,6 +190,8 @@ type serveFlags struct {
 	runMaxCost   float64                 // --run-max-cost
 	searchLearn  bool                    // --search-learn / search.learn
 	agents       workspace.AgentsOptions // Registered from --max-agent-sessions / agents.registered
+	publicURL    string                  // --public-url
+	oauth        daemon.OAuthOptions     // --oauth-issuer and the config file's oauth section
 }
 
 func newServe(g *globals) *cobra.Command {
@@ -218,6 +232,8 @@ func newServe(g *globals) *cobra.Command {
 	fl.StringVar(&f.elicitation, "mcp-elicitation", "url", "which MCP elicitation answers decide an agent's approval: url (a link to the console, where you decide), form (also the agent's own client UI, which then vouches for you) or off (config mcp.elicitation)")
 	fl.StringVar(&f.replicas.Name, "replica-name", os.Getenv("SWITCHBOARD_REPLICA_NAME"), "this replica's name among those sharing the store, stable across its restarts (default: host name/listen address) [$SWITCHBOARD_REPLICA_NAME]; see docs/deploy.md")
 	fl.DurationVar(&f.replicas.Heartbeat, "replica-heartbeat", daemon.DefaultReplicaHeartbeat, "how often this replica records that it is alive and checks on the others")
+	fl.StringVar(&f.publicURL, "public-url", os.Getenv("SWITCHBOARD_PUBLIC_URL"), "the daemon's base URL as clients reach it, e.g. https://app.example.com (default http://<listen address>); /mcp's OAuth resource is this URL + /mcp [$SWITCHBOARD_PUBLIC_URL] (config publicURL)")
+	fl.StringVar(&f.oauth.Issuer, "oauth-issuer", os.Getenv("SWITCHBOARD_OAUTH_ISSUER"), "an external OpenID Connect issuer (the app's IdP) whose JWT access tokens /mcp takes, e.g. https://example.us.auth0.com/ ; see docs/oauth.md [$SWITCHBOARD_OAUTH_ISSUER] (config oauth.issuer)")
 	fl.DurationVar(&f.replicas.Timeout, "replica-timeout", daemon.DefaultReplicaTimeout, "how long another replica's heartbeat may stand still before a survivor resolves its in-flight calls (at least twice --replica-heartbeat)")
 	return c
 }
@@ -231,6 +247,19 @@ func elicitation(v string) (mcpserver.Elicitation, error) {
 		return mcpserver.Elicitation(v), nil
 	}
 	return "", fmt.Errorf("--mcp-elicitation %q: use url, form or off", v)
+}
+
+// resourceURL is /mcp's OAuth resource URL: under --public-url, else at
+// the listen address (the loopback address when it listens on all).
+func resourceURL(public string, a net.Addr) (string, error) {
+	if public == "" {
+		return strings.TrimSuffix(consoleURL(a), "/#approvals") + "/mcp", nil
+	}
+	u := strings.TrimSuffix(public, "/") + "/mcp"
+	if _, err := oauth.ParseResource(u); err != nil {
+		return "", fmt.Errorf("--public-url %q must be the daemon's base URL as clients reach it, such as https://app.example.com", public)
+	}
+	return u, nil
 }
 
 // consoleURL is the console's approvals view at the listen address (the
@@ -339,7 +368,11 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 	if f.mcp.ConsoleURL == "" {
 		f.mcp.ConsoleURL = consoleURL(ln.Addr())
 	}
-	opts := daemon.Options{Store: store, Bus: bs, AdminToken: token, AllowOrigins: f.allowOrigins, Logger: log, Demo: f.demo, Models: f.models,
+	if f.oauth.Resource, err = resourceURL(f.publicURL, ln.Addr()); err != nil {
+		ln.Close()
+		return usageError{err, c.CommandPath()}
+	}
+	opts := daemon.Options{OAuth: f.oauth, Store: store, Bus: bs, AdminToken: token, AllowOrigins: f.allowOrigins, Logger: log, Demo: f.demo, Models: f.models,
 		Governance: f.governance, MCP: f.mcp, Session: f.session, Replicas: f.replicas, Retention: f.retention,
 		NoSearchLearning: !f.searchLearn, AgentSessions: f.agents}
 	opts.Agent.MaxRunTokens, opts.Agent.MaxRunCost = f.runMaxTokens, f.runMaxCost
@@ -535,6 +568,15 @@ func applyConfig(c *cobra.Command, g *globals, f *serveFlags) error {
 	}
 	if cfg.MetricsAddr != "" && !set("metrics-addr") {
 		f.metricsAddr = cfg.MetricsAddr
+	}
+	if cfg.PublicURL != "" && !set("public-url") && os.Getenv("SWITCHBOARD_PUBLIC_URL") == "" {
+		f.publicURL = cfg.PublicURL
+	}
+	if o := cfg.OAuth; o != nil {
+		if o.Issuer != "" && !set("oauth-issuer") && os.Getenv("SWITCHBOARD_OAUTH_ISSUER") == "" {
+			f.oauth.Issuer = o.Issuer
+		}
+		f.oauth.UserClaim, f.oauth.Scope = o.UserClaim, o.Scope
 	}
 	return nil
 }

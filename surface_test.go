@@ -14,7 +14,7 @@ import (
 // internal/ yet, and nothing new joins it. A new package outside
 // internal/ fails TestPublicPackages until it is placed in one of them.
 var (
-	apiPackages    = []string{".", "client", "daemon", "panelspec", "postgres", "sqlite", "storetest"}
+	apiPackages    = []string{".", "assertion", "client", "daemon", "panelspec", "postgres", "sqlite", "storetest"}
 	enginePackages = []string{"activity", "agent", "agui", "agui/aguitest", "aisdk", "approval", "authn",
 		"broker", "docexport", "httpapi", "job", "manifest", "mcpserver", "model", "model/modeltest",
 		"openapi", "panel", "panel/sqladapter", "preview", "registry", "scope", "search", "session", "web",

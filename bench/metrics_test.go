@@ -10,7 +10,7 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/activity"
 	"github.com/switchboardhq/switchboard/broker"
-	"github.com/switchboardhq/switchboard/metrics"
+	"github.com/switchboardhq/switchboard/internal/metrics"
 	"github.com/switchboardhq/switchboard/registry"
 	"github.com/switchboardhq/switchboard/sqlite"
 )

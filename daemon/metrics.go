@@ -5,7 +5,7 @@ import (
 	"net/http"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/metrics"
+	"github.com/switchboardhq/switchboard/internal/metrics"
 	"github.com/switchboardhq/switchboard/model"
 )
 

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/switchboardhq/switchboard/oauth"
+	"github.com/switchboardhq/switchboard/internal/oauth"
 )
 
 // OAuthOptions makes /mcp an OAuth 2.1 protected resource (package oauth,

@@ -12,7 +12,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/authn"
-	"github.com/switchboardhq/switchboard/oauth"
+	"github.com/switchboardhq/switchboard/internal/oauth"
 )
 
 // principalKey carries the caller in the SDK's TokenInfo, which the SDK

@@ -18,7 +18,7 @@ import (
 	"github.com/switchboardhq/switchboard/broker"
 	"github.com/switchboardhq/switchboard/internal/mcpext"
 	"github.com/switchboardhq/switchboard/internal/seats"
-	"github.com/switchboardhq/switchboard/oauth"
+	"github.com/switchboardhq/switchboard/internal/oauth"
 	"github.com/switchboardhq/switchboard/registry"
 )
 

@@ -25,7 +25,7 @@ import (
 	"github.com/switchboardhq/switchboard/manifest"
 	"github.com/switchboardhq/switchboard/mcpserver"
 	"github.com/switchboardhq/switchboard/model"
-	"github.com/switchboardhq/switchboard/oauth"
+	"github.com/switchboardhq/switchboard/internal/oauth"
 	"github.com/switchboardhq/switchboard/panel"
 	"github.com/switchboardhq/switchboard/session"
 	"github.com/switchboardhq/switchboard/workspace"

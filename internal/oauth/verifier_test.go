@@ -16,7 +16,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/oidctest"
-	"github.com/switchboardhq/switchboard/oauth"
+	"github.com/switchboardhq/switchboard/internal/oauth"
 )
 
 const resource = "https://app.example.com/mcp"

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchboardhq/switchboard/oauth"
+	"github.com/switchboardhq/switchboard/internal/oauth"
 )
 
 func TestMetadataURL(t *testing.T) {

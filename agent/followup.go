@@ -187,7 +187,7 @@ func (c *chatState) queueLocal(rt *Runtime, f switchboard.FollowUp) (switchboard
 	return res, true
 }
 
-// Follow-ups at any replica (issue 16): a chat's busy run is one
+// Follow-ups at any replica: a chat's busy run is one
 // replica's memory, and so is the record of the chat's clientSeqs; a
 // follow-up that lands elsewhere must join that run, and be answered from
 // that record, not start a second run beside it. A replica with no busy

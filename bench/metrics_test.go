@@ -18,7 +18,7 @@ import (
 // TestMetricsOverhead measures what the Prometheus metrics add to a
 // Go-function call: the same mutate tool through broker.Call over two
 // SQLite stores, each broker's entries observed by a ledger as in the
-// daemon, one ledger also feeding metrics.Metrics (issue 30's target:
+// daemon, one ledger also feeding metrics.Metrics (the target:
 // under 5%). The two sides are interleaved call by call in one run
 // (harness_test.go), so the ratio is what to read:
 //

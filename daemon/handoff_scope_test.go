@@ -32,7 +32,7 @@ func TestHandoffToAnotherUsersTab(t *testing.T) {
 		}
 	}
 	// chat and external are the daemon's own kinds: an agent token cannot
-	// pass for the assistant or an MCP client (issue 26).
+	// pass for the assistant or an MCP client.
 	for _, kind := range []string{"chat", "external"} {
 		if code, c := e.do(t, "POST", "/api/v1/agents", tok.Token, map[string]any{"kind": kind, "label": "Assistant"}, nil); code != http.StatusForbidden || c != "FORBIDDEN" {
 			t.Errorf("an agent token registers kind %s: %d %s", kind, code, c)

@@ -100,7 +100,7 @@ func TestRetentionSweep(t *testing.T) {
 	}
 }
 
-// RELIABILITY row 30 (issue 26 item 4): retention never takes the key of a
+// RELIABILITY row 30: retention never takes the key of a
 // call that is not terminal. With keys kept one second, an agent's keyed
 // call waits for approval; a sweep an hour later keeps its key; the retry
 // finds that same call (CONFLICT, in flight, naming it) rather than

@@ -9,7 +9,7 @@ import (
 	"github.com/switchboardhq/switchboard/client"
 )
 
-// RELIABILITY row 25 (issue 26 item 2): a tab's PUT /sessions/{id}/tools
+// RELIABILITY row 25: a tab's PUT /sessions/{id}/tools
 // with a catalog api tool's name is 409 CONFLICT and advertises nothing;
 // an api tool registered under a name a connected tab already advertises
 // wins every listing, with and without ?session=.

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// paragraphs is the issue 26 document: 250 paragraphs of n characters of
+// paragraphs is the reported document: 250 paragraphs of n characters of
 // words, about 1 MiB at n = 4,000.
 func paragraphs(n int) Document {
 	word := "lorem ipsum dolor sit amet consectetur "

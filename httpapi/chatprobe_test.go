@@ -9,7 +9,7 @@ import (
 	"github.com/switchboardhq/switchboard/model/modeltest"
 )
 
-// TestChatIDsCannotBeProbed (issue 26): another tab asking about a real
+// TestChatIDsCannotBeProbed: another tab asking about a real
 // chat (here an AI SDK chat, whose harness differs from the default)
 // gets exactly the answer an unknown chat id gets, from the capabilities
 // route and from the follow-up route.

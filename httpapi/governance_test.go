@@ -584,7 +584,7 @@ func TestTokenEntryKeepsTheID(t *testing.T) {
 }
 
 // A session opened for "user:alice" (the app naming the user with its kind)
-// decides as user:alice, not user:user:alice (issue 14 item 11).
+// decides as user:alice, not user:user:alice.
 func TestTabDecisionNamesTheUserOnce(t *testing.T) {
 	for _, user := range []string{"alice", "user:alice"} {
 		t.Run(user, func(t *testing.T) {

@@ -76,7 +76,7 @@ func TestLoadNamesFile(t *testing.T) {
 	}
 }
 
-// aliasBomb is issue 26's YAML billion laughs in mappings (which slip
+// aliasBomb is the reported YAML billion laughs in mappings (which slip
 // under the YAML library's own alias-ratio check for longer): each level
 // names the level below four times, twelve levels deep.
 var aliasBomb = func() string {

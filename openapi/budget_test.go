@@ -11,7 +11,7 @@ import (
 	"github.com/switchboardhq/switchboard/openapi"
 )
 
-// laughs is the YAML billion laughs of issue 26: each anchor is a list
+// laughs is the YAML billion laughs of the reported attack: each anchor is a list
 // aliasing the level below four times, eleven levels deep (4^11 copies of
 // the bottom string once decoded).
 func laughs() string {
@@ -55,7 +55,7 @@ components:
 	return b.String()
 }
 
-// TestImportBudgets: the expansion bombs of issue 26 are refused with a
+// TestImportBudgets: the reported expansion bombs are refused with a
 // frozen code and a message naming the budget, in bounded memory, instead
 // of growing until the kernel kills the process.
 func TestImportBudgets(t *testing.T) {

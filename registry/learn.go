@@ -25,7 +25,7 @@ import (
 // Learning's fixed bounds.
 const (
 	// LearnWindow is how long after a search a call is attributed to it
-	// (DESIGN.md, third round).
+	// (pinned for clients).
 	LearnWindow = 120 * time.Second
 	// LearnPerCallerTool and LearnPerCaller bound one caller's stored
 	// examples, per tool and overall (the newest are kept), so no caller

@@ -371,7 +371,7 @@ func TestDigestOfAHugeWorkspace(t *testing.T) {
 	}
 }
 
-// TestDigestAgentsShowThePrincipal (issue 26): a label is whatever the
+// TestDigestAgentsShowThePrincipal: a label is whatever the
 // registrant chose ("Assistant"), so the digest shows who acts beside it.
 func TestDigestAgentsShowThePrincipal(t *testing.T) {
 	t.Parallel()

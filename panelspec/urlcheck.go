@@ -38,9 +38,16 @@ func checkURL(raw, context string) string {
 	}
 	scheme := schemeOf(n)
 	switch {
+	case scheme == "" && (strings.HasPrefix(n, "//") || strings.HasPrefix(n, "\\") || strings.HasPrefix(n, "/\\") || strings.HasPrefix(n, "\\/")):
+		// Browsers read "//host", "\\host" and "/\\host" as another site
+		// with this page's scheme: not a relative URL at all.
+		return "a URL starting with // or a backslash points at another site; write it in full (https://host/...) or as a path (/...)"
 	case scheme == "":
 		return ""
 	case scheme == "http" || scheme == "https":
+		if hasUserinfo(n) {
+			return "a URL with user information (user@host) can disguise which site it opens; remove the part before @"
+		}
 		return ""
 	case scheme == "mailto" && context == urlLink:
 		return ""
@@ -50,6 +57,20 @@ func checkURL(raw, context string) string {
 		return "data: URLs are not allowed in links"
 	}
 	return "URL scheme " + quote(scheme+":") + " is not allowed; use http, https, mailto or a relative URL"
+}
+
+// hasUserinfo reports whether the authority of an absolute http(s) URL
+// carries user information ("https://bank.example@evil.test/").
+func hasUserinfo(n string) bool {
+	_, rest, ok := strings.Cut(n, ":")
+	if !ok {
+		return false
+	}
+	rest = strings.TrimLeft(rest, "/\\")
+	if i := strings.IndexAny(rest, "/\\?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	return strings.Contains(rest, "@")
 }
 
 // checkDataImage accepts only base64 raster images.

@@ -340,10 +340,12 @@ func TestValidateUnsafe(t *testing.T) {
 		" \x00javascript:alert(1)", "java\u200bscript:alert(1)", "javascript&colon;alert(1)", "vbscript:msgbox(1)",
 		"data:text/html,<script>alert(1)</script>", "data:image/png;base64,AAAA", "file:///etc/passwd", "jav&#x09;ascript:alert(1)",
 		"\njavascript:alert(1)", "ja\rvascript:alert(1)", "blob:https://example.com/x",
+		"//evil.example/x", "\\\\evil.example/x", "/\\evil.example/x", "https://bank.example@evil.example/",
+		"http://user:pass@evil.example/x", "&#x2F;&#x2F;evil.example/x",
 	} {
 		cases = append(cases, vcase{name: "href " + href, spec: link(href), want: []want{e(cUnsafe, "/nodes/l/props/href")}})
 	}
-	for _, href := range []string{"https://example.com/a?b=javascript:x", "http://x", "mailto:a@b.c", "/a/b", "./a:b/c", "#top", "?q=1", "//cdn.example.com/x"} {
+	for _, href := range []string{"https://example.com/a?b=javascript:x", "http://x", "mailto:a@b.c", "/a/b", "./a:b/c", "#top", "?q=1", "https://example.com/@handle", "/a//b"} {
 		cases = append(cases, vcase{name: "href ok " + href, spec: link(href)})
 	}
 	for _, src := range []string{

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/strictjson"
 )
 
 // Bounds of a tab's report (PUT /sessions/{id}/context). Field lengths are
@@ -172,10 +173,10 @@ func validateContexts(cs []switchboard.WorkspaceContext) error {
 			return switchboard.Errorf(switchboard.CodeInvalidInput, "%s.id %q appears twice; context ids are unique within a tab", at, c.ID)
 		}
 		seen[c.ID] = true
-		if err := text(at+".kind", c.Kind, 1, maxKindLen); err != nil {
+		if err := label(at+".kind", c.Kind, 1, maxKindLen); err != nil {
 			return err
 		}
-		if err := text(at+".label", c.Label, 0, maxLabelLen); err != nil {
+		if err := label(at+".label", c.Label, 0, maxLabelLen); err != nil {
 			return err
 		}
 		if rank(c.Attention) < 0 {
@@ -205,16 +206,30 @@ func validateContexts(cs []switchboard.WorkspaceContext) error {
 				return switchboard.Errorf(switchboard.CodeInvalidInput, "%s.id %q appears twice in context %q", pat, p.ID, c.ID)
 			}
 			panels[p.ID] = true
-			if err := text(pat+".type", p.Type, 1, maxKindLen); err != nil {
+			if err := label(pat+".type", p.Type, 1, maxKindLen); err != nil {
 				return err
 			}
-			if err := text(pat+".title", p.Title, 0, maxLabelLen); err != nil {
+			if err := label(pat+".title", p.Title, 0, maxLabelLen); err != nil {
 				return err
 			}
 			if p.Origin != "host" && p.Origin != "agent" {
 				return switchboard.Errorf(switchboard.CodeInvalidInput, "%s.origin must be host or agent, not %q", pat, p.Origin)
 			}
 		}
+	}
+	return nil
+}
+
+// label is text a person reads as a name (a context's label and kind, a
+// panel's title and type): besides text's bounds, the rule agent labels
+// follow (strictjson.Invisible) — no control or format character, such as
+// a bidirectional override, that can hide or reorder what is shown.
+func label(field, v string, min, max int) error {
+	if err := text(field, v, min, max); err != nil {
+		return err
+	}
+	if r, bad := strictjson.Invisible(v); bad {
+		return switchboard.Errorf(switchboard.CodeInvalidInput, "%s contains the control or format character %U, which can hide or reorder what a reader sees; send visible characters", field, r)
 	}
 	return nil
 }

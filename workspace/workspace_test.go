@@ -98,6 +98,9 @@ func TestReportRefusesBadInputAndKeepsState(t *testing.T) {
 		"panel no type": {{ID: "a", Kind: "page", Attention: "visible", Panels: []switchboard.WorkspacePanel{{ID: "p", Origin: "host"}}}},
 		"selection":     {{ID: "a", Kind: "page", Attention: "focused", Selection: &switchboard.ContextSelection{Text: strings.Repeat("y", maxSelectionLen+1)}}},
 		"bad utf8":      {{ID: "a\xff", Kind: "page", Attention: "visible"}},
+		"bidi label":    {{ID: "a", Kind: "page", Label: "Invoices \u202egnp.exe", Attention: "visible"}},
+		"control kind":  {{ID: "a", Kind: "pa\x00ge", Attention: "visible"}},
+		"hidden title":  {{ID: "a", Kind: "page", Attention: "visible", Panels: []switchboard.WorkspacePanel{{ID: "p", Type: "form", Title: "Pay\u200f", Origin: "host"}}}},
 	}
 	for name, cs := range bad {
 		_, err := e.ws.Report(ctx, "s1", "", cs)

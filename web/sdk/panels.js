@@ -65,10 +65,14 @@ const RASTER_DATA = /^data:image\/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=\s]*$/
  * safeURL parses raw with the browser's URL parser (which strips the tabs,
  * newlines and control characters a browser would) and returns the URL to
  * use, or null when it is not allowed: links take http, https or mailto;
- * images http, https or a base64 PNG, JPEG, GIF or WebP data: URL.
+ * images http, https or a base64 PNG, JPEG, GIF or WebP data: URL; never a
+ * URL that starts with two slashes or backslashes, or carries user@.
  */
 export function safeURL(raw, kind = "link") {
   if (typeof raw !== "string" || raw.length > 300000) return null;
+  // "//host" and "\\host" open another site, and user@host hides which:
+  // refused here as by the daemon's validator.
+  if (/^[\s\u0000-\u001f]*[\/\\]{2}/.test(raw)) return null;
   let u;
   try {
     u = new URL(raw, document.baseURI);
@@ -76,6 +80,7 @@ export function safeURL(raw, kind = "link") {
     return null;
   }
   const p = u.protocol;
+  if ((p === "http:" || p === "https:") && (u.username || u.password)) return null;
   if (p === "http:" || p === "https:") return u.href;
   if (kind === "link" && p === "mailto:") return u.href;
   if (kind === "image" && p === "data:" && RASTER_DATA.test(raw.trim())) return raw.trim();

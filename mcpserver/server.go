@@ -17,8 +17,8 @@ import (
 	"github.com/switchboardhq/switchboard/authn"
 	"github.com/switchboardhq/switchboard/broker"
 	"github.com/switchboardhq/switchboard/internal/mcpext"
-	"github.com/switchboardhq/switchboard/internal/seats"
 	"github.com/switchboardhq/switchboard/internal/oauth"
+	"github.com/switchboardhq/switchboard/internal/seats"
 	"github.com/switchboardhq/switchboard/registry"
 )
 

@@ -101,10 +101,15 @@ func TestREADMEWalkthrough(t *testing.T) {
 		case strings.HasPrefix(cmd, "go test"), strings.HasPrefix(cmd, "claude "):
 			t.Logf("not run (see the test's doc comment): %s", cmd)
 			continue
+		case strings.Contains(cmd, "./cmd/switchboard serve") || strings.Contains(cmd, "./switchboard serve"):
+			// "go build ... && ... ./switchboard serve": the daemon, built
+			// first (serve builds when the binary is not there yet).
+			if i := strings.LastIndex(cmd, "&&"); i >= 0 {
+				cmd = strings.TrimSpace(cmd[i+2:])
+			}
+			w.serve(cmd)
 		case strings.HasPrefix(cmd, "go build -o switchboard ./cmd/switchboard"):
 			w.build(cmd)
-		case strings.Contains(cmd, "./cmd/switchboard serve") || strings.Contains(cmd, "./switchboard serve"):
-			w.serve(cmd)
 		default:
 			w.run(cmd)
 		}

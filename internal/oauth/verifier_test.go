@@ -15,8 +15,8 @@ import (
 	"github.com/go-jose/go-jose/v4"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/internal/oidctest"
 	"github.com/switchboardhq/switchboard/internal/oauth"
+	"github.com/switchboardhq/switchboard/internal/oidctest"
 )
 
 const resource = "https://app.example.com/mcp"

@@ -99,6 +99,13 @@ func (b *Broker) Resume(ctx context.Context, id, approvalID string) (switchboard
 	}
 	c := &call{input: inv.Input, announce: true}
 	if c.caller, c.hasCaller = parsePrincipal(inv.Caller); c.hasCaller {
+		// The record names the agent; the person it acted for is on the
+		// approval, which was asked of that person: without it the call
+		// would run for the operator (the assertion's sub, a Go tool's
+		// caller).
+		if a, err := b.store.ApprovalGet(ctx, approvalID); err == nil && c.caller.Kind != switchboard.PrincipalUser {
+			c.caller.User = a.User
+		}
 		ctx = switchboard.WithPrincipal(ctx, c.caller) // the tool runs as its caller
 	}
 	if err := b.policy.AwaitApproval(ctx, approvalID, inv); err != nil {

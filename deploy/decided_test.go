@@ -25,7 +25,7 @@ func TestApprovalDecidedWhileReplicaDown(t *testing.T) {
 	lb := c.lb()
 	c.register(be.tools(), "test.send")
 
-	tok, err := lb.CreateToken(ctx, client.TokenRequest{Agent: "bot-down"})
+	tok, err := lb.CreateToken(ctx, client.TokenRequest{Agent: "bot-down", User: "user:alice"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,6 +108,11 @@ func TestApprovalDecidedWhileReplicaDown(t *testing.T) {
 	}
 	if got := be.count(`{"down":"approve"}`); got != 1 {
 		t.Errorf("the approved call ran %d times at the backend, want once", got)
+	}
+	// Resumed by the survivor, it still acts for the person it was made
+	// for, not for the operator.
+	if got := be.sub(`{"down":"approve"}`); got != "user:alice" {
+		t.Errorf("the resumed call's assertion claims sub %q, want user:alice", got)
 	}
 	if got := be.count(`{"down":"deny"}`); got != 0 {
 		t.Errorf("the denied call ran %d times at the backend", got)

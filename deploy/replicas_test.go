@@ -2,11 +2,13 @@ package deploy_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -22,16 +24,18 @@ type backend struct {
 	srv     *httptest.Server
 	mu      sync.Mutex
 	runs    map[string]int
+	subs    map[string]string // body → the sub its Switchboard-Assertion claimed
 	entered chan string
 	release chan struct{}
 }
 
 func newBackend(t *testing.T) *backend {
-	b := &backend{runs: map[string]int{}, entered: make(chan string, 64), release: make(chan struct{})}
+	b := &backend{runs: map[string]int{}, subs: map[string]string{}, entered: make(chan string, 64), release: make(chan struct{})}
 	b.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		b.mu.Lock()
 		b.runs[string(body)]++
+		b.subs[string(body)] = assertedSub(r.Header.Get("Switchboard-Assertion"))
 		b.mu.Unlock()
 		if r.URL.Path == "/slow" {
 			b.entered <- string(body)
@@ -53,6 +57,31 @@ func newBackend(t *testing.T) *backend {
 		b.srv.Close()
 	})
 	return b
+}
+
+// assertedSub reads the sub claim of an assertion without verifying it:
+// what the daemon said it acted for (the signature is tested in
+// assertion/).
+func assertedSub(jwt string) string {
+	parts := strings.Split(jwt, ".")
+	if len(parts) != 3 {
+		return ""
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return ""
+	}
+	var c struct {
+		Sub string `json:"sub"`
+	}
+	_ = json.Unmarshal(raw, &c)
+	return c.Sub
+}
+
+func (b *backend) sub(body string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.subs[body]
 }
 
 func (b *backend) count(body string) int {

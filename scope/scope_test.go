@@ -105,6 +105,7 @@ func TestTokens(t *testing.T) {
 		{Agent: "ok", User: "user:al ice"},
 		{Agent: "ok", User: "user:-alice"},
 		{Agent: "ok", User: "user:alice\n"},
+		{Agent: "oauth-desktop"}, // OAuth clients' agents are named so
 		{Agent: "ok", User: "user:" + strings.Repeat("a", 201)},
 	} {
 		if _, err := toks.Create(ctx, c); switchboard.CodeOf(err) != switchboard.CodeInvalidInput {

@@ -65,11 +65,21 @@ type TokenRequest struct {
 }
 
 // Create mints a token for an agent with the given scopes.
+// OAuthAgentPrefix starts the agent name of every OAuth client acting on
+// /mcp ("oauth-<client>"); operator-minted tokens may not use it.
+const OAuthAgentPrefix = "oauth-"
+
 func (t *Tokens) Create(ctx context.Context, req TokenRequest) (Created, error) {
 	agent, allow, deny := req.Agent, req.Allow, req.Deny
 	if !agentName.MatchString(agent) {
 		return Created{}, switchboard.Errorf(switchboard.CodeInvalidInput,
 			"agent name %q must be 1-64 characters of a-z, 0-9, '.', '_' and '-', starting with a letter or digit", agent)
+	}
+	if strings.HasPrefix(agent, OAuthAgentPrefix) {
+		// Those names are the agents of OAuth clients (/mcp): a token named
+		// so would share their sessions and approvals.
+		return Created{}, switchboard.Errorf(switchboard.CodeInvalidInput,
+			"agent name %q starts with %q, which names the agents of OAuth clients; pick another name", agent, OAuthAgentPrefix)
 	}
 	for _, g := range append(append([]string(nil), allow...), deny...) {
 		if err := CheckGlob(g); err != nil {

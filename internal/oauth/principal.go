@@ -24,7 +24,7 @@ const maxAgentID = 64
 // gets a short hash of the original, so two clients never share an ID.
 func AgentID(clientID string) string {
 	var b strings.Builder
-	b.WriteString("oauth-")
+	b.WriteString(scope.OAuthAgentPrefix)
 	changed := false
 	for _, c := range clientID {
 		switch {

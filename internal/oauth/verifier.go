@@ -13,6 +13,7 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/scope"
 )
 
 // MaxTokenBytes bounds an access token: larger ones are refused before
@@ -165,6 +166,14 @@ func (v *Verifier) verify(ctx context.Context, raw string) (Token, error) {
 	if user == "" {
 		return Token{}, fmt.Errorf("token has no string claim %q naming the user", v.opts.UserClaim)
 	}
+	// The claim becomes the user the agent acts for: it must name a user,
+	// and never the operator, whose rights no sign-in at the IdP grants
+	// (a user who picked "admin" as a name, say).
+	u, err := scope.ParseUser(strings.TrimPrefix(user, "user:"))
+	if err != nil || u == "" || u == switchboard.Operator {
+		return Token{}, fmt.Errorf("the token's %q claim %q does not name a user switchboard may act for (a user id, not the operator's)", v.opts.UserClaim, user)
+	}
+	user = u
 	client := c.ClientID
 	if client == "" {
 		client = c.AZP

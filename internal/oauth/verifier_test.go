@@ -100,6 +100,7 @@ func TestVerifierRefuses(t *testing.T) {
 		{"malformed", "a.b.c", v, ""},
 		{"not a JWT", "opaque-token", v, "not a signed JWT"},
 		{"oversized", good + strings.Repeat("A", oauth.MaxTokenBytes), v, "limit"},
+		{"user named like the operator", op.Token(t, "admin", "mcp"), v, "not the operator"},
 	} {
 		_, err := tc.v.Verify(t.Context(), tc.token)
 		if switchboard.CodeOf(err) != switchboard.CodeUnauthorized || !strings.Contains(err.Error(), tc.why) {

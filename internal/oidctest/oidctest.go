@@ -1,6 +1,7 @@
 // Package oidctest starts a real OpenID provider for tests: zitadel/oidc's
 // certified OP (pkg/op) over its example storage and login page, with
-// users alice and bob, and a native (PKCE) client whose access tokens are
+// users alice, bob and admin (an IdP user named like the operator), and a
+// native (PKCE) client whose access tokens are
 // JWTs audience-bound to a resource, as a hosted IdP issues them for an
 // API (Auth0's "audience", Okta's and Entra ID's resource). Tests get
 // tokens through the real authorization-code flow. Only tests import it.
@@ -49,7 +50,9 @@ func Start(t testing.TB, resource string) *Provider {
 	srv := httptest.NewUnstartedServer(nil)
 	issuer := "http://" + srv.Listener.Addr().String()
 	users := userStore{"alice": {ID: "alice", Username: "alice", Password: Password, FirstName: "Alice", Email: "alice@example.com", EmailVerified: true, PreferredLanguage: language.English},
-		"bob": {ID: "bob", Username: "bob", Password: Password, FirstName: "Bob", Email: "bob@example.com", EmailVerified: true, PreferredLanguage: language.English}}
+		"bob": {ID: "bob", Username: "bob", Password: Password, FirstName: "Bob", Email: "bob@example.com", EmailVerified: true, PreferredLanguage: language.English},
+		// A user of the IdP who picked the operator's name.
+		"admin": {ID: "admin", Username: "admin", Password: Password, FirstName: "Ad", Email: "admin@example.com", EmailVerified: true, PreferredLanguage: language.English}}
 	clients := map[string]*storage.Client{ClientID: storage.NativeClient(ClientID, RedirectURI)}
 	st := &resourceStorage{Storage: storage.NewStorageWithClients(users, clients), resource: resource}
 	srv.Config.Handler = exampleop.SetupServer(issuer, st, nil, false)

@@ -269,6 +269,9 @@ type call struct {
 	agentID   string // the acting agent session (switchboard.WithAgentSession)
 	reversal  json.RawMessage
 	claim     *claim // the idempotency key this call holds, if any
+	// from, when set, are the only states finish may end the call from
+	// (default switchboard.InFlight).
+	from []switchboard.Status
 	// announce says whether the call's end is announced to other replicas
 	// (Broker.ended): someone may await it by id there.
 	announce bool

@@ -53,9 +53,29 @@ func (b *Broker) callWithApproval(ctx context.Context, c *call, req CallRequest)
 		if ctx.Err() != nil && switchboard.CodeOf(err) != switchboard.CodeUserDenied {
 			err = ctxError(ctx)
 		}
-		return b.finish(ctx, ctx, c, inv, nil, err)
+		return b.approvalFailed(ctx, c, inv, err)
 	}
 	return b.runApproved(ctx, c, inv)
+}
+
+// approvalFailed ends a call whose wait for approval failed — denied,
+// expired, cancelled, or its approval already used — but only while the
+// call still awaits approval: a replica that took the call over (this one
+// was cut off from the store past the replica timeout) may have used the
+// approval and be running it, and that run's outcome is the call's, not
+// this wait's failure written over it.
+func (b *Broker) approvalFailed(ctx context.Context, c *call, inv switchboard.Invocation, err error) (switchboard.Invocation, error) {
+	c.from = []switchboard.Status{switchboard.StatusAwaitingApproval}
+	stored, ferr := b.finish(ctx, ctx, c, inv, nil, err)
+	if stored.Status.Terminal() || stored.ID == "" {
+		return stored, ferr
+	}
+	// Taken over and running elsewhere: its outcome, when it comes.
+	got, werr := b.Await(context.WithoutCancel(ctx), inv.ID, Terminal)
+	if werr != nil {
+		return got, werr
+	}
+	return got, invocationError(got)
 }
 
 // runApproved runs an approved call recorded awaiting_approval: it waits
@@ -112,7 +132,7 @@ func (b *Broker) Resume(ctx context.Context, id, approvalID string) (switchboard
 		if ctx.Err() != nil {
 			return inv, context.Cause(ctx)
 		}
-		return b.finish(ctx, ctx, c, inv, nil, err)
+		return b.approvalFailed(ctx, c, inv, err)
 	}
 	// The catalog as the approver saw it: scope was checked when the call
 	// was made; the user's approval is what lets it run now.

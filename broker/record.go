@@ -86,7 +86,11 @@ func (b *Broker) finishRecord(ctx, cctx context.Context, c *call, inv switchboar
 	// retried until the outcome lands or finishTimeout passes, never handed
 	// to the caller as "nothing was written".
 	retryStore(fctx, func() error {
-		stored, uerr = b.store.InvocationFinish(fctx, inv, e, switchboard.InFlight...)
+		from := switchboard.InFlight
+		if c.from != nil {
+			from = c.from
+		}
+		stored, uerr = b.store.InvocationFinish(fctx, inv, e, from...)
 		return uerr
 	})
 	switch {
@@ -104,6 +108,10 @@ func (b *Broker) finishRecord(ctx, cctx context.Context, c *call, inv switchboar
 		// A browser call's record is ended with its ledger entry by
 		// whoever ends it (Target.Entry): the entry is there already.
 		return stored, invocationError(stored)
+	case switchboard.CodeOf(uerr) == switchboard.CodeConflict && c.from != nil && !stored.Status.Terminal():
+		// Not in a state this finish may end (approvalFailed: the call was
+		// taken over and runs): the record as it stands, no entry.
+		return stored, uerr
 	case switchboard.CodeOf(uerr) == switchboard.CodeConflict && stored.Status.Terminal():
 		// The broker still writes the one tool.call entry of the call it
 		// started, describing the outcome that won.

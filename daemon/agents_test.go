@@ -114,7 +114,7 @@ func TestAgentRoutes(t *testing.T) {
 	// An agent token sees itself only (no agents.list in its scope).
 	_, tok := do(t, srv, agentsToken, "POST", "/api/v1/tokens", map[string]any{"agent": "claude", "allow": []string{"tasks.*"}})
 	agentTok := tok["token"].(string)
-	st, mine := do(t, srv, agentTok, "POST", "/api/v1/agents", map[string]any{"kind": "external", "label": "Claude"})
+	st, mine := do(t, srv, agentTok, "POST", "/api/v1/agents", map[string]any{"kind": "background", "label": "Claude"})
 	if st != http.StatusCreated || mine["principal"] != "agent:claude" {
 		t.Fatalf("agent registers: %d %v", st, mine)
 	}

@@ -579,3 +579,24 @@ func (f *Faulty) SearchExampleExpire(ctx context.Context, before time.Time, limi
 	}
 	return f.Store.SearchExampleExpire(ctx, before, limit)
 }
+
+func (f *Faulty) SigningKeyCreate(ctx context.Context, k switchboard.SigningKey) error {
+	if err := f.fail("SigningKeyCreate"); err != nil {
+		return err
+	}
+	return f.Store.SigningKeyCreate(ctx, k)
+}
+
+func (f *Faulty) SigningKeyList(ctx context.Context, since time.Time) ([]switchboard.SigningKey, error) {
+	if err := f.fail("SigningKeyList"); err != nil {
+		return nil, err
+	}
+	return f.Store.SigningKeyList(ctx, since)
+}
+
+func (f *Faulty) SigningKeyDelete(ctx context.Context, before time.Time) (int, error) {
+	if err := f.fail("SigningKeyDelete"); err != nil {
+		return 0, err
+	}
+	return f.Store.SigningKeyDelete(ctx, before)
+}

@@ -42,6 +42,19 @@ type Principal struct {
 // are recorded as overrides.
 const Operator = "user:admin"
 
+// Key tells callers apart where what one stored must not serve another
+// (idempotency keys, approval rounds): "kind:id", and for an agent or a
+// tab acting for a named user, " for user:<id>" after it — two tokens of
+// one agent name for two users, or the users of one OAuth client, are two
+// callers. An agent acting for the operator keeps its plain name, as
+// before users were named.
+func (p Principal) Key() string {
+	if p.Kind == PrincipalUser || p.ActsFor() == Operator {
+		return p.String()
+	}
+	return p.String() + " for " + p.ActsFor()
+}
+
 // ActsFor is the user p acts for, as "user:<id>": p itself for a user, the
 // named user for an agent or a tab, the operator when none is named.
 func (p Principal) ActsFor() string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync/atomic"
 	"testing"
 
 	"github.com/switchboardhq/switchboard"
@@ -95,5 +96,36 @@ func TestCallerIsExplicit(t *testing.T) {
 	}
 	if inv.Caller != "agent:bot" || inv.AgentID != "ag-1" || ran.String() != "agent:bot" || ran.ActsFor() != "user:alice" {
 		t.Fatalf("record caller %q agent %q, tool ran as %v (for %s)", inv.Caller, inv.AgentID, ran, ran.ActsFor())
+	}
+}
+
+// TestIdempotencyKeyIsPerUser: two tokens of one agent name acting for two
+// users are two callers: the same key and input from bob runs bob's call
+// instead of replaying alice's result to him.
+func TestIdempotencyKeyIsPerUser(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	var runs atomic.Int32
+	e.goTool(t, echoTool, func(ctx context.Context, _ json.RawMessage) (any, error) {
+		runs.Add(1)
+		p, _ := switchboard.PrincipalFrom(ctx)
+		return map[string]string{"for": p.ActsFor()}, nil
+	})
+	ctx := context.Background()
+	call := func(user string) switchboard.Invocation {
+		t.Helper()
+		p := switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "planner", User: user}
+		inv, err := e.b.Call(ctx, broker.CallRequest{Tool: echoTool.Name, Input: []byte(`{"msg":"hi"}`), Caller: &p, IdempotencyKey: "k1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return inv
+	}
+	alice, again, bob := call("user:alice"), call("user:alice"), call("user:bob")
+	if again.ID != alice.ID {
+		t.Fatalf("alice's retry ran anew (%s, first %s)", again.ID, alice.ID)
+	}
+	if bob.ID == alice.ID || string(bob.Result) != `{"for":"user:bob"}` || runs.Load() != 2 {
+		t.Fatalf("bob got %s %s (alice's %s); the tool ran %d times", bob.ID, bob.Result, alice.ID, runs.Load())
 	}
 }

@@ -326,7 +326,7 @@ func (b *Broker) tryClaim(ctx context.Context, c *call, req *CallRequest) (inv s
 	if scope == "" {
 		scope = "anonymous"
 		if c.hasCaller {
-			scope = c.caller.String()
+			scope = c.caller.Key() // one user's key never replays another's call
 		}
 	}
 	c.claim = &claim{scope: scope, key: key, digest: callDigest(c, *req)}

@@ -113,7 +113,7 @@ func (s *Server) openState(raw string, c caller, t switchboard.Tool, input json.
 	switch {
 	case !ok:
 		return st, stateError("requestState was not issued by this server or was altered")
-	case st.Caller != c.p.String():
+	case st.Caller != c.p.Key():
 		return st, stateError("requestState was issued to another caller")
 	case st.Tool != t.Name || st.Args != approval.ArgsHash(input):
 		return st, stateError("requestState belongs to another call (another tool or other arguments)")
@@ -261,7 +261,7 @@ func (s *Server) round(ctx context.Context, c caller, t switchboard.Tool, inv, a
 	if err != nil {
 		return s.outcome(ctx, t, inv)
 	}
-	st := requestState{Invocation: inv, Approval: a.ID, Caller: c.p.String(), Tool: t.Name,
+	st := requestState{Invocation: inv, Approval: a.ID, Caller: c.p.Key(), Tool: t.Name,
 		Args: args, Mode: mode, Expires: a.ExpiresAt.Unix()}
 	if a.Status == switchboard.ApprovalPending && wait {
 		wctx, cancel := context.WithTimeout(ctx, s.opts.InputWait)

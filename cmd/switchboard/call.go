@@ -153,7 +153,9 @@ const (
 func waitingNote(c *cobra.Command, g *globals, cl *client.Client, tool, invocation string) {
 	ref := "invocation " + invocation
 	var expires string
-	if as, err := cl.Approvals(c.Context(), client.ApprovalQuery{Invocation: invocation, Limit: 1}); err == nil && len(as) > 0 {
+	// Any status: a decision made while this looks must not hide which
+	// approval the call waited on.
+	if as, err := cl.Approvals(c.Context(), client.ApprovalQuery{Invocation: invocation, Status: "all", Limit: 1}); err == nil && len(as) > 0 {
 		ref = "approval " + as[0].ID
 		if !as[0].ExpiresAt.IsZero() {
 			expires = ", until " + as[0].ExpiresAt.Local().Format("15:04:05") + " when it expires"

@@ -170,13 +170,15 @@ func TestConsoleOperatorInChromium(t *testing.T) {
 	agentCall(t, e, tok, "Drop the table")
 	poll(t, tab, `document.querySelectorAll('#approval-list article').length === 2`)
 	consoleShot(t, tab, "approvals")
-	do(t, tab, chromedp.Click(`#approval-list article:first-child button.primary`))
+	// Clicked in the page, in one step: the list re-renders as approvals
+	// stream in, and a node looked up first may be gone by the click.
+	eval[bool](t, tab, `(b => (b.click(), true))(document.querySelector('#approval-list article:first-child button.primary'))`)
 	const approved = `[...document.querySelectorAll('#approval-list article')].find(a => a.querySelector('.result').textContent.includes('approved'))`
 	poll(t, tab, approved+`?.querySelector('.result').textContent.includes('succeeded')`)
 	if s := eval[string](t, tab, approved+`.querySelector('.result pre').textContent`); !strings.Contains(s, "Pay the invoice") {
 		t.Errorf("approved card shows result %q", s)
 	}
-	do(t, tab, chromedp.Click(`#approval-list article:has(button.danger) button.danger`))
+	eval[bool](t, tab, `(b => (b.click(), true))(document.querySelector('#approval-list article:has(button.danger) button.danger'))`)
 	poll(t, tab, `[...document.querySelectorAll('#approval-list article .result')].some(r => r.textContent.includes('denied'))`)
 	consoleShot(t, tab, "approvals-decided")
 	if inv, err := e.admin.GetInvocation(context.Background(), inv1); err != nil || inv.Status != switchboard.StatusSucceeded {

@@ -427,7 +427,8 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 	srv := httpapi.NewHTTPServer(d.Handler(), &httpapi.ServerOptions{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)})
 	// Streams (SSE) never end on their own: end them when shutdown begins so
 	// Shutdown can wait for the rest.
-	srv.RegisterOnShutdown(func() { _ = d.Close() })
+	closed := make(chan struct{}) // d.Close, run when shutdown begins, has returned
+	srv.RegisterOnShutdown(func() { _ = d.Close(); close(closed) })
 	storeName := "sqlite " + dir
 	if f.store != "" {
 		storeName = "postgres"
@@ -463,6 +464,12 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err
+	}
+	// Background work (retention sweeps, replica watch) has stopped before
+	// serve returns and the store closes: nothing logs or writes after.
+	select {
+	case <-closed:
+	case <-sctx.Done():
 	}
 	// Every request has been answered: survivors may take over what is
 	// left (calls awaiting approval) at once.

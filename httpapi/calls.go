@@ -111,7 +111,10 @@ func (s *Server) answerCall(w http.ResponseWriter, r *http.Request, async bool, 
 	}
 	go func() {
 		defer done() // the agent's work lasts as long as its call
-		_, _ = s.opts.Broker.Await(ctx, inv.ID, broker.Terminal)
+		// An interrupt cancels ctx (the call's, through Work): the work
+		// ends when the call has recorded its end, not when ctx does, so
+		// the interrupt's answer is definite.
+		_, _ = s.opts.Broker.Await(context.WithoutCancel(ctx), inv.ID, broker.Terminal)
 	}()
 	w.Header().Set("Location", "/api/v1/invocations/"+inv.ID)
 	writeJSON(w, http.StatusAccepted, switchboard.CallResponse{InvocationID: inv.ID, Status: inv.Status})

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/switchboardhq/switchboard/agui"
-	"github.com/switchboardhq/switchboard/agui/aguitest"
+	"github.com/switchboardhq/switchboard/internal/aguitest"
 )
 
 // TestEventsMatchZodSchemas validates every event of the sample run with

@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/switchboardhq/switchboard/agui"
-	"github.com/switchboardhq/switchboard/agui/aguitest"
+	"github.com/switchboardhq/switchboard/internal/aguitest"
 )
 
 func TestMarshalFieldNames(t *testing.T) {

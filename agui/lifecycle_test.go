@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/switchboardhq/switchboard/agui"
-	"github.com/switchboardhq/switchboard/agui/aguitest"
+	"github.com/switchboardhq/switchboard/internal/aguitest"
 )
 
 func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }

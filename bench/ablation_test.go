@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/switchboardhq/switchboard/internal/benchkit"
-	"github.com/switchboardhq/switchboard/search"
+	"github.com/switchboardhq/switchboard/internal/search"
 )
 
 // ablations are the settings tried around search.DefaultFields; the

@@ -14,13 +14,13 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/agent"
 	"github.com/switchboardhq/switchboard/agui"
-	"github.com/switchboardhq/switchboard/broker"
-	"github.com/switchboardhq/switchboard/httpapi"
-	"github.com/switchboardhq/switchboard/model"
-	"github.com/switchboardhq/switchboard/model/modeltest"
-	"github.com/switchboardhq/switchboard/registry"
+	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/broker"
+	"github.com/switchboardhq/switchboard/internal/httpapi"
+	"github.com/switchboardhq/switchboard/internal/model"
+	"github.com/switchboardhq/switchboard/internal/model/modeltest"
+	"github.com/switchboardhq/switchboard/internal/registry"
 	"github.com/switchboardhq/switchboard/sqlite"
 )
 

@@ -10,9 +10,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/broker"
+	"github.com/switchboardhq/switchboard/internal/broker"
+	"github.com/switchboardhq/switchboard/internal/registry"
 	"github.com/switchboardhq/switchboard/postgres"
-	"github.com/switchboardhq/switchboard/registry"
 )
 
 // The gofunc family on Postgres (SWITCHBOARD_TEST_POSTGRES; skipped

@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/broker"
 	"github.com/switchboardhq/switchboard/client"
 	"github.com/switchboardhq/switchboard/daemon"
+	"github.com/switchboardhq/switchboard/internal/broker"
 	"github.com/switchboardhq/switchboard/sqlite"
 )
 

@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/activity"
+	"github.com/switchboardhq/switchboard/internal/activity"
 	"github.com/switchboardhq/switchboard/internal/jsondiff"
-	"github.com/switchboardhq/switchboard/registry"
+	"github.com/switchboardhq/switchboard/internal/registry"
+	"github.com/switchboardhq/switchboard/internal/workspace"
 	"github.com/switchboardhq/switchboard/sqlite"
-	"github.com/switchboardhq/switchboard/workspace"
 )
 
 type benchAgents []switchboard.AgentSession

@@ -10,7 +10,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/benchkit"
-	"github.com/switchboardhq/switchboard/search"
+	"github.com/switchboardhq/switchboard/internal/search"
 )
 
 var catalogSizes = []int{1_000, 10_000, 100_000}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/benchkit"
-	"github.com/switchboardhq/switchboard/search"
+	"github.com/switchboardhq/switchboard/internal/search"
 )
 
 // TestManifestSize compares what a model must read to know a catalog: the

@@ -17,8 +17,8 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/daemon"
 	"github.com/switchboardhq/switchboard/internal/benchkit"
-	"github.com/switchboardhq/switchboard/mcpserver"
-	"github.com/switchboardhq/switchboard/registry"
+	"github.com/switchboardhq/switchboard/internal/mcpserver"
+	"github.com/switchboardhq/switchboard/internal/registry"
 	"github.com/switchboardhq/switchboard/sqlite"
 )
 

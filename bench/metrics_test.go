@@ -8,10 +8,10 @@ import (
 	"testing"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/activity"
-	"github.com/switchboardhq/switchboard/broker"
+	"github.com/switchboardhq/switchboard/internal/activity"
+	"github.com/switchboardhq/switchboard/internal/broker"
 	"github.com/switchboardhq/switchboard/internal/metrics"
-	"github.com/switchboardhq/switchboard/registry"
+	"github.com/switchboardhq/switchboard/internal/registry"
 	"github.com/switchboardhq/switchboard/sqlite"
 )
 

@@ -189,19 +189,19 @@ Duration: 2.20s, Total samples = 100ms (4.55%)
       40ms   runtime.mallocgc
              modernc.org/sqlite/lib.Xsqlite3_step
              github.com/switchboardhq/switchboard/sqlite.(*Store).InvocationFinish
-             github.com/switchboardhq/switchboard/broker.(*Broker).Call
+             github.com/switchboardhq/switchboard/internal/broker.(*Broker).Call
 -----------+-------------------------------------------------------
       20ms   encoding/json.(*decodeState).object
-             github.com/switchboardhq/switchboard/httpapi.(*api).call (inline)
+             github.com/switchboardhq/switchboard/internal/httpapi.(*api).call (inline)
              net/http.(*conn).serve
 -----------+-------------------------------------------------------
       10ms   runtime.mallocgc
-             github.com/switchboardhq/switchboard/broker.(*Broker).Call
+             github.com/switchboardhq/switchboard/internal/broker.(*Broker).Call
              net/http.(*conn).serve
 -----------+-------------------------------------------------------
       1.5ms  bufio.(*Writer).Flush
              net/http.(*response).finishRequest
-             github.com/switchboardhq/switchboard/httpapi.(*api).call
+             github.com/switchboardhq/switchboard/internal/httpapi.(*api).call
 -----------+-------------------------------------------------------
       8.5ms  runtime.findRunnable
              runtime.schedule

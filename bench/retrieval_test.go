@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/switchboardhq/switchboard/internal/benchkit"
-	"github.com/switchboardhq/switchboard/search"
+	"github.com/switchboardhq/switchboard/internal/search"
 )
 
 // baselines are the keyword baselines of shared/benchdata/toolret/README.md

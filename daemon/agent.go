@@ -1,8 +1,8 @@
 package daemon
 
 import (
-	"github.com/switchboardhq/switchboard/agent"
-	"github.com/switchboardhq/switchboard/model"
+	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/model"
 )
 
 // newAgent builds the assistant: model aliases from the config file (or the
@@ -12,7 +12,7 @@ func (d *Daemon) newAgent(opts Options) (*agent.Runtime, error) {
 	ao := opts.Agent
 	ao.Broker, ao.Registry, ao.Browser, ao.Logger = d.Broker, d.Registry, d.Sessions, d.log
 	d.runOptions(&ao, opts) // runs in the store, flushes announced on the bus (runs.go)
-	ao.Scopes = d.Sessions  // a tab's run: its user's scope (agent/principal.go)
+	ao.Scopes = d.Sessions  // a tab's run: its user's scope (internal/agent/principal.go)
 	ao.Sessions = runSessions{d}
 	ao.OnUsage = d.modelUsage
 	if ao.Approvals == nil && d.Approvals != nil {

@@ -6,10 +6,10 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/agent"
 	"github.com/switchboardhq/switchboard/agui"
-	"github.com/switchboardhq/switchboard/approval"
-	"github.com/switchboardhq/switchboard/workspace"
+	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/approval"
+	"github.com/switchboardhq/switchboard/internal/workspace"
 )
 
 // EventAgentStatus names the AG-UI CUSTOM event of an agent session's

@@ -10,11 +10,11 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/bus"
-	"github.com/switchboardhq/switchboard/workspace"
+	"github.com/switchboardhq/switchboard/internal/workspace"
 )
 
 // Agent sessions across replicas (issue 16). A session is stored with the
-// replica that owns its work (workspace/shared.go); what only the owner
+// replica that owns its work (internal/workspace/shared.go); what only the owner
 // can do travels over the bus:
 //
 //   - agents.status: every transition, so each replica sends it to the

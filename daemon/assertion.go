@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/assertion"
-	"github.com/switchboardhq/switchboard/broker"
+	"github.com/switchboardhq/switchboard/internal/broker"
 )
 
 // DefaultIssuer is the iss of backend assertions when AssertionOptions

@@ -3,7 +3,7 @@ package daemon_test
 import (
 	"testing"
 
-	"github.com/switchboardhq/switchboard/scope"
+	"github.com/switchboardhq/switchboard/internal/scope"
 )
 
 // Over HTTP: the host switches every surface with one PUT; a session

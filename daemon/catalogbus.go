@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/switchboardhq/switchboard/internal/bus"
-	"github.com/switchboardhq/switchboard/registry"
+	"github.com/switchboardhq/switchboard/internal/registry"
 )
 
 // topicCatalog tells every replica that the catalog changed; the payload

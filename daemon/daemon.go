@@ -16,27 +16,27 @@ import (
 	"sync/atomic"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/activity"
-	"github.com/switchboardhq/switchboard/agent"
-	"github.com/switchboardhq/switchboard/approval"
 	"github.com/switchboardhq/switchboard/assertion"
-	"github.com/switchboardhq/switchboard/authn"
-	"github.com/switchboardhq/switchboard/broker"
-	"github.com/switchboardhq/switchboard/httpapi"
+	"github.com/switchboardhq/switchboard/internal/activity"
+	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/approval"
+	"github.com/switchboardhq/switchboard/internal/authn"
+	"github.com/switchboardhq/switchboard/internal/broker"
 	"github.com/switchboardhq/switchboard/internal/bus"
 	"github.com/switchboardhq/switchboard/internal/demobackend"
+	"github.com/switchboardhq/switchboard/internal/httpapi"
+	"github.com/switchboardhq/switchboard/internal/job"
+	"github.com/switchboardhq/switchboard/internal/mcpserver"
 	"github.com/switchboardhq/switchboard/internal/metrics"
+	"github.com/switchboardhq/switchboard/internal/model"
 	"github.com/switchboardhq/switchboard/internal/oauth"
+	"github.com/switchboardhq/switchboard/internal/panel"
 	"github.com/switchboardhq/switchboard/internal/redact"
-	"github.com/switchboardhq/switchboard/job"
-	"github.com/switchboardhq/switchboard/mcpserver"
-	"github.com/switchboardhq/switchboard/model"
-	"github.com/switchboardhq/switchboard/panel"
-	"github.com/switchboardhq/switchboard/registry"
-	"github.com/switchboardhq/switchboard/scope"
-	"github.com/switchboardhq/switchboard/session"
-	"github.com/switchboardhq/switchboard/web"
-	"github.com/switchboardhq/switchboard/workspace"
+	"github.com/switchboardhq/switchboard/internal/registry"
+	"github.com/switchboardhq/switchboard/internal/scope"
+	"github.com/switchboardhq/switchboard/internal/session"
+	"github.com/switchboardhq/switchboard/internal/web"
+	"github.com/switchboardhq/switchboard/internal/workspace"
 )
 
 // Options configures a Daemon. Store and AdminToken are required; the
@@ -98,7 +98,7 @@ type Options struct {
 	// --metrics-addr serves Daemon.Metrics on a listener of its own.
 	MetricsElsewhere bool
 	// NoSearchLearning turns off search that learns from use (the config
-	// file's search.learn: false; registry/learn.go): on by default.
+	// file's search.learn: false; internal/registry/learn.go): on by default.
 	NoSearchLearning bool
 	// Assertion tunes the signed "who acts for whom" every HTTP-binding
 	// request carries (daemon/assertion.go).
@@ -195,7 +195,7 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Successful calls teach search (registry/learn.go), heard where the
+	// Successful calls teach search (internal/registry/learn.go), heard where the
 	// ledger hears them.
 	ledgerObserve := bo.OnActivity
 	bo.OnActivity = func(e switchboard.ActivityEntry) { ledgerObserve(e); reg.Observe(e) }
@@ -339,9 +339,9 @@ func (d *Daemon) startSessions(ctx context.Context, opts Options) (map[string]st
 	d.forget(ctx, owners)
 	so := opts.Session
 	so.Store, so.Bus, so.Logger, so.Replica = opts.Store, opts.Bus, d.log, d.replica.id
-	so.Presence = true // replicas that share the bus reach each other's tabs (session/presence.go)
+	so.Presence = true // replicas that share the bus reach each other's tabs (internal/session/presence.go)
 	if so.Catalog == nil {
-		so.Catalog = d.Registry // a tab may not advertise under an api tool's name (registry/shadow.go)
+		so.Catalog = d.Registry // a tab may not advertise under an api tool's name (internal/registry/shadow.go)
 	}
 	d.Sessions, err = session.New(so)
 	return kept, err

@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/activity"
+	"github.com/switchboardhq/switchboard/internal/activity"
 	"github.com/switchboardhq/switchboard/postgres"
 	"github.com/switchboardhq/switchboard/sqlite"
 )

@@ -11,8 +11,8 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/daemon"
+	"github.com/switchboardhq/switchboard/internal/web"
 	"github.com/switchboardhq/switchboard/sqlite"
-	"github.com/switchboardhq/switchboard/web"
 )
 
 // The demo's session route is gated by the per-start key serve prints

@@ -7,11 +7,11 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/broker"
+	"github.com/switchboardhq/switchboard/internal/broker"
 	"github.com/switchboardhq/switchboard/internal/bus"
 )
 
-// Follow-ups at any replica (issue 16, agent/followup.go): a replica with
+// Follow-ups at any replica (issue 16, internal/agent/followup.go): a replica with
 // no busy run of a chat relays a follow-up to the replica that ran the
 // chat's newest run. The request goes on topicFollowUp naming that
 // replica, which decides it (agent Runtime.QueueFollowUp) and answers on
@@ -19,7 +19,7 @@ import (
 // result travels back.
 
 // An AI SDK client that reattaches to a chat at another replica reads the
-// run's stored events there (httpapi/chatstream.go); that replica tells
+// run's stored events there (internal/httpapi/chatstream.go); that replica tells
 // the holder on topicChatReading (the payload is the run id), so the run
 // is not cancelled as unread.
 

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/broker"
+	"github.com/switchboardhq/switchboard/internal/broker"
 )
 
 // RegisterFunc declares tool in the catalog (source host) as a Go-function

@@ -8,14 +8,14 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/activity"
-	"github.com/switchboardhq/switchboard/approval"
-	"github.com/switchboardhq/switchboard/broker"
-	"github.com/switchboardhq/switchboard/httpapi"
+	"github.com/switchboardhq/switchboard/internal/activity"
+	"github.com/switchboardhq/switchboard/internal/approval"
+	"github.com/switchboardhq/switchboard/internal/broker"
 	"github.com/switchboardhq/switchboard/internal/bus"
-	"github.com/switchboardhq/switchboard/job"
-	"github.com/switchboardhq/switchboard/panel"
-	"github.com/switchboardhq/switchboard/scope"
+	"github.com/switchboardhq/switchboard/internal/httpapi"
+	"github.com/switchboardhq/switchboard/internal/job"
+	"github.com/switchboardhq/switchboard/internal/panel"
+	"github.com/switchboardhq/switchboard/internal/scope"
 )
 
 // GovernanceOptions tune approvals, rate limits and the ledger. The zero
@@ -85,7 +85,7 @@ func (d *Daemon) startGovernance(ctx context.Context, opts Options) (broker.Opti
 		// panel.run_action forwards to the action's tool, whose call asks.
 		Delegates: map[string]bool{panel.ToolRunAction: true},
 		// The canvas policy adds the user to agents' composes and deletes
-		// on a guarded surface (panel/canvas.go); it can only add.
+		// on a guarded surface (internal/panel/canvas.go); it can only add.
 		Situational: func(caller switchboard.Principal, t switchboard.Tool, input json.RawMessage) bool {
 			return d.Panels != nil && d.Panels.NeedsApproval(caller, t, input)
 		},

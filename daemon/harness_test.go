@@ -16,8 +16,8 @@ import (
 	"github.com/switchboardhq/switchboard/agui"
 	"github.com/switchboardhq/switchboard/client"
 	"github.com/switchboardhq/switchboard/daemon"
-	"github.com/switchboardhq/switchboard/model"
-	"github.com/switchboardhq/switchboard/model/modeltest"
+	"github.com/switchboardhq/switchboard/internal/model"
+	"github.com/switchboardhq/switchboard/internal/model/modeltest"
 	"github.com/switchboardhq/switchboard/sqlite"
 )
 

@@ -10,11 +10,11 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/daemon"
-	"github.com/switchboardhq/switchboard/model"
-	"github.com/switchboardhq/switchboard/model/modeltest"
-	"github.com/switchboardhq/switchboard/panel"
-	"github.com/switchboardhq/switchboard/scope"
-	"github.com/switchboardhq/switchboard/session"
+	"github.com/switchboardhq/switchboard/internal/model"
+	"github.com/switchboardhq/switchboard/internal/model/modeltest"
+	"github.com/switchboardhq/switchboard/internal/panel"
+	"github.com/switchboardhq/switchboard/internal/scope"
+	"github.com/switchboardhq/switchboard/internal/session"
 )
 
 var objectSchema = json.RawMessage(`{"type":"object"}`)

@@ -6,8 +6,8 @@ import (
 	"math"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/job"
-	"github.com/switchboardhq/switchboard/workspace"
+	"github.com/switchboardhq/switchboard/internal/job"
+	"github.com/switchboardhq/switchboard/internal/workspace"
 )
 
 // jobSessions records every job as a background agent session

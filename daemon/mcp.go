@@ -3,9 +3,9 @@ package daemon
 import (
 	"context"
 
-	"github.com/switchboardhq/switchboard/authn"
-	"github.com/switchboardhq/switchboard/mcpserver"
-	"github.com/switchboardhq/switchboard/session"
+	"github.com/switchboardhq/switchboard/internal/authn"
+	"github.com/switchboardhq/switchboard/internal/mcpserver"
+	"github.com/switchboardhq/switchboard/internal/session"
 )
 
 // newMCP builds the MCP server mounted at /mcp.

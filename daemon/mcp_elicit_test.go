@@ -15,12 +15,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/activity"
-	"github.com/switchboardhq/switchboard/approval"
 	"github.com/switchboardhq/switchboard/client"
 	"github.com/switchboardhq/switchboard/daemon"
-	"github.com/switchboardhq/switchboard/mcpserver"
-	"github.com/switchboardhq/switchboard/scope"
+	"github.com/switchboardhq/switchboard/internal/activity"
+	"github.com/switchboardhq/switchboard/internal/approval"
+	"github.com/switchboardhq/switchboard/internal/mcpserver"
+	"github.com/switchboardhq/switchboard/internal/scope"
 	"github.com/switchboardhq/switchboard/sqlite"
 )
 

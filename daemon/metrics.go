@@ -6,7 +6,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/metrics"
-	"github.com/switchboardhq/switchboard/model"
+	"github.com/switchboardhq/switchboard/internal/model"
 )
 
 // newMetrics builds the daemon's Prometheus metrics (docs/operations.md).

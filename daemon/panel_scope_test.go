@@ -13,10 +13,10 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/daemon"
-	"github.com/switchboardhq/switchboard/panel"
+	"github.com/switchboardhq/switchboard/internal/panel"
+	"github.com/switchboardhq/switchboard/internal/scope"
+	"github.com/switchboardhq/switchboard/internal/session"
 	"github.com/switchboardhq/switchboard/panelspec"
-	"github.com/switchboardhq/switchboard/scope"
-	"github.com/switchboardhq/switchboard/session"
 	"github.com/switchboardhq/switchboard/sqlite"
 )
 

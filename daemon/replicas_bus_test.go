@@ -13,8 +13,8 @@ import (
 	"github.com/switchboardhq/switchboard/client"
 	"github.com/switchboardhq/switchboard/daemon"
 	"github.com/switchboardhq/switchboard/internal/bus"
+	"github.com/switchboardhq/switchboard/internal/registry"
 	"github.com/switchboardhq/switchboard/postgres"
-	"github.com/switchboardhq/switchboard/registry"
 )
 
 // pgReplica is one daemon on a shared Postgres schema with its own

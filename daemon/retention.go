@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/broker"
+	"github.com/switchboardhq/switchboard/internal/broker"
 )
 
 // Retention defaults (docs/architecture.md, "Retention").
@@ -20,7 +20,7 @@ const (
 	// replica that ran it).
 	DefaultRetainRuns = time.Hour
 	// DefaultRetainSearchExamples is how long a learned-search example is
-	// kept after its last use (registry/learn.go): a season of use, while
+	// kept after its last use (internal/registry/learn.go): a season of use, while
 	// its weight halves every 30 days.
 	DefaultRetainSearchExamples = 90 * 24 * time.Hour
 	// DefaultRetentionInterval spaces the sweeps.

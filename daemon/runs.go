@@ -8,16 +8,16 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/agent"
 	"github.com/switchboardhq/switchboard/agui"
+	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/bus"
 )
 
 // Agent runs on several replicas (issue 16): the runtime stores every run
-// and flushes its events in batches (agent/persist.go); after each flush
+// and flushes its events in batches (internal/agent/persist.go); after each flush
 // the owning replica publishes "<run id> <last seq>" on topicRuns, and
 // every replica's followers of that run read the store at once
-// (agent/follow.go). A run whose replica died is ended by the survivor's
+// (internal/agent/follow.go). A run whose replica died is ended by the survivor's
 // takeover, or by the replica's own next start (endRuns, from sweep).
 
 // topicRuns carries run flush notifications between replicas;

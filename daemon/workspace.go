@@ -4,9 +4,9 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/switchboardhq/switchboard/agent"
-	"github.com/switchboardhq/switchboard/panel"
-	"github.com/switchboardhq/switchboard/workspace"
+	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/panel"
+	"github.com/switchboardhq/switchboard/internal/workspace"
 )
 
 // startWorkspace builds the world model every agent reads — the tabs'

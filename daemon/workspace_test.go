@@ -17,9 +17,9 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/daemon"
-	"github.com/switchboardhq/switchboard/mcpserver"
+	"github.com/switchboardhq/switchboard/internal/mcpserver"
+	"github.com/switchboardhq/switchboard/internal/workspace"
 	"github.com/switchboardhq/switchboard/sqlite"
-	"github.com/switchboardhq/switchboard/workspace"
 )
 
 const wsToken = "workspace-daemon-test-token"

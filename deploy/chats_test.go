@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/agui"
-	"github.com/switchboardhq/switchboard/model/modeltest"
+	"github.com/switchboardhq/switchboard/internal/model/modeltest"
 )
 
 // TestChatAcrossReplicas: a chat's requests at any replica, each replica

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/agui"
-	"github.com/switchboardhq/switchboard/model/modeltest"
+	"github.com/switchboardhq/switchboard/internal/model/modeltest"
 )
 
 // TestRunFollowedAcrossReplicas: a run started on replica A (a scripted

@@ -12,7 +12,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/client"
-	"github.com/switchboardhq/switchboard/model/modeltest"
+	"github.com/switchboardhq/switchboard/internal/model/modeltest"
 )
 
 // tabEvent is one event of a tab's stream.

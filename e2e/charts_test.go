@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/switchboardhq/switchboard/panel"
+	"github.com/switchboardhq/switchboard/internal/panel"
 	"github.com/switchboardhq/switchboard/panelspec"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/model/modeltest"
+	"github.com/switchboardhq/switchboard/internal/model/modeltest"
 )
 
 // TestChatRendererIDInChromium: a card uses the renderer the page

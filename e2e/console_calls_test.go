@@ -11,7 +11,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/client"
-	"github.com/switchboardhq/switchboard/model/modeltest"
+	"github.com/switchboardhq/switchboard/internal/model/modeltest"
 )
 
 // TestConsoleCallsInChromium: the Calls view lists invocations, a running

@@ -22,7 +22,7 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/client"
 	"github.com/switchboardhq/switchboard/daemon"
-	"github.com/switchboardhq/switchboard/model/modeltest"
+	"github.com/switchboardhq/switchboard/internal/model/modeltest"
 )
 
 // copilotKitDir holds the stock CopilotKit front end: the page (src/, built

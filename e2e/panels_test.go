@@ -10,7 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/panel"
+	"github.com/switchboardhq/switchboard/internal/panel"
 )
 
 // composedSpec is the assistant's own panel: the demo's projects from the

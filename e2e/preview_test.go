@@ -14,9 +14,9 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/client"
 	"github.com/switchboardhq/switchboard/daemon"
-	"github.com/switchboardhq/switchboard/panel"
-	"github.com/switchboardhq/switchboard/preview"
-	"github.com/switchboardhq/switchboard/session"
+	"github.com/switchboardhq/switchboard/internal/panel"
+	"github.com/switchboardhq/switchboard/internal/preview"
+	"github.com/switchboardhq/switchboard/internal/session"
 	"github.com/switchboardhq/switchboard/sqlite"
 )
 

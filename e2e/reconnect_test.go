@@ -10,7 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/session"
+	"github.com/switchboardhq/switchboard/internal/session"
 )
 
 // A tab killed without pagehide (its renderer crashes, so the SDK never

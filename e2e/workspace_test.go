@@ -9,7 +9,7 @@ import (
 	"github.com/switchboardhq/switchboard"
 )
 
-// The demo reports its contexts through the SDK (web/sdk/context.js): the
+// The demo reports its contexts through the SDK (internal/web/sdk/context.js): the
 // page, the project cards in and out of the viewport, the panels it shows
 // and where the user's focus is; the digest shows them, with site-html
 // provenance.

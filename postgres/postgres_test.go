@@ -13,8 +13,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/storetest"
 	"github.com/switchboardhq/switchboard/postgres"
-	"github.com/switchboardhq/switchboard/storetest"
 )
 
 const dsnEnv = "SWITCHBOARD_TEST_POSTGRES"

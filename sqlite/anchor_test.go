@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/storetest"
+	"github.com/switchboardhq/switchboard/internal/storetest"
 )
 
 // The ledger's anchor catches a cut tail on SQLite (issue 14 item 5).

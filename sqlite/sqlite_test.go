@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/storetest"
 	"github.com/switchboardhq/switchboard/sqlite"
-	"github.com/switchboardhq/switchboard/storetest"
 )
 
 func open(t *testing.T, path string, opts *sqlite.Options) *sqlite.Store {

@@ -11,8 +11,8 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/daemon"
-	"github.com/switchboardhq/switchboard/httpapi"
-	"github.com/switchboardhq/switchboard/preview"
+	"github.com/switchboardhq/switchboard/internal/httpapi"
+	"github.com/switchboardhq/switchboard/internal/preview"
 )
 
 // canvasOptions fills the daemon's canvas policy (the config file's

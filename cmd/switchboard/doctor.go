@@ -16,10 +16,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/activity"
 	"github.com/switchboardhq/switchboard/daemon"
-	"github.com/switchboardhq/switchboard/model"
-	"github.com/switchboardhq/switchboard/registry"
+	"github.com/switchboardhq/switchboard/internal/activity"
+	"github.com/switchboardhq/switchboard/internal/model"
+	"github.com/switchboardhq/switchboard/internal/registry"
 )
 
 // check is one line of `switchboard doctor`: a failing or warning check

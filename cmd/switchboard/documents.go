@@ -12,7 +12,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/client"
-	"github.com/switchboardhq/switchboard/docexport"
+	"github.com/switchboardhq/switchboard/internal/docexport"
 )
 
 // newDocuments exports document panels: document.export, its job waited

@@ -11,7 +11,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/client"
-	"github.com/switchboardhq/switchboard/panel"
+	"github.com/switchboardhq/switchboard/internal/panel"
 	"github.com/switchboardhq/switchboard/panelspec"
 )
 
@@ -23,7 +23,7 @@ import (
 func TestDocumentsExport(t *testing.T) {
 	ctx := context.Background()
 	d, srv := newTestDaemon(t)
-	raw, err := os.ReadFile(filepath.Join("..", "..", "docexport", "testdata", "report.json"))
+	raw, err := os.ReadFile(filepath.Join("..", "..", "internal", "docexport", "testdata", "report.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,11 +57,11 @@ func TestDocumentsExport(t *testing.T) {
 	}
 	id := open("report")
 	admin := []string{"--addr", srv.URL, "--token", testToken}
-	golden, err := os.ReadFile(filepath.Join("..", "..", "docexport", "testdata", "report.docx.golden"))
+	golden, err := os.ReadFile(filepath.Join("..", "..", "internal", "docexport", "testdata", "report.docx.golden"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	pdf, err := os.ReadFile(filepath.Join("..", "..", "docexport", "testdata", "report.pdf.golden"))
+	pdf, err := os.ReadFile(filepath.Join("..", "..", "internal", "docexport", "testdata", "report.pdf.golden"))
 	if err != nil {
 		t.Fatal(err)
 	}

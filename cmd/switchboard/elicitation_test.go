@@ -4,7 +4,7 @@ import (
 	"net"
 	"testing"
 
-	"github.com/switchboardhq/switchboard/mcpserver"
+	"github.com/switchboardhq/switchboard/internal/mcpserver"
 )
 
 func TestElicitationFlag(t *testing.T) {

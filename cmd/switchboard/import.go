@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/openapi"
+	"github.com/switchboardhq/switchboard/internal/openapi"
 )
 
 // maxOpenAPIBytes bounds an OpenAPI document read from disk.

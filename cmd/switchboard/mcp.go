@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/switchboardhq/switchboard/client"
-	"github.com/switchboardhq/switchboard/mcpserver"
+	"github.com/switchboardhq/switchboard/internal/mcpserver"
 )
 
 func newMCP(g *globals) *cobra.Command {

@@ -17,18 +17,18 @@ import (
 	"go.yaml.in/yaml/v4"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/activity"
-	"github.com/switchboardhq/switchboard/broker"
 	"github.com/switchboardhq/switchboard/daemon"
-	"github.com/switchboardhq/switchboard/httpapi"
+	"github.com/switchboardhq/switchboard/internal/activity"
+	"github.com/switchboardhq/switchboard/internal/broker"
+	"github.com/switchboardhq/switchboard/internal/httpapi"
+	"github.com/switchboardhq/switchboard/internal/manifest"
+	"github.com/switchboardhq/switchboard/internal/mcpserver"
+	"github.com/switchboardhq/switchboard/internal/model"
 	"github.com/switchboardhq/switchboard/internal/oauth"
+	"github.com/switchboardhq/switchboard/internal/panel"
 	"github.com/switchboardhq/switchboard/internal/ratelimit"
-	"github.com/switchboardhq/switchboard/manifest"
-	"github.com/switchboardhq/switchboard/mcpserver"
-	"github.com/switchboardhq/switchboard/model"
-	"github.com/switchboardhq/switchboard/panel"
-	"github.com/switchboardhq/switchboard/session"
-	"github.com/switchboardhq/switchboard/workspace"
+	"github.com/switchboardhq/switchboard/internal/session"
+	"github.com/switchboardhq/switchboard/internal/workspace"
 )
 
 // shutdownGrace bounds how long in-flight requests may finish after SIGTERM.
@@ -422,7 +422,7 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 	if metricsLn != nil {
 		defer serveMetrics(metricsLn, d, log)()
 	}
-	// Header, body and idle timeouts (httpapi/conn.go): no slow or idle
+	// Header, body and idle timeouts (internal/httpapi/conn.go): no slow or idle
 	// client holds a connection for ever.
 	srv := httpapi.NewHTTPServer(d.Handler(), &httpapi.ServerOptions{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)})
 	// Streams (SSE) never end on their own: end them when shutdown begins so

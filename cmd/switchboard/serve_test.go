@@ -12,8 +12,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/switchboardhq/switchboard/activity"
 	"github.com/switchboardhq/switchboard/client"
+	"github.com/switchboardhq/switchboard/internal/activity"
 )
 
 // serveLog is serve's stderr: it keeps the log and hands over the address

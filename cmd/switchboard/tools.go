@@ -10,7 +10,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/client"
-	"github.com/switchboardhq/switchboard/manifest"
+	"github.com/switchboardhq/switchboard/internal/manifest"
 )
 
 func newTools(g *globals) *cobra.Command {

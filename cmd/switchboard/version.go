@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/mcpserver"
+	"github.com/switchboardhq/switchboard/internal/mcpserver"
 	"github.com/switchboardhq/switchboard/panelspec"
 )
 

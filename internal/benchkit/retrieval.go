@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/search"
+	"github.com/switchboardhq/switchboard/internal/search"
 )
 
 // Searcher returns the names of the k best tools for query, best first. The

@@ -28,10 +28,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/broker"
+	"github.com/switchboardhq/switchboard/internal/broker"
 	"github.com/switchboardhq/switchboard/internal/mcpext"
-	"github.com/switchboardhq/switchboard/mcpserver"
-	"github.com/switchboardhq/switchboard/registry"
+	"github.com/switchboardhq/switchboard/internal/mcpserver"
+	"github.com/switchboardhq/switchboard/internal/registry"
 )
 
 const fixtureNamespace = "conformance."

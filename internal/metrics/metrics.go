@@ -20,7 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/activity"
+	"github.com/switchboardhq/switchboard/internal/activity"
 )
 
 // Defaults for Options.
@@ -156,7 +156,7 @@ func (m *Metrics) Entry(e switchboard.ActivityEntry) {
 }
 
 // call counts a tool.call entry: its details carry the status, surface,
-// duration and error code (broker/record.go ledgerDetails).
+// duration and error code (internal/broker/record.go ledgerDetails).
 func (m *Metrics) call(e switchboard.ActivityEntry) {
 	var d struct {
 		Status     string  `json:"status"`

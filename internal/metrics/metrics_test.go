@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/activity"
+	"github.com/switchboardhq/switchboard/internal/activity"
 )
 
 func TestEntriesAndCaps(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/scope"
+	"github.com/switchboardhq/switchboard/internal/scope"
 )
 
 // ToolScopePrefix starts an OAuth scope that narrows which tools a token

@@ -13,7 +13,7 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/scope"
+	"github.com/switchboardhq/switchboard/internal/scope"
 )
 
 // MaxTokenBytes bounds an access token: larger ones are refused before

@@ -12,7 +12,7 @@ import (
 )
 
 // Agent runs: the record and event log of each run, written by the replica
-// that runs it in batches (agent/persist.go) and read by any replica.
+// that runs it in batches (internal/agent/persist.go) and read by any replica.
 
 const runCols = `id, thread, session, owner, replica, status, harness, model, steps, usage, cost, events, error, waiting, created_at, finished_at`
 

@@ -1,0 +1,364 @@
+package registry
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/activity"
+	"github.com/switchboardhq/switchboard/internal/search"
+)
+
+// This file is search that learns from use (docs/search.md, "Learning
+// from use"): a successful call by a caller within LearnWindow after that
+// caller's search makes the search's query, scrubbed, a positive example
+// for the called tool; the examples live in the store and feed each
+// tool's learned field in the index.
+
+// Learning's fixed bounds.
+const (
+	// LearnWindow is how long after a search a call is attributed to it
+	// (pinned for clients).
+	LearnWindow = 120 * time.Second
+	// LearnPerCallerTool and LearnPerCaller bound one caller's stored
+	// examples, per tool and overall (the newest are kept), so no caller
+	// can pull a tool up for more than a handful of phrasings.
+	LearnPerCallerTool = 10
+	LearnPerCaller     = 1000
+	// learnToolsPerSearch is how many distinct tools one search may be
+	// attributed to: a multi-part request legitimately leads to a few
+	// calls; an agent calling everything after one search does not teach.
+	learnToolsPerSearch = 3
+	// learnHalfLife is the age at which an example counts half.
+	learnHalfLife = 30 * 24 * time.Hour
+	// learnRecent is how many searches are remembered per caller, and
+	// learnCallers how many callers, for attribution.
+	learnRecent  = 8
+	learnCallers = 4096
+	// learnWriters bounds concurrent example writes; an example arriving
+	// while all are busy is dropped (learning is best effort, the call is
+	// not).
+	learnWriters = 4
+	// LearnRefresh is how often a registry reloads the examples other
+	// replicas stored.
+	LearnRefresh = time.Minute
+)
+
+// learner is the attribution state: each caller's recent searches, in this
+// replica's memory. A search on one replica and a call on another are not
+// attributed (sessions stick to a replica in practice).
+type learner struct {
+	off bool
+
+	mu     sync.Mutex
+	recent map[string][]searched // by caller key, oldest first
+	loaded time.Time             // the last full load of the examples
+
+	sem chan struct{}
+	wg  sync.WaitGroup
+}
+
+// searched is one remembered search: the scrubbed query ("" when the
+// query may not be kept, which still ends the attribution of the caller's
+// earlier searches), the run it belongs to and the tools attributed so far.
+type searched struct {
+	query string
+	agent string // the agent session that searched, if the search knew it
+	run   string
+	at    time.Time
+	tools []string
+}
+
+type searchRunKey struct{}
+
+// WithSearchRun returns ctx carrying the run a search belongs to (an MCP
+// session's run): a call is then attributed to the search only when it is
+// part of the same run, so two sessions of one token do not teach each
+// other.
+func WithSearchRun(ctx context.Context, run string) context.Context {
+	return context.WithValue(ctx, searchRunKey{}, run)
+}
+
+// noteSearch remembers a first-page search by the caller in ctx.
+func (r *Registry) noteSearch(ctx context.Context, q switchboard.SearchQuery) {
+	if r.learn.off || q.Cursor != "" || strings.TrimSpace(q.Query) == "" {
+		return // a next page or a plain listing is not a new search
+	}
+	p, ok := switchboard.PrincipalFrom(ctx)
+	if !ok {
+		return
+	}
+	agent, _ := switchboard.AgentSessionFrom(ctx)
+	run, _ := ctx.Value(searchRunKey{}).(string)
+	query, ok := search.Scrub(q.Query)
+	if !ok {
+		query = ""
+	}
+	key := p.String()
+	now := r.now()
+	l := &r.learn
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.recent[key]; !ok && len(l.recent) >= learnCallers {
+		l.evictLocked(now)
+	}
+	s := append(l.recent[key], searched{query: query, agent: agent, run: run, at: now})
+	if len(s) > learnRecent {
+		s = s[len(s)-learnRecent:]
+	}
+	l.recent[key] = s
+}
+
+// evictLocked drops callers whose searches are all past the window, and
+// if none are, one caller (the map's first): memory stays bounded.
+func (l *learner) evictLocked(now time.Time) {
+	for k, s := range l.recent {
+		if now.Sub(s[len(s)-1].at) > LearnWindow {
+			delete(l.recent, k)
+		}
+	}
+	if len(l.recent) < learnCallers {
+		return
+	}
+	for k := range l.recent {
+		delete(l.recent, k)
+		return
+	}
+}
+
+// callDetails is what learning reads of a tool.call entry's Details.
+type callDetails struct {
+	InvocationID string             `json:"invocationId"`
+	RunID        string             `json:"runId"`
+	AgentID      string             `json:"agentId"`
+	Status       switchboard.Status `json:"status"`
+}
+
+// Observe hears every ledger entry the broker appended (it is chained
+// onto broker.Options.OnActivity) and learns from successful calls. It
+// never blocks on the store: examples are written in the background
+// (WaitLearned waits for them).
+func (r *Registry) Observe(e switchboard.ActivityEntry) {
+	if r.learn.off || e.Verb != activity.VerbToolCall {
+		return
+	}
+	var d callDetails
+	if json.Unmarshal(e.Details, &d) != nil || d.Status != switchboard.StatusSucceeded {
+		return // denied, failed, cancelled, timed out: nothing to learn
+	}
+	if len(e.Reversal) > 0 {
+		// An undo: what the undone call taught is taken back, and the undo
+		// itself teaches nothing.
+		var of struct {
+			InvocationID string `json:"invocationId"`
+		}
+		if json.Unmarshal(e.Reversal, &of) == nil && of.InvocationID != "" {
+			r.learnAsync(func(ctx context.Context) error { return r.unlearnInvocation(ctx, of.InvocationID) })
+		}
+		return
+	}
+	r.mu.RLock()
+	_, inCatalog := r.tools[e.Target]
+	r.mu.RUnlock()
+	if !inCatalog {
+		return // a tab's live tool or a harness tool: not the catalog's index
+	}
+	key := e.Actor
+	l := &r.learn
+	l.mu.Lock()
+	var query string
+	s := l.recent[key]
+	for i := len(s) - 1; i >= 0; i-- {
+		age := e.Ts.Sub(s[i].at)
+		if age > LearnWindow {
+			break
+		}
+		// A search that knew its agent session or MCP session's run
+		// teaches only calls of that session (an HTTP search does not
+		// know the agent session its token's calls are recorded under).
+		if age < 0 || (s[i].run != "" && s[i].run != d.RunID) || (s[i].agent != "" && s[i].agent != d.AgentID) {
+			continue
+		}
+		// The caller's latest search in the window is the one attributed.
+		if s[i].query != "" && !slices.Contains(s[i].tools, e.Target) && len(s[i].tools) < learnToolsPerSearch {
+			s[i].tools = append(s[i].tools, e.Target)
+			query = s[i].query
+		}
+		break
+	}
+	l.mu.Unlock()
+	if query == "" {
+		return
+	}
+	ex := switchboard.SearchExample{Tool: e.Target, Query: query, Caller: callerDigest(key), InvocationID: d.InvocationID, At: e.Ts}
+	r.learnAsync(func(ctx context.Context) error {
+		if err := r.store.SearchExampleAdd(ctx, ex, LearnPerCallerTool, LearnPerCaller); err != nil {
+			return err
+		}
+		return r.reloadLearned(ctx, ex.Tool)
+	})
+}
+
+// callerDigest is what the store keeps of a caller (its principal, so a
+// token's many sessions are one caller): enough to count distinct
+// callers, nothing that names one.
+func callerDigest(key string) string {
+	h := sha256.Sum256([]byte("switchboard learned search\x00" + key))
+	return hex.EncodeToString(h[:16])
+}
+
+// learnAsync runs write in the background, or drops it when learnWriters
+// writes are already running.
+func (r *Registry) learnAsync(write func(context.Context) error) {
+	select {
+	case r.learn.sem <- struct{}{}:
+	default:
+		r.log.Warn("learned search: too many example writes in flight; one dropped")
+		return
+	}
+	r.learn.wg.Go(func() {
+		defer func() { <-r.learn.sem }()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := write(ctx); err != nil {
+			r.log.WarnContext(ctx, "learned search: write an example", "err", err)
+		}
+	})
+}
+
+// WaitLearned waits until the examples observed so far are stored and
+// indexed.
+func (r *Registry) WaitLearned() { r.learn.wg.Wait() }
+
+func (r *Registry) unlearnInvocation(ctx context.Context, id string) error {
+	tools, err := r.store.SearchExampleDeleteInvocation(ctx, id)
+	if err != nil {
+		return err
+	}
+	for _, t := range tools {
+		if err := r.reloadLearned(ctx, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reloadLearned sets the index's learned queries of tool from the store.
+func (r *Registry) reloadLearned(ctx context.Context, tool string) error {
+	qs, err := r.store.SearchExampleList(ctx, tool)
+	if err != nil {
+		return err
+	}
+	r.index.SetLearned(tool, r.weigh(qs))
+	return nil
+}
+
+// weigh turns a tool's aggregated examples into weighted learned queries,
+// heaviest first: support (1 caller ½, 2 ¾, 3 or more 1) times recency
+// (halved every learnHalfLife since the last use). One caller alone never
+// gives a query full weight.
+func (r *Registry) weigh(qs []switchboard.LearnedQuery) []search.Learned {
+	now := r.now()
+	out := make([]search.Learned, 0, len(qs))
+	for _, q := range qs {
+		support := float64(1+min(q.Callers, 3)) / 4
+		age := max(now.Sub(q.LastUsed), 0)
+		recency := math.Exp2(-float64(age) / float64(learnHalfLife))
+		out = append(out, search.Learned{Query: q.Query, Weight: support * recency})
+	}
+	slices.SortStableFunc(out, func(a, b search.Learned) int {
+		switch {
+		case a.Weight > b.Weight:
+			return -1
+		case a.Weight < b.Weight:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// loadLearned reads every tool's examples into the index: at start (all
+// at once) and every LearnRefresh after (only tools whose learned queries
+// changed, e.g. by another replica).
+func (r *Registry) loadLearned(ctx context.Context, start bool) error {
+	qs, err := r.store.SearchExampleList(ctx, "")
+	if err != nil {
+		return err
+	}
+	byTool := map[string][]switchboard.LearnedQuery{}
+	for _, q := range qs {
+		byTool[q.Tool] = append(byTool[q.Tool], q)
+	}
+	all := make(map[string][]search.Learned, len(byTool))
+	for t, q := range byTool {
+		all[t] = r.weigh(q)
+	}
+	if start {
+		r.index.ReplaceLearned(all)
+		return nil
+	}
+	for _, t := range r.index.LearnedTools() {
+		if _, ok := all[t]; !ok {
+			r.index.SetLearned(t, nil)
+		}
+	}
+	for t, ls := range all {
+		r.index.SetLearned(t, ls) // a no-op when nothing changed
+	}
+	return nil
+}
+
+// refreshLearned reloads the examples when LearnRefresh has passed.
+func (r *Registry) refreshLearned(ctx context.Context) {
+	if r.learn.off {
+		return
+	}
+	r.learn.mu.Lock()
+	due := r.now().Sub(r.learn.loaded) >= LearnRefresh
+	if due {
+		r.learn.loaded = r.now()
+	}
+	r.learn.mu.Unlock()
+	if due {
+		r.learnAsync(func(ctx context.Context) error { return r.loadLearned(ctx, false) })
+	}
+}
+
+// Learned returns what the tool called name learned, most recently used
+// first. TOOL_NOT_FOUND when the catalog has no such tool.
+func (r *Registry) Learned(ctx context.Context, name string) (switchboard.ToolLearned, error) {
+	if _, err := r.get(ctx, name); err != nil {
+		return switchboard.ToolLearned{}, err
+	}
+	qs, err := r.store.SearchExampleList(ctx, name)
+	if err != nil {
+		return switchboard.ToolLearned{}, err
+	}
+	return switchboard.ToolLearned{Tool: name, Enabled: !r.learn.off, Queries: qs}, nil
+}
+
+// Forget deletes everything the tool called name learned and returns the
+// number of examples deleted. TOOL_NOT_FOUND when there is no such tool.
+func (r *Registry) Forget(ctx context.Context, name string) (int, error) {
+	if _, err := r.get(ctx, name); err != nil {
+		return 0, err
+	}
+	return r.forget(ctx, name)
+}
+
+func (r *Registry) forget(ctx context.Context, name string) (int, error) {
+	n, err := r.store.SearchExampleDelete(ctx, name)
+	if err != nil {
+		return 0, err
+	}
+	r.index.SetLearned(name, nil)
+	return n, nil
+}

@@ -1,0 +1,29 @@
+package web_test
+
+import (
+	"io"
+	"regexp"
+	"testing"
+
+	"github.com/switchboardhq/switchboard/internal/web"
+)
+
+// The renderer and the chat element show text from models, tools and
+// agent-composed panels: they must never hand a string to an HTML parser
+// or to eval. (Comments may name the APIs; code may not use them.)
+var sinks = regexp.MustCompile(`\.(innerHTML|outerHTML)\s*=|insertAdjacentHTML|document\.write|\beval\(|new Function\(|createContextualFragment|setHTMLUnsafe|DOMParser`)
+
+func TestSDKHasNoHTMLSinks(t *testing.T) {
+	t.Parallel()
+	h := web.SDK()
+	for _, path := range []string{"/sdk/switchboard.js", "/sdk/panels.js", "/sdk/charts.js", "/sdk/document.js", "/sdk/chat.js", "/sdk/panels.d.ts", "/sdk/chat.d.ts", "/sdk/context.js", "/sdk/context.d.ts"} {
+		resp := get(t, h, "GET", path)
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 || len(body) < 500 {
+			t.Fatalf("%s: %d, %d bytes", path, resp.StatusCode, len(body))
+		}
+		if m := sinks.Find(body); m != nil {
+			t.Errorf("%s uses %s", path, m)
+		}
+	}
+}

@@ -53,7 +53,7 @@ func TestManifestSize(t *testing.T) {
 	}
 
 	var b strings.Builder
-	b.WriteString("\n| catalog | tools | full manifest | MCP tools/list view | deferred listing | names only |\n|---|---|---|---|---|---|\n")
+	b.WriteString("\n| catalog | tools | full manifest | MCP tools/list view | deferred listing | grouped listing (lines) | names only |\n|---|---|---|---|---|---|---|\n")
 	for _, src := range sources {
 		for _, n := range []int{100, 500, 1000} {
 			tools := spread(src.tools, n)
@@ -70,13 +70,31 @@ func TestManifestSize(t *testing.T) {
 				fmt.Fprintf(&listing, "%s: %s\n", tool.Name, search.SummaryOf(tool))
 				fmt.Fprintf(&names, "%s\n", tool.Name)
 			}
-			nf, nm, nd, nn := count(full), count(mustJSON(t, mcp)), count(listing.String()), count(names.String())
+			grouped, lines, covered := groupedListing(tools)
+			nf, nm, nd, nn, ng := count(full), count(mustJSON(t, mcp)), count(listing.String()), count(names.String()), count(grouped)
 			pc := func(a int) string { return fmt.Sprintf("%.1f%%", 100*float64(a)/float64(nf)) }
-			fmt.Fprintf(&b, "| %s | %d | %d | %d (%s) | **%d (%s)** | %d (%s) |\n",
-				src.name, len(tools), nf, nm, pc(nm), nd, pc(nd), nn, pc(nn))
+			fmt.Fprintf(&b, "| %s | %d | %d | %d (%s) | %d (%s) | **%d (%s)**, %d lines, %.0f%% of tools in a group | %d (%s) |\n",
+				src.name, len(tools), nf, nm, pc(nm), nd, pc(nd), ng, pc(ng), lines, covered, nn, pc(nn))
 		}
 	}
 	t.Log(b.String())
+}
+
+// groupedListing renders the groups of a deferred listing as the MCP
+// search tool's description and the agent's prompt do: one line a group
+// (at most 30) with three example names, and one line for the rest.
+func groupedListing(tools []switchboard.Tool) (string, int, float64) {
+	groups, other := search.Groups(tools, 30)
+	var b strings.Builder
+	for _, g := range groups {
+		fmt.Fprintf(&b, "- %s (%d): %s, …\n", g.Key, g.Count, strings.Join(g.Examples, ", "))
+	}
+	lines := len(groups)
+	if other > 0 {
+		fmt.Fprintf(&b, "- and %d more in no group\n", other)
+		lines++
+	}
+	return b.String(), lines, 100 * float64(len(tools)-other) / float64(len(tools))
 }
 
 // spread picks n tools evenly across s, so a sample of a set sorted by name

@@ -181,3 +181,43 @@ func TestUserOnlyIsNeverOffered(t *testing.T) {
 		}
 	}
 }
+
+// TestLargeCatalogIsListedByGroup: past the grouping size the deferred
+// prompt lists groups, not one line a tool, and a regex search on a
+// group's namespace lists that group, with a cursor for the next page.
+func TestLargeCatalogIsListedByGroup(t *testing.T) {
+	e := newEnv(t, func(o *agent.Options) { o.DeferThreshold = 5 })
+	ok := func(context.Context, json.RawMessage) (any, error) { return "ok", nil }
+	for i := range 40 {
+		e.addFunc(t, fmt.Sprintf("inventory.item_%02d", i), switchboard.ClassRead, nil, ok)
+	}
+	for i := range 30 {
+		e.addFunc(t, fmt.Sprintf("invoices.step_%02d", i), switchboard.ClassRead, nil, ok)
+	}
+	e.model.Push(
+		modeltest.Turn{ToolCalls: []modeltest.Call{{ID: "1", Name: "search_tools", Args: `{"query":"^invoices\\.","regex":true,"limit":20}`}}},
+		modeltest.Turn{Text: "done"},
+	)
+	run, _ := e.rt.Start(context.Background(), agent.StartRequest{Input: "what can you do with invoices?"})
+	evs := events(t, run)
+	p := systemPrompt(e.model.Requests()[0])
+	if !strings.Contains(p, "- inventory (40): inventory_item_00, inventory_item_01, inventory_item_02, …") ||
+		!strings.Contains(p, "- invoices (30): invoices_step_00") || strings.Contains(p, "inventory_item_03") {
+		t.Errorf("grouped prompt:\n%s", p)
+	}
+	res := find[*agui.ToolCallResult](evs)
+	var page struct {
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+		NextCursor string `json:"nextCursor"`
+	}
+	if err := json.Unmarshal([]byte(res[0].Content), &page); err != nil || len(page.Tools) != 20 || page.NextCursor == "" {
+		t.Fatalf("first page of the group: %s", res[0].Content)
+	}
+	for _, h := range page.Tools {
+		if !strings.HasPrefix(h.Name, "invoices_step_") {
+			t.Errorf("a regex search of the group found %s", h.Name)
+		}
+	}
+}

@@ -23,6 +23,10 @@ const (
 	metaDescribe = "describe_tool"
 	// maxDigest bounds the one-line tool listing in a deferred prompt.
 	maxDigest = 200
+	// Past groupAbove catalog tools a deferred prompt lists groups
+	// (at most maxGroups lines) instead of one line a tool.
+	groupAbove = 60
+	maxGroups  = 30
 )
 
 type toolKind int
@@ -129,7 +133,7 @@ func (rt *Runtime) buildToolset(ctx context.Context, run *Run, frontend []agui.T
 		ts.deferred = true
 		ts.add(&offered{real: metaSearch, kind: kindMeta,
 			desc:   "Search the app's tool catalog by what you want to do. Returns names and one-line summaries; describe a tool before calling it.",
-			schema: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"what you want to do, in a few words"},"limit":{"type":"integer","minimum":1,"maximum":20}},"required":["query"]}`)})
+			schema: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"what you want to do, in a few words"},"limit":{"type":"integer","minimum":1,"maximum":20},"cursor":{"type":"string","description":"nextCursor of the previous answer, for the next page"},"regex":{"type":"boolean","description":"query is an RE2 pattern matched against tool names, summaries and descriptions, e.g. ^deck\\. or (?i)invoice"}},"required":["query"]}`)})
 		ts.add(&offered{real: metaDescribe, kind: kindMeta,
 			desc:   "Get a tool's full description and input schema. After this the tool can be called directly.",
 			schema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"the tool's name as listed or found by search_tools"}},"required":["name"]}`)})
@@ -196,7 +200,10 @@ func (ts *toolset) systemPrompt(base string, ctxItems []agui.Context) string {
 		b.WriteString("\n\nThe client application runs these tools itself; calling one ends your turn until the client answers:\n")
 		listTools(&b, frontend, len(frontend))
 	}
-	if ts.deferred {
+	if ts.deferred && len(catalog) > groupAbove {
+		fmt.Fprintf(&b, "\n\nThe app has %d tools. Call %s to find the right one and %s to load its schema before calling it.\n", len(catalog), metaSearch, metaDescribe)
+		ts.listGroups(&b, catalog)
+	} else if ts.deferred {
 		fmt.Fprintf(&b, "\n\nThe app has %d tools. Call %s to find the right one and %s to load its schema before calling it. Some of them:\n", len(catalog), metaSearch, metaDescribe)
 		sorted := append([]*offered(nil), catalog...)
 		sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].pinned && !sorted[j].pinned })
@@ -211,6 +218,43 @@ func (ts *toolset) systemPrompt(base string, ctxItems []agui.Context) string {
 		}
 	}
 	return b.String()
+}
+
+// listGroups lists a large catalog by group (search.Groups: namespaces,
+// else words the names share) so the prompt holds tens of lines, not one
+// a tool; pinned tools are listed by name first, since they are loaded.
+func (ts *toolset) listGroups(b *strings.Builder, catalog []*offered) {
+	var pinned []*offered
+	var rest []switchboard.Tool
+	model := map[string]string{}
+	for _, o := range catalog {
+		if o.pinned {
+			pinned = append(pinned, o)
+			continue
+		}
+		rest = append(rest, switchboard.Tool{Name: o.real})
+		model[o.real] = o.model
+	}
+	if len(pinned) > 0 {
+		b.WriteString("Loaded:\n")
+		listTools(b, pinned, maxDigest)
+	}
+	groups, other := search.Groups(rest, maxGroups)
+	fmt.Fprintf(b, "The others, by group (%s with the group's name lists it):\n", metaSearch)
+	for _, g := range groups {
+		ex := make([]string, len(g.Examples))
+		for i, n := range g.Examples {
+			ex[i] = model[n]
+		}
+		more := ""
+		if g.Count > len(ex) {
+			more = ", …"
+		}
+		fmt.Fprintf(b, "- %s (%d): %s%s\n", g.Key, g.Count, strings.Join(ex, ", "), more)
+	}
+	if other > 0 {
+		fmt.Fprintf(b, "- and %d more in no group: search by what you want to do\n", other)
+	}
 }
 
 func listTools(b *strings.Builder, os []*offered, max int) {
@@ -237,8 +281,10 @@ func (rt *Runtime) answerMeta(ctx context.Context, ts *toolset, o *offered, args
 	switch o.real {
 	case metaSearch:
 		var in struct {
-			Query string `json:"query"`
-			Limit int    `json:"limit"`
+			Query  string `json:"query"`
+			Limit  int    `json:"limit"`
+			Regex  bool   `json:"regex"`
+			Cursor string `json:"cursor"`
 		}
 		if err := json.Unmarshal([]byte(argsOrEmpty(args)), &in); err != nil || strings.TrimSpace(in.Query) == "" {
 			return "", switchboard.Errorf(switchboard.CodeInvalidInput, "%s needs {\"query\": \"...\"}", metaSearch)
@@ -246,7 +292,7 @@ func (rt *Runtime) answerMeta(ctx context.Context, ts *toolset, o *offered, args
 		if in.Limit <= 0 || in.Limit > 20 {
 			in.Limit = 10
 		}
-		res, err := rt.reg.SearchMeta(ctx, switchboard.SearchQuery{Query: in.Query, Surface: switchboard.SurfaceAPI, Limit: in.Limit}, nil)
+		res, err := rt.reg.SearchMeta(ctx, switchboard.SearchQuery{Query: in.Query, Surface: switchboard.SurfaceAPI, Limit: in.Limit, Regex: in.Regex, Cursor: in.Cursor}, nil)
 		if err != nil {
 			return "", err
 		}
@@ -263,7 +309,11 @@ func (rt *Runtime) answerMeta(ctx context.Context, ts *toolset, o *offered, args
 			}
 			hits = append(hits, hit{Name: name, Summary: h.Summary, Class: string(h.Class)})
 		}
-		b, _ := json.Marshal(map[string]any{"tools": hits})
+		out := map[string]any{"tools": hits}
+		if res.NextCursor != "" {
+			out["nextCursor"] = res.NextCursor // a group longer than a page
+		}
+		b, _ := json.Marshal(out)
 		return string(b), nil
 	case metaDescribe:
 		var in struct {

@@ -122,6 +122,21 @@ func TestListDeferredAndModes(t *testing.T) {
 		}
 	}
 
+	// The search tool's description names the groups of what the caller
+	// sees, and a regex search on a namespace lists exactly its tools.
+	if d := got[toolSearch].Description; !strings.Contains(d, "The catalog holds 40 tools.") ||
+		!strings.Contains(d, "\n- bulk (40): bulk-op_00, bulk-op_01, bulk-op_02, …") {
+		t.Errorf("deferred search description:\n%s", d)
+	}
+	var page searchResult
+	structured(t, call(t, e.connect(adminToken, nil), toolSearch, map[string]any{"query": `^bulk\.op_0`, "regex": true, "limit": 50}), &page)
+	if len(page.Items) != 10 || page.Items[0].Name != "bulk-op_00" {
+		t.Errorf("regex search: %+v", page.Items)
+	}
+	if res := call(t, e.connect(adminToken, nil), toolSearch, map[string]any{"query": `(a*)*(`, "regex": true}); !res.IsError || !strings.HasPrefix(text(t, res), "INVALID_INPUT") {
+		t.Errorf("a broken regex: %s", text(t, res))
+	}
+
 	// A client may choose its mode in the URL; the whole session keeps it.
 	perClient := e.connectPath(adminToken, "/mcp?mode=full", nil)
 	for range 2 {

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/registry"
+	"github.com/switchboardhq/switchboard/internal/search"
 )
 
 // listPageSize bounds one tools/list page in full mode.
@@ -115,7 +117,8 @@ func (s *Server) listTools(ctx context.Context, req *mcp.ListToolsRequest) (*mcp
 	}
 	res := &mcp.ListToolsResult{Tools: []*mcp.Tool{}}
 	if s.deferred(ctx, len(view)) {
-		res.Tools = append(res.Tools, metaTools...)
+		res.Tools = append(res.Tools, s.searchTool(view))
+		res.Tools = append(res.Tools, metaTools[1:]...)
 		for _, t := range view {
 			if t.Pinned {
 				res.Tools = append(res.Tools, s.mcpTool(t))
@@ -265,4 +268,38 @@ func ownsSessionID(in json.RawMessage) bool {
 	_ = json.Unmarshal(in, &m)
 	_, ok := m.Properties[sessionIDProp]
 	return ok
+}
+
+// Deferred listings name the catalog's groups in the search tool's
+// description, so a model knows what is there before it searches: at most
+// maxGroups lines however large the catalog (search.Groups).
+const maxGroups = 30
+
+// searchTool is the search meta tool as listed for view: its description
+// ends with the groups of the tools view holds.
+func (s *Server) searchTool(view []switchboard.Tool) *mcp.Tool {
+	groups, other := search.Groups(view, maxGroups)
+	if len(groups) == 0 {
+		return metaTools[0]
+	}
+	var b strings.Builder
+	b.WriteString(metaTools[0].Description)
+	fmt.Fprintf(&b, "\n\nThe catalog holds %d tools. By group (a query with the group's name finds its tools; for a namespace, the regex ^name\\. lists exactly them):", len(view))
+	for _, g := range groups {
+		ex := make([]string, len(g.Examples))
+		for i, n := range g.Examples {
+			ex[i] = s.names.mcpName(n)
+		}
+		more := ""
+		if g.Count > len(ex) {
+			more = ", …"
+		}
+		fmt.Fprintf(&b, "\n- %s (%d): %s%s", g.Key, g.Count, strings.Join(ex, ", "), more)
+	}
+	if other > 0 {
+		fmt.Fprintf(&b, "\n- and %d more in no group", other)
+	}
+	t := *metaTools[0]
+	t.Description = b.String()
+	return &t
 }

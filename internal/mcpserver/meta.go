@@ -29,7 +29,8 @@ var metaTools = []*mcp.Tool{
 			`"query":{"type":"string","description":"A few words about the task, e.g. \"export deck as pdf\"."},` +
 			`"surface":{"type":"string","enum":["api","browser"],"description":"Only api tools (lasting state) or browser tools (the open tab's view)."},` +
 			`"limit":{"type":"integer","minimum":1,"maximum":50,"description":"Results per page (default 10)."},` +
-			`"cursor":{"type":"string","description":"nextCursor of the previous page of the same query."}},` +
+			`"cursor":{"type":"string","description":"nextCursor of the previous page of the same query."},` +
+			`"regex":{"type":"boolean","description":"query is an RE2 pattern (at most 256 bytes) matched against catalog names, summaries and descriptions, e.g. \"^deck\\.\" lists the deck group; (?i) ignores case."}},` +
 			`"additionalProperties":false}`),
 		OutputSchema: json.RawMessage(`{"type":"object","properties":{` +
 			`"items":{"type":"array","items":{"$ref":"#/$defs/hit"}},` +
@@ -70,6 +71,7 @@ type searchArgs struct {
 	Surface switchboard.Surface `json:"surface"`
 	Limit   int                 `json:"limit"`
 	Cursor  string              `json:"cursor"`
+	Regex   bool                `json:"regex"`
 }
 
 type hit struct {
@@ -99,7 +101,7 @@ func (s *Server) search(ctx context.Context, raw json.RawMessage) (*mcp.CallTool
 	case a.Limit < 0 || a.Limit > maxSearchLimit:
 		return errorResult(switchboard.Errorf(switchboard.CodeInvalidInput, "limit must be within 1..%d", maxSearchLimit), nil), nil
 	}
-	q := switchboard.SearchQuery{Query: a.Query, Surface: a.Surface, Limit: a.Limit, Cursor: a.Cursor}
+	q := switchboard.SearchQuery{Query: a.Query, Surface: a.Surface, Limit: a.Limit, Cursor: a.Cursor, Regex: a.Regex}
 	res, err := s.reg.SearchMeta(ctx, q, s.live.snapshot())
 	if err != nil {
 		return errorResult(err, nil), nil

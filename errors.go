@@ -53,6 +53,10 @@ const (
 	// CodeBudgetExceeded: a run reached its token or cost ceiling; it
 	// ends before the next model call.
 	CodeBudgetExceeded Code = "BUDGET_EXCEEDED"
+	// CodeQuotaExceeded: an agent or the user it acts for used a daily
+	// quota (calls, tokens or cost); it resets at 00:00 UTC, and the
+	// error's details say which quota and when (retryAfterMs).
+	CodeQuotaExceeded Code = "QUOTA_EXCEEDED"
 )
 
 // Codes lists every frozen code in a stable order.
@@ -65,7 +69,7 @@ var Codes = []Code{
 	CodeUpstreamError, CodeModelError, CodeInternal, CodeUnavailable,
 	CodeSpecParse, CodeSpecUnknownType, CodeSpecProps, CodeSpecAction,
 	CodeSpecBudget, CodeSpecUnsafe, CodeAgentNotFound, CodeLeaseHeld,
-	CodeOutcomeUnknown, CodeBudgetExceeded,
+	CodeOutcomeUnknown, CodeBudgetExceeded, CodeQuotaExceeded,
 }
 
 // Error is the error every layer returns when the cause has a frozen code.

@@ -127,6 +127,19 @@ type Store interface {
 	// how many. Retention.
 	SearchExampleExpire(ctx context.Context, before time.Time, limit int) (int, error)
 
+	// QuotaAdd adds add to subject's usage of day (a UTC date,
+	// "2006-01-02") and returns the usage after, unless a call would take
+	// Calls past limit.Calls (a zero limit is none): then it adds nothing
+	// and returns the usage as it stands with ok false. Tokens and cost are
+	// added whatever their limits (they are spent before they are known);
+	// callers check them before spending. A negative amount gives back (a
+	// call another quota refused). Atomic across replicas.
+	QuotaAdd(ctx context.Context, subject, day string, add, limit QuotaUsage) (used QuotaUsage, ok bool, err error)
+	// QuotaGet returns subject's usage of day (zero when none).
+	QuotaGet(ctx context.Context, subject, day string) (QuotaUsage, error)
+	// QuotaExpire deletes at most limit usage rows of days before day.
+	QuotaExpire(ctx context.Context, before string, limit int) (int, error)
+
 	// PanelInstancePut writes a panel instance as a compare-and-swap on its
 	// version: prev 0 inserts it (ErrConflict if the ID exists); otherwise
 	// it replaces the stored instance only if the stored version is prev,

@@ -15,6 +15,7 @@ func (d *Daemon) newAgent(opts Options) (*agent.Runtime, error) {
 	ao.Scopes = d.Sessions  // a tab's run: its user's scope (internal/agent/principal.go)
 	ao.Sessions = runSessions{d}
 	ao.OnUsage = d.modelUsage
+	ao.Quotas = d.gov.quotas
 	if ao.Approvals == nil && d.Approvals != nil {
 		ao.Approvals = d.Approvals // AG-UI and AI SDK clients answer approvals as interrupts
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/httpapi"
 	"github.com/switchboardhq/switchboard/internal/job"
 	"github.com/switchboardhq/switchboard/internal/panel"
+	"github.com/switchboardhq/switchboard/internal/quota"
 	"github.com/switchboardhq/switchboard/internal/scope"
 )
 
@@ -37,6 +38,10 @@ type GovernanceOptions struct {
 	// across restarts; nil keeps it in memory for this process only. The
 	// caller opens, starts and closes it (serve does).
 	LedgerAnchor *activity.Anchor
+	// DailyQuota bounds what each agent, and each user agents act for, may
+	// spend a UTC day (calls, model tokens, cost), counted in the store;
+	// the zero value limits nothing.
+	DailyQuota switchboard.DailyQuota
 }
 
 // DefaultRateLimit is generous: an agent gets 20 calls a second (bursts of
@@ -56,6 +61,7 @@ type governance struct {
 	approvals *approval.Service
 	jobs      *job.Service
 	tokens    *scope.Tokens
+	quotas    *quota.Book // nil: no daily quota
 	unsub     func()
 	// console fans approval events out to the consoles' live inboxes on
 	// this replica (GET /approvals/events); topicConsole is its one topic.
@@ -104,6 +110,8 @@ func (d *Daemon) startGovernance(ctx context.Context, opts Options) (broker.Opti
 	}
 	d.Approvals, d.Jobs, d.Tokens = d.gov.approvals, d.gov.jobs, d.gov.tokens
 	bo.Policy, bo.Jobs, bo.RateLimit = d.gov.approvals, d.gov.jobs, rl
+	d.gov.quotas = quota.New(opts.Store, g.DailyQuota, nil)
+	bo.Quotas = d.gov.quotas
 	return bo, nil
 }
 

@@ -148,6 +148,9 @@ func (d *Daemon) SweepRetention(ctx context.Context, st switchboard.Store, o Ret
 			d.log.WarnContext(ctx, "retention: deleting expired search examples", "err", err)
 		}
 	}
+	if _, err := d.gov.quotas.Expire(ctx, retentionBatch); err != nil {
+		d.log.WarnContext(ctx, "retention: deleting past days' quota counts", "err", err)
+	}
 	if d.Metrics != nil {
 		d.Metrics.RetentionSweep(keys, records)
 	}

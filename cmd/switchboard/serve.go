@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -148,6 +149,11 @@ type governanceConfig struct {
 		PerTool  ratelimit.Rate `yaml:"perTool"`
 		Users    bool           `yaml:"users"`
 	} `yaml:"rateLimit"`
+	// DailyQuota is --daily-quota's config form.
+	DailyQuota struct {
+		Agent *quotaConfig `yaml:"agent"`
+		User  *quotaConfig `yaml:"user"`
+	} `yaml:"dailyQuota"`
 }
 
 // mcpConfig is the config file's `mcp:` section.
@@ -188,6 +194,7 @@ type serveFlags struct {
 	retention    daemon.RetentionOptions
 	runMaxTokens int64                   // --run-max-tokens
 	runMaxCost   float64                 // --run-max-cost
+	dailyQuota   []string                // --daily-quota
 	searchLearn  bool                    // --search-learn / search.learn
 	agents       workspace.AgentsOptions // Registered from --max-agent-sessions / agents.registered
 	publicURL    string                  // --public-url
@@ -225,6 +232,7 @@ func newServe(g *globals) *cobra.Command {
 	fl.StringVar(&f.canvasPreset, "canvas-policy", "", "canvas policy preset for agents' panels: guarded (the default: composing asks the user) or open (agents change their own panels without asking)")
 	fl.Int64Var(&f.runMaxTokens, "run-max-tokens", 0, "end an assistant run with BUDGET_EXCEEDED before a model call once it used this many tokens (0: no ceiling)")
 	fl.Float64Var(&f.runMaxCost, "run-max-cost", 0, "end an assistant run with BUDGET_EXCEEDED before a model call once it cost this many US dollars (models with prices; 0: no ceiling)")
+	fl.StringArrayVar(&f.dailyQuota, "daily-quota", nil, "a daily quota of every agent or of each user agents act for, WHO.WHAT=N with WHO agent or user and WHAT calls, tokens or cost (US dollars), e.g. agent.calls=5000 or user.cost=20 (repeatable; counted in the store across replicas, reset at 00:00 UTC; over it: QUOTA_EXCEEDED)")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this address without a token, instead of on --addr for the admin token; see docs/operations.md")
 	fl.StringVar(&f.previewAddr, "preview-addr", "", "serve the sandboxed code-preview origin on this address (off unless given), e.g. 127.0.0.2:7767; see docs/panels.md")
 	fl.IntVar(&f.mcp.Sessions.Max, "mcp-max-sessions", mcpserver.DefaultSessionLimits.Max, "how many MCP sessions one principal (a token) may hold at once; negative: no cap (config mcp.sessions.max; the opening rate is mcp.sessions.rate)")
@@ -301,6 +309,11 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 	}
 	if f.mcp.Elicitation, err = elicitation(f.elicitation); err != nil {
 		return usageError{err, c.CommandPath()}
+	}
+	for _, spec := range f.dailyQuota {
+		if err := setDailyQuota(&f.governance.DailyQuota, spec); err != nil {
+			return usageError{err, c.CommandPath()}
+		}
 	}
 	dir, err := daemon.DataDir(g.data)
 	if err != nil {
@@ -655,6 +668,66 @@ func applyGovernance(c *governanceConfig, o *daemon.GovernanceOptions) error {
 	}
 	if r := c.RateLimit; r != nil {
 		o.RateLimit = &broker.RateLimit{PerPrincipal: r.PerAgent, PerTool: r.PerTool, Users: r.Users}
+	}
+	for who, q := range map[string]*quotaConfig{"agent": c.DailyQuota.Agent, "user": c.DailyQuota.User} {
+		if q == nil {
+			continue
+		}
+		for what, v := range map[string]float64{"calls": q.Calls, "tokens": q.Tokens, "cost": q.Cost} {
+			if v != 0 {
+				if err := setDailyQuota(&o.DailyQuota, fmt.Sprintf("%s.%s=%v", who, what, v)); err != nil {
+					return fmt.Errorf("governance.dailyQuota: %w", err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// quotaConfig is one of governance.dailyQuota's agent and user entries.
+type quotaConfig struct {
+	Calls  float64 `yaml:"calls"`
+	Tokens float64 `yaml:"tokens"`
+	Cost   float64 `yaml:"cost"` // US dollars
+}
+
+// setDailyQuota applies one --daily-quota WHO.WHAT=N to q.
+func setDailyQuota(q *switchboard.DailyQuota, spec string) error {
+	bad := func(why string) error {
+		return fmt.Errorf("--daily-quota %q: %s; write WHO.WHAT=N with WHO agent or user and WHAT calls, tokens or cost, e.g. agent.calls=5000 or user.cost=20", spec, why)
+	}
+	key, val, ok := strings.Cut(spec, "=")
+	who, what, ok2 := strings.Cut(strings.TrimSpace(key), ".")
+	if !ok || !ok2 {
+		return bad("no WHO.WHAT=N")
+	}
+	var u *switchboard.QuotaUsage
+	switch who {
+	case "agent":
+		u = &q.Agent
+	case "user":
+		u = &q.User
+	default:
+		return bad(fmt.Sprintf("%q is not agent or user", who))
+	}
+	n, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
+	if err != nil || !(n > 0 && n <= 1e15) { // also NaN and Inf
+		return bad("N must be a positive number")
+	}
+	switch what {
+	case "calls", "tokens":
+		if n != math.Trunc(n) {
+			return bad(what + " must be a whole number")
+		}
+		if what == "calls" {
+			u.Calls = int64(n)
+		} else {
+			u.Tokens = int64(n)
+		}
+	case "cost":
+		u.CostMicros = int64(math.Round(n * 1e6))
+	default:
+		return bad(fmt.Sprintf("%q is not calls, tokens or cost", what))
 	}
 	return nil
 }

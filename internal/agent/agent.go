@@ -31,6 +31,7 @@ import (
 	"github.com/switchboardhq/switchboard/agui"
 	"github.com/switchboardhq/switchboard/internal/broker"
 	"github.com/switchboardhq/switchboard/internal/model"
+	"github.com/switchboardhq/switchboard/internal/quota"
 	"github.com/switchboardhq/switchboard/internal/registry"
 )
 
@@ -111,8 +112,12 @@ type Options struct {
 	// MaxRunTokens and MaxRunCost (US dollars, for models with prices)
 	// are each run's ceilings, checked before every model call: a run
 	// that reached one ends failed with BUDGET_EXCEEDED. Zero means none.
-	MaxRunTokens       int64
-	MaxRunCost         float64
+	MaxRunTokens int64
+	MaxRunCost   float64
+	// Quotas are the daily quotas of agents and their users (tokens and
+	// cost are checked before each model call and counted after it); nil
+	// is none.
+	Quotas             *quota.Book
 	DeferThreshold     int
 	MaxRunEvents       int
 	RetainRuns         int

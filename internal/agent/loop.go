@@ -116,6 +116,10 @@ func (rt *Runtime) loop(ctx context.Context, run *Run, req StartRequest, plan *r
 			rt.end(ctx, st, switchboard.RunFailed, err, nil, nil)
 			return
 		}
+		if err := rt.opts.Quotas.CheckSpend(ctx, run.principal); err != nil {
+			rt.end(ctx, st, switchboard.RunFailed, err, nil, nil)
+			return
+		}
 		st.em.startStep(fmt.Sprintf("step-%d", step))
 		calls, err := rt.modelTurn(ctx, st)
 		if err != nil {
@@ -208,7 +212,7 @@ func (rt *Runtime) modelTurn(ctx context.Context, st *runState) ([]call, error) 
 	if err != nil {
 		return nil, err
 	}
-	rt.account(st, resp.Usage)
+	rt.account(ctx, st, resp.Usage)
 	// The response's calls are authoritative (the events carried the same
 	// calls; a provider that sent none as events still gets them run).
 	for i, tc := range resp.Message.ToolCalls {
@@ -268,7 +272,7 @@ func (rt *Runtime) overBudget(r *Run) error {
 
 // account adds a turn's usage (and cost, when the model has prices) to
 // the run and reports the totals.
-func (rt *Runtime) account(st *runState, u model.Usage) {
+func (rt *Runtime) account(ctx context.Context, st *runState, u model.Usage) {
 	r := st.run
 	r.mu.Lock()
 	r.usage = r.usage.Add(u)
@@ -287,6 +291,9 @@ func (rt *Runtime) account(st *runState, u model.Usage) {
 	r.mu.Unlock()
 	if rt.opts.OnUsage != nil {
 		rt.opts.OnUsage(st.b.Model, u, turnCost)
+	}
+	if err := rt.opts.Quotas.Spend(context.WithoutCancel(ctx), st.run.principal, u.Total(), max(turnCost, 0)); err != nil {
+		rt.log.Warn("counting a model call against the daily quota", "err", err)
 	}
 	st.em.emit(&agui.Custom{Name: "switchboard.usage", Value: v})
 }

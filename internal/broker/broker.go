@@ -32,6 +32,7 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/bus"
 	"github.com/switchboardhq/switchboard/internal/httpbind"
+	"github.com/switchboardhq/switchboard/internal/quota"
 	"github.com/switchboardhq/switchboard/internal/registry"
 	"github.com/switchboardhq/switchboard/internal/schema"
 )
@@ -92,6 +93,8 @@ type Options struct {
 	JobTimeout time.Duration
 	// RateLimit bounds calls per principal and per tool; nil means none.
 	RateLimit *RateLimit
+	// Quotas are the daily quotas of agents and their users; nil is none.
+	Quotas *quota.Book
 	// IdempotencyTTL is how long an idempotency key is remembered.
 	IdempotencyTTL time.Duration
 	// OnActivity hears every ledger entry the broker appended (with its ID
@@ -406,6 +409,12 @@ func (b *Broker) prepare(ctx context.Context, req CallRequest) (*call, error) {
 	c.reversal = req.Reversal
 	if err := b.rates.admit(c); err != nil {
 		return nil, err
+	}
+	if c.hasCaller {
+		// Last of the checks: a call refused for any other reason uses no quota.
+		if err := b.opts.Quotas.AdmitCall(ctx, c.caller); err != nil {
+			return nil, err
+		}
 	}
 	return c, nil
 }

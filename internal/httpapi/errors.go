@@ -34,7 +34,7 @@ func statusOf(code switchboard.Code) int {
 		return http.StatusGatewayTimeout
 	case switchboard.CodePayloadTooLarge:
 		return http.StatusRequestEntityTooLarge
-	case switchboard.CodeRateLimited, switchboard.CodeBudgetExceeded:
+	case switchboard.CodeRateLimited, switchboard.CodeBudgetExceeded, switchboard.CodeQuotaExceeded:
 		return http.StatusTooManyRequests
 	case switchboard.CodeUpstreamError, switchboard.CodeModelError, switchboard.CodeOutcomeUnknown:
 		return http.StatusBadGateway
@@ -61,7 +61,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 // setRetryAfter adds Retry-After (whole seconds, rounded up) to an answer
 // whose error says how long to wait (details.retryAfterMs).
 func setRetryAfter(w http.ResponseWriter, e *switchboard.Error) {
-	if e == nil || e.Code != switchboard.CodeRateLimited {
+	if e == nil || (e.Code != switchboard.CodeRateLimited && e.Code != switchboard.CodeQuotaExceeded) {
 		return
 	}
 	d, _ := e.Details.(map[string]any)

@@ -359,10 +359,16 @@ func testClosed(t *testing.T, s switchboard.Store) {
 			return err
 		},
 		"SearchExampleExpire": func() error { _, err := s.SearchExampleExpire(ctx, base, 1); return err },
-		"ActivityAppend":      func() error { return s.ActivityAppend(ctx, entry(0)) },
-		"ActivityList":        func() error { _, err := s.ActivityList(ctx, switchboard.ActivityFilter{}); return err },
-		"ActivityHead":        func() error { _, err := s.ActivityHead(ctx); return err },
-		"ChatGet":             func() error { _, err := s.ChatGet(ctx, "c"); return err },
+		"QuotaAdd": func() error {
+			_, _, err := s.QuotaAdd(ctx, "agent:a", "2026-01-01", switchboard.QuotaUsage{Calls: 1}, switchboard.QuotaUsage{})
+			return err
+		},
+		"QuotaGet":       func() error { _, err := s.QuotaGet(ctx, "agent:a", "2026-01-01"); return err },
+		"QuotaExpire":    func() error { _, err := s.QuotaExpire(ctx, "2026-01-01", 1); return err },
+		"ActivityAppend": func() error { return s.ActivityAppend(ctx, entry(0)) },
+		"ActivityList":   func() error { _, err := s.ActivityList(ctx, switchboard.ActivityFilter{}); return err },
+		"ActivityHead":   func() error { _, err := s.ActivityHead(ctx); return err },
+		"ChatGet":        func() error { _, err := s.ChatGet(ctx, "c"); return err },
 		"ChatPut": func() error {
 			_, err := s.ChatPut(ctx, switchboard.ChatHistory{SessionID: "c", Messages: json.RawMessage(`[]`)})
 			return err

@@ -580,6 +580,27 @@ func (f *Faulty) SearchExampleExpire(ctx context.Context, before time.Time, limi
 	return f.Store.SearchExampleExpire(ctx, before, limit)
 }
 
+func (f *Faulty) QuotaAdd(ctx context.Context, subject, day string, add, limit switchboard.QuotaUsage) (switchboard.QuotaUsage, bool, error) {
+	if err := f.fail("QuotaAdd"); err != nil {
+		return switchboard.QuotaUsage{}, false, err
+	}
+	return f.Store.QuotaAdd(ctx, subject, day, add, limit)
+}
+
+func (f *Faulty) QuotaGet(ctx context.Context, subject, day string) (switchboard.QuotaUsage, error) {
+	if err := f.fail("QuotaGet"); err != nil {
+		return switchboard.QuotaUsage{}, err
+	}
+	return f.Store.QuotaGet(ctx, subject, day)
+}
+
+func (f *Faulty) QuotaExpire(ctx context.Context, before string, limit int) (int, error) {
+	if err := f.fail("QuotaExpire"); err != nil {
+		return 0, err
+	}
+	return f.Store.QuotaExpire(ctx, before, limit)
+}
+
 func (f *Faulty) SigningKeyCreate(ctx context.Context, k switchboard.SigningKey) error {
 	if err := f.fail("SigningKeyCreate"); err != nil {
 		return err

@@ -59,6 +59,8 @@ var cases = []struct {
 	{"Setting", testSetting},
 	{"SearchExample", testSearchExample},
 	{"SearchExampleBounds", testSearchExampleBounds},
+	{"Quota", testQuota},
+	{"QuotaRace", testQuotaRace},
 	{"SessionTab", testSessionTab},
 	{"SessionList", testSessionList},
 	{"ActivityChain", testActivityChain},

@@ -1,0 +1,118 @@
+package daemon_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/client"
+	"github.com/switchboardhq/switchboard/daemon"
+	"github.com/switchboardhq/switchboard/internal/bus"
+)
+
+// TestDailyQuotaSharedByReplicas: two daemons on one store (SQLite, and
+// Postgres with SWITCHBOARD_TEST_POSTGRES) share each agent's and each
+// user's daily call count. Past a quota a call is refused before it runs,
+// with QUOTA_EXCEEDED, 429 and Retry-After, on either replica; another
+// agent of the same user meets the user's quota; another user's agent is
+// not affected.
+func TestDailyQuotaSharedByReplicas(t *testing.T) {
+	for _, d := range durables(t) {
+		t.Run(d.name, func(t *testing.T) {
+			ctx := context.Background()
+			var hits atomic.Int32
+			backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				hits.Add(1)
+				w.Header().Set("Content-Type", "application/json")
+				w.Write([]byte(`{"ok":true}`))
+			}))
+			defer backend.Close()
+			quota := switchboard.DailyQuota{Agent: switchboard.QuotaUsage{Calls: 3}, User: switchboard.QuotaUsage{Calls: 4}}
+			var shared bus.Bus = bus.NewLocal()
+			var urls [2]string
+			for i := range urls {
+				st := d.open(t)
+				b := shared
+				if d.bus != nil {
+					b = d.bus(t)
+				}
+				dm, err := daemon.New(ctx, daemon.Options{Store: st, AdminToken: "quota-token", Bus: b,
+					Replicas:   daemon.ReplicaOptions{Name: fmt.Sprintf("replica-%d", i)},
+					Governance: daemon.GovernanceOptions{DailyQuota: quota}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				srv := httptest.NewServer(dm.Handler())
+				t.Cleanup(func() {
+					srv.Close()
+					dm.Close()
+					if c, ok := b.(interface{ Close() error }); ok && d.bus != nil {
+						c.Close()
+					}
+					st.Close()
+				})
+				urls[i] = srv.URL
+			}
+			admin := client.New(urls[0], "quota-token", nil)
+			tool := switchboard.Tool{Name: "test.ping", Description: "Ping the backend.", Class: switchboard.ClassRead,
+				Binding: &switchboard.Binding{HTTP: &switchboard.HTTPBinding{Method: "POST", URL: backend.URL + "/ping"}}}
+			if _, err := admin.RegisterTools(ctx, switchboard.SourceHost, []switchboard.Tool{tool}); err != nil {
+				t.Fatal(err)
+			}
+			token := func(agent, user string) string {
+				tok, err := admin.CreateToken(ctx, client.TokenRequest{Agent: agent, User: user, Allow: []string{"test.*"}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return tok.Token
+			}
+			call := func(replica int, tok string) (int, http.Header, switchboard.ErrorEnvelope) {
+				req, _ := http.NewRequest("POST", urls[replica]+"/api/v1/tools/test.ping/call", strings.NewReader(`{"input":{}}`))
+				req.Header.Set("Authorization", "Bearer "+tok)
+				req.Header.Set("Content-Type", "application/json")
+				res, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer res.Body.Close()
+				var env switchboard.ErrorEnvelope
+				if res.StatusCode >= 400 {
+					_ = json.NewDecoder(res.Body).Decode(&env)
+				}
+				return res.StatusCode, res.Header, env
+			}
+			planner, helper, bobs := token("planner", "user:alice"), token("helper", "user:alice"), token("planner", "user:bob")
+			for i, replica := range []int{0, 1, 0} {
+				if code, _, env := call(replica, planner); code != http.StatusOK {
+					t.Fatalf("planner's call %d on replica %d: %d %+v", i+1, replica, code, env.Error)
+				}
+			}
+			code, h, env := call(1, planner)
+			if code != http.StatusTooManyRequests || env.Error == nil || env.Error.Code != switchboard.CodeQuotaExceeded ||
+				!strings.Contains(env.Error.Message, "agent:planner used its daily quota of 3 tool calls") || h.Get("Retry-After") == "" {
+				t.Fatalf("planner's 4th call: %d %+v Retry-After %q; want 429 QUOTA_EXCEEDED (agent.calls)", code, env.Error, h.Get("Retry-After"))
+			}
+			if code, _, env := call(1, helper); code != http.StatusOK {
+				t.Fatalf("helper's first call (alice's 4th): %d %+v", code, env.Error)
+			}
+			if code, _, env := call(0, helper); code != http.StatusTooManyRequests || env.Error.Code != switchboard.CodeQuotaExceeded ||
+				!strings.Contains(env.Error.Message, "user:alice used its daily quota of 4 tool calls") {
+				t.Fatalf("helper's second call (alice's 5th): %d %+v; want QUOTA_EXCEEDED (user.calls)", code, env.Error)
+			}
+			// One agent name acting for bob: bob's count is his own, but
+			// the agent's quota counts the name, whoever it acts for.
+			if code, _, env := call(0, bobs); code != http.StatusTooManyRequests || !strings.Contains(env.Error.Message, "agent:planner") {
+				t.Fatalf("planner for bob: %d %+v; want the agent's quota", code, env.Error)
+			}
+			if got := hits.Load(); got != 4 {
+				t.Fatalf("the backend ran %d times; want 4 (refused calls never run)", got)
+			}
+		})
+	}
+}

@@ -20,9 +20,10 @@ import (
 	"github.com/switchboardhq/switchboard/internal/model/modeltest"
 )
 
-// aisdkDist is where e2e/frontends/aisdk/build.sh puts the stock AI SDK
-// page (useChat from @ai-sdk/react, bundled with esbuild).
-var aisdkDist = filepath.Join("frontends", "aisdk", "dist")
+// aisdkDist is where examples/aisdk-usechat/build.sh puts the stock AI SDK
+// page (useChat from @ai-sdk/react, bundled with esbuild): the example a
+// newcomer runs is the page this test drives.
+var aisdkDist = filepath.Join("..", "examples", "aisdk-usechat", "dist")
 
 // aisdkApp is a stock AI SDK page served the way a team serves its own
 // app: from its own origin, by a backend that opens the tab's switchboard
@@ -42,7 +43,7 @@ func newAISDKApp(t *testing.T) *aisdkApp {
 		t.Skipf("skipping browser end-to-end tests: %s not found", chromium)
 	}
 	if _, err := os.Stat(filepath.Join(aisdkDist, "app.js")); err != nil {
-		t.Skipf("skipping the stock AI SDK page test: the page is not built (%v); build it with e2e/frontends/aisdk/build.sh (needs node and npm)", err)
+		t.Skipf("skipping the stock AI SDK page test: the page is not built (%v); build it with examples/aisdk-usechat/build.sh (needs node and npm)", err)
 	}
 	a := &aisdkApp{}
 	// The app's origin exists before the daemon so the daemon can allow it.

@@ -27,8 +27,9 @@ import (
 
 // copilotKitDir holds the stock CopilotKit front end: the page (src/, built
 // into dist/) and the CopilotKit runtime (runtime.mjs). Built by
-// e2e/frontends/copilotkit/build.sh.
-var copilotKitDir = filepath.Join("frontends", "copilotkit")
+// examples/copilotkit/build.sh: the example a newcomer runs is the app this
+// test drives.
+var copilotKitDir = filepath.Join("..", "examples", "copilotkit")
 
 // copilotKitApp is a stock CopilotKit app in front of switchboard: the page
 // (<CopilotKit> + <CopilotChat> + useInterrupt) served from its own origin,
@@ -52,7 +53,7 @@ func newCopilotKitApp(t *testing.T) *copilotKitApp {
 	}
 	for _, f := range []string{filepath.Join("dist", "main.js"), filepath.Join("node_modules", "@copilotkit", "runtime", "package.json")} {
 		if _, err := os.Stat(filepath.Join(copilotKitDir, f)); err != nil {
-			t.Skipf("skipping the stock CopilotKit test: it is not built (%v); build it with e2e/frontends/copilotkit/build.sh (needs node and npm)", err)
+			t.Skipf("skipping the stock CopilotKit test: it is not built (%v); build it with examples/copilotkit/build.sh (needs node and npm)", err)
 		}
 	}
 	a := &copilotKitApp{}

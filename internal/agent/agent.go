@@ -542,3 +542,11 @@ func newID() string {
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
+
+// Models reports the models runs can use, for the operator (GET
+// /api/v1/agent/models, the console's Assistant view): which are
+// configured, or why none is and how to configure one. Keys never leave
+// the daemon; only the variables they are read from are named.
+func (rt *Runtime) Models(ctx context.Context) model.Report {
+	return model.Describe(ctx, rt.models)
+}

@@ -49,6 +49,10 @@ func (s *Server) agentRoutes() {
 	s.mux.HandleFunc("POST /api/v1/agent/chat", s.agentAuth(s.aiSDKChat))
 	s.mux.HandleFunc("GET /api/v1/agent/capabilities", s.agentAuth(s.capabilities))
 	s.mux.HandleFunc("GET /api/v1/agent/tools", s.agentAuth(s.assistantTools))
+	// The operator's: which model runs use, or how to configure one.
+	s.mux.HandleFunc("GET /api/v1/agent/models", s.admin(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, s.opts.Agent.Models(r.Context()))
+	}))
 	s.mux.HandleFunc("POST /api/v1/agent/chat/{sessionId}/followup", s.agentAuth(s.followUp))
 	s.mux.HandleFunc("GET /api/v1/agent/chat/{sessionId}/messages", s.agentAuth(s.getMessages))
 	s.mux.HandleFunc("GET /api/v1/agent/chat/{sessionId}/stream", s.agentAuth(s.chatStream))

@@ -644,3 +644,37 @@ func TestProtocolBodiesAreCaseExact(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentModels: GET /agent/models tells the operator which model runs
+// use, or that none is configured and how to configure one; it is the
+// admin's alone (a tab's session token is refused).
+func TestAgentModels(t *testing.T) {
+	e := newAssistant(t, false)
+	resp := e.post(t, "GET", "/api/v1/agent/models", token, "")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	var rep model.Report
+	if err := json.NewDecoder(resp.Body).Decode(&rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Configured || rep.Setup == nil || !strings.Contains(rep.Setup.Config, "models:") || rep.Error == nil || rep.Error.Code != switchboard.CodeModelError {
+		t.Fatalf("no model: %+v", rep)
+	}
+	cred, err := e.admin.CreateSession(context.Background(), "user:alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := e.post(t, "GET", "/api/v1/agent/models", cred.SessionToken, ""); r.StatusCode != http.StatusUnauthorized && r.StatusCode != http.StatusForbidden {
+		t.Errorf("a session token reads the models: %d", r.StatusCode)
+	}
+
+	e = newAssistant(t, true)
+	rep = model.Report{}
+	if err := json.NewDecoder(e.post(t, "GET", "/api/v1/agent/models", token, "").Body).Decode(&rep); err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Configured || len(rep.Models) != 1 || rep.Models[0].Model != "scripted" || rep.Models[0].BaseURL != e.model.BaseURL() || rep.Setup != nil {
+		t.Fatalf("configured: %+v", rep)
+	}
+}

@@ -2,6 +2,7 @@ package model
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"os"
 	"slices"
@@ -143,6 +144,9 @@ func (o *Options) withDefaults() Options {
 // ConfigResolver resolves aliases from the config file's models map.
 type ConfigResolver struct {
 	bindings map[string]Binding
+	// configs and lookup answer Status (endpoint, key variable, key set).
+	configs map[string]Config
+	lookup  func(string) (string, bool)
 }
 
 var _ Resolver = (*ConfigResolver)(nil)
@@ -155,7 +159,10 @@ func NewResolver(models map[string]Config, opts *Options) (*ConfigResolver, erro
 	if opts != nil {
 		o = *opts
 	}
-	r := &ConfigResolver{bindings: make(map[string]Binding, len(models))}
+	r := &ConfigResolver{bindings: make(map[string]Binding, len(models)), configs: maps.Clone(models), lookup: o.LookupEnv}
+	if r.lookup == nil {
+		r.lookup = os.LookupEnv
+	}
 	for alias, c := range models {
 		b, err := bind(alias, c, o)
 		if err != nil {
@@ -246,8 +253,5 @@ func (r *ConfigResolver) Bindings() []Binding {
 // ErrNotConfigured is the MODEL_ERROR of a daemon with no model configured.
 func ErrNotConfigured() *switchboard.Error {
 	return switchboard.Errorf(switchboard.CodeModelError,
-		"no model is configured. Add a models: section to a YAML file and start the daemon with `switchboard serve --config FILE`, e.g.\n"+
-			"models:\n  default:\n    provider: openai            # or anthropic\n    model: gpt-4.1-mini\n"+
-			"    baseURL: http://127.0.0.1:11434/v1   # optional: Ollama, vLLM, llama.cpp, a gateway\n"+
-			"    apiKeyEnv: OPENAI_API_KEY              # the key is read from this variable")
+		"no model is configured. Add a models: section to a YAML file and start the daemon with `switchboard serve --config FILE`, e.g.\n"+SetupConfig)
 }

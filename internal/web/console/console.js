@@ -9,10 +9,11 @@ import { loadApprovals, followApprovals, stopApprovals } from './approvals.js';
 import { loadActivity, initActivity } from './activity.js';
 import { loadCalls, initCalls } from './calls.js';
 import { loadAgents, loadTabs, initTabs, loadTokens, initTokens } from './agents.js';
+import { loadAssistant, refreshModelStatus, hideModelStatus } from './assistant.js';
 
 const views = {
   catalog: loadCatalog, approvals: loadApprovals, activity: loadActivity, calls: loadCalls,
-  tokens: loadTokens, agents: loadAgents, tabs: loadTabs,
+  tokens: loadTokens, agents: loadAgents, tabs: loadTabs, assistant: loadAssistant,
 };
 
 function signedOut(message) {
@@ -21,6 +22,7 @@ function signedOut(message) {
   // sign-in must start the approvals stream again.
   following = false;
   stopApprovals();
+  hideModelStatus();
   document.querySelectorAll('.view').forEach((v) => (v.hidden = true));
   $('login').hidden = false;
   $('login-error').textContent = message || '';
@@ -64,7 +66,11 @@ async function show() {
   window.scrollTo(0, 0);
   $('status').textContent = 'signed in';
   $('status').className = 'pill ok';
-  if (!following) { following = true; followApprovals(); }
+  if (!following) {
+    following = true;
+    followApprovals();
+    if (name !== 'assistant') refreshModelStatus(); // the view reads it itself
+  }
   await guard(views[name]);
 }
 

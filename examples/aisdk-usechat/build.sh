@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Builds the stock AI SDK page that e2e/aisdk_test.go drives in Chromium:
+# Builds the stock AI SDK page (examples/aisdk-usechat; e2e/aisdk_test.go
+# drives the same build in Chromium):
 # installs the pinned packages (npm ci from package-lock.json; the npm cache
 # makes repeat runs offline) and bundles src/ into dist/ with esbuild.
 # Needs node and npm (the `ai` 7 packages declare node >= 22 but run on 20;
-# npm only warns). Usage: e2e/frontends/aisdk/build.sh
+# npm only warns). Usage: examples/aisdk-usechat/build.sh
 set -euo pipefail
 cd "$(dirname "$0")"
 npm ci --prefer-offline --no-audit --no-fund --loglevel=error

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Builds the stock CopilotKit front end that e2e/copilotkit_test.go drives:
+# Builds the stock CopilotKit front end (examples/copilotkit; e2e/copilotkit_test.go
+# drives the same build):
 # installs the pinned packages (package-lock.json) and bundles src/ with
 # esbuild into dist/. The install (~850 MB, a minute or more) is kept in a
 # cache outside the clone, keyed by the lockfile's hash, and node_modules
 # here is a link to it: a clone whose lockfile has not changed reuses it.
 #
-#   e2e/frontends/copilotkit/build.sh
-#   SWITCHBOARD_CACHE=/some/dir e2e/frontends/copilotkit/build.sh
+#   examples/copilotkit/build.sh
+#   SWITCHBOARD_CACHE=/some/dir examples/copilotkit/build.sh
 set -euo pipefail
 cd "$(dirname "$0")"
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/daemon"
+	"github.com/switchboardhq/switchboard/internal/daemon"
 	"github.com/switchboardhq/switchboard/internal/model"
 	"github.com/switchboardhq/switchboard/internal/model/modeltest"
 	"github.com/switchboardhq/switchboard/internal/panel"

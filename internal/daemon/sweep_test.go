@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/daemon"
 	"github.com/switchboardhq/switchboard/internal/broker"
+	"github.com/switchboardhq/switchboard/internal/daemon"
 )
 
 // openDaemon starts a daemon over st with a counting Go tool, test.echo.

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/daemon"
+	"github.com/switchboardhq/switchboard/internal/daemon"
 )
 
 // The start-up sweep is per replica (issue 16 item 3), on SQLite and on

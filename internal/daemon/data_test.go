@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/daemon"
+	"github.com/switchboardhq/switchboard/internal/daemon"
 )
 
 // The SQLite store is created private: the data root 0700, the database

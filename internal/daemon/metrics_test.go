@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/daemon"
+	"github.com/switchboardhq/switchboard/internal/daemon"
 )
 
 // TestMetricsRouteNeedsAdmin: GET /metrics is the admin's, in the

@@ -13,7 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/daemon"
+	"github.com/switchboardhq/switchboard/internal/daemon"
 	"github.com/switchboardhq/switchboard/internal/oidctest"
 	"github.com/switchboardhq/switchboard/internal/scope"
 	"github.com/switchboardhq/switchboard/sqlite"

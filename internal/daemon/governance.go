@@ -66,7 +66,7 @@ const topicConsole = "approval.console"
 
 // startGovernance builds the ledger, approvals, jobs and agent tokens over
 // the store (what a previous run left running is the start-up sweep's,
-// daemon/sweep.go), and returns the broker options that put them on the call path. Governance is
+// internal/daemon/sweep.go), and returns the broker options that put them on the call path. Governance is
 // always on: every switchboard.Store keeps what it needs.
 func (d *Daemon) startGovernance(ctx context.Context, opts Options) (broker.Options, error) {
 	var bo broker.Options
@@ -109,7 +109,7 @@ func (d *Daemon) startGovernance(ctx context.Context, opts Options) (broker.Opti
 
 // notifyTabs sends an approval event to every replica through the bus,
 // whose subscriber on each replica updates its agent sessions and tells
-// the tabs it holds that may decide it (daemon/agents.go approvalEvent).
+// the tabs it holds that may decide it (internal/daemon/agents.go approvalEvent).
 func (d *Daemon) notifyTabs(opts Options) approval.Notifier {
 	d.gov.console = bus.NewLocal()
 	broadcast := func(ctx context.Context, kind string, data []byte) {

@@ -87,11 +87,11 @@ type Options struct {
 	Previews      panel.Previews
 	PreviewOrigin string
 	// Replicas names this daemon among the replicas sharing its store and
-	// tunes their heartbeat (daemon/replica.go); the zero value suits one
+	// tunes their heartbeat (internal/daemon/replica.go); the zero value suits one
 	// daemon.
 	Replicas ReplicaOptions
 	// Retention says how long invocation records, idempotency keys and
-	// finished runs' event logs are kept (daemon/retention.go); the ledger
+	// finished runs' event logs are kept (internal/daemon/retention.go); the ledger
 	// is kept forever.
 	Retention RetentionOptions
 	// MetricsElsewhere leaves GET /metrics off the API: serve
@@ -101,9 +101,9 @@ type Options struct {
 	// file's search.learn: false; internal/registry/learn.go): on by default.
 	NoSearchLearning bool
 	// Assertion tunes the signed "who acts for whom" every HTTP-binding
-	// request carries (daemon/assertion.go).
+	// request carries (internal/daemon/assertion.go).
 	Assertion AssertionOptions
-	// OAuth makes /mcp an OAuth protected resource (daemon/oauth.go).
+	// OAuth makes /mcp an OAuth protected resource (internal/daemon/oauth.go).
 	OAuth OAuthOptions
 }
 
@@ -119,24 +119,24 @@ type Daemon struct {
 	Sessions *session.Manager
 	// Agent is the built-in assistant (runs, AG-UI, AI SDK chat).
 	Agent *agent.Runtime
-	// Panels runs host and agent panels and their tools (daemon/panels.go).
+	// Panels runs host and agent panels and their tools (internal/daemon/panels.go).
 	Panels      *panel.Service
 	panelWiring panelWiring
-	// Ledger, Approvals, Jobs and Tokens govern calls (daemon/governance.go);
+	// Ledger, Approvals, Jobs and Tokens govern calls (internal/daemon/governance.go);
 	// the last three are nil when the store keeps no governance.
 	Ledger    *activity.Ledger
 	Approvals *approval.Service
 	Jobs      *job.Service
 	Tokens    *scope.Tokens
 	gov       governance
-	// Agents is the registry of agent sessions at work (daemon/agents.go).
+	// Agents is the registry of agent sessions at work (internal/daemon/agents.go).
 	Agents *workspace.Agents
 	agents agentWiring
-	// Metrics are the Prometheus metrics (daemon/metrics.go), served at
+	// Metrics are the Prometheus metrics (internal/daemon/metrics.go), served at
 	// GET /metrics for the admin token unless Options.MetricsElsewhere.
 	Metrics *metrics.Metrics
 	// Workspace keeps the tabs' contexts and compiles the digest
-	// (daemon/workspace.go).
+	// (internal/daemon/workspace.go).
 	Workspace *workspace.Workspace
 	ws        atomic.Pointer[workspace.Workspace]
 
@@ -145,8 +145,8 @@ type Daemon struct {
 	retention retention    // the background sweeper of expired records (retention.go)
 	demoKey   string       // the demo page's key; "" without --demo
 
-	stopCatalog func() // daemon/catalogbus.go
-	stopRuns    func() // daemon/runs.go
+	stopCatalog func() // internal/daemon/catalogbus.go
+	stopRuns    func() // internal/daemon/runs.go
 	bus         bus.Bus
 
 	log      *slog.Logger

@@ -16,9 +16,9 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/client"
-	"github.com/switchboardhq/switchboard/daemon"
 	"github.com/switchboardhq/switchboard/internal/activity"
 	"github.com/switchboardhq/switchboard/internal/approval"
+	"github.com/switchboardhq/switchboard/internal/daemon"
 	"github.com/switchboardhq/switchboard/internal/mcpserver"
 	"github.com/switchboardhq/switchboard/internal/scope"
 	"github.com/switchboardhq/switchboard/sqlite"

@@ -12,8 +12,8 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/client"
-	"github.com/switchboardhq/switchboard/daemon"
 	"github.com/switchboardhq/switchboard/internal/bus"
+	"github.com/switchboardhq/switchboard/internal/daemon"
 )
 
 // replicas starts two daemons over one database (two stores on one SQLite

@@ -21,7 +21,7 @@ import (
 // reportDef is docexport's golden report as a host panel.
 func reportDef(t *testing.T) panel.Def {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "internal", "docexport", "testdata", "report.json"))
+	raw, err := os.ReadFile(filepath.Join("..", "docexport", "testdata", "report.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestHTTPDocumentExport(t *testing.T) {
 		{"pdf", "application/pdf", "q3-studio-report.pdf"},
 		{"docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document", "q3-studio-report.docx"},
 	} {
-		golden, err := os.ReadFile(filepath.Join("..", "internal", "docexport", "testdata", "report."+c.format+".golden"))
+		golden, err := os.ReadFile(filepath.Join("..", "docexport", "testdata", "report."+c.format+".golden"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchboardhq/switchboard/internal/daemon"
+	"github.com/switchboardhq/switchboard/daemon"
 	"github.com/switchboardhq/switchboard/sqlite"
 )
 

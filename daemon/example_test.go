@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/internal/daemon"
+	"github.com/switchboardhq/switchboard/daemon"
 	"github.com/switchboardhq/switchboard/sqlite"
 )
 

@@ -19,7 +19,7 @@ import (
 // and client authors (docs/architecture.md, "Public and internal"). The
 // engine lives under internal/. A new package outside internal/ fails
 // TestPublicPackages until it is placed here on purpose.
-var apiPackages = []string{".", "agui", "assertion", "client", "daemon", "panelspec", "postgres", "sqlite"}
+var apiPackages = []string{".", "agui", "assertion", "client", "daemon", "panelspec", "panelspec/sqladapter", "postgres", "sqlite"}
 
 // notLibrary are trees of programs, tests and examples, not importable API.
 var notLibrary = []string{"internal", "cmd", "e2e", "bench", "deploy", "examples", "scripts", "docs", "testdata"}

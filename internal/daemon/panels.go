@@ -10,8 +10,8 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/docexport"
 	"github.com/switchboardhq/switchboard/internal/panel"
-	"github.com/switchboardhq/switchboard/internal/panel/sqladapter"
 	"github.com/switchboardhq/switchboard/panelspec"
+	"github.com/switchboardhq/switchboard/panelspec/sqladapter"
 )
 
 // panelWiring remembers whether the panel tools are in the catalog.

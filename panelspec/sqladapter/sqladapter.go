@@ -1,8 +1,9 @@
-// Package sqladapter is a panel.DataAdapter over one table of the app's
+// Package sqladapter is a panelspec.DataAdapter over one table of the app's
 // own database, through database/sql: SQLite (modernc.org/sqlite) and
-// Postgres (pgx's stdlib driver) alike. Panels read the table through
-// sources of kind adapter and change it only through the adapter's data
-// tools (data.<name>.create|update|delete), which run through the broker.
+// Postgres (pgx's stdlib driver) alike. A host registers it with
+// daemon.RegisterAdapter. Panels read the table through sources of kind
+// adapter and change it only through the adapter's data tools
+// (data.<name>.create|update|delete), which every call path governs.
 //
 // Queries are JSON, never SQL: {"where": {"status": "active", "id": ["a",
 // "b"]}, "orderBy": "name", "desc": false, "limit": 50}. Column names are
@@ -30,7 +31,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/internal/panel"
+	"github.com/switchboardhq/switchboard/panelspec"
 )
 
 // Dialect is the SQL flavour of the database.
@@ -60,7 +61,7 @@ type Table struct {
 	// whose column equals ScopeValue(scope) (a tenant or owner column);
 	// create sets it.
 	ScopeColumn string
-	ScopeValue  func(panel.Scope) (any, error)
+	ScopeValue  func(panelspec.AdapterScope) (any, error)
 	// MaxRows bounds a query (default 500).
 	MaxRows int
 }
@@ -78,7 +79,7 @@ type Adapter struct {
 	next int
 }
 
-var _ panel.DataAdapter = (*Adapter)(nil)
+var _ panelspec.DataAdapter = (*Adapter)(nil)
 
 var ident = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
 
@@ -181,7 +182,7 @@ func (a *Adapter) columnList() string {
 }
 
 // scopeCond adds the scope restriction, if any.
-func (a *Adapter) scopeCond(sb *sqlBuilder, scope panel.Scope, first bool) error {
+func (a *Adapter) scopeCond(sb *sqlBuilder, scope panelspec.AdapterScope, first bool) error {
 	if a.t.ScopeColumn == "" {
 		return nil
 	}
@@ -200,7 +201,7 @@ func (a *Adapter) scopeCond(sb *sqlBuilder, scope panel.Scope, first bool) error
 }
 
 // Query returns the records query selects.
-func (a *Adapter) Query(ctx context.Context, scope panel.Scope, raw json.RawMessage) ([]panel.Record, error) {
+func (a *Adapter) Query(ctx context.Context, scope panelspec.AdapterScope, raw json.RawMessage) ([]panelspec.Record, error) {
 	qd, err := a.parseQuery(raw)
 	if err != nil {
 		return nil, err
@@ -327,7 +328,7 @@ func toSQL(v any) any {
 // scanRows reads rows into records: text as strings, booleans as booleans
 // (SQLite keeps them as 0/1 in columns declared BOOLEAN), dates as
 // YYYY-MM-DD and timestamps as RFC 3339.
-func scanRows(ctx context.Context, rows *sql.Rows) ([]panel.Record, error) {
+func scanRows(ctx context.Context, rows *sql.Rows) ([]panelspec.Record, error) {
 	defer rows.Close()
 	cols, err := rows.Columns()
 	if err != nil {
@@ -337,7 +338,7 @@ func scanRows(ctx context.Context, rows *sql.Rows) ([]panel.Record, error) {
 	if err != nil {
 		return nil, dbError(ctx, "query", err)
 	}
-	out := []panel.Record{}
+	out := []panelspec.Record{}
 	vals := make([]any, len(cols))
 	ptrs := make([]any, len(cols))
 	for i := range vals {
@@ -347,7 +348,7 @@ func scanRows(ctx context.Context, rows *sql.Rows) ([]panel.Record, error) {
 		if err := rows.Scan(ptrs...); err != nil {
 			return nil, dbError(ctx, "query", err)
 		}
-		rec := make(panel.Record, len(cols))
+		rec := make(panelspec.Record, len(cols))
 		for i, c := range cols {
 			rec[c] = fromSQL(vals[i], strings.ToUpper(types[i].DatabaseTypeName()))
 		}

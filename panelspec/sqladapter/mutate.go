@@ -7,23 +7,23 @@ import (
 	"strings"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/internal/panel"
+	"github.com/switchboardhq/switchboard/panelspec"
 )
 
 // Mutate applies one change and returns the record as stored (nil for a
 // delete). An update or delete that finds no record (in scope) is
 // NOT_FOUND. Subscribers are notified after every success.
-func (a *Adapter) Mutate(ctx context.Context, scope panel.Scope, m panel.Mutation) (panel.Record, error) {
+func (a *Adapter) Mutate(ctx context.Context, scope panelspec.AdapterScope, m panelspec.Mutation) (panelspec.Record, error) {
 	var (
-		rec panel.Record
+		rec panelspec.Record
 		err error
 	)
 	switch m.Op {
-	case panel.OpCreate:
+	case panelspec.OpCreate:
 		rec, err = a.create(ctx, scope, m.Values)
-	case panel.OpUpdate:
+	case panelspec.OpUpdate:
 		rec, err = a.update(ctx, scope, m.Key, m.Values)
-	case panel.OpDelete:
+	case panelspec.OpDelete:
 		err = a.delete(ctx, scope, m.Key)
 	default:
 		err = switchboard.Errorf(switchboard.CodeInvalidInput, "op %q is not create, update or delete", m.Op)
@@ -36,7 +36,7 @@ func (a *Adapter) Mutate(ctx context.Context, scope panel.Scope, m panel.Mutatio
 }
 
 // values checks and orders the columns a write sets.
-func (a *Adapter) values(vals panel.Record) ([]string, error) {
+func (a *Adapter) values(vals panelspec.Record) ([]string, error) {
 	if len(vals) == 0 {
 		return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "no values to write; columns: %s", strings.Join(a.t.Writable, ", "))
 	}
@@ -56,7 +56,7 @@ func (a *Adapter) values(vals panel.Record) ([]string, error) {
 	return cols, nil
 }
 
-func (a *Adapter) create(ctx context.Context, scope panel.Scope, vals panel.Record) (panel.Record, error) {
+func (a *Adapter) create(ctx context.Context, scope panelspec.AdapterScope, vals panelspec.Record) (panelspec.Record, error) {
 	cols, err := a.values(vals)
 	if err != nil {
 		return nil, err
@@ -88,7 +88,7 @@ func (a *Adapter) create(ctx context.Context, scope panel.Scope, vals panel.Reco
 	return a.one(ctx, "insert", sb, nil)
 }
 
-func (a *Adapter) update(ctx context.Context, scope panel.Scope, key any, vals panel.Record) (panel.Record, error) {
+func (a *Adapter) update(ctx context.Context, scope panelspec.AdapterScope, key any, vals panelspec.Record) (panelspec.Record, error) {
 	if key == nil {
 		return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "update needs the record's key (%s)", a.t.Key)
 	}
@@ -114,7 +114,7 @@ func (a *Adapter) update(ctx context.Context, scope panel.Scope, key any, vals p
 	return a.one(ctx, "update", sb, key)
 }
 
-func (a *Adapter) delete(ctx context.Context, scope panel.Scope, key any) error {
+func (a *Adapter) delete(ctx context.Context, scope panelspec.AdapterScope, key any) error {
 	if key == nil {
 		return switchboard.Errorf(switchboard.CodeInvalidInput, "delete needs the record's key (%s)", a.t.Key)
 	}
@@ -130,7 +130,7 @@ func (a *Adapter) delete(ctx context.Context, scope panel.Scope, key any) error 
 }
 
 // one runs a statement returning at most one row.
-func (a *Adapter) one(ctx context.Context, op string, sb *sqlBuilder, key any) (panel.Record, error) {
+func (a *Adapter) one(ctx context.Context, op string, sb *sqlBuilder, key any) (panelspec.Record, error) {
 	rows, err := a.db.QueryContext(ctx, sb.b.String(), sb.args...)
 	if err != nil {
 		return nil, dbError(ctx, op, err)
@@ -149,7 +149,7 @@ func (a *Adapter) one(ctx context.Context, op string, sb *sqlBuilder, key any) (
 // until ctx ends. It does not narrow by query or scope: a change anywhere
 // in the table reloads the panels showing it, which is cheap at panel
 // sizes and never misses one.
-func (a *Adapter) Subscribe(ctx context.Context, scope panel.Scope, query json.RawMessage, fn func()) error {
+func (a *Adapter) Subscribe(ctx context.Context, scope panelspec.AdapterScope, query json.RawMessage, fn func()) error {
 	if _, err := a.parseQuery(query); err != nil {
 		return err
 	}

@@ -16,8 +16,8 @@ import (
 	_ "modernc.org/sqlite"             // the "sqlite" database/sql driver
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/internal/panel"
-	"github.com/switchboardhq/switchboard/internal/panel/sqladapter"
+	"github.com/switchboardhq/switchboard/panelspec"
+	"github.com/switchboardhq/switchboard/panelspec/sqladapter"
 )
 
 // db is one real database with a fresh projects table.
@@ -94,7 +94,7 @@ func (d db) adapter(t *testing.T, scoped bool) *sqladapter.Adapter {
 	if scoped {
 		tbl.Writable = []string{"id", "name"}
 		tbl.ScopeColumn = "tenant"
-		tbl.ScopeValue = func(s panel.Scope) (any, error) {
+		tbl.ScopeValue = func(s panelspec.AdapterScope) (any, error) {
 			if s.Principal.ID == "" {
 				return nil, switchboard.Errorf(switchboard.CodeForbidden, "no tenant")
 			}
@@ -118,7 +118,7 @@ func TestPostgres(t *testing.T) {
 	exercise(t, openPostgres)
 }
 
-func ids(recs []panel.Record) []string {
+func ids(recs []panelspec.Record) []string {
 	out := []string{}
 	for _, r := range recs {
 		out = append(out, r["id"].(string))
@@ -129,7 +129,7 @@ func ids(recs []panel.Record) []string {
 // exercise is the behaviour both databases must show.
 func exercise(t *testing.T, open func(*testing.T) db) {
 	ctx := context.Background()
-	scope := panel.Scope{Principal: switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "t1"}}
+	scope := panelspec.AdapterScope{Principal: switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "t1"}}
 
 	t.Run("query", func(t *testing.T) {
 		t.Parallel()
@@ -165,7 +165,7 @@ func exercise(t *testing.T, open func(*testing.T) db) {
 		if err != nil || len(recs) != 1 {
 			t.Fatalf("%v %v", recs, err)
 		}
-		want := panel.Record{"id": "apollo", "name": "Apollo launch site", "status": "active", "budget": int64(1200), "public": true, "due": "2026-12-15"}
+		want := panelspec.Record{"id": "apollo", "name": "Apollo launch site", "status": "active", "budget": int64(1200), "public": true, "due": "2026-12-15"}
 		if diff := cmp.Diff(want, recs[0]); diff != "" {
 			t.Fatalf("(-want +got):\n%s", diff)
 		}
@@ -198,32 +198,32 @@ func exercise(t *testing.T, open func(*testing.T) db) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rec, err := a.Mutate(ctx, scope, panel.Mutation{Op: panel.OpCreate, Values: panel.Record{"id": "delta", "name": "Delta", "budget": float64(50), "public": true, "due": "2027-03-01"}})
+		rec, err := a.Mutate(ctx, scope, panelspec.Mutation{Op: panelspec.OpCreate, Values: panelspec.Record{"id": "delta", "name": "Delta", "budget": float64(50), "public": true, "due": "2027-03-01"}})
 		if err != nil || rec["id"] != "delta" || rec["budget"] != int64(50) || rec["public"] != true || rec["due"] != "2027-03-01" {
 			t.Fatalf("create: %v %v", rec, err)
 		}
-		rec, err = a.Mutate(ctx, scope, panel.Mutation{Op: panel.OpUpdate, Key: "apollo", Values: panel.Record{"name": "Apollo 2", "public": false, "budget": nil}})
+		rec, err = a.Mutate(ctx, scope, panelspec.Mutation{Op: panelspec.OpUpdate, Key: "apollo", Values: panelspec.Record{"name": "Apollo 2", "public": false, "budget": nil}})
 		if err != nil || rec["name"] != "Apollo 2" || rec["public"] != false || rec["budget"] != nil || rec["status"] != "active" {
 			t.Fatalf("update: %v %v", rec, err)
 		}
-		if _, err := a.Mutate(ctx, scope, panel.Mutation{Op: panel.OpUpdate, Key: "nope", Values: panel.Record{"name": "x"}}); switchboard.CodeOf(err) != switchboard.CodeNotFound {
+		if _, err := a.Mutate(ctx, scope, panelspec.Mutation{Op: panelspec.OpUpdate, Key: "nope", Values: panelspec.Record{"name": "x"}}); switchboard.CodeOf(err) != switchboard.CodeNotFound {
 			t.Fatalf("update of a missing record: %v", err)
 		}
-		if _, err := a.Mutate(ctx, scope, panel.Mutation{Op: panel.OpDelete, Key: "borealis"}); err != nil {
+		if _, err := a.Mutate(ctx, scope, panelspec.Mutation{Op: panelspec.OpDelete, Key: "borealis"}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := a.Mutate(ctx, scope, panel.Mutation{Op: panel.OpDelete, Key: "borealis"}); switchboard.CodeOf(err) != switchboard.CodeNotFound {
+		if _, err := a.Mutate(ctx, scope, panelspec.Mutation{Op: panelspec.OpDelete, Key: "borealis"}); switchboard.CodeOf(err) != switchboard.CodeNotFound {
 			t.Fatalf("delete twice: %v", err)
 		}
 		recs, _ := a.Query(ctx, scope, nil)
 		if diff := cmp.Diff([]string{"apollo", "cascade", "delta"}, ids(recs)); diff != "" {
 			t.Fatal(diff)
 		}
-		for _, m := range []panel.Mutation{
-			{Op: panel.OpUpdate, Key: "apollo", Values: panel.Record{"tenant": "t2"}},           // not writable
-			{Op: panel.OpUpdate, Key: "apollo", Values: panel.Record{}},                         // nothing to write
-			{Op: panel.OpUpdate, Key: "apollo", Values: panel.Record{"name": map[string]any{}}}, // not a scalar
-			{Op: panel.OpUpdate, Values: panel.Record{"name": "x"}},                             // no key
+		for _, m := range []panelspec.Mutation{
+			{Op: panelspec.OpUpdate, Key: "apollo", Values: panelspec.Record{"tenant": "t2"}},           // not writable
+			{Op: panelspec.OpUpdate, Key: "apollo", Values: panelspec.Record{}},                         // nothing to write
+			{Op: panelspec.OpUpdate, Key: "apollo", Values: panelspec.Record{"name": map[string]any{}}}, // not a scalar
+			{Op: panelspec.OpUpdate, Values: panelspec.Record{"name": "x"}},                             // no key
 			{Op: "upsert", Key: "apollo"},
 		} {
 			if _, err := a.Mutate(ctx, scope, m); switchboard.CodeOf(err) != switchboard.CodeInvalidInput {
@@ -231,7 +231,7 @@ func exercise(t *testing.T, open func(*testing.T) db) {
 			}
 		}
 		// A constraint the database enforces comes back as its refusal.
-		if _, err := a.Mutate(ctx, scope, panel.Mutation{Op: panel.OpCreate, Values: panel.Record{"id": "apollo", "name": "dup"}}); switchboard.CodeOf(err) != switchboard.CodeUpstreamError {
+		if _, err := a.Mutate(ctx, scope, panelspec.Mutation{Op: panelspec.OpCreate, Values: panelspec.Record{"id": "apollo", "name": "dup"}}); switchboard.CodeOf(err) != switchboard.CodeUpstreamError {
 			t.Fatalf("duplicate key: %v", err)
 		}
 	})
@@ -239,7 +239,7 @@ func exercise(t *testing.T, open func(*testing.T) db) {
 	t.Run("the key is not writable by default", func(t *testing.T) {
 		t.Parallel()
 		a := open(t).adapter(t, false)
-		if _, err := a.Mutate(ctx, scope, panel.Mutation{Op: panel.OpUpdate, Key: "apollo", Values: panel.Record{"id": "zeus"}}); switchboard.CodeOf(err) != switchboard.CodeInvalidInput {
+		if _, err := a.Mutate(ctx, scope, panelspec.Mutation{Op: panelspec.OpUpdate, Key: "apollo", Values: panelspec.Record{"id": "zeus"}}); switchboard.CodeOf(err) != switchboard.CodeInvalidInput {
 			t.Fatalf("got %v", err)
 		}
 	})
@@ -247,7 +247,7 @@ func exercise(t *testing.T, open func(*testing.T) db) {
 	t.Run("scope narrows reads and writes", func(t *testing.T) {
 		t.Parallel()
 		a := open(t).adapter(t, true)
-		t2 := panel.Scope{Principal: switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "t2"}}
+		t2 := panelspec.AdapterScope{Principal: switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "t2"}}
 		recs, err := a.Query(ctx, t2, nil)
 		if err != nil || cmp.Diff([]string{"cascade"}, ids(recs)) != "" {
 			t.Fatalf("t2 sees %v %v", ids(recs), err)
@@ -256,20 +256,20 @@ func exercise(t *testing.T, open func(*testing.T) db) {
 		if len(recs) != 0 {
 			t.Fatalf("t2 sees apollo: %v", recs)
 		}
-		if _, err := a.Mutate(ctx, t2, panel.Mutation{Op: panel.OpUpdate, Key: "apollo", Values: panel.Record{"name": "mine"}}); switchboard.CodeOf(err) != switchboard.CodeNotFound {
+		if _, err := a.Mutate(ctx, t2, panelspec.Mutation{Op: panelspec.OpUpdate, Key: "apollo", Values: panelspec.Record{"name": "mine"}}); switchboard.CodeOf(err) != switchboard.CodeNotFound {
 			t.Fatalf("t2 updates apollo: %v", err)
 		}
-		if _, err := a.Mutate(ctx, t2, panel.Mutation{Op: panel.OpDelete, Key: "apollo"}); switchboard.CodeOf(err) != switchboard.CodeNotFound {
+		if _, err := a.Mutate(ctx, t2, panelspec.Mutation{Op: panelspec.OpDelete, Key: "apollo"}); switchboard.CodeOf(err) != switchboard.CodeNotFound {
 			t.Fatalf("t2 deletes apollo: %v", err)
 		}
-		rec, err := a.Mutate(ctx, t2, panel.Mutation{Op: panel.OpCreate, Values: panel.Record{"id": "echo", "name": "New"}})
+		rec, err := a.Mutate(ctx, t2, panelspec.Mutation{Op: panelspec.OpCreate, Values: panelspec.Record{"id": "echo", "name": "New"}})
 		if err != nil || rec["id"] != "echo" {
 			t.Fatalf("create in scope: %v %v", rec, err)
 		}
 		if recs, _ := a.Query(ctx, t2, nil); cmp.Diff([]string{"cascade", "echo"}, ids(recs)) != "" {
 			t.Fatalf("create did not set the scope column: t2 sees %v", ids(recs))
 		}
-		if _, err := a.Query(ctx, panel.Scope{}, nil); switchboard.CodeOf(err) != switchboard.CodeForbidden {
+		if _, err := a.Query(ctx, panelspec.AdapterScope{}, nil); switchboard.CodeOf(err) != switchboard.CodeForbidden {
 			t.Fatalf("no scope: %v", err)
 		}
 	})
@@ -285,16 +285,16 @@ func exercise(t *testing.T, open func(*testing.T) db) {
 		if err := a.Subscribe(ctx, scope, json.RawMessage(`{"where": {"nope": 1}}`), func() {}); switchboard.CodeOf(err) != switchboard.CodeInvalidInput {
 			t.Fatalf("bad query: %v", err)
 		}
-		if _, err := a.Mutate(ctx, scope, panel.Mutation{Op: panel.OpUpdate, Key: "borealis", Values: panel.Record{"status": "active"}}); err != nil {
+		if _, err := a.Mutate(ctx, scope, panelspec.Mutation{Op: panelspec.OpUpdate, Key: "borealis", Values: panelspec.Record{"status": "active"}}); err != nil {
 			t.Fatal(err)
 		}
 		if len(heard) != 1 {
 			t.Fatalf("heard %d notifications, want 1", len(heard))
 		}
 		// A failed mutation changes nothing and says nothing.
-		_, _ = a.Mutate(ctx, scope, panel.Mutation{Op: panel.OpUpdate, Key: "nope", Values: panel.Record{"status": "x"}})
+		_, _ = a.Mutate(ctx, scope, panelspec.Mutation{Op: panelspec.OpUpdate, Key: "nope", Values: panelspec.Record{"status": "x"}})
 		cancel()
-		if _, err := a.Mutate(ctx, scope, panel.Mutation{Op: panel.OpDelete, Key: "apollo"}); err != nil {
+		if _, err := a.Mutate(ctx, scope, panelspec.Mutation{Op: panelspec.OpDelete, Key: "apollo"}); err != nil {
 			t.Fatal(err)
 		}
 		if len(heard) != 1 {

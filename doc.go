@@ -5,12 +5,12 @@
 // the protocol version) and the Store port that the sqlite and
 // postgres drivers implement.
 //
-// The package imports no driver and no transport. Subpackages are named for
-// what they provide: registry (catalog and search), broker (the one call
-// path), session (live browser tabs), httpapi (HTTP transport), client (typed
-// Go client of the HTTP API), sqlite and postgres (Store drivers), storetest
-// (the conformance suite both drivers pass) and daemon (the composition root
-// used by `switchboard serve` and by apps that embed switchboard).
+// The package imports no driver and no transport. The other public
+// packages are daemon (embed switchboard in a Go program), client (typed
+// Go client of the HTTP API), sqlite and postgres (Store drivers),
+// panelspec (the panel spec and the data adapter port), assertion
+// (verifying what a backend receives) and agui (AG-UI wire types); the
+// engine is internal.
 package switchboard
 
 // ProtocolVersion is the version of the wire contract carried in manifests,

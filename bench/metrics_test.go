@@ -50,7 +50,7 @@ func TestMetricsOverhead(t *testing.T) {
 }
 
 // meteredBroker is brokerEnv with the daemon's ledger observer, which
-// feeds metrics (labelled from the registry, as daemon/metrics.go does)
+// feeds metrics (labelled from the registry, as internal/daemon/metrics.go does)
 // when metered.
 func meteredBroker(tb testing.TB, metered bool) *broker.Broker {
 	tb.Helper()

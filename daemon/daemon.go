@@ -1,369 +1,157 @@
-// Package daemon is the composition root: it wires the store, registry,
-// broker, sessions and transports into one http.Handler. `switchboard serve`
-// uses it, and so can a Go app that embeds switchboard and mounts the
-// handler in its own http.Server.
+// Package daemon embeds switchboard in a Go program: New wires a daemon
+// over a Store (package sqlite or postgres), RegisterFunc adds the
+// program's own functions as tools, and Handler serves the whole HTTP API
+// (/api/v1, /mcp, the console, the browser SDK) for the program to mount
+// in its own http.Server. `switchboard serve` runs the same daemon.
+//
+//	d, err := daemon.New(ctx, daemon.Options{Store: store, AdminToken: token})
+//	d.RegisterFunc(ctx, tool, daemon.Func(func(ctx context.Context, in CreateTask) (Task, error) { ... }))
+//	mux.Handle("/switchboard/", http.StripPrefix("/switchboard", d.Handler()))
+//
+// This package is the promise to embedders: its options and signatures
+// use only the root package's types, panelspec's and its own. The engine
+// it wires is internal (docs/architecture.md, "Public and internal").
 package daemon
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
-	"fmt"
-	"log/slog"
+	"encoding/json"
 	"net/http"
-	"net/url"
-	"sync/atomic"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/assertion"
-	"github.com/switchboardhq/switchboard/internal/activity"
-	"github.com/switchboardhq/switchboard/internal/agent"
-	"github.com/switchboardhq/switchboard/internal/approval"
-	"github.com/switchboardhq/switchboard/internal/authn"
-	"github.com/switchboardhq/switchboard/internal/broker"
-	"github.com/switchboardhq/switchboard/internal/bus"
-	"github.com/switchboardhq/switchboard/internal/demobackend"
-	"github.com/switchboardhq/switchboard/internal/httpapi"
-	"github.com/switchboardhq/switchboard/internal/job"
-	"github.com/switchboardhq/switchboard/internal/mcpserver"
-	"github.com/switchboardhq/switchboard/internal/metrics"
-	"github.com/switchboardhq/switchboard/internal/model"
-	"github.com/switchboardhq/switchboard/internal/oauth"
+	engine "github.com/switchboardhq/switchboard/internal/daemon"
 	"github.com/switchboardhq/switchboard/internal/panel"
-	"github.com/switchboardhq/switchboard/internal/redact"
-	"github.com/switchboardhq/switchboard/internal/registry"
-	"github.com/switchboardhq/switchboard/internal/scope"
-	"github.com/switchboardhq/switchboard/internal/session"
-	"github.com/switchboardhq/switchboard/internal/web"
-	"github.com/switchboardhq/switchboard/internal/workspace"
+	"github.com/switchboardhq/switchboard/panelspec"
 )
 
-// Options configures a Daemon. Store and AdminToken are required; the
-// caller owns the store and closes it after Close.
-type Options struct {
-	Store        switchboard.Store
-	AdminToken   string
-	AllowOrigins []string
-	// AllowHosts restricts accepted Host headers (DNS-rebinding protection);
-	// serve sets it to the loopback names when it binds loopback.
-	AllowHosts []string
-	Logger     *slog.Logger
-	// Session tunes browser sessions (heartbeat, grace window, default
-	// timeout); the daemon fills in its Store, Bus and Logger.
-	Session session.Options
-	// Bus carries browser dispatches and results between the call path and
-	// the tabs' streams; nil means in-process (one daemon).
-	Bus bus.Bus
-	// Demo enables the demo app's token-less session bootstrap
-	// (POST /demo/session, same-origin only, with the demo key). Off
-	// unless asked for.
-	Demo bool
-	// DemoKey is the secret the demo page must send to open its session;
-	// empty means New draws a fresh one (DemoURL shows it). serve prints
-	// the URL with it, so only who can read serve's output can open the
-	// demo as its user.
-	DemoKey string
-	// MCP tunes the MCP endpoint at /mcp (listing mode, threshold); the
-	// daemon fills in its authentication, live tabs and logger.
-	MCP mcpserver.Options
-	// Models are the config file's model aliases (`models:`); Resolver, if
-	// set, replaces them (a host's own model binding). See agent.go.
-	Models   map[string]model.Config
-	Resolver model.Resolver
-	// Agent tunes the assistant; the daemon fills in its dependencies.
-	Agent agent.Options
-	// Governance tunes approvals, rate limits and the ledger.
-	Governance GovernanceOptions
-	// AgentSessions tunes the agent-session registry (heartbeat interval,
-	// idle window); the daemon fills in its ledger, events and logger.
-	AgentSessions workspace.AgentsOptions
-	// Canvas is the daemon's layer of the canvas policy (the config file's
-	// canvasPolicy, serve --canvas-policy); the zero value is guarded.
-	Canvas panel.CanvasPolicy
-	// Previews serves preview nodes from the sandboxed preview origin
-	// (*preview.Server on its own listener, serve --preview-addr), whose
-	// origin PreviewOrigin names; nil keeps code preview off.
-	Previews      panel.Previews
-	PreviewOrigin string
-	// Replicas names this daemon among the replicas sharing its store and
-	// tunes their heartbeat (daemon/replica.go); the zero value suits one
-	// daemon.
-	Replicas ReplicaOptions
-	// Retention says how long invocation records, idempotency keys and
-	// finished runs' event logs are kept (daemon/retention.go); the ledger
-	// is kept forever.
-	Retention RetentionOptions
-	// MetricsElsewhere leaves GET /metrics off the API: serve
-	// --metrics-addr serves Daemon.Metrics on a listener of its own.
-	MetricsElsewhere bool
-	// NoSearchLearning turns off search that learns from use (the config
-	// file's search.learn: false; internal/registry/learn.go): on by default.
-	NoSearchLearning bool
-	// Assertion tunes the signed "who acts for whom" every HTTP-binding
-	// request carries (daemon/assertion.go).
-	Assertion AssertionOptions
-	// OAuth makes /mcp an OAuth protected resource (daemon/oauth.go).
-	OAuth OAuthOptions
-}
-
-// Daemon is a running switchboard: its subsystems and its HTTP handler.
+// Daemon is a running switchboard. Close it before closing its store.
 type Daemon struct {
-	Registry *registry.Registry
-	// Broker is the one call path; RegisterFunc adds Go-function tools to it.
-	Broker *broker.Broker
-	// Assertions signs what every HTTP-binding request says about who acts
-	// for whom, and publishes the keys (GET /.well-known/jwks.json).
-	Assertions *assertion.Signer
-	// Sessions holds the live browser tabs (the broker's Browser).
-	Sessions *session.Manager
-	// Agent is the built-in assistant (runs, AG-UI, AI SDK chat).
-	Agent *agent.Runtime
-	// Panels runs host and agent panels and their tools (daemon/panels.go).
-	Panels      *panel.Service
-	panelWiring panelWiring
-	// Ledger, Approvals, Jobs and Tokens govern calls (daemon/governance.go);
-	// the last three are nil when the store keeps no governance.
-	Ledger    *activity.Ledger
-	Approvals *approval.Service
-	Jobs      *job.Service
-	Tokens    *scope.Tokens
-	gov       governance
-	// Agents is the registry of agent sessions at work (daemon/agents.go).
-	Agents *workspace.Agents
-	agents agentWiring
-	// Metrics are the Prometheus metrics (daemon/metrics.go), served at
-	// GET /metrics for the admin token unless Options.MetricsElsewhere.
-	Metrics *metrics.Metrics
-	// Workspace keeps the tabs' contexts and compiles the digest
-	// (daemon/workspace.go).
-	Workspace *workspace.Workspace
-	ws        atomic.Pointer[workspace.Workspace]
-
-	resumed   resumed      // calls awaiting an approval that outlived a restart (sweep.go)
-	replica   replicaState // this daemon among the replicas on its store (replica.go)
-	retention retention    // the background sweeper of expired records (retention.go)
-	demoKey   string       // the demo page's key; "" without --demo
-
-	stopCatalog func() // daemon/catalogbus.go
-	stopRuns    func() // daemon/runs.go
-	bus         bus.Bus
-
-	log      *slog.Logger
-	auth     *authn.Authenticator // the one login check, handed to every transport
-	resource *oauth.Resource      // /mcp as an OAuth protected resource; nil when not
-	oauth    *oauth.Verifier      // an external issuer's tokens; nil without one
-	api      *httpapi.Server
-	mcp      *mcpserver.Server
+	d *engine.Daemon
 }
 
-// New wires a Daemon over opts.Store.
+// New wires a Daemon over opts.Store and starts its background work
+// (sweeps, heartbeats, retention). Store and AdminToken are required.
 func New(ctx context.Context, opts Options) (*Daemon, error) {
-	if opts.Store == nil {
-		return nil, errors.New("daemon: Options.Store is required")
-	}
-	if opts.AdminToken == "" {
-		return nil, errors.New("daemon: Options.AdminToken is required")
-	}
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	log = slog.New(redact.Handler(log.Handler())) // no secret reaches the logs
-	if opts.Bus == nil {
-		opts.Bus = bus.NewLocal() // one bus for tabs and approvals
-	}
-	d := &Daemon{log: log, bus: opts.Bus}
-	d.Metrics = d.newMetrics()
-	if err := d.initReplica(opts); err != nil {
-		return nil, err
-	}
-	d.resumed.ctx, d.resumed.stop = context.WithCancelCause(context.Background())
-	if opts.Demo {
-		d.demoKey = opts.DemoKey
-		if d.demoKey == "" {
-			d.demoKey = newDemoKey()
-		}
-	}
-	bo, err := d.startGovernance(ctx, opts)
+	d, err := engine.New(ctx, opts.engine())
 	if err != nil {
 		return nil, err
 	}
-	reg, err := registry.New(ctx, opts.Store, &registry.Options{Logger: log, Audit: d.Ledger.RecordToolChange,
-		Approval:   d.Approvals.Effective, // agents see no tool the approval floor makes user-only
-		NoLearning: opts.NoSearchLearning})
-	if err != nil {
-		return nil, err
-	}
-	// Successful calls teach search (internal/registry/learn.go), heard where the
-	// ledger hears them.
-	ledgerObserve := bo.OnActivity
-	bo.OnActivity = func(e switchboard.ActivityEntry) { ledgerObserve(e); reg.Observe(e) }
-	d.Registry = reg
-	if err := d.relayCatalog(opts.Bus, reg); err != nil {
-		return nil, err
-	}
-	if err := d.startAgents(opts); err != nil {
-		return nil, err
-	}
-	kept, err := d.startSessions(ctx, opts)
-	if err != nil {
-		return nil, err
-	}
-	bo.Store, bo.Registry, bo.Logger, bo.Browser, bo.Replica, bo.Bus = opts.Store, reg, log, d.Sessions, d.replica.id, opts.Bus
-	if opts.Retention.IdempotencyKeys > 0 { // one setting: how long a key replays is how long it is kept
-		bo.IdempotencyTTL = opts.Retention.IdempotencyKeys
-	}
-	if err := d.startAssertions(opts, &bo); err != nil {
-		return nil, err
-	}
-	d.Broker = broker.New(bo)
-	d.resume(kept) // calls whose approval outlived the restart
-	if err := d.startPanels(ctx, opts); err != nil {
-		return nil, err
-	}
-	if err := d.startWorkspace(ctx, opts); err != nil {
-		return nil, err
-	}
-	if err := d.startOAuth(ctx, opts); err != nil {
-		return nil, err
-	}
-	if d.auth, err = d.newAuth(opts); err != nil {
-		return nil, err
-	}
-	if d.mcp, err = d.newMCP(ctx, opts); err != nil {
-		return nil, err
-	}
-	if d.Agent, err = d.newAgent(opts); err != nil {
-		return nil, err
-	}
-	if err := d.relayRuns(opts.Bus); err != nil {
-		return nil, err
-	}
-	extra := d.webRoutes(opts)
-	extra["/mcp"] = d.mcp.Handler()
-	d.oauthRoutes(extra)
-	d.api, err = httpapi.New(httpapi.Options{
-		Registry:     reg,
-		Auth:         d.auth,
-		AllowOrigins: opts.AllowOrigins,
-		AllowHosts:   opts.AllowHosts,
-		Logger:       log,
-		Broker:       d.Broker,
-		Sessions:     d.Sessions,
-		Agent:        d.Agent,
-		Panels:       d.Panels,
-		Extra:        extra,
-		Governance:   d.apiGovernance(opts),
-		Ready: func(ctx context.Context) error {
-			_, err := opts.Store.ActivityHead(ctx) // one indexed read
-			return err
-		},
-		Agents:      d.Agents,
-		Workspace:   d.Workspace,
-		ChatReading: d.chatReading(opts.Bus), // followups.go
-		Metrics:     d.metricsRoute(opts),
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := d.relayChatReads(opts.Bus); err != nil {
-		return nil, err
-	}
-	d.startReplicaWatch()
-	d.startRetention(opts.Store, opts.Retention)
-	return d, nil
+	return &Daemon{d: d}, nil
 }
 
-// DemoURL is the demo app's address under base (http://host:port) with its
-// key, the URL serve --demo prints; "" when the demo is off.
-func (d *Daemon) DemoURL(base string) string {
-	if d.demoKey == "" {
-		return ""
-	}
-	return base + "/demo/?key=" + url.QueryEscape(d.demoKey)
-}
-
-// newDemoKey is 192 random bits, URL-safe, as Jupyter's token is.
-func newDemoKey() string {
-	b := make([]byte, 24)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
-	return hex.EncodeToString(b)
-}
-
-// Handler serves the whole daemon: /healthz, /api/v1 and the rest.
-func (d *Daemon) Handler() http.Handler { return d.api }
+// Handler serves the whole daemon: /healthz, /api/v1, /mcp and the rest.
+// Mount it at the root of a host or under a prefix with
+// http.StripPrefix.
+func (d *Daemon) Handler() http.Handler { return d.d.Handler() }
 
 // Close stops background work. It does not close the store.
-func (d *Daemon) Close() error {
-	d.stopReplicaWatch() // no survivor's work is taken over while stopping
-	d.stopRetention()
-	_ = d.mcp.Close() // ends MCP sessions and their streams
-	if d.stopRuns != nil {
-		d.stopRuns()
-	}
-	d.Agent.Close() // cancels runs, which ends their streams
-	d.closeAgents()
-	// Ends panel subscriptions and actions waiting for approval.
-	d.closePanels()
-	d.closeGovernance() // cancels running jobs
-	d.stopResumed()     // resumed calls stop waiting; their approvals stay pending
-	d.closeWorkspace()
-	d.Broker.Close()
-	d.Sessions.Shutdown() // ends every tab stream so graceful shutdown completes
-	if d.stopCatalog != nil {
-		d.stopCatalog()
-	}
-	return nil
+func (d *Daemon) Close() error { return d.d.Close() }
+
+// Release records that this replica stopped cleanly, so that other
+// replicas on the store take over its calls awaiting approval at once
+// instead of after the replica timeout. Call it after Close, once the HTTP
+// server has finished its requests.
+func (d *Daemon) Release(ctx context.Context) error { return d.d.Release(ctx) }
+
+// Lost is closed when another replica found this one's heartbeat stale and
+// took over its work: calls it still runs have been resolved, so the
+// program must stop serving (and restart).
+func (d *Daemon) Lost() <-chan struct{} { return d.d.Lost() }
+
+// MetricsHandler serves the Prometheus metrics, for a listener of the
+// program's own when Options.MetricsElsewhere takes them off the API.
+func (d *Daemon) MetricsHandler() http.Handler { return d.d.Metrics.Handler() }
+
+// DemoURL is the demo app's address under base (http://host:port) with
+// its key; "" unless Options.Demo.
+func (d *Daemon) DemoURL(base string) string { return d.d.DemoURL(base) }
+
+// RegisterFunc declares tool in the catalog (source host) as a Go-function
+// tool and serves its calls with fn in this process. tool.Binding is set to
+// {go: true}; everything else about the tool (name, description, class,
+// schemas, limits) is checked as for any registration. Calls reach fn
+// like every other call: validated, recorded, limited and written to the
+// ledger.
+//
+// fn receives the validated input object and returns any JSON-encodable
+// result; return a *switchboard.Error to choose the code the caller sees.
+func (d *Daemon) RegisterFunc(ctx context.Context, tool switchboard.Tool, fn func(ctx context.Context, input json.RawMessage) (any, error)) error {
+	return d.d.RegisterFunc(ctx, tool, fn)
 }
 
-// startSessions registers this daemon as a replica, resolves what its
-// previous start and replicas known to be gone left in flight (d.sweep:
-// never re-run, never left pending by accident; other live replicas' work
-// is theirs), and builds the session manager. It returns the calls whose
-// approval outlived the restart, now this replica's, to resume.
-func (d *Daemon) startSessions(ctx context.Context, opts Options) (map[string]string, error) {
-	owners, err := d.registerReplica(ctx)
-	if err != nil {
-		return nil, err
-	}
-	kept, err := d.sweep(ctx, opts.Store, owners)
-	if err != nil {
-		return nil, err
-	}
-	for o := range owners {
-		if _, err := opts.Store.InvocationAdopt(ctx, o, d.replica.id); err != nil {
-			return nil, fmt.Errorf("take over calls awaiting approval: %w", err)
-		}
-	}
-	d.forget(ctx, owners)
-	so := opts.Session
-	so.Store, so.Bus, so.Logger, so.Replica = opts.Store, opts.Bus, d.log, d.replica.id
-	so.Presence = true // replicas that share the bus reach each other's tabs (internal/session/presence.go)
-	if so.Catalog == nil {
-		so.Catalog = d.Registry // a tab may not advertise under an api tool's name (internal/registry/shadow.go)
-	}
-	d.Sessions, err = session.New(so)
-	return kept, err
+// Func adapts a handler with typed input and output for RegisterFunc: the
+// validated input object is decoded into In and Out is the result.
+//
+//	d.RegisterFunc(ctx, tool, daemon.Func(func(ctx context.Context, in CreateTask) (Task, error) { ... }))
+func Func[In, Out any](fn func(ctx context.Context, in In) (Out, error)) func(context.Context, json.RawMessage) (any, error) {
+	return engine.Func(fn)
 }
 
-// webRoutes serves the browser SDK and the demo app (no token needed).
-func (d *Daemon) webRoutes(opts Options) map[string]http.Handler {
-	demo := web.DemoOptions{Key: d.demoKey}
-	if opts.Demo {
-		demo.OpenSession = func(ctx context.Context) (any, error) { return d.Sessions.Create(ctx, "demo") }
-	}
-	routes := map[string]http.Handler{
-		"/sdk/": web.SDK(), "/demo/": web.Demo(demo), "/demo": http.RedirectHandler("/demo/", http.StatusFound),
-		"/": web.Console(), // the operator console; unknown paths are 404
-		// The public keys of backend assertions (package assertion).
-		"GET /.well-known/jwks.json": d.Assertions,
-	}
-	if opts.Demo { // the examples' sample backend (README walkthrough)
-		// It verifies each call's assertion with the keys the daemon
-		// publishes, as a real backend would, and keeps each user's tasks
-		// apart.
-		routes[demobackend.Prefix] = demobackend.New(&demobackend.Options{Issuer: d.Assertions.Issuer(), Keys: d.Assertions.JWKS})
-	}
-	return routes
+// Panel is a panel a host registers: a builder-made spec plus what an
+// agent needs to choose it.
+type Panel struct {
+	// ID names the panel (dot-separated lowercase words, like a tool
+	// name): "project.settings".
+	ID    string
+	Title string
+	// Description tells an agent when to open the panel and what it edits.
+	Description string
+	// Scope says what the panel applies to: a page ("settings") or a kind
+	// of record ("one project; open with params.projectId").
+	Scope string
+	// ContextKinds are the tab context kinds ("project", "page") the panel
+	// applies to; empty means any.
+	ContextKinds []string
+	// Slot is the page slot the panel is shown in ("main" when empty).
+	Slot string
+	// Spec is the panel, origin host. Values {"$param": "name"} in its
+	// sources' query and input are filled from panel.open's params.
+	Spec *panelspec.Spec
 }
+
+// RegisterPanel adds a host panel agents can list, open and fill, made
+// with the panel builder:
+//
+//	b := panelspec.NewBuilder(panelspec.OriginHost)
+//	b.BodyWith(panelspec.BodyProps{Title: "Project settings"},
+//		b.FormSubmit("project", "save", panelspec.TextField("name", "Name").Required()))
+//	b.Source("project", panelspec.AdapterSource("projects", json.RawMessage(`{"where": {"id": {"$param": "projectId"}}}`)))
+//	b.Action("save", panelspec.Mutate("project", panelspec.OpUpdate))
+//	spec, _ := b.Build()
+//	d.RegisterPanel(ctx, daemon.Panel{ID: "project.settings", Title: "Project settings",
+//		Description: "Edit one project's name, owner, status and budget.", Spec: spec})
+func (d *Daemon) RegisterPanel(ctx context.Context, p Panel) error {
+	return d.d.RegisterPanel(ctx, panel.Def{ID: p.ID, Title: p.Title, Description: p.Description,
+		Scope: p.Scope, ContextKinds: p.ContextKinds, Slot: p.Slot, Spec: p.Spec})
+}
+
+// AdapterOptions say how a data adapter is offered as tools.
+type AdapterOptions struct {
+	// Description says what the data is ("the projects of the studio").
+	Description string
+	// Ops are the mutations offered as tools (default create, update,
+	// delete). A mutate action on an op not offered fails.
+	Ops []string
+	// Approval per op (default: none for create and update, hitl for
+	// delete). The approval policy decides what the value means.
+	Approval map[string]switchboard.Approval
+	// QuerySchema and RecordSchema, when set, are the JSON Schemas of the
+	// adapter's query and of a record's values; they make the data tools'
+	// input schemas precise (default: any object).
+	QuerySchema  json.RawMessage
+	RecordSchema json.RawMessage
+}
+
+// RegisterAdapter makes a data adapter available to panel sources under
+// name and adds its data tools (data.<name>.query and data.<name>.<op>)
+// to the catalog; panel mutate actions on its sources call those tools.
+func (d *Daemon) RegisterAdapter(ctx context.Context, name string, a panelspec.DataAdapter, opts AdapterOptions) error {
+	return d.d.RegisterAdapter(ctx, name, a, panel.AdapterOptions{Description: opts.Description, Ops: opts.Ops,
+		Approval: opts.Approval, QuerySchema: opts.QuerySchema, RecordSchema: opts.RecordSchema})
+}
+
+// EnablePanels offers the panel tools (panel.list, panel.open,
+// panel.compose, ...) and document.export to agents even when the host
+// registers no panel; RegisterPanel and RegisterAdapter enable them too.
+// Calling it again does nothing.
+func (d *Daemon) EnablePanels(ctx context.Context) error { return d.d.EnablePanels(ctx) }

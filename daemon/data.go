@@ -2,20 +2,17 @@ package daemon
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"strings"
+	"log/slog"
+	"time"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/activity"
-	"github.com/switchboardhq/switchboard/postgres"
-	"github.com/switchboardhq/switchboard/sqlite"
+	"github.com/switchboardhq/switchboard/internal/bus"
+	engine "github.com/switchboardhq/switchboard/internal/daemon"
 )
+
+// The values below are the engine's (TestConstantsAreTheEngines pins
+// them), spelled out so that go doc shows them.
 
 // Names under the data root.
 const (
@@ -23,136 +20,118 @@ const (
 	DBFile    = "switchboard.db"
 )
 
-// DataDir resolves the data root: flag, else $SWITCHBOARD_DATA, else the XDG
-// data directory ($XDG_DATA_HOME or ~/.local/share) + "/switchboard".
-func DataDir(flag string) (string, error) {
-	if flag != "" {
-		return flag, nil
-	}
-	if env := os.Getenv("SWITCHBOARD_DATA"); env != "" {
-		return env, nil
-	}
-	if xdg := os.Getenv("XDG_DATA_HOME"); xdg != "" {
-		return filepath.Join(xdg, "switchboard"), nil
-	}
-	home, err := os.UserHomeDir()
+// Bus kinds OpenBus accepts (serve's --bus).
+const (
+	BusAuto     = ""         // the store decides: postgres on a Postgres store, else local
+	BusLocal    = "local"    // in-process: one daemon per store
+	BusPostgres = "postgres" // LISTEN/NOTIFY on the store's database: several replicas
+)
+
+// DefaultIssuer is the iss of backend assertions when AssertionOptions
+// names none: the daemon's base URL at its default address.
+const DefaultIssuer = "http://127.0.0.1:7766"
+
+// Defaults of ReplicaOptions.
+const (
+	DefaultReplicaHeartbeat = 5 * time.Second
+	DefaultReplicaTimeout   = 30 * time.Second
+)
+
+// Defaults of RetentionOptions.
+const (
+	DefaultRetainInvocations    = 30 * 24 * time.Hour
+	DefaultRetainRuns           = time.Hour
+	DefaultRetainSearchExamples = 90 * 24 * time.Hour
+	DefaultRetentionInterval    = time.Minute
+)
+
+// EventAgentStatus names the AG-UI CUSTOM event of an agent session's
+// transition, on run streams and (as the SSE event kind) on tab streams.
+const EventAgentStatus = "switchboard.agent.status"
+
+// Bus carries browser dispatches, results and notifications between the
+// replicas of one store. Close it after the daemons using it are closed.
+type Bus struct {
+	b     bus.Bus
+	close func() error
+}
+
+// Close releases the bus.
+func (b *Bus) Close() error { return b.close() }
+
+// OpenBus opens the bus for a daemon whose store is named by storeSpec (as
+// OpenStore takes it). By default (BusAuto) a Postgres store gets the
+// Postgres bus, so replicas of one database reach each other's tabs,
+// waiting callers and subscribers, and SQLite gets the in-process bus.
+// kind overrides that: BusLocal on Postgres suits a single replica;
+// BusPostgres needs a Postgres store, opened first (its migrations create
+// the bus's table).
+func OpenBus(ctx context.Context, kind, storeSpec string, log *slog.Logger) (*Bus, error) {
+	b, closeBus, err := engine.OpenBus(ctx, kind, storeSpec, log)
 	if err != nil {
-		return "", fmt.Errorf("find the data root: %w (set --data or SWITCHBOARD_DATA)", err)
+		return nil, err
 	}
-	return filepath.Join(home, ".local", "share", "switchboard"), nil
-}
-
-// LoadOrCreateToken returns the admin token saved under dir, creating a
-// random one (mode 0600) on first start.
-func LoadOrCreateToken(dir string) (string, error) {
-	path := filepath.Join(dir, TokenFile)
-	if b, err := os.ReadFile(path); err == nil {
-		if tok := strings.TrimSpace(string(b)); tok != "" {
-			return tok, nil
-		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("read admin token: %w", err)
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("create data root: %w", err)
-	}
-	tok := NewSecret()
-	if err := os.WriteFile(path, []byte(tok+"\n"), 0o600); err != nil {
-		return "", fmt.Errorf("save admin token: %w", err)
-	}
-	return tok, nil
-}
-
-// ReadToken reads the admin token under dir without creating one.
-func ReadToken(dir string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(dir, TokenFile))
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimSpace(string(b)), nil
-}
-
-// NewSecret returns 256 random bits, hex encoded.
-func NewSecret() string {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
-	return hex.EncodeToString(b)
+	return &Bus{b: b, close: closeBus}, nil
 }
 
 // OpenStore opens the store named by spec: a postgres:// or postgresql://
-// URL selects Postgres; empty selects SQLite under the data root.
+// URL selects Postgres; empty selects SQLite (DBFile) under dataDir.
 func OpenStore(ctx context.Context, spec, dataDir string, opts ...StoreOption) (switchboard.Store, error) {
-	var o storeOptions
-	for _, opt := range opts {
-		opt(&o)
+	eo := make([]engine.StoreOption, len(opts))
+	for i, o := range opts {
+		eo[i] = o.o
 	}
-	if isPostgres(spec) {
-		return postgres.Open(ctx, spec, &postgres.Options{Durability: o.durability})
-	}
-	if spec != "" && spec != "sqlite" {
-		return nil, fmt.Errorf("unknown store %q: use a postgres:// URL, or leave it empty for SQLite under the data root", spec)
-	}
-	if err := os.MkdirAll(dataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("create data root: %w", err)
-	}
-	path := filepath.Join(dataDir, DBFile)
-	// Create the database 0600 before SQLite does (it would use 0644 less
-	// the umask); SQLite gives its -wal and -shm files the database's mode.
-	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("create database: %w", err)
-	}
-	f.Close()
-	return sqlite.Open(ctx, path, &sqlite.Options{Durability: o.durability})
-}
-
-// isPostgres reports whether a store spec names Postgres.
-func isPostgres(spec string) bool {
-	return strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://")
+	return engine.OpenStore(ctx, spec, dataDir, eo...)
 }
 
 // StoreOption tunes OpenStore.
-type StoreOption func(*storeOptions)
+type StoreOption struct{ o engine.StoreOption }
 
-type storeOptions struct{ durability switchboard.Durability }
-
-// WithDurability picks which failures a commit survives (the config's
-// store.durability); empty keeps the driver's default.
+// WithDurability picks which failures a commit survives; empty keeps the
+// driver's default.
 func WithDurability(d switchboard.Durability) StoreOption {
-	return func(o *storeOptions) { o.durability = d }
+	return StoreOption{engine.WithDurability(d)}
 }
 
-// SecureDataDir makes an existing data root private: the directory 0700,
-// the admin token, the SQLite database with its -wal and -shm files and
-// the ledger's anchor and key 0600. It returns the paths whose mode it tightened, for the caller to
-// log; a data root that does not exist yet is left alone (it is created
-// private).
-func SecureDataDir(dir string) ([]string, error) {
-	var tightened []string
-	tighten := func(path string, mode fs.FileMode) error {
-		fi, err := os.Stat(path)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("secure data root: %w", err)
-		}
-		if fi.Mode().Perm()&^mode == 0 {
-			return nil
-		}
-		if err := os.Chmod(path, fi.Mode().Perm()&mode); err != nil {
-			return fmt.Errorf("secure data root: %w", err)
-		}
-		tightened = append(tightened, path)
-		return nil
-	}
-	if err := tighten(dir, 0o700); err != nil {
+// DataDir resolves the data root: flag, else $SWITCHBOARD_DATA, else the
+// XDG data directory ($XDG_DATA_HOME or ~/.local/share) + "/switchboard".
+func DataDir(flag string) (string, error) { return engine.DataDir(flag) }
+
+// LoadOrCreateToken returns the admin token saved under dir (TokenFile),
+// creating a random one (mode 0600) on first start.
+func LoadOrCreateToken(dir string) (string, error) { return engine.LoadOrCreateToken(dir) }
+
+// ReadToken reads the admin token under dir without creating one.
+func ReadToken(dir string) (string, error) { return engine.ReadToken(dir) }
+
+// NewSecret returns 256 random bits, hex encoded: an admin token, say.
+func NewSecret() string { return engine.NewSecret() }
+
+// SecureDataDir makes an existing data root private (the directory 0700,
+// the token, the database and the ledger's anchor and key 0600) and
+// returns the paths whose mode it tightened, for the caller to log.
+func SecureDataDir(dir string) ([]string, error) { return engine.SecureDataDir(dir) }
+
+// Anchor keeps the ledger's head checkpoint in a private directory
+// outside the store, so that verifying the ledger notices deleted last
+// entries across restarts (docs/governance.md, "Anchoring the chain").
+// Pass it in GovernanceOptions.LedgerAnchor; close it after the daemon.
+type Anchor struct {
+	a *activity.Anchor
+}
+
+// OpenAnchor opens the anchor kept in dir (serve's is the data root),
+// creating its key (mode 0600) on first use, and starts writing the
+// checkpoint. durability is the store's setting, "" when unknown: it says
+// whether a crash may roll back entries a checkpoint names.
+func OpenAnchor(dir string, durability switchboard.Durability, log *slog.Logger) (*Anchor, error) {
+	a, err := activity.OpenAnchor(dir, &activity.AnchorOptions{Durability: durability, Logger: log})
+	if err != nil {
 		return nil, err
 	}
-	for _, name := range []string{TokenFile, DBFile, DBFile + "-wal", DBFile + "-shm", activity.AnchorFile, activity.AnchorKeyFile} {
-		if err := tighten(filepath.Join(dir, name), 0o600); err != nil {
-			return tightened, err
-		}
-	}
-	return tightened, nil
+	a.Start()
+	return &Anchor{a: a}, nil
 }
+
+// Close stops the writer and writes the newest checkpoint, marked clean.
+func (a *Anchor) Close() error { return a.a.Close() }

@@ -14,7 +14,7 @@ import (
 // response may land on a replica that does not hold the chat's
 // interrupted run. Its waiting calls are parked in the broker of the
 // replica that ran it (or, if that replica died, of the survivor that
-// kept their approvals: daemon/sweep.go), and the interrupt state that
+// kept their approvals: internal/daemon/sweep.go), and the interrupt state that
 // parked them is that replica's memory. With a run store, this replica
 // rebuilds what a resume needs from the store: the interrupted run (its
 // record says waiting, with the approvals), each interrupt's tool call

@@ -328,7 +328,7 @@ func resolvedEvent(a switchboard.ApprovalRequest) []byte {
 // of the built-in assistant's call through send, and to no tab otherwise:
 // workspace.TabMayDecide without an agent registry. The daemon's notifier
 // also reaches the tabs of the user a background or external agent acts
-// for (daemon/agents.go).
+// for (internal/daemon/agents.go).
 func TabNotifier(send func(ctx context.Context, sessionID, kind string, data []byte) error) Notifier {
 	return func(ctx context.Context, kind string, data []byte) {
 		var to struct {

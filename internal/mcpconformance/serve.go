@@ -11,7 +11,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/switchboardhq/switchboard/daemon"
+	"github.com/switchboardhq/switchboard/internal/daemon"
 )
 
 // shutdownTimeout bounds the graceful shutdown of Serve.

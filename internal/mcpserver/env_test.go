@@ -126,7 +126,7 @@ func (e *env) connectPath(token, path string, copts *mcp.ClientOptions) *mcp.Cli
 	hc := &http.Client{Transport: bearerTransport{token: token}}
 	c := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, copts)
 	// 2025-11-25: these tests pin the session revision's behaviour; the
-	// 2026-07-28 rounds are tested in daemon/mcp_rounds_test.go.
+	// 2026-07-28 rounds are tested in internal/daemon/mcp_rounds_test.go.
 	cs, err := c.Connect(e.ctx, &mcp.StreamableClientTransport{Endpoint: e.srv.URL + path, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: sessionRevision})
 	if err != nil {
 		e.t.Fatal(err)

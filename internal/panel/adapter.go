@@ -8,19 +8,17 @@ import (
 	"strings"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/panelspec"
 )
 
-// Record is one row or document an adapter returns.
-type Record = map[string]any
-
-// Scope says on whose behalf an adapter call runs: the principal of the
-// caller (the user who opened a panel, the agent that composed it, the
-// caller of a data tool) and the tab, when there is one. An adapter may
-// narrow what it returns or accepts by it (a tenant column, say).
-type Scope struct {
-	Principal switchboard.Principal
-	SessionID string
-}
+// The adapter port is public (package panelspec), since hosts implement
+// it; these names keep the engine's spelling.
+type (
+	Record      = panelspec.Record
+	Scope       = panelspec.AdapterScope
+	Mutation    = panelspec.Mutation
+	DataAdapter = panelspec.DataAdapter
+)
 
 // Mutation ops, as in panel actions.
 const (
@@ -28,30 +26,6 @@ const (
 	OpUpdate = "update"
 	OpDelete = "delete"
 )
-
-// Mutation is one change an adapter applies. Key identifies the record for
-// update and delete; Values are the fields to write for create and update.
-type Mutation struct {
-	Op     string `json:"op"`
-	Key    any    `json:"key,omitempty"`
-	Values Record `json:"values,omitempty"`
-}
-
-// DataAdapter is the port between panel sources of kind "adapter" and the
-// data they show. Every method is scoped (Scope) and cancellable (ctx).
-//
-// Query answers a source's query (the adapter defines its shape; the SQL
-// adapter takes {where, orderBy, desc, limit}). Mutate applies one change
-// and returns the record as stored (nil for a delete). Subscribe calls fn —
-// which must not block — whenever the records a query may return could
-// have changed, until ctx ends: at least after every successful Mutate
-// through this adapter, so panels showing the data refresh when another
-// panel (or an agent, or the CLI) saves. An invalid query is INVALID_INPUT.
-type DataAdapter interface {
-	Query(ctx context.Context, scope Scope, query json.RawMessage) ([]Record, error)
-	Mutate(ctx context.Context, scope Scope, m Mutation) (Record, error)
-	Subscribe(ctx context.Context, scope Scope, query json.RawMessage, fn func()) error
-}
 
 // AdapterOptions says how an adapter is exposed as tools.
 type AdapterOptions struct {

@@ -9,7 +9,7 @@
 // are ordinary Go-function api tools served through the broker, so the
 // agent loop, MCP, the HTTP API and the CLI reach them alike and every call
 // is validated, recorded and written to the ledger. The daemon wires them
-// (daemon/panels.go); the browser's side is a handful of session-token
+// (internal/daemon/panels.go); the browser's side is a handful of session-token
 // routes (internal/httpapi/panels.go) and the renderer in the browser SDK
 // (internal/web/sdk/panels.js).
 //

@@ -13,10 +13,10 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/broker"
 	"github.com/switchboardhq/switchboard/internal/panel"
-	"github.com/switchboardhq/switchboard/internal/panel/sqladapter"
 	"github.com/switchboardhq/switchboard/internal/registry"
 	"github.com/switchboardhq/switchboard/internal/session"
 	"github.com/switchboardhq/switchboard/panelspec"
+	"github.com/switchboardhq/switchboard/panelspec/sqladapter"
 	"github.com/switchboardhq/switchboard/sqlite"
 )
 

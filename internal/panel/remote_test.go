@@ -10,8 +10,8 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/bus"
 	"github.com/switchboardhq/switchboard/internal/panel"
-	"github.com/switchboardhq/switchboard/internal/panel/sqladapter"
 	"github.com/switchboardhq/switchboard/internal/session"
+	"github.com/switchboardhq/switchboard/panelspec/sqladapter"
 )
 
 // replicaPair is two panel services in one process that behave as two

@@ -9,7 +9,7 @@ import (
 
 // Replicas: the registry of serve processes sharing the store and the
 // compare-and-swap by which a survivor takes over a dead one's work
-// (daemon/replica.go).
+// (internal/daemon/replica.go).
 
 const replicaCols = `id, name, addr, host, beats, started_at, heartbeat_at, stopped_at, claimed_by, claimed_at`
 

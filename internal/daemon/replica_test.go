@@ -1,0 +1,100 @@
+package daemon_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/daemon"
+)
+
+// The start-up sweep is per replica (issue 16 item 3), on SQLite and on
+// Postgres: a replica's start leaves another live replica's calls alone;
+// a restart under the same name resolves its previous start's calls at
+// once; a survivor claims a replica whose heartbeat stopped and resolves
+// its calls to the same definite state.
+func TestSweepIsPerReplica(t *testing.T) {
+	for _, d := range durables(t) {
+		t.Run(d.name, func(t *testing.T) {
+			ctx := context.Background()
+			start := func(name string, o daemon.ReplicaOptions) (*daemon.Daemon, switchboard.Store) {
+				st := d.open(t)
+				o.Name = name
+				dm, err := daemon.New(ctx, daemon.Options{Store: st, AdminToken: "tok", Replicas: o})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { dm.Close(); st.Close() })
+				return dm, st
+			}
+			inFlight := func(st switchboard.Store, id, owner string) {
+				now := time.Now()
+				if err := st.InvocationCreate(ctx, switchboard.Invocation{ID: id, Tool: "t.x", Surface: switchboard.SurfaceAPI,
+					Status: switchboard.StatusDispatched, Replica: owner, CreatedAt: now, UpdatedAt: now}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			status := func(st switchboard.Store, id string) switchboard.Invocation {
+				inv, err := st.InvocationGet(ctx, id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return inv
+			}
+
+			a, sta := start("a", daemon.ReplicaOptions{})
+			inFlight(sta, "inv-a", a.ReplicaID())
+			b, stb := start("b", daemon.ReplicaOptions{Heartbeat: 20 * time.Millisecond, Timeout: 200 * time.Millisecond})
+			inFlight(stb, "inv-b", b.ReplicaID())
+			if got := status(stb, "inv-a"); got.Status != switchboard.StatusDispatched {
+				t.Fatalf("another replica's start touched a live replica's call: %+v", got)
+			}
+
+			// A crash of "a" (no clean stop) and its restart: the previous
+			// start's call is resolved before the new one serves.
+			a.Close()
+			a2, sta2 := start("a", daemon.ReplicaOptions{})
+			if got := status(sta2, "inv-a"); got.Status != switchboard.StatusFailed || got.Error == nil || got.Error.Code != switchboard.CodeOutcomeUnknown {
+				t.Fatalf("a restart under the same name left its call %s %+v, want failed OUTCOME_UNKNOWN", got.Status, got.Error)
+			}
+			if got := status(sta2, "inv-b"); got.Status != switchboard.StatusDispatched {
+				t.Fatalf("a restart touched another live replica's call: %+v", got)
+			}
+
+			// "a" dies again, with a call in flight; "b" notices the
+			// heartbeat stopped and resolves it.
+			inFlight(sta2, "inv-a2", a2.ReplicaID())
+			a2.Close()
+			deadline := time.Now().Add(30 * time.Second)
+			for status(stb, "inv-a2").Status == switchboard.StatusDispatched {
+				if time.Now().After(deadline) {
+					t.Fatal("no survivor resolved the dead replica's call")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if got := status(stb, "inv-a2"); got.Status != switchboard.StatusFailed || got.Error.Code != switchboard.CodeOutcomeUnknown {
+				t.Fatalf("the survivor ended the call %s %+v, want failed OUTCOME_UNKNOWN", got.Status, got.Error)
+			}
+			if got := status(stb, "inv-b"); got.Status != switchboard.StatusDispatched {
+				t.Fatalf("the survivor touched its own live call: %+v", got)
+			}
+			// Its row goes once its work is resolved (just after the call).
+			for gone := false; !gone; time.Sleep(20 * time.Millisecond) {
+				list, err := stb.ReplicaList(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				gone = true
+				for _, r := range list {
+					if r.ID == a2.ReplicaID() || r.ID == a.ReplicaID() {
+						gone = false
+						if time.Now().After(deadline) {
+							t.Fatalf("a resolved replica is still registered: %+v", r)
+						}
+					}
+				}
+			}
+		})
+	}
+}

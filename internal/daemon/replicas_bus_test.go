@@ -1,0 +1,141 @@
+package daemon_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/client"
+	"github.com/switchboardhq/switchboard/internal/bus"
+	"github.com/switchboardhq/switchboard/internal/daemon"
+	"github.com/switchboardhq/switchboard/internal/registry"
+	"github.com/switchboardhq/switchboard/postgres"
+)
+
+// pgReplica is one daemon on a shared Postgres schema with its own
+// Postgres bus: what one `switchboard serve` process has.
+type pgReplica struct {
+	d *daemon.Daemon
+	c *client.Client
+}
+
+func pgReplicas(t *testing.T, n int) []pgReplica {
+	t.Helper()
+	dsn := os.Getenv("SWITCHBOARD_TEST_POSTGRES")
+	if dsn == "" {
+		t.Skip("SWITCHBOARD_TEST_POSTGRES is not set")
+	}
+	schema := pgSchema(t, dsn)
+	ctx := context.Background()
+	out := make([]pgReplica, n)
+	for i := range out {
+		st, err := postgres.Open(ctx, dsn, &postgres.Options{Schema: schema, MaxConns: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := bus.OpenPostgres(ctx, dsn, &bus.PostgresOptions{Schema: schema})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dm, err := daemon.New(ctx, daemon.Options{Store: st, AdminToken: "replica-token", Bus: b})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(dm.Handler())
+		t.Cleanup(func() { srv.Close(); dm.Close(); b.Close(); st.Close() })
+		out[i] = pgReplica{dm, client.New(srv.URL, "replica-token", nil)}
+	}
+	return out
+}
+
+// Issue 16 item 1 across two processes' buses: a catalog change made on A
+// reaches B's registry (and so its MCP list_changed and search index)
+// without B reading; a tab whose stream is on A runs a call made through
+// B, named or not, and its result POSTed to B wakes B's caller; a call
+// through A answered through B wakes A's caller.
+func TestReplicasOverPostgresBus(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rs := pgReplicas(t, 2)
+	a, b := rs[0].c, rs[1].c
+
+	changes := make(chan registry.Change, 8)
+	defer rs[1].d.Registry.Subscribe(changes)()
+	api := switchboard.Tool{Name: "notes.count", Description: "Count the notes.", Class: switchboard.ClassRead,
+		Binding: &switchboard.Binding{HTTP: &switchboard.HTTPBinding{Method: "GET", URL: "http://127.0.0.1:1/count"}}}
+	if _, err := a.RegisterTools(ctx, switchboard.SourceHost, []switchboard.Tool{api}); err != nil {
+		t.Fatal(err)
+	}
+	for heard := false; !heard; { // B's own start-up registrations come first, as Local
+		select {
+		case c := <-changes:
+			heard = !c.Local
+		case <-time.After(30 * time.Second):
+			t.Fatal("B's registry never heard of A's registration")
+		}
+	}
+	if got, err := rs[1].d.Registry.Get(ctx, "notes.count"); err != nil || got.Name != "notes.count" {
+		t.Fatalf("B's catalog after A's change: %+v %v", got, err)
+	}
+
+	cred, err := a.OpenSession(ctx, client.SessionRequest{Principal: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nav := switchboard.Tool{Name: "nav.goto", Description: "Go to a page of the app.", Class: switchboard.ClassUI, ViewStateOnly: true,
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"page":{"type":"string"}}}`)}
+	if _, err := a.Tab(cred).Advertise(ctx, []switchboard.Tool{nav}); err != nil {
+		t.Fatal(err)
+	}
+	stream, err := a.Tab(cred).Events(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Close()
+	if ev, err := stream.Next(); err != nil || ev.Kind != "session.ready" {
+		t.Fatalf("first frame: %+v %v", ev, err)
+	}
+	// B learns of the tab from A's announcement (the condition, not a time).
+	for !slices.ContainsFunc(rs[1].d.Sessions.LiveTools(), func(t switchboard.Tool) bool { return t.Name == "nav.goto" }) {
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	// call makes a call through caller and answers it through answerer.
+	call := func(name string, caller, answerer *client.Client, o client.CallOptions, page string) {
+		t.Helper()
+		type answer struct {
+			resp switchboard.CallResponse
+			err  error
+		}
+		done := make(chan answer, 1)
+		go func() {
+			resp, err := caller.CallTool(ctx, "nav.goto", json.RawMessage(`{"page":"`+page+`"}`), o)
+			done <- answer{resp, err}
+		}()
+		ev, err := stream.Next()
+		if err != nil || ev.Kind != "browser.action.request" {
+			t.Fatalf("%s: the tab on A got %+v %v, want the request", name, ev, err)
+		}
+		var req switchboard.BrowserActionRequest
+		if err := json.Unmarshal(ev.Data, &req); err != nil || string(req.Input) != `{"page":"`+page+`"}` {
+			t.Fatalf("%s: request %s: %v", name, ev.Data, err)
+		}
+		st, err := answerer.Tab(cred).PostResult(ctx, req.RunID, switchboard.BrowserActionResult{
+			InvocationID: req.InvocationID, OK: true, Result: json.RawMessage(`{"at":"` + page + `"}`)})
+		if err != nil || st != switchboard.StatusSucceeded {
+			t.Fatalf("%s: result POST: %s %v", name, st, err)
+		}
+		an := <-done
+		if an.err != nil || an.resp.Status != switchboard.StatusSucceeded || string(an.resp.Result) != `{"at":"`+page+`"}` {
+			t.Fatalf("%s: the caller got %+v %v", name, an.resp, an.err)
+		}
+	}
+	call("named, through B, answered on B", b, b, client.CallOptions{SessionID: cred.SessionID}, "/one")
+	call("unnamed, through B, answered on A", b, a, client.CallOptions{}, "/two")
+	call("named, through A, answered on B", a, b, client.CallOptions{SessionID: cred.SessionID}, "/three")
+}

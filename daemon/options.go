@@ -130,6 +130,10 @@ type GovernanceOptions struct {
 	// LedgerAnchor keeps the ledger's head checkpoint outside the store
 	// (OpenAnchor); nil keeps it in memory, for this process only.
 	LedgerAnchor *Anchor
+	// DailyQuota bounds what each agent, and each user agents act for, may
+	// spend a UTC day (calls, model tokens, cost), counted in the store
+	// and shared by replicas; the zero value limits nothing.
+	DailyQuota switchboard.DailyQuota
 }
 
 // RateLimit bounds calls per principal and per tool with token buckets.
@@ -257,7 +261,8 @@ func (o Options) engine() engine.Options {
 		Demo: o.Demo, DemoKey: o.DemoKey,
 		MCP: mcpserver.Options{Mode: mcpserver.Mode(o.MCP.Mode), Threshold: o.MCP.Threshold},
 		Governance: engine.GovernanceOptions{ApprovalTTL: o.Governance.ApprovalTTL,
-			ApprovalFloor: o.Governance.ApprovalFloor, MaxPendingPerAgent: o.Governance.MaxPendingPerAgent},
+			ApprovalFloor: o.Governance.ApprovalFloor, MaxPendingPerAgent: o.Governance.MaxPendingPerAgent,
+			DailyQuota: o.Governance.DailyQuota},
 		Canvas: panel.CanvasPolicy{Preset: o.Canvas.Preset, HITLOnCompose: o.Canvas.HITLOnCompose,
 			AutoPin: o.Canvas.AutoPin, AllowDelete: o.Canvas.AllowDelete, AllowCodePreview: o.Canvas.AllowCodePreview},
 		PreviewOrigin: o.PreviewOrigin,

@@ -12,7 +12,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/client"
-	"github.com/switchboardhq/switchboard/daemon"
+	"github.com/switchboardhq/switchboard/internal/daemon"
 	"github.com/switchboardhq/switchboard/internal/bus"
 )
 

@@ -108,7 +108,9 @@ type ApprovalFilter struct {
 type JobFilter struct {
 	Status JobStatus
 	Caller string
-	Limit  int
+	// User keeps the jobs of calls made for that user ("user:alice").
+	User  string
+	Limit int
 }
 
 // JobStatus is a job's state: running → succeeded | failed | cancelled.
@@ -128,19 +130,21 @@ func (s JobStatus) Terminal() bool { return s != JobRunning && s != "" }
 // itself returns the job id at once, the work goes on, and its progress
 // (0..1 and a message) and outcome are read here.
 type Job struct {
-	ID           string          `json:"jobId"`
-	InvocationID string          `json:"invocationId"`
-	RunID        string          `json:"runId,omitempty"`
-	Tool         string          `json:"tool"`
-	Caller       string          `json:"caller,omitempty"`
-	Status       JobStatus       `json:"status"`
-	Progress     float64         `json:"progress"`
-	Message      string          `json:"message,omitempty"`
-	Result       json.RawMessage `json:"result,omitempty"`
-	Error        *Error          `json:"error,omitempty"`
-	CreatedAt    time.Time       `json:"createdAt"`
-	UpdatedAt    time.Time       `json:"updatedAt"`
-	FinishedAt   time.Time       `json:"finishedAt,omitzero"`
+	ID           string `json:"jobId"`
+	InvocationID string `json:"invocationId"`
+	RunID        string `json:"runId,omitempty"`
+	Tool         string `json:"tool"`
+	Caller       string `json:"caller,omitempty"`
+	// User is the person the job's call was made for (Invocation.User).
+	User       string          `json:"user,omitempty"`
+	Status     JobStatus       `json:"status"`
+	Progress   float64         `json:"progress"`
+	Message    string          `json:"message,omitempty"`
+	Result     json.RawMessage `json:"result,omitempty"`
+	Error      *Error          `json:"error,omitempty"`
+	CreatedAt  time.Time       `json:"createdAt"`
+	UpdatedAt  time.Time       `json:"updatedAt"`
+	FinishedAt time.Time       `json:"finishedAt,omitzero"`
 	// Replica is the serve process running the job (Replica.ID).
 	Replica string `json:"replica,omitempty"`
 }

@@ -60,6 +60,13 @@ type Invocation struct {
 	Caller      string  `json:"caller,omitempty"`
 	// AgentID is the agent session that made the call (WithAgentSession).
 	AgentID string `json:"agentId,omitempty"`
+	// User is the person the call was made for ("user:alice": the
+	// caller's Principal.ActsFor); empty when the call had no caller.
+	// Who may read the record is decided from it with Caller.
+	User string `json:"user,omitempty"`
+	// ApprovalID is the approval request the call waits or waited on;
+	// empty for a call that needed none.
+	ApprovalID string `json:"approvalId,omitempty"`
 	// Replica is the serve process that owns the call while it is in
 	// flight (Replica.ID); a survivor resolves it if that process dies.
 	Replica     string          `json:"replica,omitempty"`
@@ -93,5 +100,7 @@ type InvocationFilter struct {
 	RunID  string
 	// SessionID keeps the calls dispatched to one tab's session.
 	SessionID string
-	Limit     int
+	// User keeps the calls made for that user ("user:alice").
+	User  string
+	Limit int
 }

@@ -43,7 +43,6 @@ var ApprovalResponseSchema = json.RawMessage(`{"type":"object","properties":{` +
 // (*approval.Service): the one place approvals are read and decided.
 type Approvals interface {
 	Get(ctx context.Context, id string) (switchboard.ApprovalRequest, error)
-	List(ctx context.Context, f switchboard.ApprovalFilter) ([]switchboard.ApprovalRequest, error)
 	Decide(ctx context.Context, id string, d approval.Decision) (switchboard.ApprovalRequest, error)
 }
 

@@ -422,14 +422,18 @@ func (rt *Runtime) runCall(ctx context.Context, st *runState, c call, auto *auto
 	}
 }
 
-// approvalOf finds the approval request of a call awaiting approval.
+// approvalOf reads the approval request a call awaiting approval names.
 func (rt *Runtime) approvalOf(ctx context.Context, inv switchboard.Invocation) (switchboard.ApprovalRequest, bool) {
-	list, err := rt.approvals.List(context.WithoutCancel(ctx), switchboard.ApprovalFilter{InvocationID: inv.ID, Limit: 1})
-	if err != nil || len(list) == 0 {
-		rt.log.WarnContext(ctx, "no approval request for a call awaiting approval", "invocation", inv.ID, "err", err)
+	if inv.ApprovalID == "" {
+		rt.log.WarnContext(ctx, "a call awaiting approval names no approval request", "invocation", inv.ID)
 		return switchboard.ApprovalRequest{}, false
 	}
-	return list[0], true
+	a, err := rt.approvals.Get(context.WithoutCancel(ctx), inv.ApprovalID)
+	if err != nil {
+		rt.log.WarnContext(ctx, "no approval request for a call awaiting approval", "invocation", inv.ID, "approval", inv.ApprovalID, "err", err)
+		return switchboard.ApprovalRequest{}, false
+	}
+	return a, true
 }
 
 // callResult turns a call's outcome into its tool message and emits its

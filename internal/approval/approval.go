@@ -316,15 +316,20 @@ func ArgsHash(input json.RawMessage) string {
 	return hex.EncodeToString(h[:])
 }
 
-// RequestApproval records the request for inv and tells the user's tabs.
+// RequestApproval records the request for inv, under inv.ApprovalID when
+// the record names one, and tells the user's tabs.
 func (s *Service) RequestApproval(ctx context.Context, inv switchboard.Invocation, t switchboard.Tool) (string, error) {
 	now := s.now().UTC().Truncate(time.Microsecond)
 	agent := inv.Caller
 	if agent == "" {
 		agent = "anonymous"
 	}
+	id := inv.ApprovalID // minted with the record, which names it
+	if id == "" {
+		id = "apr_" + randomHex(16)
+	}
 	a := switchboard.ApprovalRequest{
-		ID: "apr_" + randomHex(16), InvocationID: inv.ID, RunID: inv.RunID, SessionID: inv.SessionID,
+		ID: id, InvocationID: inv.ID, RunID: inv.RunID, SessionID: inv.SessionID,
 		Tool: t.Name, ToolVersion: inv.ToolVersion, ArgsHash: ArgsHash(inv.Input), Input: redact.JSON(inv.Input),
 		Summary: fmt.Sprintf("%s wants to call %s: %s", agent, t.Name, search.SummaryOf(t)),
 		Class:   t.Class, Agent: agent, AgentID: inv.AgentID, User: actsFor(ctx), Status: switchboard.ApprovalPending, CreatedAt: now, ExpiresAt: now.Add(s.opts.TTL),

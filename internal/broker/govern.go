@@ -36,6 +36,10 @@ const (
 func (b *Broker) callWithApproval(ctx context.Context, c *call, req CallRequest) (switchboard.Invocation, error) {
 	c.announce = true // the decision may be made, and the outcome asked for, anywhere
 	inv := b.newInvocation(c, req, switchboard.StatusAwaitingApproval)
+	// The approval's id is minted with the record, so the record names
+	// its approval from its first write (no second write, no search); the
+	// request itself is stored next, under that id.
+	inv.ApprovalID = NewApprovalID()
 	if err := b.record(ctx, c, inv); err != nil {
 		return switchboard.Invocation{}, err
 	}
@@ -119,12 +123,15 @@ func (b *Broker) Resume(ctx context.Context, id, approvalID string) (switchboard
 	}
 	c := &call{input: inv.Input, announce: true}
 	if c.caller, c.hasCaller = parsePrincipal(inv.Caller); c.hasCaller {
-		// The record names the agent; the person it acted for is on the
-		// approval, which was asked of that person: without it the call
-		// would run for the operator (the assertion's sub, a Go tool's
-		// caller).
-		if a, err := b.store.ApprovalGet(ctx, approvalID); err == nil && c.caller.Kind != switchboard.PrincipalUser {
-			c.caller.User = a.User
+		// The person the agent acted for, from the record (an older
+		// record has it only on the approval, asked of that person):
+		// without it the call would run for the operator (the assertion's
+		// sub, a Go tool's caller).
+		if c.caller.Kind != switchboard.PrincipalUser {
+			c.caller.User = inv.User
+			if a, err := b.store.ApprovalGet(ctx, approvalID); inv.User == "" && err == nil {
+				c.caller.User = a.User
+			}
 		}
 		ctx = switchboard.WithPrincipal(ctx, c.caller) // the tool runs as its caller
 	}
@@ -145,6 +152,10 @@ func (b *Broker) Resume(ctx context.Context, id, approvalID string) (switchboard
 	}
 	return b.runApproved(ctx, c, inv)
 }
+
+// NewApprovalID returns a fresh approval request id ("apr_" and 128 random
+// bits, hex encoded): unguessable, as a decision names it.
+func NewApprovalID() string { return "apr_" + NewID() }
 
 // parsePrincipal reads an invocation's Caller ("kind:id") back.
 func parsePrincipal(s string) (switchboard.Principal, bool) {
@@ -209,7 +220,9 @@ func (b *Broker) startJob(ctx context.Context, c *call, inv switchboard.Invocati
 // internal; embedders tune it through RateLimit).
 type Rate = ratelimit.Rate
 
-// RateLimit bounds calls per principal and per tool with token buckets.
+// RateLimit bounds calls per principal (Principal.Key: an agent acting
+// for alice and the same agent name acting for bob are two) and per tool
+// with token buckets.
 // By default only agents are limited: they are what can run away.
 type RateLimit struct {
 	PerPrincipal Rate
@@ -243,7 +256,7 @@ func (r *rates) admit(c *call) error {
 	}
 	who := "anonymous"
 	if c.hasCaller {
-		who = c.caller.String()
+		who = c.caller.Key() // one agent name acting for two users: two buckets
 	}
 	if ok, wait := r.principal.Allow(who); !ok {
 		return limited(wait, "principal", r.opts.PerPrincipal, "%s is calling tools faster than %g per second; retry in %s", who, r.opts.PerPrincipal.PerSecond, wait.Round(time.Millisecond))

@@ -27,8 +27,9 @@ type Policy interface {
 	// Arguments never decide it ("approved": true means nothing).
 	NeedsApproval(caller switchboard.Principal, t switchboard.Tool, input json.RawMessage) bool
 	// RequestApproval records the request for inv, already stored with
-	// status awaiting_approval, and tells whoever can decide. It returns
-	// the request's id.
+	// status awaiting_approval and naming the request's id in
+	// inv.ApprovalID, under that id, and tells whoever can decide. It
+	// returns the request's id.
 	RequestApproval(ctx context.Context, inv switchboard.Invocation, t switchboard.Tool) (string, error)
 	// AwaitApproval blocks until request id is approved — and consumes it,
 	// once, checking it still binds to inv — (nil) or not (USER_DENIED,

@@ -104,3 +104,49 @@ func TestDurableCallLeftAwaitingApproval(t *testing.T) {
 		}
 	}
 }
+
+// The record names the person its call was made for and, for a call that
+// waits for approval, its approval request from its first write: readers
+// take the id from the record instead of searching approvals.
+func TestRecordNamesUserAndApproval(t *testing.T) {
+	g := &gate{}
+	e := newEnv(t, func(o *broker.Options) { o.Policy = g })
+	risky := echoTool
+	risky.Name, risky.Approval = "test.risky", switchboard.ApprovalHITL
+	e.goTool(t, echoTool, echo)
+	e.goTool(t, risky, echo)
+	in := json.RawMessage(`{"msg":"x"}`)
+	alice := switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "planner", User: "user:alice"}
+
+	var asked switchboard.Invocation
+	g.decide = func(inv switchboard.Invocation) error {
+		asked = inv
+		stored, err := e.b.Get(context.Background(), inv.ID)
+		if err != nil || stored.ApprovalID == "" || stored.ApprovalID != inv.ApprovalID {
+			t.Errorf("while awaiting: stored %+v %v, want approval %q", stored, err, inv.ApprovalID)
+		}
+		return nil
+	}
+	inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.risky", Input: in, Caller: &alice})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.b.Get(context.Background(), inv.ID)
+	if err != nil || got.User != "user:alice" || got.ApprovalID == "" || got.ApprovalID != asked.ApprovalID || got.Caller != "agent:planner" {
+		t.Fatalf("approved call's record: %+v %v", got, err)
+	}
+
+	inv, err = e.b.Call(context.Background(), broker.CallRequest{Tool: echoTool.Name, Input: in, Caller: &alice})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err = e.b.Get(context.Background(), inv.ID); err != nil || got.User != "user:alice" || got.ApprovalID != "" {
+		t.Fatalf("a call without approval: %+v %v", got, err)
+	}
+	// An agent acting for nobody named acts for the operator.
+	op := switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "planner"}
+	inv, _ = e.b.Call(context.Background(), broker.CallRequest{Tool: echoTool.Name, Input: in, Caller: &op})
+	if got, err = e.b.Get(context.Background(), inv.ID); err != nil || got.User != switchboard.Operator {
+		t.Fatalf("the operator's agent: %+v %v", got, err)
+	}
+}

@@ -47,7 +47,7 @@ func (b *Broker) newInvocation(c *call, req CallRequest, status switchboard.Stat
 		inv.SessionID = c.target.SessionID
 	}
 	if c.hasCaller {
-		inv.Caller = c.caller.String()
+		inv.Caller, inv.User = c.caller.String(), c.caller.ActsFor()
 	}
 	inv.AgentID = c.agentID
 	return inv
@@ -177,23 +177,25 @@ func retryStore(ctx context.Context, write func() error) {
 // ledgerDetails is the Details of a tool.call entry. It never carries input
 // or result values (they may hold secrets; the invocation record has them).
 type ledgerDetails struct {
-	InvocationID string              `json:"invocationId"`
-	RunID        string              `json:"runId,omitempty"`
-	SessionID    string              `json:"sessionId,omitempty"`
-	AgentID      string              `json:"agentId,omitempty"`
-	Status       switchboard.Status  `json:"status"`
-	Code         switchboard.Code    `json:"code,omitempty"`
-	Surface      switchboard.Surface `json:"surface,omitempty"`
-	ToolVersion  int64               `json:"toolVersion,omitempty"`
-	DurationMs   float64             `json:"durationMs"`
-	InputBytes   int                 `json:"inputBytes"`
-	ResultBytes  int                 `json:"resultBytes"`
+	InvocationID string `json:"invocationId"`
+	RunID        string `json:"runId,omitempty"`
+	SessionID    string `json:"sessionId,omitempty"`
+	AgentID      string `json:"agentId,omitempty"`
+	// User is whom the call was made for (Invocation.User).
+	User        string              `json:"user,omitempty"`
+	Status      switchboard.Status  `json:"status"`
+	Code        switchboard.Code    `json:"code,omitempty"`
+	Surface     switchboard.Surface `json:"surface,omitempty"`
+	ToolVersion int64               `json:"toolVersion,omitempty"`
+	DurationMs  float64             `json:"durationMs"`
+	InputBytes  int                 `json:"inputBytes"`
+	ResultBytes int                 `json:"resultBytes"`
 }
 
 // entry builds the ledger entry of a terminal record.
 func (b *Broker) entry(c *call, inv switchboard.Invocation) *switchboard.ActivityEntry {
 	d := ledgerDetails{
-		InvocationID: inv.ID, RunID: inv.RunID, SessionID: inv.SessionID, AgentID: inv.AgentID, Status: inv.Status,
+		InvocationID: inv.ID, RunID: inv.RunID, SessionID: inv.SessionID, AgentID: inv.AgentID, User: inv.User, Status: inv.Status,
 		Surface: inv.Surface, ToolVersion: inv.ToolVersion, DurationMs: inv.DurationMs,
 		InputBytes: inv.InputBytes, ResultBytes: inv.ResultBytes,
 	}

@@ -108,6 +108,11 @@ func TestApprovalOutlivesRestart(t *testing.T) {
 			if inv.Status != switchboard.StatusSucceeded || string(inv.Result) != `{"sent":true}` || hits.Load() != 1 {
 				t.Fatalf("the approved call: %+v (backend ran %d times)", inv, hits.Load())
 			}
+			// The record names its approval and its user, on either store,
+			// across the restart.
+			if inv.ApprovalID != pending[0].ID || inv.User != switchboard.Operator {
+				t.Fatalf("the record names approval %q and user %q; want %q and %s", inv.ApprovalID, inv.User, pending[0].ID, switchboard.Operator)
+			}
 			if k, _ := key.Load().(string); k != inv.ID {
 				t.Fatalf("the backend got Idempotency-Key %q, want the invocation id", k)
 			}

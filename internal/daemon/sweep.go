@@ -139,7 +139,7 @@ func (d *Daemon) keepDecided(ctx context.Context, st switchboard.Store, owners m
 		if _, ok := keep[inv.ID]; ok || !owners[inv.Replica] || inv.Surface == switchboard.SurfaceBrowser {
 			continue
 		}
-		list, err := d.gov.approvals.List(ctx, switchboard.ApprovalFilter{InvocationID: inv.ID})
+		list, err := d.approvalsOf(ctx, inv)
 		if err != nil {
 			return err
 		}
@@ -152,6 +152,22 @@ func (d *Daemon) keepDecided(ctx context.Context, st switchboard.Store, owners m
 		}
 	}
 	return nil
+}
+
+// approvalsOf is the approval request inv names; a record written before
+// records named their approval is looked up by its invocation.
+func (d *Daemon) approvalsOf(ctx context.Context, inv switchboard.Invocation) ([]switchboard.ApprovalRequest, error) {
+	if inv.ApprovalID == "" {
+		return d.gov.approvals.List(ctx, switchboard.ApprovalFilter{InvocationID: inv.ID})
+	}
+	a, err := d.gov.approvals.Get(ctx, inv.ApprovalID)
+	switch {
+	case switchboard.CodeOf(err) == switchboard.CodeNotFound:
+		return nil, nil // stopped between the record and its request: nothing was asked
+	case err != nil:
+		return nil, err
+	}
+	return []switchboard.ApprovalRequest{a}, nil
 }
 
 var (

@@ -8,6 +8,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/broker"
+	"github.com/switchboardhq/switchboard/internal/workspace"
 )
 
 // callBody is the body of POST /api/v1/tools/{name}/call.
@@ -141,13 +142,12 @@ func (s *Server) writeCall(w http.ResponseWriter, r *http.Request, inv switchboa
 	writeJSON(w, statusOf(resp.Error.Code), resp)
 }
 
-// getInvocation returns one record; an agent sees only its own calls.
+// getInvocation returns one record the caller may read
+// (workspace.SeesRecord).
 func (s *Server) getInvocation(w http.ResponseWriter, r *http.Request) {
 	inv, err := s.opts.Broker.Get(r.Context(), r.PathValue("id"))
-	if err == nil {
-		if p := principal(r); p.Kind == switchboard.PrincipalAgent && inv.Caller != p.String() {
-			err = switchboard.Errorf(switchboard.CodeNotFound, "no invocation %q", r.PathValue("id"))
-		}
+	if err == nil && !workspace.SeesRecord(workspace.ViewerOf(principal(r)), inv.Caller, inv.User) {
+		err = switchboard.Errorf(switchboard.CodeNotFound, "invocation get: no invocation %q", r.PathValue("id")) // as the store answers an unknown id
 	}
 	if err != nil {
 		s.writeError(w, r, err)

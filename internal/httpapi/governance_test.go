@@ -685,3 +685,97 @@ func TestApprovalForTheUserActedFor(t *testing.T) {
 		t.Fatalf("the operator's decision entry: %+v %v", es, err)
 	}
 }
+
+// One agent name acting for two users is two agents to the record routes:
+// neither reads the other's invocations or jobs (NOT_FOUND, as an unknown
+// id), lists them, or cancels them; the operator reads both.
+func TestRecordsOfOneAgentNameForTwoUsers(t *testing.T) {
+	g := newGov(t)
+	ctx := context.Background()
+	mint := func(user string) string {
+		tok, err := g.admin.CreateToken(ctx, client.TokenRequest{Agent: "planner", User: user})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok.Token
+	}
+	alice, bob, op := mint("user:alice"), mint("user:bob"), mint("")
+	st, _, body := g.raw(t, alice, "POST", "/api/v1/tools/tasks.list/call", `{}`, nil)
+	inv, _ := body["invocationId"].(string)
+	if st != 200 || inv == "" {
+		t.Fatalf("alice's agent's call: %d %v", st, body)
+	}
+	st, _, body = g.raw(t, alice, "GET", "/api/v1/invocations/"+inv, "", nil)
+	if st != 200 || body["user"] != "user:alice" || body["caller"] != "agent:planner" {
+		t.Fatalf("alice's agent reads its call: %d %v", st, body)
+	}
+	_, _, unknown := g.raw(t, bob, "GET", "/api/v1/invocations/nope", "", nil)
+	unknownJSON, _ := json.Marshal(unknown)
+	for who, tok := range map[string]string{"bob's planner": bob, "the operator's planner": op} {
+		st, _, body := g.raw(t, tok, "GET", "/api/v1/invocations/"+inv, "", nil)
+		got, _ := json.Marshal(body)
+		if st != 404 || strings.ReplaceAll(string(got), inv, "nope") != string(unknownJSON) {
+			t.Errorf("%s reads alice's call: %d %s; an unknown id gets %s", who, st, got, unknownJSON)
+		}
+		if _, _, list := g.raw(t, tok, "GET", "/api/v1/invocations", "", nil); strings.Contains(fmt.Sprint(list), inv) {
+			t.Errorf("%s lists alice's call: %v", who, list)
+		}
+	}
+	if _, _, list := g.raw(t, alice, "GET", "/api/v1/invocations", "", nil); !strings.Contains(fmt.Sprint(list), inv) {
+		t.Errorf("alice's agent does not list its call: %v", list)
+	}
+	if st, _, _ := g.raw(t, token, "GET", "/api/v1/invocations/"+inv, "", nil); st != 200 {
+		t.Errorf("the operator reads alice's call: %d", st)
+	}
+
+	st, _, body = g.raw(t, alice, "POST", "/api/v1/tools/deck.export/call", `{}`, nil)
+	res, _ := body["result"].(map[string]any)
+	job, _ := res["jobId"].(string)
+	if st != 200 || job == "" {
+		t.Fatalf("alice's agent's job: %d %v", st, body)
+	}
+	<-g.started
+	st, _, body = g.raw(t, alice, "GET", "/api/v1/jobs/"+job, "", nil)
+	if st != 200 || body["user"] != "user:alice" {
+		t.Fatalf("alice's agent reads its job: %d %v", st, body)
+	}
+	for _, req := range []struct{ method, path string }{{"GET", "/api/v1/jobs/" + job}, {"POST", "/api/v1/jobs/" + job + "/cancel"}} {
+		if st, _, body := g.raw(t, bob, req.method, req.path, "", nil); st != 404 || code(body) != "NOT_FOUND" {
+			t.Errorf("bob's planner: %s %s: %d %v", req.method, req.path, st, body)
+		}
+	}
+	if _, _, list := g.raw(t, bob, "GET", "/api/v1/jobs", "", nil); strings.Contains(fmt.Sprint(list), job) {
+		t.Errorf("bob's planner lists alice's job: %v", list)
+	}
+	if _, _, list := g.raw(t, alice, "GET", "/api/v1/jobs", "", nil); !strings.Contains(fmt.Sprint(list), job) {
+		t.Errorf("alice's planner does not list its job: %v", list)
+	}
+	if st, _, body := g.raw(t, alice, "POST", "/api/v1/jobs/"+job+"/cancel", "", nil); st != 200 || body["status"] != "cancelled" {
+		t.Errorf("alice's planner cancels its job: %d %v", st, body)
+	}
+}
+
+// Rate limits are per caller as Principal.Key tells them apart: alice's
+// planner spending its burst leaves bob's planner its own.
+func TestRateLimitPerUserOfOneAgentName(t *testing.T) {
+	g := newGov(t)
+	ctx := context.Background()
+	mint := func(user string) string {
+		tok, err := g.admin.CreateToken(ctx, client.TokenRequest{Agent: "planner", User: user})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok.Token
+	}
+	alice, bob := mint("user:alice"), mint("user:bob")
+	var st int
+	for range 31 {
+		st, _, _ = g.raw(t, alice, "POST", "/api/v1/tools/tasks.list/call", `{}`, nil)
+	}
+	if st != http.StatusTooManyRequests {
+		t.Fatalf("alice's planner's 31st call: %d", st)
+	}
+	if st, _, body := g.raw(t, bob, "POST", "/api/v1/tools/tasks.list/call", `{}`, nil); st != 200 {
+		t.Fatalf("bob's planner after alice's ran out: %d %v", st, body)
+	}
+}

@@ -6,10 +6,11 @@ import (
 	"strconv"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/workspace"
 )
 
-// getJob reports a job: status, progress 0..1, message, result or error.
-// An agent sees only the jobs it started.
+// getJob reports a job: status, progress 0..1, message, result or error,
+// to whoever may read it (workspace.SeesRecord).
 func (s *Server) getJob(w http.ResponseWriter, r *http.Request) {
 	j, err := s.ownJob(r)
 	if err != nil {
@@ -65,8 +66,8 @@ func (s *Server) ownJob(r *http.Request) (switchboard.Job, error) {
 	if err != nil {
 		return j, err
 	}
-	if p := principal(r); p.Kind == switchboard.PrincipalAgent && j.Caller != p.String() {
-		return switchboard.Job{}, switchboard.Errorf(switchboard.CodeNotFound, "no job %q", id)
+	if !workspace.SeesRecord(workspace.ViewerOf(principal(r)), j.Caller, j.User) {
+		return switchboard.Job{}, switchboard.Errorf(switchboard.CodeNotFound, "job get: no job %q", id) // as the store answers an unknown id
 	}
 	return j, nil
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/workspace"
 )
 
 // The list routes the console reads (issue 17): recent invocations and jobs
@@ -46,8 +47,10 @@ func (s *Server) listInvocations(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if p := principal(r); p.Kind == switchboard.PrincipalAgent {
-		f.Caller = p.String()
+	var ok bool
+	if f.Caller, f.User, ok = workspace.RecordFilter(workspace.ViewerOf(principal(r))); !ok {
+		writeJSON(w, http.StatusOK, map[string]any{"items": []switchboard.Invocation{}})
+		return
 	}
 	items, err := s.opts.Broker.List(r.Context(), f)
 	if err != nil {
@@ -74,8 +77,10 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if p := principal(r); p.Kind == switchboard.PrincipalAgent {
-		f.Caller = p.String()
+	var ok bool
+	if f.Caller, f.User, ok = workspace.RecordFilter(workspace.ViewerOf(principal(r))); !ok {
+		writeJSON(w, http.StatusOK, map[string]any{"items": []switchboard.Job{}})
+		return
 	}
 	items, err := s.opts.Governance.Jobs.List(r.Context(), f)
 	if err != nil {

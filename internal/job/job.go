@@ -135,7 +135,7 @@ func (s *Service) Recover(ctx context.Context, replicas ...string) (int, error) 
 func (s *Service) Start(ctx context.Context, inv switchboard.Invocation, work func(ctx context.Context) (json.RawMessage, error)) (switchboard.Job, error) {
 	now := s.now().UTC().Truncate(time.Microsecond)
 	j := switchboard.Job{ID: "job_" + randomHex(16), InvocationID: inv.ID, RunID: inv.RunID, Tool: inv.Tool,
-		Caller: inv.Caller, Status: switchboard.JobRunning, CreatedAt: now, UpdatedAt: now, Replica: s.replica}
+		Caller: inv.Caller, User: inv.User, Status: switchboard.JobRunning, CreatedAt: now, UpdatedAt: now, Replica: s.replica}
 	if err := s.store.JobCreate(ctx, j); err != nil {
 		return switchboard.Job{}, err
 	}

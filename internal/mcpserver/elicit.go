@@ -41,7 +41,7 @@ const maxElicitArgs = 2000
 // Approvals is the approval service as elicitation uses it; the daemon's
 // *approval.Service.
 type Approvals interface {
-	List(ctx context.Context, f switchboard.ApprovalFilter) ([]switchboard.ApprovalRequest, error)
+	Get(ctx context.Context, id string) (switchboard.ApprovalRequest, error)
 	Decide(ctx context.Context, id string, d approval.Decision) (switchboard.ApprovalRequest, error)
 	// Wait blocks until the request is decided by any channel.
 	Wait(ctx context.Context, id string) (switchboard.ApprovalRequest, error)
@@ -120,28 +120,21 @@ func (e *elicitor) stop() {
 	e.wg.Wait()
 }
 
-// decidedNow reports whether approval id of invocation inv is no longer
-// pending.
-func (e *elicitor) decidedNow(ctx context.Context, inv, id string) bool {
-	list, err := e.s.opts.Approvals.List(ctx, switchboard.ApprovalFilter{InvocationID: inv})
-	if err != nil {
-		return false
-	}
-	for _, a := range list {
-		if a.ID == id {
-			return a.Status != switchboard.ApprovalPending
-		}
-	}
-	return false
+// decidedNow reports whether approval id is no longer pending.
+func (e *elicitor) decidedNow(ctx context.Context, id string) bool {
+	a, err := e.s.opts.Approvals.Get(ctx, id)
+	return err == nil && a.Status != switchboard.ApprovalPending
 }
 
 func (e *elicitor) ask(inv switchboard.Invocation) {
 	ctx, log := e.reqCtx, e.s.log
-	list, err := e.s.opts.Approvals.List(ctx, switchboard.ApprovalFilter{InvocationID: inv.ID, Status: switchboard.ApprovalPending, Limit: 1})
-	if err != nil || len(list) == 0 {
+	if inv.ApprovalID == "" {
+		return // nothing to ask: the record names no approval
+	}
+	a, err := e.s.opts.Approvals.Get(ctx, inv.ApprovalID)
+	if err != nil || a.Status != switchboard.ApprovalPending {
 		return // decided already, or the store failed: the other channels still decide
 	}
-	a := list[0]
 	// Once any channel decides, the question is withdrawn: cancelling its
 	// context sends the client notifications/cancelled.
 	qctx, cancel := context.WithCancel(ctx)
@@ -180,7 +173,7 @@ func (e *elicitor) ask(inv switchboard.Invocation) {
 		default:
 			// The call can end — cancelling the wait — before the waiter
 			// saw the decision that let it run: ask the store.
-			if !e.decidedNow(context.WithoutCancel(ctx), inv.ID, a.ID) {
+			if !e.decidedNow(context.WithoutCancel(ctx), a.ID) {
 				return
 			}
 		}

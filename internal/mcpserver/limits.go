@@ -26,9 +26,12 @@ var DefaultSessionLimits = SessionLimits{Max: 100, Rate: ratelimit.Rate{PerSecon
 // is given back when the session closes (DELETE, SessionTimeout, the
 // server's close), or at once when the request opened none.
 func (s *Server) opening(w http.ResponseWriter, r *http.Request, p switchboard.Principal, next http.Handler) {
-	release, err := s.seats.Take(p.String())
+	// Per caller, as Principal.Key tells them apart: one agent name (or
+	// OAuth client) acting for two users holds two sets of seats.
+	key := p.Key()
+	release, err := s.seats.Take(key)
 	if err != nil {
-		s.log.WarnContext(r.Context(), "MCP session refused", "principal", p.String(), "err", err)
+		s.log.WarnContext(r.Context(), "MCP session refused", "principal", key, "err", err)
 		writeHTTPError(w, err)
 		return
 	}
@@ -39,7 +42,7 @@ func (s *Server) opening(w http.ResponseWriter, r *http.Request, p switchboard.P
 				_ = ss.Wait()
 				release()
 				if s.seatReleased != nil {
-					s.seatReleased <- p.String()
+					s.seatReleased <- key
 				}
 			}()
 			return

@@ -22,6 +22,8 @@ func TestSessionCapPerPrincipal(t *testing.T) {
 				return switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "alice"}, nil
 			case "Bearer bob":
 				return switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "bob"}, nil
+			case "Bearer alice-for-carol": // the same agent name acting for a user
+				return switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "alice", User: "user:carol"}, nil
 			}
 			return switchboard.Principal{}, switchboard.Errorf(switchboard.CodeUnauthorized, "no")
 		}),
@@ -49,6 +51,11 @@ func TestSessionCapPerPrincipal(t *testing.T) {
 	drain(resp)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("bob is held up by alice's sessions: %s", resp.Status)
+	}
+	resp = post(t, t.Context(), url, initializeBody, "Authorization", "Bearer alice-for-carol")
+	drain(resp)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("agent alice acting for user:carol is held up by its operator's sessions: %s", resp.Status)
 	}
 	// Closing one of alice's sessions gives its seat back once the SDK
 	// has ended it (the seat's release waits on the session's end).

@@ -187,7 +187,7 @@ func (s *Server) firstRound(ctx context.Context, c caller, t switchboard.Tool, c
 	}()
 	select {
 	case inv := <-recorded:
-		return s.round(ctx, c, t, inv.ID, "", args, mode, false)
+		return s.round(ctx, c, t, inv.ID, inv.ApprovalID, args, mode, false)
 	case o := <-done:
 		stopReq()
 		if d, ok := conflictInFlight(o.err); ok {
@@ -292,19 +292,24 @@ func (s *Server) round(ctx context.Context, c caller, t switchboard.Tool, inv, a
 	return inputRequired(mcp.InputRequestMap{inputKey: params}, s.sealState(st), inv)
 }
 
-// approvalOf returns approval id of invocation inv, or its latest when id
-// is "".
+// approvalOf returns approval id of invocation inv, or, when id is "",
+// the one the invocation's record names.
 func (s *Server) approvalOf(ctx context.Context, inv, id string) (switchboard.ApprovalRequest, error) {
-	list, err := s.opts.Approvals.List(ctx, switchboard.ApprovalFilter{InvocationID: inv})
-	if err != nil {
-		return switchboard.ApprovalRequest{}, err
-	}
-	for _, a := range list {
-		if a.ID == id || id == "" {
-			return a, nil
+	if id == "" {
+		rec, err := s.br.Get(ctx, inv)
+		if err != nil {
+			return switchboard.ApprovalRequest{}, err
 		}
+		id = rec.ApprovalID
 	}
-	return switchboard.ApprovalRequest{}, switchboard.Errorf(switchboard.CodeNotFound, "invocation %s has no approval %q", inv, id)
+	if id == "" {
+		return switchboard.ApprovalRequest{}, switchboard.Errorf(switchboard.CodeNotFound, "invocation %s has no approval", inv)
+	}
+	a, err := s.opts.Approvals.Get(ctx, id)
+	if err == nil && a.InvocationID != inv {
+		err = switchboard.Errorf(switchboard.CodeNotFound, "invocation %s has no approval %q", inv, id)
+	}
+	return a, err
 }
 
 // outcome waits for call inv to end — it runs wherever it is owned — and

@@ -138,28 +138,28 @@ func (s *Service) runAction(ctx context.Context, in *instance, req ActionRequest
 	// answered yet): it keeps the caller's principal, not its deadline.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), maxActionTime)
 	stop := context.AfterFunc(s.base, cancel)
+	// Submit returns once the call is recorded: at once, with its approval
+	// requested, when the approval policy holds it for a person; after a
+	// concurrency slot when it runs; or refused.
+	inv, err := s.caller.Submit(cctx, broker.CallRequest{Tool: tool, Input: body, SessionID: in.session})
+	if err != nil || inv.Status.Terminal() {
+		stop()
+		cancel()
+		return s.actionAnswer(res, s.actionEnded(in, req.Action, bind, tool, inv, err), inv), nil
+	}
+	if inv.Status == switchboard.StatusAwaitingApproval {
+		s.record(in, req.Action, ActionState{Status: StatusPendingApproval, InvocationID: inv.ID, Tool: tool}, "", true)
+	}
 	type outcome struct {
 		inv switchboard.Invocation
-		err error
+		st  ActionState
 	}
 	done := make(chan outcome, 1)
-	recorded := make(chan switchboard.Invocation, 1)
-	onRecord := func(inv switchboard.Invocation) {
-		recorded <- inv // called once
-		if inv.Status == switchboard.StatusAwaitingApproval || inv.Status == switchboard.StatusPending {
-			s.record(in, req.Action, ActionState{Status: StatusPendingApproval, InvocationID: inv.ID, Tool: tool}, "", true)
-		}
-	}
 	go func() {
 		defer stop()
 		defer cancel()
-		inv, err := s.caller.Call(cctx, broker.CallRequest{Tool: tool, Input: body, SessionID: in.session, OnRecord: onRecord})
-		st := stateOf(inv, err, tool)
-		if st.Status == StatusOK { // show what is stored now, then forget the unsaved marks
-			s.reload(s.base, in, func(src panelspec.Source) bool { return src.Kind != panelspec.SourceState })
-		}
-		s.record(in, req.Action, st, bind, true)
-		done <- outcome{inv, err}
+		got, err := s.caller.Await(cctx, inv.ID, broker.Terminal) // wherever it runs
+		done <- outcome{got, s.actionEnded(in, req.Action, bind, tool, got, err)}
 	}()
 	wctx := ctx
 	if _, has := ctx.Deadline(); !has {
@@ -169,21 +169,11 @@ func (s *Service) runAction(ctx context.Context, in *instance, req ActionRequest
 	}
 	select {
 	case o := <-done:
-		st := stateOf(o.inv, o.err, tool)
-		res.Status, res.InvocationID, res.Error = st.Status, st.InvocationID, st.Error
-		if st.Status == StatusOK {
-			res.Result = o.inv.Result
-		}
-		return res, nil
+		return s.actionAnswer(res, o.st, o.inv), nil
 	case <-wctx.Done():
-		var rec switchboard.Invocation
-		select {
-		case rec = <-recorded:
-		default:
-		}
-		res.Status, res.InvocationID = StatusPendingApproval, rec.ID
-		waiting := rec.Status == switchboard.StatusAwaitingApproval || rec.Status == switchboard.StatusPending
-		if !waiting && (rec.ID != "" || !s.needsApproval(tool)) {
+		res.Status, res.InvocationID = StatusPendingApproval, inv.ID
+		if inv.Status != switchboard.StatusAwaitingApproval {
+			// The policy held it for nobody: it is still running.
 			res.Status = StatusError
 			res.Error = switchboard.Errorf(switchboard.CodeTimeout, "%s is still running; the panel shows its outcome when it finishes", tool)
 		}
@@ -191,15 +181,24 @@ func (s *Service) runAction(ctx context.Context, in *instance, req ActionRequest
 	}
 }
 
-// needsApproval reports whether tool declares an approval.
-func (s *Service) needsApproval(tool string) bool {
-	if s.tools == nil {
-		return true
+// actionEnded shows the outcome of an action's call in the panel: a
+// success reloads what is stored, then forgets the unsaved marks of bind.
+func (s *Service) actionEnded(in *instance, action, bind, tool string, inv switchboard.Invocation, err error) ActionState {
+	st := stateOf(inv, err, tool)
+	if st.Status == StatusOK {
+		s.reload(s.base, in, func(src panelspec.Source) bool { return src.Kind != panelspec.SourceState })
 	}
-	ctx, cancel := context.WithTimeout(s.base, resolveTimeout)
-	defer cancel()
-	t, err := s.tools.Get(ctx, tool)
-	return err == nil && t.Approval != "" && t.Approval != switchboard.ApprovalNone
+	s.record(in, action, st, bind, true)
+	return st
+}
+
+// actionAnswer is RunAction's answer for a call that ended as st.
+func (s *Service) actionAnswer(res ActionResult, st ActionState, inv switchboard.Invocation) ActionResult {
+	res.Status, res.InvocationID, res.Error = st.Status, st.InvocationID, st.Error
+	if st.Status == StatusOK {
+		res.Result = inv.Result
+	}
+	return res
 }
 
 // stateOf maps a finished call to an action status.

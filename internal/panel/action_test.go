@@ -3,11 +3,14 @@ package panel_test
 import (
 	"context"
 	"encoding/json"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/broker"
 	"github.com/switchboardhq/switchboard/internal/panel"
 )
 
@@ -201,5 +204,83 @@ func TestUserActionPrincipal(t *testing.T) {
 	other := switchboard.WithPrincipal(context.Background(), switchboard.Principal{Kind: switchboard.PrincipalSession, ID: "ses_x"})
 	if _, err := e.svc.UserAction(other, host.InstanceID, "save"); switchboard.CodeOf(err) != switchboard.CodeNotFound {
 		t.Fatalf("foreign action: %v", err)
+	}
+}
+
+// Whether an action waits for a person is the approval policy's answer,
+// not the tool's declaration: a tool that declares an approval the policy
+// does not ask for (here: the gate asks only for data.projects.update),
+// still queued for its slot when the caller stops waiting, is reported
+// still running, not pending_approval.
+func TestActionApprovalIsThePolicysAnswer(t *testing.T) {
+	t.Parallel()
+	g := newGate()
+	e := newEnv(t, g)
+	sid, _ := e.tab(t)
+	// The first call (the holder) waits for release, the action's call for
+	// finish, so the action is still running when it is answered.
+	release, finish := make(chan struct{}), make(chan struct{})
+	var calls atomic.Int32
+	e.register(t, []panel.ToolFunc{{
+		Tool: switchboard.Tool{Name: "test.slow", Description: "A slow change.", Class: switchboard.ClassMutate,
+			Approval: switchboard.ApprovalHITL, MaxConcurrency: 1, InputSchema: json.RawMessage(`{"type":"object"}`)},
+		Func: func(ctx context.Context, _ json.RawMessage) (any, error) {
+			wait := finish
+			if calls.Add(1) == 1 {
+				wait = release
+			}
+			select {
+			case <-wait:
+			case <-ctx.Done():
+			}
+			return map[string]any{"ok": true}, nil
+		},
+	}})
+	spec := `{"v": 1, "root": "b", "nodes": {"b": {"type": "panel-body", "children": ["go"]},
+		"go": {"type": "button", "props": {"label": "Go", "action": "go"}}},
+		"actions": {"go": {"kind": "tool", "tool": "test.slow", "input": {}}}}`
+	composed := do[view](t, e, agentP, panel.ToolCompose, map[string]any{"spec": json.RawMessage(spec), "sessionId": sid})
+
+	// Another call holds the tool's one slot, so the action's call queues.
+	held := make(chan error, 1)
+	go func() {
+		_, err := e.br.Call(switchboard.WithPrincipal(context.Background(), agentP), broker.CallRequest{Tool: "test.slow"})
+		held <- err
+	}()
+	for running, _ := e.br.Load("test.slow"); running == 0; running, _ = e.br.Load("test.slow") {
+		runtime.Gosched()
+	}
+	// The caller has stopped waiting before anything could be recorded.
+	ctx, cancel := context.WithCancel(switchboard.WithPrincipal(context.Background(), agentP))
+	cancel()
+	answered := make(chan panel.ActionResult, 1)
+	go func() {
+		res, err := e.svc.RunAction(ctx, panel.ActionRequest{InstanceID: composed.InstanceID, Action: "go"})
+		if err != nil {
+			t.Error(err)
+		}
+		answered <- res
+	}()
+	for _, waiting := e.br.Load("test.slow"); waiting == 0; _, waiting = e.br.Load("test.slow") {
+		select {
+		case res := <-answered: // answered while queued
+			close(release)
+			close(finish)
+			if res.Status == panel.StatusPendingApproval {
+				t.Fatalf("a call no policy holds for approval answered %+v", res)
+			}
+			return
+		default:
+			runtime.Gosched()
+		}
+	}
+	close(release) // the holder ends; the action's call is recorded, runs, and is still running
+	res := <-answered
+	close(finish)
+	if res.Status != panel.StatusError || res.Error == nil || res.Error.Code != switchboard.CodeTimeout || res.InvocationID == "" {
+		t.Fatalf("a call no policy holds for approval: %+v, want still running (TIMEOUT) with its invocation", res)
+	}
+	if err := <-held; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -32,8 +32,13 @@ const (
 // Caller runs tool calls; *broker.Broker is the implementation. Tool
 // sources are read and actions run through it, so approvals, scopes and the
 // ledger apply to panels exactly as to any other caller.
+// Sources are read with Call; an action is submitted (Submit) and awaited
+// (Await) like any transport's call, so whether it waits for a person is
+// the approval policy's answer, read from the record.
 type Caller interface {
 	Call(ctx context.Context, req broker.CallRequest) (switchboard.Invocation, error)
+	Submit(ctx context.Context, req broker.CallRequest) (switchboard.Invocation, error)
+	Await(ctx context.Context, id string, until broker.Until) (switchboard.Invocation, error)
 }
 
 // Tabs reaches browser tabs; *session.Manager is the implementation.

@@ -101,7 +101,7 @@ func (r *Registry) noteSearch(ctx context.Context, q switchboard.SearchQuery) {
 	if !ok {
 		query = ""
 	}
-	key := p.String()
+	key := p.Key() // one agent name acting for two users: two callers
 	now := r.now()
 	l := &r.learn
 	l.mu.Lock()
@@ -138,7 +138,19 @@ type callDetails struct {
 	InvocationID string             `json:"invocationId"`
 	RunID        string             `json:"runId"`
 	AgentID      string             `json:"agentId"`
+	User         string             `json:"user"`
 	Status       switchboard.Status `json:"status"`
+}
+
+// callerKey is the attribution key of a call's ledger entry: its actor
+// told apart by the user it acted for, as noteSearch keys a search
+// (Principal.Key).
+func callerKey(actor, user string) string {
+	kind, id, ok := strings.Cut(actor, ":")
+	if !ok {
+		return actor
+	}
+	return switchboard.Principal{Kind: switchboard.PrincipalKind(kind), ID: id, User: user}.Key()
 }
 
 // Observe hears every ledger entry the broker appended (it is chained
@@ -170,7 +182,7 @@ func (r *Registry) Observe(e switchboard.ActivityEntry) {
 	if !inCatalog {
 		return // a tab's live tool or a harness tool: not the catalog's index
 	}
-	key := e.Actor
+	key := callerKey(e.Actor, d.User)
 	l := &r.learn
 	l.mu.Lock()
 	var query string

@@ -276,3 +276,39 @@ func TestLearnOff(t *testing.T) {
 		t.Fatalf("Learned with learning off = %+v, %v", l, err)
 	}
 }
+
+// One agent name acting for two users is two callers: alice's planner's
+// search is not attributed to bob's planner's call, and is to its own.
+func TestLearnAttributionPerUser(t *testing.T) {
+	t.Parallel()
+	r, st, c := learnFixture(t, nil)
+	planner := func(user string) context.Context {
+		return switchboard.WithPrincipal(context.Background(), switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "planner", User: user})
+	}
+	entry := func(user, inv string) switchboard.ActivityEntry {
+		e := callEntry("agent:planner", "users.list", inv, switchboard.StatusSucceeded, c.now())
+		d, _ := json.Marshal(map[string]any{"invocationId": inv, "status": switchboard.StatusSucceeded, "runId": "run-" + inv, "user": user})
+		e.Details = d
+		return e
+	}
+	learned := func() []switchboard.LearnedQuery {
+		t.Helper()
+		r.WaitLearned()
+		qs, err := st.SearchExampleList(context.Background(), "users.list")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return qs
+	}
+	if _, err := r.SearchMeta(planner("user:alice"), switchboard.SearchQuery{Query: "team roster"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	r.Observe(entry("user:bob", "i1"))
+	if got := learned(); len(got) != 0 {
+		t.Fatalf("alice's planner's search taught bob's planner's call: %+v", got)
+	}
+	r.Observe(entry("user:alice", "i2"))
+	if got := learned(); len(got) != 1 || got[0].Query != "team roster" {
+		t.Fatalf("learned %+v, want alice's planner's team roster", got)
+	}
+}

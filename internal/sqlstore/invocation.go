@@ -10,12 +10,12 @@ import (
 )
 
 const invocationCols = `id, run_id, tool, tool_version, surface, session_id, caller, status,
-	input, result, error, input_bytes, result_bytes, created_at, updated_at, finished_at, duration_ms, agent_id, replica`
+	input, result, error, input_bytes, result_bytes, created_at, updated_at, finished_at, duration_ms, agent_id, replica, user_name, approval_id`
 
 // Statements of the call path, constant so statement caches hit them.
 const (
 	sqlInsertInvocation = `INSERT INTO invocations (` + invocationCols + `)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	sqlSelectInvocation = `SELECT ` + invocationCols + ` FROM invocations WHERE id = ?`
 )
 
@@ -29,7 +29,7 @@ func scanInvocation(row Row) (switchboard.Invocation, error) {
 	if err := row.Scan(&inv.ID, &inv.RunID, &inv.Tool, &inv.ToolVersion, &surface, &inv.SessionID,
 		&inv.Caller, &status, scanJSON(&inv.Input), scanJSON(&inv.Result), scanJSON(&errJSON),
 		&inv.InputBytes, &inv.ResultBytes, scanTime(&inv.CreatedAt), scanTime(&inv.UpdatedAt),
-		scanTime(&inv.FinishedAt), &inv.DurationMs, &inv.AgentID, &inv.Replica); err != nil {
+		scanTime(&inv.FinishedAt), &inv.DurationMs, &inv.AgentID, &inv.Replica, &inv.User, &inv.ApprovalID); err != nil {
 		return inv, err
 	}
 	inv.Surface = switchboard.Surface(surface)
@@ -115,7 +115,7 @@ func (s *Store) invocationArgs(inv switchboard.Invocation) ([]any, error) {
 	}
 	return []any{inv.ID, inv.RunID, inv.Tool, inv.ToolVersion, string(inv.Surface), inv.SessionID, inv.Caller,
 		string(inv.Status), input, result, errJSON, inv.InputBytes, inv.ResultBytes,
-		s.time(inv.CreatedAt), s.time(inv.UpdatedAt), s.time(inv.FinishedAt), inv.DurationMs, inv.AgentID, inv.Replica}, nil
+		s.time(inv.CreatedAt), s.time(inv.UpdatedAt), s.time(inv.FinishedAt), inv.DurationMs, inv.AgentID, inv.Replica, inv.User, inv.ApprovalID}, nil
 }
 
 // InvocationGet returns one record or NOT_FOUND.
@@ -314,6 +314,9 @@ func (s *Store) InvocationList(ctx context.Context, f switchboard.InvocationFilt
 	}
 	if f.SessionID != "" {
 		where, args = append(where, "session_id = ?"), append(args, f.SessionID)
+	}
+	if f.User != "" {
+		where, args = append(where, "user_name = ?"), append(args, f.User)
 	}
 	return list(ctx, s, "invocation list", `SELECT `+invocationCols+` FROM invocations WHERE `+strings.Join(where, " AND ")+
 		` ORDER BY created_at DESC, id DESC LIMIT ?`, append(args, limit(f.Limit)), scanInvocation)

@@ -15,7 +15,7 @@ import (
 // (see governance.go).
 
 const jobCols = `id, invocation_id, run_id, tool, caller, status, progress, message, result, error,
-	created_at, updated_at, finished_at, replica`
+	created_at, updated_at, finished_at, replica, user_name`
 
 func scanJob(row Row) (switchboard.Job, error) {
 	var (
@@ -24,7 +24,7 @@ func scanJob(row Row) (switchboard.Job, error) {
 		errJSON json.RawMessage
 	)
 	if err := row.Scan(&j.ID, &j.InvocationID, &j.RunID, &j.Tool, &j.Caller, &status, &j.Progress, &j.Message,
-		scanJSON(&j.Result), scanJSON(&errJSON), scanTime(&j.CreatedAt), scanTime(&j.UpdatedAt), scanTime(&j.FinishedAt), &j.Replica); err != nil {
+		scanJSON(&j.Result), scanJSON(&errJSON), scanTime(&j.CreatedAt), scanTime(&j.UpdatedAt), scanTime(&j.FinishedAt), &j.Replica, &j.User); err != nil {
 		return j, err
 	}
 	j.Status = switchboard.JobStatus(status)
@@ -51,9 +51,9 @@ func (s *Store) JobCreate(ctx context.Context, j switchboard.Job) error {
 		j.UpdatedAt = j.CreatedAt
 	}
 	return s.db.Write(ctx, op, func(q Querier) error {
-		_, err := q.Exec(ctx, s.sql(`INSERT INTO jobs (`+jobCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		_, err := q.Exec(ctx, s.sql(`INSERT INTO jobs (`+jobCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 			j.ID, j.InvocationID, j.RunID, j.Tool, j.Caller, string(j.Status), j.Progress, j.Message, result, errJSON,
-			s.time(j.CreatedAt), s.time(j.UpdatedAt), s.time(j.FinishedAt), j.Replica)
+			s.time(j.CreatedAt), s.time(j.UpdatedAt), s.time(j.FinishedAt), j.Replica, j.User)
 		return err
 	})
 }
@@ -73,6 +73,9 @@ func (s *Store) JobList(ctx context.Context, f switchboard.JobFilter) ([]switchb
 	}
 	if f.Caller != "" {
 		where, args = append(where, "caller = ?"), append(args, f.Caller)
+	}
+	if f.User != "" {
+		where, args = append(where, "user_name = ?"), append(args, f.User)
 	}
 	return list(ctx, s, "job list", `SELECT `+jobCols+` FROM jobs WHERE `+strings.Join(where, " AND ")+
 		` ORDER BY created_at DESC, id DESC LIMIT ?`, append(args, limit(f.Limit)), scanJob)

@@ -202,13 +202,13 @@ func testApprovalDecideRace(t *testing.T, s switchboard.Store) {
 
 func testJobs(t *testing.T, s switchboard.Store) {
 	ctx := context.Background()
-	j := switchboard.Job{ID: "job-1", InvocationID: "inv-1", Tool: "deck.export", Caller: "agent:a", Status: switchboard.JobRunning, CreatedAt: base}
+	j := switchboard.Job{ID: "job-1", InvocationID: "inv-1", Tool: "deck.export", Caller: "agent:a", User: "user:alice", Status: switchboard.JobRunning, CreatedAt: base}
 	must(t, s.JobCreate(ctx, j))
 	wantCode(t, s.JobCreate(ctx, j), switchboard.CodeConflict)
 	must(t, s.JobCreate(ctx, switchboard.Job{ID: "job-2", Tool: "x", Status: switchboard.JobRunning, CreatedAt: base}))
 	got, err := s.JobGet(ctx, "job-1")
 	must(t, err)
-	if got.Status != switchboard.JobRunning || !got.UpdatedAt.Equal(micro(base)) || got.Caller != "agent:a" {
+	if got.Status != switchboard.JobRunning || !got.UpdatedAt.Equal(micro(base)) || got.Caller != "agent:a" || got.User != "user:alice" {
 		t.Fatalf("created: %+v", got)
 	}
 	p := got

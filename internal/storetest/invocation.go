@@ -22,6 +22,7 @@ func invocation(id string, status switchboard.Status) switchboard.Invocation {
 		Surface:     switchboard.SurfaceAPI,
 		Caller:      "agent:alice",
 		AgentID:     "agt_alice",
+		User:        "user:alice",
 		Status:      status,
 		// Odd spacing and key order: JSON must come back byte for byte.
 		Input:      json.RawMessage(`{"z": "<q>",  "a":[1, 2.50, {"b":null}]}`),
@@ -81,6 +82,7 @@ func testInvocationCreateGet(t *testing.T, s switchboard.Store) {
 		WithDetails(map[string]any{"status": float64(502), "retry": true})
 	full.FinishedAt = base.Add(1500 * time.Microsecond)
 	full.DurationMs = 1.5
+	full.ApprovalID = "apr_full"
 	must(t, s.InvocationCreate(ctx, full))
 	got, err = s.InvocationGet(ctx, full.ID)
 	must(t, err)
@@ -116,6 +118,7 @@ func testInvocationCAS(t *testing.T, s switchboard.Store) {
 	done.DurationMs = 2000
 	sneaky := done
 	sneaky.Tool, sneaky.RunID, sneaky.Caller = "other", "run-2", "mallory"
+	sneaky.User, sneaky.ApprovalID = "user:mallory", "apr_other"
 	sneaky.Input = json.RawMessage(`{"rewritten":true}`)
 	sneaky.CreatedAt = base.Add(time.Hour)
 	got, err = s.InvocationUpdate(ctx, sneaky, switchboard.StatusDispatched)

@@ -30,6 +30,9 @@ func testInvocationList(t *testing.T, s switchboard.Store) {
 		if i/2 == 1 {
 			inv.SessionID = "tab-x"
 		}
+		if i >= 4 { // one agent name acting for another user
+			inv.User = "user:bob"
+		}
 		must(t, s.InvocationCreate(ctx, inv))
 		want = append(want, stored(inv))
 	}
@@ -58,6 +61,8 @@ func testInvocationList(t *testing.T, s switchboard.Store) {
 		{switchboard.InvocationFilter{SessionID: "tab-x"}, "[inv-3 inv-2]"},
 		{switchboard.InvocationFilter{SessionID: "tab-x", Status: switchboard.StatusFailed}, "[inv-3]"},
 		{switchboard.InvocationFilter{Status: switchboard.StatusFailed, Caller: "agent:alice"}, "[]"},
+		{switchboard.InvocationFilter{User: "user:bob"}, "[inv-5 inv-4]"},
+		{switchboard.InvocationFilter{Caller: "agent:alice", User: "user:alice"}, "[inv-2 inv-0]"},
 	} {
 		got, err := s.InvocationList(ctx, c.f)
 		must(t, err)
@@ -75,6 +80,10 @@ func testJobList(t *testing.T, s switchboard.Store) {
 			Progress: float64(i) / 4, CreatedAt: base.Add(time.Duration(i) * time.Second)}
 		if i%2 == 1 {
 			j.Caller, j.Status = "user:admin", switchboard.JobSucceeded
+		}
+		j.User = "user:alice"
+		if i == 2 { // the same agent name acting for another user
+			j.User = "user:bob"
 		}
 		must(t, s.JobCreate(ctx, j))
 	}
@@ -95,6 +104,8 @@ func testJobList(t *testing.T, s switchboard.Store) {
 		{switchboard.JobFilter{}, "[job-3@0.75 job-2@0.5 job-1@0.25 job-0@0]"},
 		{switchboard.JobFilter{Status: switchboard.JobRunning}, "[job-2@0.5 job-0@0]"},
 		{switchboard.JobFilter{Caller: "user:admin", Limit: 1}, "[job-3@0.75]"},
+		{switchboard.JobFilter{Caller: "agent:a", User: "user:alice"}, "[job-0@0]"},
+		{switchboard.JobFilter{User: "user:bob"}, "[job-2@0.5]"},
 	} {
 		if got := ids(c.f); got != c.want {
 			t.Errorf("%+v: %s, want %s", c.f, got, c.want)

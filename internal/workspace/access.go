@@ -189,3 +189,45 @@ func TabMayDecide(ctx context.Context, agents *Agents, apr switchboard.ApprovalR
 	}
 	return escalates(st.s.Kind) && st.user == userOf(user)
 }
+
+// SeesRecord is the one rule of who may read an invocation or job record
+// (GET /invocations/{id}, /jobs/{id} and their lists; caller and user are
+// the record's Caller and User):
+//
+//   - the operator (user:admin) reads every record;
+//   - another user reads the records of calls made for them, by whichever
+//     agent;
+//   - an agent reads its own calls made for its own user: one agent name
+//     acting for alice and for bob is two agents, and neither reads the
+//     other's records;
+//   - a tab reads none here (its calls come back on its own stream).
+//
+// A record that names no user (written before records named one) is the
+// operator's alone. A record v may not read is NOT_FOUND, like an unknown
+// id.
+func SeesRecord(v Viewer, caller, user string) bool {
+	switch {
+	case v.admin():
+		return true
+	case v.Principal.Kind == switchboard.PrincipalUser:
+		return user != "" && user == v.user()
+	case v.Principal.Kind == switchboard.PrincipalAgent:
+		return caller == v.Principal.String() && user != "" && user == v.Principal.ActsFor()
+	}
+	return false
+}
+
+// RecordFilter is the Caller and User filter that lists from the store
+// exactly the records SeesRecord lets v read. ok is false when v may list
+// none.
+func RecordFilter(v Viewer) (caller, user string, ok bool) {
+	switch {
+	case v.admin():
+		return "", "", true
+	case v.Principal.Kind == switchboard.PrincipalUser:
+		return "", v.user(), v.user() != ""
+	case v.Principal.Kind == switchboard.PrincipalAgent:
+		return v.Principal.String(), v.Principal.ActsFor(), true
+	}
+	return "", "", false
+}

@@ -250,7 +250,12 @@ func (a *Agents) start(ctx context.Context, sp Spec, quiet bool) (switchboard.Ag
 	}
 	st.quiet = quiet
 	if sp.Heartbeat { // registered on a caller's request: one of its seats
-		if st.release, err = a.seats.Take(sp.Principal.String()); err != nil {
+		// One agent name acting for two users holds two sets of seats.
+		p := sp.Principal
+		if p.User == "" {
+			p.User = sp.User
+		}
+		if st.release, err = a.seats.Take(p.Key()); err != nil {
 			return switchboard.AgentSession{}, err
 		}
 	}

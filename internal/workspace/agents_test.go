@@ -449,6 +449,12 @@ func TestRegisteredSessionCap(t *testing.T) {
 	if _, err := a.Start(ctx, workspace.Spec{Kind: switchboard.AgentChat, Principal: bot}); err != nil {
 		t.Fatalf("a session the daemon starts (not registered): %v", err)
 	}
+	// The same agent name acting for another user holds seats of its own.
+	forBob := spec
+	forBob.Principal.User = "user:bob"
+	if _, err := a.Start(ctx, forBob); err != nil {
+		t.Fatalf("the same agent name acting for user:bob: %v", err)
+	}
 	if _, err := a.End(ctx, first.ID, switchboard.AgentDone, "finished"); err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/switchboardhq/switchboard/client"
-	"github.com/switchboardhq/switchboard/daemon"
+	"github.com/switchboardhq/switchboard/internal/daemon"
 )
 
 // signIn signs in to the console in tab with the admin token.

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboardhq/switchboard/daemon"
+	"github.com/switchboardhq/switchboard/internal/daemon"
 )
 
 // TestAISDKExampleServer runs examples/aisdk-usechat/server.mjs, the

@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync"
 	"time"
 
@@ -151,6 +152,10 @@ func (w *waitSet) ring(id string) {
 // request (context.WithoutCancel, or an agent's work context that an
 // interrupt cancels) — and its outcome is read with Await or Get.
 func (b *Broker) Submit(ctx context.Context, req CallRequest) (switchboard.Invocation, error) {
+	ctx, release, err := b.detach(ctx)
+	if err != nil {
+		return switchboard.Invocation{}, err
+	}
 	recorded := make(chan switchboard.Invocation, 1)
 	type outcome struct {
 		inv switchboard.Invocation
@@ -160,6 +165,7 @@ func (b *Broker) Submit(ctx context.Context, req CallRequest) (switchboard.Invoc
 	req.OnRecord = func(inv switchboard.Invocation) { recorded <- inv }
 	req.submitted = true
 	go func() {
+		defer release()
 		inv, err := b.Call(ctx, req)
 		done <- outcome{inv, err}
 	}()
@@ -173,4 +179,48 @@ func (b *Broker) Submit(ctx context.Context, req CallRequest) (switchboard.Invoc
 	case o := <-done: // refused, or a replay of a finished call
 		return o.inv, o.err
 	}
+}
+
+// detach gives a call Submit starts a context that ends with ctx or at
+// Stop, and counts the call until release.
+func (b *Broker) detach(ctx context.Context) (context.Context, func(), error) {
+	b.lifeMu.Lock()
+	defer b.lifeMu.Unlock()
+	if b.life.Err() != nil {
+		return nil, nil, switchboard.Errorf(switchboard.CodeUnavailable,
+			"this replica is stopping and starts no new calls; retry, and another replica (or this one, restarted) takes it")
+	}
+	b.running.Add(1)
+	cctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(b.life, func() { cancel(context.Cause(b.life)) })
+	return cctx, func() {
+		stop()
+		cancel(nil)
+		b.running.Done()
+	}, nil
+}
+
+// Stop ends every call Submit started that still runs, with cause, and
+// returns once each has returned. A call that awaits approval is left as
+// it is — its record awaiting_approval, its request pending (cause must be
+// one the Policy leaves pending: approval.ErrStopped) — for the next start
+// or the survivor that takes this replica's calls over to resume; a call
+// that runs ends CANCELLED with cause. Submit refuses new calls after it
+// (UNAVAILABLE). Stop is how the daemon ends the calls nobody waits on in
+// a request: MCP approval rounds, async HTTP calls, parked agent calls.
+func (b *Broker) Stop(cause error) {
+	b.lifeMu.Lock()
+	b.endLife(cause)
+	b.lifeMu.Unlock()
+	b.running.Wait()
+}
+
+// stopped reports whether err is the wait of a submitted call ended by
+// Stop: such a call is left awaiting approval (as CallRequest.Durable).
+func (b *Broker) stopped(ctx context.Context, req CallRequest, err error) bool {
+	if !req.submitted || b.life.Err() == nil {
+		return false
+	}
+	cause := context.Cause(b.life)
+	return errors.Is(context.Cause(ctx), cause) && errors.Is(err, cause)
 }

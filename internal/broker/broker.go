@@ -134,6 +134,12 @@ type Broker struct {
 	rates   *rates
 	bus     bus.Bus
 	waiters waitSet // Await's waiters in this process
+	// life ends at Stop: the calls Submit started run within it, and
+	// running counts them until they return.
+	lifeMu  sync.Mutex
+	life    context.Context
+	endLife context.CancelCauseFunc
+	running sync.WaitGroup
 	// awaitHook, set only by tests, hears each time a call starts waiting
 	// for its in-flight twin.
 	awaitHook func(key string)
@@ -181,7 +187,10 @@ func New(opts Options) *Broker {
 	if opts.RecordAfter == 0 {
 		opts.RecordAfter = DefaultRecordAfter
 	}
+	life, endLife := context.WithCancelCause(context.Background())
 	return &Broker{
+		life:    life,
+		endLife: endLife,
 		jobs:    opts.Jobs,
 		bus:     opts.Bus,
 		rates:   newRates(opts.RateLimit, opts.Now),

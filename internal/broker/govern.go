@@ -51,7 +51,7 @@ func (b *Broker) callWithApproval(ctx context.Context, c *call, req CallRequest)
 		req.OnRecord(inv)
 	}
 	if err := b.policy.AwaitApproval(ctx, id, inv); err != nil {
-		if req.Durable != nil && errors.Is(context.Cause(ctx), req.Durable) && errors.Is(err, req.Durable) {
+		if req.Durable != nil && errors.Is(context.Cause(ctx), req.Durable) && errors.Is(err, req.Durable) || b.stopped(ctx, req, err) {
 			return inv, err // left awaiting approval, to be resumed
 		}
 		if ctx.Err() != nil && switchboard.CodeOf(err) != switchboard.CodeUserDenied {

@@ -309,6 +309,10 @@ func (d *Daemon) Close() error {
 	d.closeGovernance() // cancels running jobs
 	d.stopResumed()     // resumed calls stop waiting; their approvals stay pending
 	d.closeWorkspace()
+	// The calls nobody waits on in a request (MCP approval rounds, async
+	// HTTP calls, parked agent calls) end here; one awaiting approval
+	// stays pending for the next start or a survivor to resume.
+	d.Broker.Stop(switchboard.Errorf(switchboard.CodeCancelled, "the daemon stopped before this call finished (%w)", approval.ErrStopped))
 	d.Broker.Close()
 	d.Sessions.Shutdown() // ends every tab stream so graceful shutdown completes
 	if d.stopCatalog != nil {

@@ -12,8 +12,8 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/client"
-	"github.com/switchboardhq/switchboard/internal/daemon"
 	"github.com/switchboardhq/switchboard/internal/bus"
+	"github.com/switchboardhq/switchboard/internal/daemon"
 )
 
 // TestDailyQuotaSharedByReplicas: two daemons on one store (SQLite, and

@@ -143,58 +143,42 @@ func (s *Server) roundMode(c caller, ss *mcp.ServerSession) string {
 	return elicitMode(s.opts.Elicitation, s.opts.ConsoleURL, ss)
 }
 
-// firstRound runs a call of a 2026-07-28 client that can be asked. The
-// broker's call runs detached from the request once it is recorded
-// awaiting approval, and the round answers input_required; a call that
-// needs no approval (or ends before it is asked for) answers its outcome.
+// firstRound runs a call of a 2026-07-28 client that can be asked: the
+// broker's Submit returns once the call is recorded; awaiting approval,
+// the round answers input_required and the call waits in the broker,
+// detached from the request (the broker's Stop ends it, leaving the
+// approval pending for a survivor); otherwise the round answers its
+// outcome, and the client giving up cancels it.
 func (s *Server) firstRound(ctx context.Context, c caller, t switchboard.Tool, cr broker.CallRequest, mode string) (*mcp.CallToolResult, error) {
-	type outcome struct {
-		inv switchboard.Invocation
-		err error
-	}
 	args := approval.ArgsHash(cr.Input)
-	recorded, done := make(chan switchboard.Invocation, 1), make(chan outcome, 1)
-	// The call follows the request until it awaits approval, and the
-	// server's life after that.
+	// The call follows the request until it awaits approval.
 	dctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	stopReq := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
-	cr.OnRecord = func(inv switchboard.Invocation) {
-		if inv.Status == switchboard.StatusAwaitingApproval && stopReq() {
-			recorded <- inv
-		}
-	}
 	// A re-sent first round with the client's idempotency key finds its
 	// call in flight: it is answered about that call, not made to wait.
 	cr.AwaitInFlight = false
 	cr.Durable = approval.ErrStopped
-	s.detachMu.Lock()
-	if s.closing {
-		s.detachMu.Unlock()
-		cancel(errStopping)
-		return errorResult(errStopping, nil), nil
-	}
-	s.detached.Add(1)
-	s.detachMu.Unlock()
-	go func() {
-		defer s.detached.Done()
-		// Closing leaves a call awaiting approval pending: a survivor (or
-		// the next start) resumes it, and the client's retry finds it.
-		stopLife := context.AfterFunc(s.life, func() { cancel(approval.ErrStopped) })
-		defer stopLife()
-		defer cancel(nil)
-		inv, err := s.br.Call(dctx, cr)
-		done <- outcome{inv, err}
-	}()
-	select {
-	case inv := <-recorded:
-		return s.round(ctx, c, t, inv.ID, inv.ApprovalID, args, mode, false)
-	case o := <-done:
+	inv, err := s.br.Submit(dctx, cr)
+	switch {
+	case inv.ID == "" || inv.Status.Terminal():
 		stopReq()
-		if d, ok := conflictInFlight(o.err); ok {
+		cancel(nil)
+		if d, ok := conflictInFlight(err); ok {
 			return s.round(ctx, c, t, d, "", args, mode, false)
 		}
-		return s.result(t, o.inv, o.err), nil
+		return s.result(t, inv, err), nil
+	case inv.Status == switchboard.StatusAwaitingApproval && stopReq():
+		return s.round(ctx, c, t, inv.ID, inv.ApprovalID, args, mode, false)
 	}
+	// Running (or the request ended as it was recorded: then the call is
+	// cancelled with it): its outcome is the answer.
+	out, err := s.br.Await(context.WithoutCancel(ctx), inv.ID, broker.Terminal)
+	stopReq()
+	cancel(nil)
+	if err == nil && out.Error != nil {
+		err = out.Error
+	}
+	return s.result(t, out, err), nil
 }
 
 // conflictInFlight returns the invocation of a CONFLICT that names a call

@@ -173,13 +173,10 @@ type Server struct {
 
 	// life ends when the server closes: it cancels the calls still running
 	// for MCP clients (a call waiting for approval would otherwise hold
-	// Close, which waits for every session's handlers) and the calls
-	// detached from their 2026-07-28 requests (mrtr.go).
-	life     context.Context
-	endLife  context.CancelCauseFunc
-	detachMu sync.Mutex
-	closing  bool
-	detached sync.WaitGroup
+	// Close, which waits for every session's handlers). Calls detached
+	// from their 2026-07-28 requests are the broker's (mrtr.go).
+	life    context.Context
+	endLife context.CancelCauseFunc
 
 	stop       chan struct{}
 	done       chan struct{}
@@ -288,11 +285,7 @@ func New(ctx context.Context, reg *registry.Registry, br *broker.Broker, opts *O
 // catalog. Idempotent.
 func (s *Server) Close() error {
 	s.once.Do(func() {
-		s.detachMu.Lock()
-		s.closing = true
-		s.detachMu.Unlock()
 		s.endLife(errStopping)
-		s.detached.Wait()
 		close(s.stop)
 		<-s.done
 		<-s.digestDone

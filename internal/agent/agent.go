@@ -65,6 +65,7 @@ const DefaultInstructions = "You are the assistant built into this web applicati
 // replica; *broker.Broker is the implementation.
 type Caller interface {
 	Call(ctx context.Context, req broker.CallRequest) (switchboard.Invocation, error)
+	Submit(ctx context.Context, req broker.CallRequest) (switchboard.Invocation, error)
 	Await(ctx context.Context, id string, until broker.Until) (switchboard.Invocation, error)
 }
 
@@ -530,7 +531,9 @@ func (rt *Runtime) Close() {
 		r.cancel(stop)
 	}
 	for _, p := range waiting {
-		p.cancel(stop)
+		if p.cancel != nil {
+			p.cancel(stop)
+		}
 	}
 	rt.wg.Wait()
 	rt.stopFlusher() // the runs' last events and final records

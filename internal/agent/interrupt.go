@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -52,17 +53,21 @@ type Approvals interface {
 type parked struct {
 	c        call
 	approval switchboard.ApprovalRequest
-	cancel   context.CancelCauseFunc
-	done     chan struct{} // closed when the broker call returned
-	inv      switchboard.Invocation
-	err      error
+	// id is the call's invocation: the broker runs the call, and its
+	// outcome is awaited by id (Runtime.settle), wherever it runs.
+	id string
+	// cancel ends the call; nil for a call another replica runs (an
+	// interrupt rebuilt from the store, resume.go), which this process
+	// cannot cancel.
+	cancel context.CancelCauseFunc
 	// sink is the emitter of the run that currently owns the call, so a
 	// job's progress after the approval reaches the resumed run.
 	sink atomic.Pointer[emitter]
-	// stored is the invocation id of a call another replica runs (an
-	// interrupt rebuilt from the store, resume.go): its outcome is read
-	// from the store, and this process cannot cancel it.
-	stored string
+
+	mu      sync.Mutex // held while settling
+	settled bool
+	inv     switchboard.Invocation
+	err     error
 }
 
 // interruptState is what a chat's interrupted run left behind.
@@ -339,7 +344,7 @@ func (rt *Runtime) park(ctx context.Context, st *runState, calls []*parked) {
 // finish. The chat's next run collects them.
 func (rt *Runtime) stopParked(ctx context.Context, run *Run, intr *interruptState) {
 	for _, p := range rt.cancelWaiting(ctx, intr, switchboard.Errorf(switchboard.CodeCancelled, "run %s was cancelled while waiting for approval", run.id)) {
-		<-p.done // the broker call returns once its cancelled approval is recorded
+		rt.settle(context.WithoutCancel(ctx), p) // returns once its cancelled approval is recorded
 	}
 	run.mu.Lock()
 	if run.status == switchboard.RunWaiting {
@@ -354,7 +359,7 @@ func (rt *Runtime) stopParked(ctx context.Context, run *Run, intr *interruptStat
 func (rt *Runtime) cancelWaiting(ctx context.Context, intr *interruptState, cause error) []*parked {
 	var out []*parked
 	for _, p := range intr.calls {
-		if p.stored != "" {
+		if p.cancel == nil {
 			continue // another replica's call: its approval stays for a decision or its expiry
 		}
 		a, err := rt.approvals.Get(context.WithoutCancel(ctx), p.approval.ID)
@@ -392,11 +397,8 @@ func (rt *Runtime) resume(ctx context.Context, st *runState, plan *resumePlan) {
 	var results []agui.Message
 	for _, p := range intr.calls {
 		p.sink.Store(st.em)
-		if p.stored != "" {
-			rt.awaitStored(ctx, p)
-		}
 		if edited, ok := edits[p]; ok {
-			<-p.done // denied in favour of the edit: returns at once
+			rt.settle(ctx, p) // denied in favour of the edit: returns at once
 			c := p.c
 			c.args = string(edited)
 			setCallArgs(st.conv, c.id, c.args)
@@ -405,12 +407,7 @@ func (rt *Runtime) resume(ctx context.Context, st *runState, plan *resumePlan) {
 			results = append(results, *msg)
 			continue
 		}
-		select {
-		case <-p.done:
-		case <-ctx.Done():
-			p.cancel(context.Cause(ctx))
-			<-p.done
-		}
+		rt.settle(ctx, p)
 		results = append(results, *rt.callResult(st, p.c, p.inv.Result, p.inv, p.err, map[string]any{"tool": p.c.name, "approvalId": p.approval.ID}))
 	}
 	st.conv = insertResults(st.conv, results)

@@ -348,7 +348,7 @@ func (rt *Runtime) runCall(ctx context.Context, st *runState, c call, auto *auto
 			"toolCallId": c.id, "tool": c.name, "sessionId": st.run.session,
 		}})
 	}
-	p := &parked{c: c, done: make(chan struct{})}
+	p := &parked{c: c}
 	p.sink.Store(st.em)
 	// Progress (a job's, an approval wait's) streams on the events of the
 	// run that owns the call now.
@@ -365,61 +365,63 @@ func (rt *Runtime) runCall(ctx context.Context, st *runState, c call, auto *auto
 			"toolCallId": c.id, "tool": c.name, "invocationId": inv.ID, "status": inv.Status,
 		}})
 	}
-	req.OnRecord = recorded
 	if !rt.interruptible(st) && auto == nil {
+		req.OnRecord = recorded
 		p.inv, p.err = rt.call.Call(pctx, req)
 		return rt.callResult(st, c, p.inv.Result, p.inv, p.err, meta), nil
 	}
-	// The call may outlive this run (parked), so it runs on a context of
-	// its own, cancelled with the run's until it parks.
+	// The call may outlive this run (parked: the broker keeps it, and the
+	// run keeps its invocation id), so it runs on a context of its own,
+	// cancelled with the run's until it parks.
 	cctx, cancel := context.WithCancelCause(context.WithoutCancel(pctx))
 	p.cancel = cancel
-	waiting := make(chan switchboard.Invocation, 1)
-	req.OnRecord = func(inv switchboard.Invocation) {
+	inv, err := rt.call.Submit(cctx, req)
+	if inv.ID != "" {
 		recorded(inv)
-		if inv.Status == switchboard.StatusAwaitingApproval {
-			waiting <- inv
-		}
 	}
-	rt.wg.Add(1)
-	go func() {
-		defer rt.wg.Done()
-		p.inv, p.err = rt.call.Call(cctx, req)
-		close(p.done)
-	}()
-	wait := waiting
-	for {
-		select {
-		case <-p.done:
-			cancel(nil)
-			return rt.callResult(st, c, p.inv.Result, p.inv, p.err, meta), nil
-		case <-ctx.Done():
-			cancel(context.Cause(ctx))
-			<-p.done
-			return rt.callResult(st, c, p.inv.Result, p.inv, p.err, meta), nil
-		case inv := <-wait:
-			wait = nil
-			a, ok := rt.approvalOf(ctx, inv)
-			if !ok {
-				continue // no record to name: wait here as without interrupts
-			}
-			if auto != nil {
-				if _, err := rt.approvals.Decide(ctx, a.ID, approval.Decision{By: auto.by, Approve: true, Channel: auto.channel,
-					Reason: "approved with edited arguments in the resume of the run"}); err != nil {
-					cancel(err)
-				}
-				meta["approvalId"] = a.ID
-				continue
-			}
-			select {
-			case <-p.done: // decided and finished already
-				continue
-			default:
-			}
-			p.approval = a
-			return nil, p
-		}
+	if inv.ID == "" || inv.Status.Terminal() {
+		cancel(nil)
+		return rt.callResult(st, c, inv.Result, inv, err, meta), nil
 	}
+	p.id = inv.ID
+	if inv.Status == switchboard.StatusAwaitingApproval {
+		if a, ok := rt.approvalOf(ctx, inv); ok && a.Status == switchboard.ApprovalPending {
+			if auto == nil {
+				p.approval = a
+				return nil, p
+			}
+			if _, err := rt.approvals.Decide(ctx, a.ID, approval.Decision{By: auto.by, Approve: true, Channel: auto.channel,
+				Reason: "approved with edited arguments in the resume of the run"}); err != nil {
+				cancel(err)
+			}
+			meta["approvalId"] = a.ID
+		}
+		// No pending request to name (decided already, or none): its
+		// outcome is awaited here, as without interrupts.
+	}
+	rt.settle(ctx, p)
+	return rt.callResult(st, c, p.inv.Result, p.inv, p.err, meta), nil
+}
+
+// settle waits for the outcome of p's call, wherever it runs, and keeps
+// it in p: ctx ending first cancels a call this process started (its
+// recorded end is then the outcome); another replica's call (no cancel)
+// ends p with ctx's cause. Settling twice returns at once.
+func (rt *Runtime) settle(ctx context.Context, p *parked) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.settled {
+		return
+	}
+	inv, err := rt.call.Await(ctx, p.id, broker.Terminal)
+	if err != nil && ctx.Err() != nil && p.cancel != nil {
+		p.cancel(context.Cause(ctx))
+		inv, err = rt.call.Await(context.WithoutCancel(ctx), p.id, broker.Terminal)
+	}
+	if err == nil && inv.Error != nil {
+		err = inv.Error
+	}
+	p.inv, p.err, p.settled = inv, err, true
 }
 
 // approvalOf reads the approval request a call awaiting approval names.

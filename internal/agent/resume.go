@@ -7,7 +7,6 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/agui"
-	"github.com/switchboardhq/switchboard/internal/broker"
 )
 
 // A resume on another replica: an AG-UI resume or an AI SDK approval
@@ -22,7 +21,7 @@ import (
 // stopped (the MESSAGES_SNAPSHOT before it). The resume then decides the
 // approval records here — the one decision, which wakes the parked call
 // where it waits — and each call's outcome is read from the store once
-// its invocation is terminal (awaitStored). Nothing runs twice: the call
+// its invocation is terminal (Runtime.settle). Nothing runs twice: the call
 // runs where it was parked, and only there.
 
 // storedSettleWait bounds the wait for an interrupted run's final flush.
@@ -78,7 +77,7 @@ func (rt *Runtime) storedInterrupt(ctx context.Context, req StartRequest) (*inte
 		if inv, err := rt.opts.Runs.InvocationGet(ctx, ap.InvocationID); err == nil && inv.Surface == switchboard.SurfaceAPI {
 			c.tool = &offered{real: ap.Tool, kind: kindCatalog} // edited arguments are checked against its schema
 		}
-		p := &parked{c: c, approval: ap, done: make(chan struct{}), stored: ap.InvocationID, cancel: func(error) {}}
+		p := &parked{c: c, approval: ap, id: ap.InvocationID}
 		intr.calls = append(intr.calls, p)
 	}
 	rt.log.InfoContext(ctx, "resuming another replica's interrupted run from the store", "run", rec.RunID, "replica", rec.Replica, "chat", req.ThreadID)
@@ -95,22 +94,3 @@ func decodeAs[T agui.Event](b []byte) (T, bool) {
 	return t, ok
 }
 
-// awaitStored waits until the invocation of p, which another replica runs,
-// is terminal in the store (or ctx ends: then p ends with ctx's cause) and
-// sets p's outcome as a local broker call would have.
-func (rt *Runtime) awaitStored(ctx context.Context, p *parked) {
-	select {
-	case <-p.done:
-		return
-	default:
-	}
-	defer close(p.done)
-	inv, err := rt.call.Await(ctx, p.stored, broker.Terminal)
-	p.inv = inv
-	switch {
-	case err != nil:
-		p.err = err // ctx's cause, or the record could not be read
-	case inv.Error != nil:
-		p.err = inv.Error
-	}
-}

@@ -93,4 +93,3 @@ func decodeAs[T agui.Event](b []byte) (T, bool) {
 	t, ok := ev.(T)
 	return t, ok
 }
-

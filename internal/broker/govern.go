@@ -104,6 +104,27 @@ func (b *Broker) runApproved(ctx context.Context, c *call, inv switchboard.Invoc
 	return b.dispatch(ctx, cctx, c, stored, release)
 }
 
+// Adopt resumes (Resume) a call whose approval outlived its replica — a
+// previous start, or a replica that died — as a call of this broker's
+// own: it waits for the decision and, approved, runs the call once, in
+// the background, until Stop, which leaves it awaiting approval for the
+// next start. The restart sweep and a survivor's takeover hand calls
+// here.
+func (b *Broker) Adopt(id, approvalID string) error {
+	ctx, release, err := b.detach(context.Background())
+	if err != nil {
+		return err
+	}
+	go func() {
+		defer release()
+		got, err := b.Resume(ctx, id, approvalID)
+		if ctx.Err() == nil {
+			b.log.Info("resumed call ended", "invocation", id, "approval", approvalID, "status", got.Status, "err", err)
+		}
+	}()
+	return nil
+}
+
 // Resume carries on a call that a previous run recorded awaiting the
 // approval approvalID, whose caller is gone: it waits for the decision and,
 // approved, runs the call once, recording the outcome in its invocation

@@ -140,7 +140,6 @@ type Daemon struct {
 	Workspace *workspace.Workspace
 	ws        atomic.Pointer[workspace.Workspace]
 
-	resumed   resumed      // calls awaiting an approval that outlived a restart (sweep.go)
 	replica   replicaState // this daemon among the replicas on its store (replica.go)
 	retention retention    // the background sweeper of expired records (retention.go)
 	demoKey   string       // the demo page's key; "" without --demo
@@ -178,7 +177,6 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	if err := d.initReplica(opts); err != nil {
 		return nil, err
 	}
-	d.resumed.ctx, d.resumed.stop = context.WithCancelCause(context.Background())
 	if opts.Demo {
 		d.demoKey = opts.DemoKey
 		if d.demoKey == "" {
@@ -307,7 +305,6 @@ func (d *Daemon) Close() error {
 	// Ends panel subscriptions and actions waiting for approval.
 	d.closePanels()
 	d.closeGovernance() // cancels running jobs
-	d.stopResumed()     // resumed calls stop waiting; their approvals stay pending
 	d.closeWorkspace()
 	// The calls nobody waits on in a request (MCP approval rounds, async
 	// HTTP calls, parked agent calls) end here; one awaiting approval

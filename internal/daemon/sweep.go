@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/switchboardhq/switchboard"
@@ -15,14 +14,6 @@ import (
 // previous run left in flight gets a definite state and its ledger entry,
 // and nothing is run again. See docs/architecture.md ("Crashes, keys and
 // unknown outcomes").
-
-// resumed are the goroutines that wait for the decisions of calls whose
-// approval outlived a restart or a replica's death.
-type resumed struct {
-	ctx  context.Context
-	stop context.CancelCauseFunc
-	wg   sync.WaitGroup
-}
 
 // sweep settles the approvals, calls and jobs of the replicas in owners
 // (switchboard.Replica: an earlier start of this daemon, or replicas that
@@ -177,24 +168,15 @@ var (
 		"the daemon restarted while this call waited for approval, and it cannot wait across a restart; it was not run")
 )
 
-// resume waits, in the background, for the decision of each call a
-// sweep kept, and runs it once approved (broker.Resume).
+// resume hands the broker each call a sweep kept: it waits for the
+// decision and runs the call once approved (broker.Adopt); the broker's
+// Stop leaves it awaiting approval for the next start.
 func (d *Daemon) resume(kept map[string]string) {
 	for inv, apr := range kept {
-		d.resumed.wg.Go(func() {
-			got, err := d.Broker.Resume(d.resumed.ctx, inv, apr)
-			if d.resumed.ctx.Err() == nil {
-				d.log.Info("resumed call ended", "invocation", inv, "approval", apr, "status", got.Status, "err", err)
-			}
-		})
+		if err := d.Broker.Adopt(inv, apr); err != nil {
+			d.log.Warn("a call awaiting approval was left for the next start", "invocation", inv, "approval", apr, "err", err)
+		}
 	}
-}
-
-// stopResumed ends the waits of resumed calls without deciding them, and
-// waits for calls already running to record their outcome.
-func (d *Daemon) stopResumed() {
-	d.resumed.stop(approval.ErrStopped)
-	d.resumed.wg.Wait()
 }
 
 // releaseOrphanKeys deletes idempotency keys that name no invocation. The

@@ -53,11 +53,32 @@ func DefaultFields() Fields {
 	}
 }
 
-// Options configures an Index. A nil *Options, a zero K1 and a nil Fields
-// mean the defaults.
+// LearnedBoost scores the learned field apart from BM25F, as a bounded
+// addition to the score the other fields give: a tool's boost is Scale
+// times the learned field's own BM25 score (length-normalised with B), at
+// most Cap times the query's best base score, so learned words can reorder
+// tools the catalog's own text already ranks close together but cannot
+// lift a tool far above one that matches better. With TopN > 0 only the
+// TopN best tools by base score (over the whole catalog) are boosted. When
+// no tool's base score is positive the cap does not apply: the learned
+// words are then the only signal. Scale 0 turns the boost off.
+type LearnedBoost struct {
+	Scale float64
+	Cap   float64 // 0: no cap
+	B     float64
+	TopN  int
+}
+
+// DefaultLearnedBoost returns the default boost: off; the learned field
+// is scored as one more BM25F field (DefaultFields).
+func DefaultLearnedBoost() LearnedBoost { return LearnedBoost{} }
+
+// Options configures an Index. A nil *Options, a zero K1, a nil Fields and
+// a nil Boost mean the defaults.
 type Options struct {
 	K1     float64
 	Fields *Fields
+	Boost  *LearnedBoost
 }
 
 // Index is the search index of one catalog. It is safe for concurrent use:
@@ -67,6 +88,7 @@ type Index struct {
 	k1      float64
 	weights [numFields]float64
 	b       [numFields]float64
+	boost   LearnedBoost
 
 	// writeMu serialises writers, so a writer can build a new corpus
 	// without holding mu; mu guards the corpus against readers.
@@ -125,7 +147,7 @@ const tfUnit = 16
 func New(opts *Options) *Index {
 	x := &Index{k1: DefaultK1, learned: map[string][]Learned{}}
 	x.c = newCorpus(nil, x.learned)
-	fields := DefaultFields()
+	fields, boost := DefaultFields(), DefaultLearnedBoost()
 	if opts != nil {
 		if opts.K1 > 0 {
 			x.k1 = opts.K1
@@ -133,7 +155,12 @@ func New(opts *Options) *Index {
 		if opts.Fields != nil {
 			fields = *opts.Fields
 		}
+		if opts.Boost != nil {
+			boost = *opts.Boost
+		}
 	}
+	x.boost = LearnedBoost{Scale: max(boost.Scale, 0), Cap: max(boost.Cap, 0),
+		B: min(max(boost.B, 0), 1), TopN: max(boost.TopN, 0)}
 	for i, f := range []Field{fields.Name, fields.Namespace, fields.Summary,
 		fields.Description, fields.Params, fields.ParamDocs, fields.Learned} {
 		x.weights[i] = max(f.Weight, 0)

@@ -49,10 +49,10 @@ func DefaultFields() Fields {
 		// Learned queries are requests in the callers' own words, the
 		// vocabulary the catalog's prose lacks. Weight and b were chosen
 		// by cross-validation inside the public sets' training halves,
-		// under the rule that queries unlike anything learned lose
-		// nothing (bench/README.md, "Learning from use"): a heavier or
-		// less normalised field lets other tools' learned words outrank
-		// the right tool.
+		// under the rule that queries unlike anything learned lose no
+		// more than noise (bench/README.md, "Learning from use"): a
+		// heavier field lets other tools' learned words outrank the
+		// right tool.
 		Learned: Field{Weight: 0.5, B: 0.3},
 	}
 }

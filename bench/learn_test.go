@@ -43,7 +43,25 @@ func learnDaemon(t *testing.T, set *benchkit.RetrievalSet, learn bool) (admin, a
 	}
 	srv := httptest.NewServer(d.Handler())
 	t.Cleanup(func() { srv.Close(); d.Close() })
-	tools := make([]switchboard.Tool, len(set.Tools))
+	tools, fwd, back := learnTools(set)
+	for _, tl := range tools {
+		d.Broker.Handle(tl.Name, func(context.Context, json.RawMessage) (any, error) { return map[string]any{}, nil })
+	}
+	admin = client.New(srv.URL, learnAdmin, nil)
+	if _, err := admin.RegisterTools(ctx, switchboard.SourceHost, tools); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := admin.CreateToken(ctx, client.TokenRequest{Agent: "bench"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return admin, client.New(srv.URL, tok.Token, nil), d, fwd, back
+}
+
+// learnTools adapts set's catalog for registration, with the maps between
+// the set's names and the registered ones: see learnDaemon.
+func learnTools(set *benchkit.RetrievalSet) (tools []switchboard.Tool, fwd, back map[string]string) {
+	tools = make([]switchboard.Tool, len(set.Tools))
 	fwd, back = map[string]string{}, map[string]string{}
 	for i, tl := range set.Tools {
 		orig := tl.Name
@@ -64,17 +82,8 @@ func learnDaemon(t *testing.T, set *benchkit.RetrievalSet, learn bool) (admin, a
 		}
 		tl.Class, tl.Surface, tl.Binding = switchboard.ClassRead, switchboard.SurfaceAPI, &switchboard.Binding{Go: true}
 		tools[i] = tl
-		d.Broker.Handle(tl.Name, func(context.Context, json.RawMessage) (any, error) { return map[string]any{}, nil })
 	}
-	admin = client.New(srv.URL, learnAdmin, nil)
-	if _, err := admin.RegisterTools(ctx, switchboard.SourceHost, tools); err != nil {
-		t.Fatal(err)
-	}
-	tok, err := admin.CreateToken(ctx, client.TokenRequest{Agent: "bench"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return admin, client.New(srv.URL, tok.Token, nil), d, fwd, back
+	return tools, fwd, back
 }
 
 // split halves a set's queries by a hash of their id: a fixed, arbitrary
@@ -123,7 +132,7 @@ func TestLearnedSearch(t *testing.T) {
 		adminOn, agentOn, on, fwd, back := learnDaemon(t, set, true)
 		adminOff, agentOff, _, _, _ := learnDaemon(t, set, false)
 		var b strings.Builder
-		fmt.Fprintf(&b, "\n%s: %d tools; %d training, %d evaluation queries\n| share of the set used | learned R@5 | baseline R@5 | learned MRR | baseline MRR | seen R@5 (n) | unseen R@5 learned / baseline (n) |\n| --- | --- | --- | --- | --- | --- | --- |\n",
+		fmt.Fprintf(&b, "\n%s: %d tools; %d training, %d evaluation queries\n| share of the set used | learned R@5 | baseline R@5 | change ± paired SE | learned MRR | baseline MRR | seen R@5 (n) | unseen R@5 learned / baseline (n) | unseen change ± paired SE |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
 			set.Name, len(set.Tools), len(train), len(eval))
 		fed, seen, se := 0, map[string]bool{}, 0.0
 		for _, share := range []float64{0, 0.10, 0.25, 0.50} {
@@ -168,9 +177,16 @@ func TestLearnedSearch(t *testing.T) {
 			allOn, allOff := score(eval)
 			seenOn, seenOff := score(seenQ)
 			unOn, unOff := score(unseenQ)
-			fmt.Fprintf(&b, "| %.0f%% | %.1f | %.1f | %.1f | %.1f | %.1f vs %.1f (%d) | %.1f / %.1f (%d) |\n",
-				100*float64(fed)/float64(len(set.Queries)), 100*allOn.R5, 100*allOff.R5, 100*allOn.MRR, 100*allOff.MRR,
-				100*seenOn.R5, 100*seenOff.R5, len(seenQ), 100*unOn.R5, 100*unOff.R5, len(unseenQ))
+			// Paired standard errors of the changes: both daemons answer
+			// the same queries, so per-query differences are what vary.
+			delta := func(qs []benchkit.RetrievalQuery) (float64, float64) {
+				return pairedDelta(recallAt5(t, apiSearcher(adminOn, back), qs), recallAt5(t, apiSearcher(adminOff, back), qs))
+			}
+			d, dse := delta(eval)
+			ud, udse := delta(unseenQ)
+			fmt.Fprintf(&b, "| %.0f%% | %.1f | %.1f | %+.1f ±%.1f | %.1f | %.1f | %.1f vs %.1f (%d) | %.1f / %.1f (%d) | %+.1f ±%.1f |\n",
+				100*float64(fed)/float64(len(set.Queries)), 100*allOn.R5, 100*allOff.R5, 100*d, 100*dse, 100*allOn.MRR, 100*allOff.MRR,
+				100*seenOn.R5, 100*seenOff.R5, len(seenQ), 100*unOn.R5, 100*unOff.R5, len(unseenQ), 100*ud, 100*udse)
 			se = allOn.R5SE
 			if share == 0 && (allOn.R5 != allOff.R5 || allOn.MRR != allOff.MRR) {
 				t.Fatalf("before any use the two daemons differ: %+v vs %+v", allOn, allOff)

@@ -32,10 +32,10 @@ const (
 	// can pull a tool up for more than a handful of phrasings.
 	LearnPerCallerTool = 10
 	LearnPerCaller     = 1000
-	// learnToolsPerSearch is how many distinct tools one search may be
+	// LearnToolsPerSearch is how many distinct tools one search may be
 	// attributed to: a multi-part request legitimately leads to a few
 	// calls; an agent calling everything after one search does not teach.
-	learnToolsPerSearch = 3
+	LearnToolsPerSearch = 3
 	// learnHalfLife is the age at which an example counts half.
 	learnHalfLife = 30 * 24 * time.Hour
 	// learnRecent is how many searches are remembered per caller, and
@@ -199,7 +199,7 @@ func (r *Registry) Observe(e switchboard.ActivityEntry) {
 			continue
 		}
 		// The caller's latest search in the window is the one attributed.
-		if s[i].query != "" && !slices.Contains(s[i].tools, e.Target) && len(s[i].tools) < learnToolsPerSearch {
+		if s[i].query != "" && !slices.Contains(s[i].tools, e.Target) && len(s[i].tools) < LearnToolsPerSearch {
 			s[i].tools = append(s[i].tools, e.Target)
 			query = s[i].query
 		}

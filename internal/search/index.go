@@ -47,17 +47,43 @@ func DefaultFields() Fields {
 		Params:      Field{Weight: 1, B: 0.75},
 		ParamDocs:   Field{Weight: 0.5, B: 0.75},
 		// Learned queries are requests in the callers' own words, the
-		// vocabulary the catalog's prose lacks; set from that argument,
-		// not fitted (bench/README.md, "Learning from use").
-		Learned: Field{Weight: 1.5, B: 0.75},
+		// vocabulary the catalog's prose lacks. Weight and b were chosen
+		// by cross-validation inside the public sets' training halves,
+		// under the rule that queries unlike anything learned lose no
+		// more than noise (bench/README.md, "Learning from use"): a
+		// heavier field lets other tools' learned words outrank the
+		// right tool.
+		Learned: Field{Weight: 0.5, B: 0.3},
 	}
 }
 
-// Options configures an Index. A nil *Options, a zero K1 and a nil Fields
-// mean the defaults.
+// LearnedBoost scores the learned field apart from BM25F, as a bounded
+// addition to the score the other fields give: a tool's boost is Scale
+// times the learned field's own BM25 score (length-normalised with B), at
+// most Cap times the query's best base score, so learned words can reorder
+// tools the catalog's own text already ranks close together but cannot
+// lift a tool far above one that matches better. With TopN > 0 only the
+// TopN best tools by base score (over the whole catalog) are boosted. When
+// no tool's base score is positive the cap does not apply: the learned
+// words are then the only signal. Scale 0 turns the boost off.
+type LearnedBoost struct {
+	Scale float64
+	Cap   float64 // 0: no cap
+	B     float64
+	TopN  int
+}
+
+// DefaultLearnedBoost returns the default boost: off. The learned field
+// is scored as one more BM25F field (DefaultFields); the boost was measured
+// beside it and did no better (bench/README.md, "Learning from use").
+func DefaultLearnedBoost() LearnedBoost { return LearnedBoost{} }
+
+// Options configures an Index. A nil *Options, a zero K1, a nil Fields and
+// a nil Boost mean the defaults.
 type Options struct {
 	K1     float64
 	Fields *Fields
+	Boost  *LearnedBoost
 }
 
 // Index is the search index of one catalog. It is safe for concurrent use:
@@ -67,6 +93,7 @@ type Index struct {
 	k1      float64
 	weights [numFields]float64
 	b       [numFields]float64
+	boost   LearnedBoost
 
 	// writeMu serialises writers, so a writer can build a new corpus
 	// without holding mu; mu guards the corpus against readers.
@@ -125,7 +152,7 @@ const tfUnit = 16
 func New(opts *Options) *Index {
 	x := &Index{k1: DefaultK1, learned: map[string][]Learned{}}
 	x.c = newCorpus(nil, x.learned)
-	fields := DefaultFields()
+	fields, boost := DefaultFields(), DefaultLearnedBoost()
 	if opts != nil {
 		if opts.K1 > 0 {
 			x.k1 = opts.K1
@@ -133,7 +160,12 @@ func New(opts *Options) *Index {
 		if opts.Fields != nil {
 			fields = *opts.Fields
 		}
+		if opts.Boost != nil {
+			boost = *opts.Boost
+		}
 	}
+	x.boost = LearnedBoost{Scale: max(boost.Scale, 0), Cap: max(boost.Cap, 0),
+		B: min(max(boost.B, 0), 1), TopN: max(boost.TopN, 0)}
 	for i, f := range []Field{fields.Name, fields.Namespace, fields.Summary,
 		fields.Description, fields.Params, fields.ParamDocs, fields.Learned} {
 		x.weights[i] = max(f.Weight, 0)

@@ -149,3 +149,71 @@ func FuzzScrub(f *testing.F) {
 		}
 	})
 }
+
+// The boost (off by default) bounds what learned words add: a tool taught
+// the query can pass another only within Cap of the best base score, and
+// with TopN only if its own text already put it among the TopN.
+func TestLearnedBoostBounded(t *testing.T) {
+	t.Parallel()
+	tools := []switchboard.Tool{
+		{Name: "doc.export_pdf", Description: "Exports the document as a PDF file."},
+		{Name: "doc.print", Description: "Prints the document; can also write a PDF."},
+		{Name: "doc.archive", Description: "Moves old documents to the archive."},
+	}
+	learned := []Learned{{Query: "export pdf", Weight: 1}, {Query: "export the pdf now", Weight: 1}}
+	// build indexes tools with learned queries for the tools taught; the
+	// learned field gets no BM25F weight, so only the boost scores it.
+	build := func(b LearnedBoost, taught ...string) *Index {
+		f := DefaultFields()
+		f.Learned = Field{}
+		x := New(&Options{Fields: &f, Boost: &b})
+		x.Replace(tools)
+		for _, name := range taught {
+			x.SetLearned(name, learned)
+		}
+		return x
+	}
+	score := func(x *Index, q, name string) float64 {
+		res, err := x.Search(switchboard.SearchQuery{Query: q, Limit: 10}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range res.Items {
+			if h.Name == name {
+				return h.Score
+			}
+		}
+		return 0
+	}
+	const q = "export pdf"
+	// Base scores over the same corpus (learned text moves document
+	// frequencies), boost off.
+	base := build(LearnedBoost{}, "doc.print", "doc.archive")
+	best, second := score(base, q, "doc.export_pdf"), score(base, q, "doc.print")
+	if best <= second || second == 0 || score(base, q, "doc.archive") != 0 {
+		t.Fatalf("base scores %v, %v: the test needs export_pdf ahead, doc.print matching, doc.archive not", best, second)
+	}
+
+	uncapped := build(LearnedBoost{Scale: 10, B: 0.75}, "doc.print", "doc.archive")
+	if got := top(t, uncapped, q); got[0] != "doc.print" {
+		t.Fatalf("an uncapped boost should lift doc.print: %v", got)
+	}
+
+	capped := build(LearnedBoost{Scale: 10, Cap: 0.1, B: 0.75}, "doc.print", "doc.archive")
+	if got, want := score(capped, q, "doc.print"), second+0.1*best; got > want+1e-3 || got <= second {
+		t.Fatalf("capped boost gives %v, want above base %v and at most base + 0.1 × best %v", got, second, best)
+	}
+	if got := top(t, capped, q); got[0] != "doc.export_pdf" {
+		t.Fatalf("a capped boost let doc.print pass the right tool: %v", got)
+	}
+
+	// Re-ranking the top 1: neither doc.print (second) nor doc.archive
+	// (no base match) gains anything.
+	topN := build(LearnedBoost{Scale: 10, B: 0.75, TopN: 1}, "doc.print", "doc.archive")
+	if got := top(t, topN, q); got[0] != "doc.export_pdf" || slices.Contains(got, "doc.archive") {
+		t.Fatalf("re-ranking the top 1 ranked %v", got)
+	}
+	if got := score(topN, q, "doc.print"); got != second {
+		t.Fatalf("doc.print outside the top 1 was boosted: %v, base %v", got, second)
+	}
+}

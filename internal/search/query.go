@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"container/heap"
 	"encoding/base64"
 	"encoding/binary"
@@ -115,13 +116,16 @@ func (c *corpus) listAll(top *topK, keep func(uint32) bool) {
 
 // accumulator holds per-doc scores of one search; pooled because a dense
 // slice over the catalog is the fastest accumulator and too big to
-// allocate per query at 100k tools.
+// allocate per query at 100k tools. learned is the learned field's own
+// score when the index boosts rather than weighs it (LearnedBoost).
 type accumulator struct {
 	score   []float64
+	learned []float64
 	touched []uint32
 }
 
-// score ranks the docs matching text by BM25F and offers them to top.
+// score ranks the docs matching text by BM25F (plus the learned boost, if
+// on) and offers them to top.
 func (x *Index) score(c *corpus, text string, top *topK, keep func(uint32) bool) {
 	words := c.an.terms(nil, text, false)
 	if len(words) == 0 {
@@ -136,14 +140,17 @@ func (x *Index) score(c *corpus, text string, top *topK, keep func(uint32) bool)
 	words = slices.Compact(words)
 	acc, _ := x.accPool.Get().(*accumulator)
 	if acc == nil || len(acc.score) < len(c.docs) {
-		acc = &accumulator{score: make([]float64, len(c.docs)+len(c.docs)/4)}
+		n := len(c.docs) + len(c.docs)/4
+		acc = &accumulator{score: make([]float64, n), learned: make([]float64, n)}
 	}
+	boost := x.boost.Scale > 0
 
 	n := float64(len(c.byNm))
 	var avg [numFields]float64
 	for fi := range numFields {
 		avg[fi] = float64(c.fieldLen[fi]) / max(n, 1)
 	}
+	sat := func(tf float64) float64 { return tf * (x.k1 + 1) / (x.k1 + tf) }
 	for _, w := range words {
 		tid, ok := c.terms[w]
 		if !ok || c.df[tid] == 0 {
@@ -155,34 +162,82 @@ func (x *Index) score(c *corpus, text string, top *topK, keep func(uint32) bool)
 		for j := 0; j < len(p); {
 			id := p[j].doc
 			d := &c.docs[id]
-			tf := 0.0
+			tf, tfL := 0.0, 0.0
 			for ; j < len(p) && p[j].doc == id; j++ {
 				fi := p[j].field
+				if boost && fi == fieldLearned {
+					norm := 1.0
+					if avg[fi] > 0 {
+						norm = 1 - x.boost.B + x.boost.B*float64(d.length[fi])/avg[fi]
+					}
+					tfL += float64(p[j].tf) / tfUnit / norm
+					continue
+				}
 				norm := 1.0
 				if avg[fi] > 0 {
 					norm = 1 - x.b[fi] + x.b[fi]*float64(d.length[fi])/avg[fi]
 				}
 				tf += x.weights[fi] * float64(p[j].tf) / tfUnit / norm
 			}
-			if !d.alive || tf == 0 {
+			if !d.alive || (tf == 0 && tfL == 0) {
 				continue
 			}
-			if acc.score[id] == 0 {
+			if acc.score[id] == 0 && acc.learned[id] == 0 {
 				acc.touched = append(acc.touched, id)
 			}
-			acc.score[id] += idf * tf * (x.k1 + 1) / (x.k1 + tf)
+			if tf > 0 {
+				acc.score[id] += idf * sat(tf)
+			}
+			if tfL > 0 {
+				acc.learned[id] += idf * sat(tfL)
+			}
 		}
+	}
+	if boost {
+		x.addBoost(acc)
 	}
 	for _, id := range acc.touched {
 		s := acc.score[id]
-		acc.score[id] = 0
-		if top.admits(s, id) && keep(id) {
+		acc.score[id], acc.learned[id] = 0, 0
+		if s > 0 && top.admits(s, id) && keep(id) {
 			top.push(s, id)
 		}
 	}
 	acc.touched = acc.touched[:0]
 	// Returned only when clean: if allow panicked, acc still holds scores.
 	x.accPool.Put(acc)
+}
+
+// addBoost adds each touched doc's bounded learned boost to its base score
+// (LearnedBoost).
+func (x *Index) addBoost(acc *accumulator) {
+	best, floor := 0.0, 0.0
+	for _, id := range acc.touched {
+		best = max(best, acc.score[id])
+	}
+	if x.boost.TopN > 0 {
+		base := make([]float64, 0, len(acc.touched))
+		for _, id := range acc.touched {
+			if acc.score[id] > 0 {
+				base = append(base, acc.score[id])
+			}
+		}
+		if len(base) > x.boost.TopN {
+			slices.SortFunc(base, func(a, b float64) int { return cmp.Compare(b, a) })
+			floor = base[x.boost.TopN-1]
+		}
+	}
+	limit := math.Inf(1)
+	if x.boost.Cap > 0 && best > 0 {
+		limit = x.boost.Cap * best
+	}
+	for _, id := range acc.touched {
+		l := acc.learned[id]
+		if l == 0 || (x.boost.TopN > 0 && (acc.score[id] == 0 || acc.score[id] < floor)) {
+			continue
+		}
+		acc.score[id] += min(x.boost.Scale*l, limit)
+	}
 }
 
 // round keeps scores readable on the wire; ranking uses the exact value.

@@ -1,0 +1,291 @@
+package bench
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/switchboardhq/switchboard/internal/benchkit"
+	"github.com/switchboardhq/switchboard/internal/registry"
+	"github.com/switchboardhq/switchboard/internal/search"
+)
+
+// learnSetting is one way of scoring the learned field.
+type learnSetting struct {
+	name string
+	opts search.Options
+}
+
+// learnGrid is the grid TestLearnedCV chooses from, declared before any
+// of it was measured: the learned field as one more BM25F field (weight ×
+// b), as a capped additive boost (scale × cap, b 0.75), and as a boost
+// that only re-ranks the base top N (N × cap, scale 1, b 0.75). Every
+// other field keeps its default.
+func learnGrid() []learnSetting {
+	d := search.DefaultFields()
+	var grid []learnSetting
+	for _, w := range []float64{0.25, 0.5, 1, 1.5} {
+		for _, b := range []float64{0.3, 0.75} {
+			f := d
+			f.Learned = search.Field{Weight: w, B: b}
+			grid = append(grid, learnSetting{fmt.Sprintf("field w %g b %g", w, b),
+				search.Options{Fields: &f, Boost: &search.LearnedBoost{}}})
+		}
+	}
+	noField := d
+	noField.Learned = search.Field{}
+	for _, scale := range []float64{0.25, 0.5, 1} {
+		for _, c := range []float64{0.1, 0.2, 0.4} {
+			grid = append(grid, learnSetting{fmt.Sprintf("boost scale %g cap %g", scale, c),
+				search.Options{Fields: &noField, Boost: &search.LearnedBoost{Scale: scale, Cap: c, B: 0.75}}})
+		}
+	}
+	for _, n := range []int{10, 30} {
+		for _, c := range []float64{0.2, 0.4} {
+			grid = append(grid, learnSetting{fmt.Sprintf("re-rank top %d cap %g", n, c),
+				search.Options{Fields: &noField, Boost: &search.LearnedBoost{Scale: 1, Cap: c, B: 0.75, TopN: n}}})
+		}
+	}
+	return grid
+}
+
+// learnFolds is how many folds the training half is cut into.
+const learnFolds = 4
+
+// fold assigns a training query to a fold by a hash of its id (a
+// different hash from split's, so folds are not correlated with it).
+func fold(q benchkit.RetrievalQuery) int {
+	h := fnv.New32a()
+	h.Write([]byte("fold\x00" + q.QID))
+	return int(h.Sum32() % learnFolds)
+}
+
+// learnedFrom returns the learned queries a daemon would hold after one
+// caller searched each of qs in order and then called its gold tools: the
+// query scrubbed by search.Scrub (nothing learned if refused), at most
+// registry.LearnToolsPerSearch tools a search, each (tool, query) once,
+// the caller's newest registry.LearnPerCallerTool queries per tool and
+// registry.LearnPerCaller overall, each at one caller's weight (½; all
+// are recent).
+func learnedFrom(qs []benchkit.RetrievalQuery, fwd map[string]string) map[string][]search.Learned {
+	type example struct{ tool, query string }
+	var kept []example // oldest first
+	for _, q := range qs {
+		query, ok := search.Scrub(q.Query)
+		if !ok {
+			continue
+		}
+		var tools []string
+		for _, g := range q.Gold {
+			if len(tools) < registry.LearnToolsPerSearch && !slices.Contains(tools, fwd[g]) {
+				tools = append(tools, fwd[g])
+			}
+		}
+		for _, tool := range tools {
+			e := example{tool, query}
+			// A repeat only moves its time: it becomes the newest.
+			kept = slices.DeleteFunc(kept, func(k example) bool { return k == e })
+			kept = append(kept, e)
+			perTool := 0
+			for i := len(kept) - 1; i >= 0; i-- {
+				if kept[i].tool == tool {
+					if perTool++; perTool > registry.LearnPerCallerTool {
+						kept = slices.Delete(kept, i, i+1)
+					}
+				}
+			}
+			if len(kept) > registry.LearnPerCaller {
+				kept = kept[len(kept)-registry.LearnPerCaller:]
+			}
+		}
+	}
+	out := map[string][]search.Learned{}
+	for i := len(kept) - 1; i >= 0; i-- { // newest first; at most 10 a tool, so the order is never cut
+		out[kept[i].tool] = append(out[kept[i].tool], search.Learned{Query: kept[i].query, Weight: 0.5})
+	}
+	return out
+}
+
+// recallAt5 is each query's recall@5 through search.
+func recallAt5(t *testing.T, search benchkit.Searcher, qs []benchkit.RetrievalQuery) []float64 {
+	t.Helper()
+	out := make([]float64, len(qs))
+	for i, q := range qs {
+		got, err := search(q.Query, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, g := range q.Gold {
+			if slices.Contains(got, g) {
+				n++
+			}
+		}
+		out[i] = float64(n) / float64(len(q.Gold))
+	}
+	return out
+}
+
+// indexSearcher searches x and maps its names back to the set's.
+func indexSearcher(x *search.Index, back map[string]string) benchkit.Searcher {
+	s := benchkit.IndexSearcher(x)
+	return func(query string, k int) ([]string, error) {
+		names, err := s(query, k)
+		for i, n := range names {
+			names[i] = back[n]
+		}
+		return names, err
+	}
+}
+
+// pairedDelta is the mean of on − off and its standard error.
+func pairedDelta(on, off []float64) (mean, se float64) {
+	n := float64(len(on))
+	if n < 2 {
+		return 0, 0
+	}
+	for i := range on {
+		mean += on[i] - off[i]
+	}
+	mean /= n
+	ss := 0.0
+	for i := range on {
+		d := on[i] - off[i] - mean
+		ss += d * d
+	}
+	return mean, math.Sqrt(ss/(n-1)) / math.Sqrt(n)
+}
+
+func meanOf(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / max(float64(len(xs)), 1)
+}
+
+// cvResult is one setting's cross-validated outcome on one set, pooled
+// over the folds' held-out queries.
+type cvResult struct {
+	all, unseen          []float64 // recall@5 with learning
+	allBase, unseenBase  []float64 // the same queries without
+	gain, gainSE         float64
+	unseenGain, unseenSE float64
+}
+
+// TestLearnedCV chooses how the learned field is scored by cross-validation
+// inside the training half of each set (split's; the evaluation half is
+// never read): the training half is cut into learnFolds folds by a hash of
+// the query id; for each fold the other folds' queries are learned as a
+// daemon would store them (learnedFrom) and the fold is scored, with and
+// without learning, in-process on search.Index. "Unseen" held-out queries
+// have no gold tool among the learned folds' gold tools.
+//
+// The rule, fixed before the first run: a setting is admissible when on
+// both sets its pooled unseen R@5 change is no worse than minus one
+// (paired) standard error; of the admissible settings the one with the
+// largest mean over the two sets of the overall R@5 change wins. If none
+// is admissible, the one whose worse set's unseen change (in standard
+// errors) is least bad wins. One setting serves both sets: production
+// cannot know which set it serves.
+//
+// go test ./bench -run 'TestLearnedCV$' -v
+func TestLearnedCV(t *testing.T) {
+	if !strings.Contains(fmt.Sprint(testRunFlag()), "LearnedCV") {
+		t.Skip("run with -run TestLearnedCV")
+	}
+	grid := learnGrid()
+	sets := loadSets(t)
+	results := make([][]cvResult, len(grid)) // by setting, by set
+	for i := range results {
+		results[i] = make([]cvResult, len(sets))
+	}
+	for si, set := range sets {
+		train, _ := split(set.Queries)
+		tools, fwd, back := learnTools(set)
+		base := search.New(nil)
+		base.Replace(tools)
+		for k := range learnFolds {
+			var fed, held []benchkit.RetrievalQuery
+			for _, q := range train {
+				if fold(q) == k {
+					held = append(held, q)
+				} else {
+					fed = append(fed, q)
+				}
+			}
+			learned := learnedFrom(fed, fwd)
+			seen := map[string]bool{}
+			for _, q := range fed {
+				for _, g := range q.Gold {
+					seen[g] = true
+				}
+			}
+			baseR := recallAt5(t, indexSearcher(base, back), held)
+			for gi, g := range grid {
+				x := search.New(&g.opts)
+				x.ReplaceLearned(learned)
+				x.Replace(tools)
+				r := recallAt5(t, indexSearcher(x, back), held)
+				res := &results[gi][si]
+				for i, q := range held {
+					res.all = append(res.all, r[i])
+					res.allBase = append(res.allBase, baseR[i])
+					if !slices.ContainsFunc(q.Gold, func(g string) bool { return seen[g] }) {
+						res.unseen = append(res.unseen, r[i])
+						res.unseenBase = append(res.unseenBase, baseR[i])
+					}
+				}
+			}
+		}
+	}
+	var b strings.Builder
+	b.WriteString("\nR@5 change with learning, pooled held-out folds of the training half (percentage points ± paired SE)\n| setting |")
+	for _, set := range sets {
+		fmt.Fprintf(&b, " %s all | %s unseen |", set.Name, set.Name)
+	}
+	b.WriteString(" admissible |\n|---|")
+	b.WriteString(strings.Repeat("---|---|", len(sets)))
+	b.WriteString("---|\n")
+	best, bestScore, fallback, fallbackScore, fallbackGain := -1, math.Inf(-1), -1, math.Inf(-1), 0.0
+	for gi, g := range grid {
+		fmt.Fprintf(&b, "| %s |", g.name)
+		ok, gainSum, worst := true, 0.0, math.Inf(1)
+		for si := range sets {
+			res := &results[gi][si]
+			res.gain, res.gainSE = pairedDelta(res.all, res.allBase)
+			res.unseenGain, res.unseenSE = pairedDelta(res.unseen, res.unseenBase)
+			fmt.Fprintf(&b, " %+.1f ±%.1f | %+.1f ±%.1f |", 100*res.gain, 100*res.gainSE, 100*res.unseenGain, 100*res.unseenSE)
+			if res.unseenGain < -res.unseenSE {
+				ok = false
+			}
+			gainSum += res.gain
+			if res.unseenSE > 0 {
+				worst = min(worst, res.unseenGain/res.unseenSE)
+			} else {
+				worst = min(worst, 0)
+			}
+		}
+		fmt.Fprintf(&b, " %v |\n", ok)
+		if ok && gainSum > bestScore {
+			best, bestScore = gi, gainSum
+		}
+		if worst > fallbackScore || (worst == fallbackScore && gainSum > fallbackGain) {
+			fallback, fallbackScore, fallbackGain = gi, worst, gainSum
+		}
+	}
+	for si, set := range sets {
+		r := results[0][si]
+		fmt.Fprintf(&b, "%s: %d held-out queries (%d unseen); baseline R@5 %.1f, unseen %.1f\n",
+			set.Name, len(r.all), len(r.unseen), 100*meanOf(r.allBase), 100*meanOf(r.unseenBase))
+	}
+	if best >= 0 {
+		fmt.Fprintf(&b, "chosen (admissible, best mean gain): %s", grid[best].name)
+	} else {
+		fmt.Fprintf(&b, "no setting admissible on both sets; least harm to unseen: %s", grid[fallback].name)
+	}
+	t.Log(b.String())
+}

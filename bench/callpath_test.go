@@ -126,6 +126,10 @@ func callPathCases() []callPathCase {
 			target: "p50 ≤ 1.25×", met: func(c comparison) bool { return c.p50Ratio(1).med <= 1.25 }},
 		{family: "mcp", inflight: 64, n: 5000, setup: mcpSides,
 			target: "p50 ≤ 1.25×", met: func(c comparison) bool { return c.p50Ratio(1).med <= 1.25 }},
+		{family: "mcp-stateless", inflight: 1, n: 2000, setup: mcpStatelessSides,
+			target: "p50 ≤ 1.25×", met: func(c comparison) bool { return c.p50Ratio(1).med <= 1.25 }},
+		{family: "mcp-stateless", inflight: 64, n: 5000, setup: mcpStatelessSides,
+			target: "p50 ≤ 1.25×", met: func(c comparison) bool { return c.p50Ratio(1).med <= 1.25 }},
 		{family: "browser", inflight: 1, n: 2000, setup: browserSides,
 			target: "p50 ≤ 2×", met: func(c comparison) bool { return c.p50Ratio(1).med <= 2 }},
 		{family: "browser", inflight: 256, n: 10000, setup: browserSides,
@@ -294,6 +298,17 @@ func mcpSides(tb testing.TB) []side {
 		{"bare go-sdk server", mcpCallOnce(mcpConnect(tb, mcpBare(tb)))},
 		{"switchboard /mcp", mcpCallOnce(mcpConnect(tb, mcpSwitchboard(tb, "file")))},
 		{"switchboard /mcp, store writes discarded", mcpCallOnce(mcpConnect(tb, mcpSwitchboard(tb, "none")))},
+	}
+}
+
+// mcpStatelessSides are mcpSides over MCP 2026-07-28, which has no
+// sessions: a bare go-sdk server on the SDK's stateless handler, and
+// switchboard's /mcp, which serves that revision statelessly.
+func mcpStatelessSides(tb testing.TB) []side {
+	return []side{
+		{"bare go-sdk server, stateless", mcpCallOnce(mcpConnectAt(tb, mcpBareStateless(tb), mcpStateless))},
+		{"switchboard /mcp, 2026-07-28", mcpCallOnce(mcpConnectAt(tb, mcpSwitchboard(tb, "file"), mcpStateless))},
+		{"switchboard /mcp, 2026-07-28, store writes discarded", mcpCallOnce(mcpConnectAt(tb, mcpSwitchboard(tb, "none"), mcpStateless))},
 	}
 }
 

@@ -46,14 +46,36 @@ func (t mcpBearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return t.next.RoundTrip(r)
 }
 
+// MCP revisions a benchmark compares like for like: the bare go-sdk
+// server's default handler speaks 2025-11-25 sessions only, and a client
+// left to choose would speak 2026-07-28 (one stateless exchange a call,
+// each building its server-side state again) to switchboard, which serves
+// both — a different protocol, not a slower server.
+const (
+	mcpSessions  = "2025-11-25"
+	mcpStateless = "2026-07-28"
+)
+
+// mcpConnect connects over 2025-11-25 sessions.
 func mcpConnect(tb testing.TB, url string) *mcp.ClientSession {
+	tb.Helper()
+	return mcpConnectAt(tb, url, mcpSessions)
+}
+
+// mcpConnectAt connects speaking revision and fails unless the server
+// speaks it too.
+func mcpConnectAt(tb testing.TB, url, revision string) *mcp.ClientSession {
 	tb.Helper()
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 64
 	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: mcpBearer{tr}}}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: mcpBearer{tr}}},
+		&mcp.ClientSessionOptions{ProtocolVersion: revision})
 	if err != nil {
 		tb.Fatal(err)
+	}
+	if got := cs.InitializeResult().ProtocolVersion; got != revision {
+		tb.Fatalf("%s speaks MCP %s, not %s", url, got, revision)
 	}
 	tb.Cleanup(func() { cs.Close() })
 	return cs
@@ -100,8 +122,21 @@ type mcpTaskIn struct {
 }
 
 // mcpBare serves the same function from a bare go-sdk server, with the
-// same input schema (which the SDK validates).
+// same input schema (which the SDK validates), on the SDK's default
+// (session) handler.
 func mcpBare(tb testing.TB) string {
+	tb.Helper()
+	return mcpBareWith(tb, nil)
+}
+
+// mcpBareStateless is mcpBare on the SDK's stateless handler, which
+// serves 2026-07-28.
+func mcpBareStateless(tb testing.TB) string {
+	tb.Helper()
+	return mcpBareWith(tb, &mcp.StreamableHTTPOptions{Stateless: true})
+}
+
+func mcpBareWith(tb testing.TB, opts *mcp.StreamableHTTPOptions) string {
 	tb.Helper()
 	s := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "tasks-create", Description: "Create a task.", InputSchema: brokerInputSchema},
@@ -117,7 +152,7 @@ func mcpBare(tb testing.TB) string {
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(out)}}}, nil, nil
 		})
-	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, opts))
 	tb.Cleanup(srv.Close)
 	return srv.URL
 }

@@ -6,7 +6,7 @@
 #
 #   scripts/bench-callpath.sh                 # every family, 3 rounds
 #   scripts/bench-callpath.sh mcp             # one family (gofunc, gofunc-pg, http,
-#                                             # http-0.5ms, mcp, browser)
+#                                             # http-0.5ms, mcp, mcp-stateless, browser)
 #   N=3000 ROUNDS=5 scripts/bench-callpath.sh # calls a side and round, rounds
 #   PROFILE=/tmp/prof scripts/bench-callpath.sh  # + CPU breakdown a case
 #

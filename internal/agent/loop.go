@@ -231,7 +231,7 @@ func (rt *Runtime) modelTurn(ctx context.Context, st *runState) ([]call, error) 
 	resp, err := st.b.Client.Stream(sctx, req, emit)
 	if err == nil {
 		tracing.Usage(span, resp.Usage.InputTokens, resp.Usage.OutputTokens)
-		tracing.ChatResponse(span, "", string(resp.Finish))
+		tracing.ChatResponse(span, resp.Model, string(resp.Finish))
 	}
 	tracing.End(span, err)
 	st.em.endText()

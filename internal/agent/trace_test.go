@@ -77,6 +77,7 @@ func TestRunTraceFollowsGenAIConventions(t *testing.T) {
 	wantAttrs(t, chats[0], map[attribute.Key]string{
 		"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "gen_ai.request.model": "scripted-1",
 		"gen_ai.conversation.id": "chat-trace", "gen_ai.usage.input_tokens": "100", "gen_ai.usage.output_tokens": "20",
+		"gen_ai.response.model": "scripted", "gen_ai.response.finish_reasons": `["tool_calls"]`,
 	})
 	var ok, failed sdktrace.ReadOnlySpan
 	for _, s := range tools {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/activity"
 	"github.com/switchboardhq/switchboard/internal/broker"
@@ -54,6 +56,14 @@ func TestMetricsOverhead(t *testing.T) {
 // when metered.
 func meteredBroker(tb testing.TB, metered bool) *broker.Broker {
 	tb.Helper()
+	return observedBroker(tb, metered, nil)
+}
+
+// observedBroker is meteredBroker whose broker records its spans to tp
+// (nil: OpenTelemetry's global provider, a no-op here, as in a daemon
+// started without OTEL_* configuration).
+func observedBroker(tb testing.TB, metered bool, tp trace.TracerProvider) *broker.Broker {
+	tb.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(tb.TempDir(), "bench.db"), nil)
 	if err != nil {
@@ -76,7 +86,7 @@ func meteredBroker(tb testing.TB, metered bool) *broker.Broker {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	br := broker.New(broker.Options{Store: st, Registry: reg, OnActivity: ledger.Observe})
+	br := broker.New(broker.Options{Store: st, Registry: reg, OnActivity: ledger.Observe, TracerProvider: tp})
 	tb.Cleanup(br.Close)
 	if _, err := reg.Register(benchAdmin, switchboard.SourceHost, []switchboard.Tool{{
 		Name: "tasks.create", Description: "Create a task.", Class: switchboard.ClassMutate,

@@ -297,6 +297,13 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 	if err != nil {
 		return usageError{err, c.CommandPath()}
 	}
+	// Before the daemon is built, so its broker and agent runtime record to
+	// it; stopped last, after the daemon has shut down, so its spans go out.
+	stopTracing, err := startTracing(ctx, log)
+	if err != nil {
+		return switchboard.Errorf(switchboard.CodeInvalidInput, "%v", err)
+	}
+	defer stopTracing()
 	if err := checkWindows(f.session); err != nil {
 		return usageError{err, c.CommandPath()}
 	}

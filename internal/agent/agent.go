@@ -27,12 +27,15 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/agui"
 	"github.com/switchboardhq/switchboard/internal/broker"
 	"github.com/switchboardhq/switchboard/internal/model"
 	"github.com/switchboardhq/switchboard/internal/quota"
 	"github.com/switchboardhq/switchboard/internal/registry"
+	"github.com/switchboardhq/switchboard/internal/tracing"
 )
 
 // Defaults for Options.
@@ -163,8 +166,12 @@ type Options struct {
 	// OnUsage, if set, hears each model turn's usage and its cost (-1 for
 	// a model without prices): the metrics' tokens and cost by model.
 	OnUsage func(model string, u model.Usage, cost float64)
-	Logger  *slog.Logger
-	Now     func() time.Time
+	// TracerProvider records each run's invoke_agent span and its model
+	// calls' chat spans; nil uses OpenTelemetry's global provider (a no-op
+	// unless one is installed).
+	TracerProvider trace.TracerProvider
+	Logger         *slog.Logger
+	Now            func() time.Time
 }
 
 // Runtime runs agent loops. Safe for concurrent use.
@@ -178,6 +185,7 @@ type Runtime struct {
 	approvals Approvals
 	log       *slog.Logger
 	now       func() time.Time
+	tracer    trace.Tracer
 
 	mu       sync.Mutex
 	runs     map[string]*Run
@@ -234,7 +242,8 @@ func New(opts Options) (*Runtime, error) {
 	rt := &Runtime{
 		opts: opts, call: opts.Broker, reg: opts.Registry, browser: opts.Browser, models: opts.Models,
 		history: opts.History, approvals: opts.Approvals, log: opts.Logger, now: opts.Now,
-		runs: map[string]*Run{}, chats: map[string]*chatState{}, tabs: map[string]string{},
+		tracer: tracing.Tracer(opts.TracerProvider),
+		runs:   map[string]*Run{}, chats: map[string]*chatState{}, tabs: map[string]string{},
 	}
 	if opts.Runs != nil {
 		rt.startFlusher()

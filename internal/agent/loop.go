@@ -8,12 +8,15 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/agui"
 	"github.com/switchboardhq/switchboard/internal/approval"
 	"github.com/switchboardhq/switchboard/internal/broker"
 	"github.com/switchboardhq/switchboard/internal/model"
 	"github.com/switchboardhq/switchboard/internal/redact"
+	"github.com/switchboardhq/switchboard/internal/tracing"
 )
 
 // call is one tool call the model made in a step.
@@ -41,6 +44,8 @@ type runState struct {
 // or RUN_ERROR, everything closed before it.
 func (rt *Runtime) loop(ctx context.Context, run *Run, req StartRequest, plan *resumePlan) {
 	st := &runState{run: run, em: newEmitter(run, rt.now), req: req}
+	ctx, span := tracing.StartAgent(ctx, rt.tracer, run.thread)
+	defer endSpan(span, run)
 	resumed := false
 	if plan != nil && plan.intr != nil {
 		defer func() {
@@ -64,6 +69,7 @@ func (rt *Runtime) loop(ctx context.Context, run *Run, req StartRequest, plan *r
 		return
 	}
 	st.b = b
+	tracing.AgentModel(span, b.Provider, b.Model)
 	run.mu.Lock()
 	run.binding = &st.b
 	run.mu.Unlock()
@@ -149,6 +155,20 @@ func (rt *Runtime) loop(ctx context.Context, run *Run, req StartRequest, plan *r
 	}
 }
 
+// endSpan ends a run's invoke_agent span with the run's token totals and,
+// if it failed, its frozen code.
+func endSpan(span trace.Span, run *Run) {
+	run.mu.Lock()
+	usage, rerr := run.usage, run.err
+	run.mu.Unlock()
+	tracing.Usage(span, usage.InputTokens, usage.OutputTokens)
+	var err error
+	if rerr != nil {
+		err = rerr
+	}
+	tracing.End(span, err)
+}
+
 // addUser appends a user message to the conversation and the stream (so
 // every subscriber, on any page, shows it). A consumed follow-up also gets
 // its switchboard.followup.consumed event.
@@ -207,7 +227,13 @@ func (rt *Runtime) modelTurn(ctx context.Context, st *runState) ([]call, error) 
 	if st.b.Caps.Tools {
 		req.Tools = st.ts.modelTools()
 	}
-	resp, err := st.b.Client.Stream(ctx, req, emit)
+	sctx, span := tracing.StartChat(ctx, rt.tracer, st.b.Provider, st.b.Model, st.run.thread)
+	resp, err := st.b.Client.Stream(sctx, req, emit)
+	if err == nil {
+		tracing.Usage(span, resp.Usage.InputTokens, resp.Usage.OutputTokens)
+		tracing.ChatResponse(span, resp.Model, string(resp.Finish))
+	}
+	tracing.End(span, err)
 	st.em.endText()
 	if err != nil {
 		return nil, err

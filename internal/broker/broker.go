@@ -29,12 +29,15 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/bus"
 	"github.com/switchboardhq/switchboard/internal/httpbind"
 	"github.com/switchboardhq/switchboard/internal/quota"
 	"github.com/switchboardhq/switchboard/internal/registry"
 	"github.com/switchboardhq/switchboard/internal/schema"
+	"github.com/switchboardhq/switchboard/internal/tracing"
 )
 
 // Defaults for Options.
@@ -117,6 +120,9 @@ type Options struct {
 	// Bus carries the end of a call to Await on other replicas (DoneTopic);
 	// nil means one process, where Await is woken in memory.
 	Bus bus.Bus
+	// TracerProvider records each call's execute_tool span; nil uses
+	// OpenTelemetry's global provider (a no-op unless one is installed).
+	TracerProvider trace.TracerProvider
 }
 
 // Broker executes tool calls. Safe for concurrent use.
@@ -133,6 +139,7 @@ type Broker struct {
 	jobs    Jobs
 	rates   *rates
 	bus     bus.Bus
+	tracer  trace.Tracer
 	waiters waitSet // Await's waiters in this process
 	// life ends at Stop: the calls Submit started run within it, and
 	// running counts them until they return.
@@ -193,6 +200,7 @@ func New(opts Options) *Broker {
 		endLife: endLife,
 		jobs:    opts.Jobs,
 		bus:     opts.Bus,
+		tracer:  tracing.Tracer(opts.TracerProvider),
 		rates:   newRates(opts.RateLimit, opts.Now),
 		store:   opts.Store,
 		reg:     opts.Registry,
@@ -294,7 +302,14 @@ type call struct {
 
 // Call runs one tool call to a terminal state. See the package doc for
 // what the returned record and error mean.
-func (b *Broker) Call(ctx context.Context, req CallRequest) (switchboard.Invocation, error) {
+func (b *Broker) Call(ctx context.Context, req CallRequest) (inv switchboard.Invocation, err error) {
+	// One execute_tool span per call, whichever transport made it; what
+	// the backend of an HTTP binding receives continues it (traceparent).
+	ctx, span := tracing.StartTool(ctx, b.tracer, req.Tool)
+	defer func() {
+		tracing.ToolCall(span, inv.ID)
+		tracing.End(span, err)
+	}()
 	ctx = callerContext(ctx, req)
 	c, err := b.prepare(ctx, req)
 	if err != nil {

@@ -27,6 +27,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/registry"
 	"github.com/switchboardhq/switchboard/internal/session"
 	"github.com/switchboardhq/switchboard/internal/strictjson"
+	"github.com/switchboardhq/switchboard/internal/tracing"
 	"github.com/switchboardhq/switchboard/internal/workspace"
 )
 
@@ -214,7 +215,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.Add("Vary", "Origin")
 		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 			h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE, OPTIONS")
-			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Idempotency-Key, Last-Event-ID, Mcp-Session-Id, Mcp-Protocol-Version")
+			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Idempotency-Key, Last-Event-ID, Mcp-Session-Id, Mcp-Protocol-Version, Traceparent, Tracestate")
 			h.Set("Access-Control-Max-Age", "600")
 			sw.WriteHeader(http.StatusNoContent)
 			return
@@ -225,6 +226,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.log.WarnContext(r.Context(), "refused cross-site request", "sec_fetch_site", site, "origin", r.Header.Get("Origin"), "method", r.Method, "path", r.URL.Path)
 		s.writeError(sw, r, switchboard.Errorf(switchboard.CodeOriginRejected, "cross-site %s %s refused (Sec-Fetch-Site: %s): a page on another site cannot change state here; if it is your app, send its Origin header and start the daemon with --allow-origin <that origin>", r.Method, r.URL.Path, site))
 		return
+	}
+	if r.Header.Get("Traceparent") != "" {
+		// A caller's W3C trace context: the call's spans continue its trace.
+		r = r.WithContext(tracing.Extract(r.Context(), r.Header))
 	}
 	s.mux.ServeHTTP(sw, r)
 }

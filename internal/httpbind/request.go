@@ -9,7 +9,10 @@ import (
 	"sort"
 	"strings"
 
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/tracing"
 )
 
 // build maps input onto a request for b.
@@ -54,6 +57,11 @@ func (c *Client) build(ctx context.Context, b *switchboard.HTTPBinding, input []
 		}
 		req.Header.Set(name, val)
 	}
+	// The trace context is the call's: the backend's spans continue the
+	// call's execute_tool span (W3C traceparent), never a binding's header.
+	req.Header.Del("Traceparent")
+	req.Header.Del("Tracestate")
+	tracing.Propagator.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	// After the binding's headers: the key must be the call's, always.
 	if k, ok := ctx.Value(keyCtx{}).(string); ok && k != "" {
 		req.Header.Set(IdempotencyHeader, k)

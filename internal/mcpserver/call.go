@@ -19,6 +19,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/mcpext"
 	"github.com/switchboardhq/switchboard/internal/registry"
 	"github.com/switchboardhq/switchboard/internal/strictjson"
+	"github.com/switchboardhq/switchboard/internal/tracing"
 )
 
 // Keys of _meta that switchboard reads or writes on tools/call.
@@ -38,6 +39,11 @@ const (
 )
 
 func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if req.Extra != nil && req.Extra.Header.Get("Traceparent") != "" {
+		// The handler's context is the session's, not this POST's: the
+		// caller's W3C trace context is read from the POST's headers here.
+		ctx = tracing.Extract(ctx, req.Extra.Header)
+	}
 	c := s.callerOf(ctx, req.Extra)
 	name := req.Params.Name
 	switch name {

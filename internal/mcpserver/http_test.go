@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/switchboardhq/switchboard"
 )
@@ -290,5 +291,40 @@ func TestCrossSiteWithoutOrigin(t *testing.T) {
 		if n := runs.Load(); n != int32(i+1) {
 			t.Errorf("Sec-Fetch-Site %q: ran %d times, want %d", site, n, i+1)
 		}
+	}
+}
+
+// A tools/call POST with a W3C traceparent continues the caller's trace:
+// the tool runs in it, whatever context the MCP session was opened with.
+func TestTraceparentContinuesTheCallersTrace(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, Options{})
+	got := make(chan string, 1)
+	e.goTool(tool("orders.place", "mutate"), func(ctx context.Context, in json.RawMessage) (any, error) {
+		got <- trace.SpanContextFromContext(ctx).TraceID().String()
+		return map[string]any{"order": 42}, nil
+	})
+	url := e.srv.URL + "/mcp"
+	auth := "Bearer " + adminToken
+	resp := post(t, t.Context(), url, initializeBody, "Authorization", auth)
+	drain(resp)
+	hdr := []string{"Authorization", auth, "Mcp-Session-Id", resp.Header.Get("Mcp-Session-Id"), "Mcp-Protocol-Version", "2025-11-25"}
+	drain(post(t, t.Context(), url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, hdr...))
+	for i := 0; ; i++ { // the session is ready once tools/list answers
+		resp = post(t, t.Context(), url, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, hdr...)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.Contains(string(b), `"result"`) {
+			break
+		}
+		if i == 100 {
+			t.Fatalf("session never became ready: %s", b)
+		}
+	}
+	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
+	hdr = append(hdr, "Traceparent", "00-"+traceID+"-00f067aa0ba902b7-01")
+	drain(post(t, t.Context(), url, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"orders-place","arguments":{}}}`, hdr...))
+	if id := <-got; id != traceID {
+		t.Fatalf("the tool ran in trace %s; want the caller's %s", id, traceID)
 	}
 }

@@ -83,6 +83,7 @@ func (p *Anthropic) Stream(ctx context.Context, req Request, emit func(Event)) (
 		key := strconv.FormatInt(ev.Index, 10)
 		switch ev.Type {
 		case "message_start":
+			resp.Model = string(ev.Message.Model)
 			u := ev.Message.Usage
 			resp.Usage.InputTokens = u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
 			resp.Usage.CachedInputTokens = u.CacheReadInputTokens

@@ -141,6 +141,9 @@ type Response struct {
 	Message Message
 	Usage   Usage
 	Finish  FinishReason
+	// Model is the model id the provider says answered ("" if it did
+	// not say): a trace's gen_ai.response.model.
+	Model string
 }
 
 // Provider streams one model turn. Stream calls emit for every fragment, in

@@ -80,6 +80,9 @@ func (p *OpenAI) Stream(ctx context.Context, req Request, emit func(Event)) (Res
 	var resp Response
 	for stream.Next() {
 		chunk := stream.Current()
+		if chunk.Model != "" {
+			resp.Model = chunk.Model
+		}
 		if chunk.JSON.Usage.Valid() {
 			resp.Usage = Usage{
 				InputTokens:       chunk.Usage.PromptTokens,

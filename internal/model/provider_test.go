@@ -89,6 +89,7 @@ func TestStreamTextAndToolCalls(t *testing.T) {
 				}},
 				Usage:  model.Usage{InputTokens: 120, OutputTokens: 30},
 				Finish: model.FinishToolCalls,
+				Model:  "scripted", // what the scripted servers say answered
 			}
 			if d := cmp.Diff(want, resp); d != "" {
 				t.Errorf("response (-want +got):\n%s", d)

@@ -127,6 +127,13 @@ func (m *Metrics) Gauge(name, help string, fn func() float64) {
 	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, fn))
 }
 
+// CounterFunc registers a counter read at scrape time from fn, with
+// constant labels (the telemetry sink's drops). name must start with
+// switchboard_.
+func (m *Metrics) CounterFunc(name, help string, labels map[string]string, fn func() float64) {
+	m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels}, fn))
+}
+
 // Entry hears one ledger entry this process appended; it is
 // activity.Options.OnEntry.
 func (m *Metrics) Entry(e switchboard.ActivityEntry) {

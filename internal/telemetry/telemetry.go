@@ -98,7 +98,26 @@ type consumer struct {
 	name    string
 	queue   chan Event
 	dropped atomic.Int64
+	stop    chan struct{} // closed by Close; the queue never is, so a late Emit cannot panic
 	done    chan struct{}
+}
+
+// next returns the next event, or ok false once Close was called and the
+// queue is empty.
+func (c *consumer) next(tick <-chan time.Time) (e Event, ok, ticked bool) {
+	select {
+	case e = <-c.queue:
+		return e, true, false
+	case <-tick:
+		return e, true, true
+	case <-c.stop:
+		select {
+		case e = <-c.queue:
+			return e, true, false
+		default:
+			return e, false, false
+		}
+	}
 }
 
 // New starts a Sink, or returns nil when neither a callback nor a webhook
@@ -115,7 +134,11 @@ func New(opts Options) *Sink {
 		c := s.add("callback")
 		go func() {
 			defer close(c.done)
-			for e := range c.queue {
+			for {
+				e, ok, _ := c.next(nil)
+				if !ok {
+					return
+				}
 				cb(e)
 			}
 		}()
@@ -125,19 +148,19 @@ func New(opts Options) *Sink {
 		w := newWebhook(*opts.Webhook, &c.dropped)
 		go func() {
 			defer close(c.done)
-			w.run(c.queue)
+			w.run(c)
 		}()
 	}
 	return s
 }
 
 func (s *Sink) add(name string) *consumer {
-	c := &consumer{name: name, queue: make(chan Event, s.opts.QueueSize), done: make(chan struct{})}
+	c := &consumer{name: name, queue: make(chan Event, s.opts.QueueSize), stop: make(chan struct{}), done: make(chan struct{})}
 	s.consumers = append(s.consumers, c)
 	return c
 }
 
-// Emit queues e for every consumer without waiting.
+// Emit queues e for every consumer without waiting. After Close it drops.
 func (s *Sink) Emit(e Event) {
 	if s == nil {
 		return
@@ -165,15 +188,16 @@ func (s *Sink) Dropped() map[string]int64 {
 	return out
 }
 
-// Close stops taking events and delivers what is queued: the webhook gets
-// its last batch (one attempt each once ctx is done). Safe to call twice.
+// Close delivers what is queued and stops: the webhook gets its last
+// batches (one attempt each). It returns when that is done or ctx ends.
+// Safe to call twice.
 func (s *Sink) Close(ctx context.Context) {
 	if s == nil {
 		return
 	}
 	s.closeOnce.Do(func() {
 		for _, c := range s.consumers {
-			close(c.queue)
+			close(c.stop)
 		}
 	})
 	for _, c := range s.consumers {

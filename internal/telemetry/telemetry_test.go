@@ -73,6 +73,8 @@ func TestWebhookRetriesThenDrops(t *testing.T) {
 	if attempts != 3 || lines != 0 || s.Dropped()["webhook"] != 1 {
 		t.Fatalf("attempts %d, lines %d, dropped %d; want 3, 0, 1", attempts, lines, s.Dropped()["webhook"])
 	}
+	s.Emit(telemetry.Event{Kind: telemetry.KindToolOutcome}) // after Close: taken and ignored, no panic
+	s.Close(context.Background())
 }
 
 // Off is nil, and a nil Sink takes events without doing anything.

@@ -64,29 +64,29 @@ func newWebhook(o WebhookOptions, dropped *atomic.Int64) *webhook {
 	return &webhook{o: o, dropped: dropped}
 }
 
-// run batches the queue until it is closed, then sends what is left.
-// While a batch is being sent (or retried) the queue fills and Emit drops:
-// a slow receiver costs events, never a call's time.
-func (w *webhook) run(queue <-chan Event) {
+// run batches the queue until Close, then sends what is left. While a
+// batch is being sent (or retried) the queue fills and Emit drops: a slow
+// receiver costs events, never a call's time.
+func (w *webhook) run(c *consumer) {
 	t := time.NewTicker(w.o.FlushInterval)
 	defer t.Stop()
 	batch := make([]Event, 0, w.o.BatchSize)
 	for {
-		select {
-		case e, ok := <-queue:
-			if !ok {
-				w.closing = true
-				w.send(batch)
-				return
-			}
+		e, ok, ticked := c.next(t.C)
+		switch {
+		case !ok:
+			w.closing = true
+			w.send(batch)
+			return
+		case ticked:
+			w.send(batch)
+			batch = batch[:0]
+		default:
 			batch = append(batch, e)
 			if len(batch) >= w.o.BatchSize {
 				w.send(batch)
 				batch = batch[:0]
 			}
-		case <-t.C:
-			w.send(batch)
-			batch = batch[:0]
 		}
 	}
 }

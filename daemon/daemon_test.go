@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/mcpserver"
 	"github.com/switchboardhq/switchboard/internal/model"
 	"github.com/switchboardhq/switchboard/internal/panel"
+	"github.com/switchboardhq/switchboard/internal/telemetry"
 	"github.com/switchboardhq/switchboard/panelspec"
 	"github.com/switchboardhq/switchboard/sqlite"
 )
@@ -208,5 +210,26 @@ func TestPanelsThroughPublicTypes(t *testing.T) {
 	}
 	if err := json.Unmarshal(pl.Result, &listed); err != nil || len(listed.Panels) != 1 || listed.Panels[0].ID != "project.settings" {
 		t.Fatalf("panel.list: %s %v", pl.Result, err)
+	}
+}
+
+// The telemetry options reach the engine: the webhook's URL and client,
+// and a callback that hears the engine's events field for field.
+func TestTelemetryTranslates(t *testing.T) {
+	var heard []TelemetryEvent
+	client := &http.Client{}
+	got := TelemetryOptions{Callback: func(e TelemetryEvent) { heard = append(heard, e) },
+		WebhookURL: "https://collector.example/events", HTTPClient: client}.engine()
+	if got.Webhook == nil || got.Webhook.URL != "https://collector.example/events" || got.Webhook.Client != client || got.Callback == nil {
+		t.Fatalf("engine telemetry options: %+v", got)
+	}
+	cost := 0.5
+	got.Callback(telemetry.Event{V: 1, Kind: telemetry.KindModelUsage, Model: "m", InputTokens: 3, CostUSD: &cost, Issues: []string{"X"}})
+	want := TelemetryEvent{V: 1, Kind: "model.usage", Model: "m", InputTokens: 3, CostUSD: &cost, Issues: []string{"X"}}
+	if len(heard) != 1 || !cmp.Equal(heard[0], want) {
+		t.Fatalf("callback heard %+v", heard)
+	}
+	if zero := (TelemetryOptions{}).engine(); zero.Callback != nil || zero.Webhook != nil {
+		t.Fatalf("zero telemetry options: %+v", zero)
 	}
 }

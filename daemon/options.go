@@ -11,6 +11,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/mcpserver"
 	"github.com/switchboardhq/switchboard/internal/model"
 	"github.com/switchboardhq/switchboard/internal/panel"
+	"github.com/switchboardhq/switchboard/internal/telemetry"
 )
 
 // Options configure a Daemon. Store and AdminToken are required; the
@@ -66,6 +67,66 @@ type Options struct {
 	Assertion AssertionOptions
 	// OAuth makes /mcp an OAuth protected resource (docs/oauth.md).
 	OAuth OAuthOptions
+	// Telemetry sends redacted product events to a callback or a webhook
+	// (docs/operations.md, "Telemetry sink"); the zero value sends none.
+	Telemetry TelemetryOptions
+}
+
+// TelemetryOptions say where the redacted product events go. Delivery
+// never holds up a call: events that find a full queue are dropped and
+// counted (switchboard_telemetry_dropped_total).
+type TelemetryOptions struct {
+	// Callback hears every event, in order, on a goroutine of its own.
+	Callback func(TelemetryEvent)
+	// WebhookURL receives batches of events as POSTed JSON lines, retried
+	// with backoff; HTTPClient sends them (nil: a 10 s timeout).
+	WebhookURL string
+	HTTPClient *http.Client
+}
+
+// TelemetryEvent is one redacted product event: a frozen kind
+// ("tool.outcome", "approval.decided", "panel.composed", "model.usage"),
+// names the catalog or configuration chose, closed sets and numbers —
+// never an argument, result, prompt, token, key, user or invocation id.
+// Fields a kind does not use are empty.
+type TelemetryEvent struct {
+	V    int    `json:"v"`
+	Kind string `json:"kind"`
+	Ts   string `json:"ts"`
+
+	Tool       string  `json:"tool,omitempty"`
+	Surface    string  `json:"surface,omitempty"`
+	Class      string  `json:"class,omitempty"`
+	Transport  string  `json:"transport,omitempty"`
+	Outcome    string  `json:"outcome,omitempty"`
+	Code       string  `json:"code,omitempty"`
+	DurationMs float64 `json:"durationMs,omitempty"`
+
+	Decision string `json:"decision,omitempty"`
+	Channel  string `json:"channel,omitempty"`
+	WaitMs   int64  `json:"waitMs,omitempty"`
+
+	Nodes  int      `json:"nodes,omitempty"`
+	Issues []string `json:"issues,omitempty"`
+
+	Model             string   `json:"model,omitempty"`
+	InputTokens       int64    `json:"inputTokens,omitempty"`
+	OutputTokens      int64    `json:"outputTokens,omitempty"`
+	CachedInputTokens int64    `json:"cachedInputTokens,omitempty"`
+	CostUSD           *float64 `json:"costUsd,omitempty"`
+}
+
+// engine translates the telemetry options; the event converts field for
+// field (the two structs must stay identical, which the conversion checks).
+func (t TelemetryOptions) engine() engine.TelemetryOptions {
+	var e engine.TelemetryOptions
+	if cb := t.Callback; cb != nil {
+		e.Callback = func(ev telemetry.Event) { cb(TelemetryEvent(ev)) }
+	}
+	if t.WebhookURL != "" {
+		e.Webhook = &telemetry.WebhookOptions{URL: t.WebhookURL, Client: t.HTTPClient}
+	}
+	return e
 }
 
 // MCPOptions tune the MCP endpoint's tool listing (docs/mcp.md).
@@ -273,6 +334,7 @@ func (o Options) engine() engine.Options {
 		NoSearchLearning: o.NoSearchLearning,
 		Assertion:        engine.AssertionOptions(o.Assertion),
 		OAuth:            engine.OAuthOptions(o.OAuth),
+		Telemetry:        o.Telemetry.engine(),
 	}
 	if o.Bus != nil {
 		e.Bus = o.Bus.b

@@ -200,6 +200,18 @@ func TestCanvasPolicyFlag(t *testing.T) {
 	}
 }
 
+// TestTelemetryURLFlag: a --telemetry-url that cannot receive POSTs is a
+// usage error at start, and the message does not echo it (it may hold a
+// secret in its path or user info).
+func TestTelemetryURLFlag(t *testing.T) {
+	for _, u := range []string{"collector.example/events", "ftp://collector.example/x", "https://", "http://user:s3cret@[::1"} {
+		code, _, errs := run(t, "serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0", "--telemetry-url", u)
+		if code != 2 || !strings.Contains(errs, "--telemetry-url must be an absolute http or https URL") || strings.Contains(errs, "s3cret") {
+			t.Errorf("%q: exit %d, %q", u, code, errs)
+		}
+	}
+}
+
 // TestTyposAreUsageErrors: an unknown command or subcommand exits 2 with a
 // usage error instead of printing help and exiting 0 (or 1 as INTERNAL).
 func TestTyposAreUsageErrors(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"syscall"
 	"time"
 
@@ -39,4 +40,17 @@ func serveMetrics(ln net.Listener, d *daemon.Daemon, log *slog.Logger) func() {
 	go func() { _ = srv.Serve(ln) }()
 	log.Info("metrics at http://" + ln.Addr().String() + "/metrics (no token: keep this address private)")
 	return func() { _ = srv.Close() }
+}
+
+// checkTelemetryURL refuses a --telemetry-url that cannot receive POSTs,
+// at start rather than as drops later.
+func checkTelemetryURL(raw string) error {
+	if raw == "" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("--telemetry-url must be an absolute http or https URL, such as https://collector.example/events")
+	}
+	return nil
 }

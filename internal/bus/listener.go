@@ -191,8 +191,12 @@ func (b *Postgres) deliver(ctx context.Context) {
 }
 
 func (b *Postgres) dispatch(ctx context.Context, n notice) {
-	if len(n.frame) <= idLen || n.frame[:idLen] == b.id {
-		return // our own: delivered locally when published
+	if len(n.frame) <= idLen {
+		return
+	}
+	if n.frame[:idLen] == b.id {
+		b.ownArrived(n.frame) // delivered locally when published; maybe timed
+		return
 	}
 	key, body, ok := strings.Cut(n.frame[idLen+1:], " ")
 	if !ok {

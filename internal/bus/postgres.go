@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/metrics"
 )
 
 // Postgres is the Bus for several replicas on one Postgres database: a
@@ -70,6 +72,11 @@ type Postgres struct {
 	pid       uint32        // the listening backend; 0 while down
 	changed   chan struct{} // closed and replaced when listening/connected change
 	closed    bool
+
+	// lag is the message whose NOTIFY this process awaits on its own
+	// listening connection, to measure the bus lag (sampleLag).
+	lag     atomic.Pointer[lagProbe]
+	lagNext atomic.Int64 // unix nanos before which no new sample is taken
 
 	wake  chan struct{} // the listener has LISTEN/UNLISTEN work
 	queue chan notice   // notifications waiting for delivery, in order
@@ -238,6 +245,7 @@ func (b *Postgres) Publish(ctx context.Context, topic string, payload []byte) er
 	frame := b.frame(key, payload)
 	var err error
 	if len(frame) <= notifyLimit {
+		b.sampleLag(ch, frame)
 		_, err = b.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, ch, frame)
 	} else {
 		// One statement: the row and the notification commit together, so
@@ -249,6 +257,50 @@ func (b *Postgres) Publish(ctx context.Context, topic string, payload []byte) er
 		return switchboard.Errorf(codeOf(ctx, err), "publish on %s: %w", topic, err)
 	}
 	return nil
+}
+
+// lagProbe is one sampled message: its frame and when it was published.
+type lagProbe struct {
+	frame string
+	sent  time.Time
+}
+
+// Bus lag sampling: at most one message a second is timed, from Publish
+// until its NOTIFY comes back on this process's own listening connection —
+// the path every other replica's notification takes, timed on one clock
+// (frames carry no timestamp, and replicas' clocks may differ). A sample
+// whose notification never came (the connection dropped) is given up
+// after lagGiveUp.
+const (
+	lagEvery  = time.Second
+	lagGiveUp = 30 * time.Second
+)
+
+// sampleLag times frame on ch if it is time for a sample and this process
+// LISTENs on ch (else its own notification would never come back).
+func (b *Postgres) sampleLag(ch, frame string) {
+	now := time.Now()
+	if now.UnixNano() < b.lagNext.Load() {
+		return
+	}
+	if p := b.lag.Load(); p != nil && now.Sub(p.sent) < lagGiveUp {
+		return
+	}
+	b.mu.Lock()
+	listened := b.listening[ch]
+	b.mu.Unlock()
+	if listened {
+		b.lagNext.Store(now.Add(lagEvery).UnixNano())
+		b.lag.Store(&lagProbe{frame: frame, sent: now})
+	}
+}
+
+// ownArrived hears this process's own notification: if it is the sampled
+// one, its lag is recorded.
+func (b *Postgres) ownArrived(frame string) {
+	if p := b.lag.Load(); p != nil && p.frame == frame && b.lag.CompareAndSwap(p, nil) {
+		metrics.BusLag(time.Since(p.sent))
+	}
 }
 
 // frame renders payload as a NOTIFY payload: the sender, a kind, the

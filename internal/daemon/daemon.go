@@ -35,6 +35,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/registry"
 	"github.com/switchboardhq/switchboard/internal/scope"
 	"github.com/switchboardhq/switchboard/internal/session"
+	"github.com/switchboardhq/switchboard/internal/telemetry"
 	"github.com/switchboardhq/switchboard/internal/web"
 	"github.com/switchboardhq/switchboard/internal/workspace"
 )
@@ -105,6 +106,9 @@ type Options struct {
 	Assertion AssertionOptions
 	// OAuth makes /mcp an OAuth protected resource (internal/daemon/oauth.go).
 	OAuth OAuthOptions
+	// Telemetry sends redacted product events to a callback or a webhook
+	// (internal/daemon/telemetry.go); the zero value sends none.
+	Telemetry TelemetryOptions
 }
 
 // Daemon is a running switchboard: its subsystems and its HTTP handler.
@@ -135,6 +139,9 @@ type Daemon struct {
 	// Metrics are the Prometheus metrics (internal/daemon/metrics.go), served at
 	// GET /metrics for the admin token unless Options.MetricsElsewhere.
 	Metrics *metrics.Metrics
+	// Telemetry is the redacted event stream (internal/daemon/telemetry.go);
+	// nil when no callback or webhook is configured.
+	Telemetry *telemetry.Sink
 	// Workspace keeps the tabs' contexts and compiles the digest
 	// (internal/daemon/workspace.go).
 	Workspace *workspace.Workspace
@@ -174,6 +181,7 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	}
 	d := &Daemon{log: log, bus: opts.Bus}
 	d.Metrics = d.newMetrics()
+	d.Telemetry = d.newTelemetry(opts.Telemetry)
 	if err := d.initReplica(opts); err != nil {
 		return nil, err
 	}
@@ -315,6 +323,7 @@ func (d *Daemon) Close() error {
 	if d.stopCatalog != nil {
 		d.stopCatalog()
 	}
+	d.closeTelemetry() // last: the calls ended above have emitted
 	return nil
 }
 

@@ -77,7 +77,7 @@ const topicConsole = "approval.console"
 func (d *Daemon) startGovernance(ctx context.Context, opts Options) (broker.Options, error) {
 	var bo broker.Options
 	ledger, err := activity.New(ctx, opts.Store, &activity.Options{Logger: d.log, Anchor: opts.Governance.LedgerAnchor,
-		OnEntry: d.Metrics.Entry})
+		OnEntry: d.observe})
 	if err != nil {
 		return bo, fmt.Errorf("open the ledger: %w", err)
 	}

@@ -69,6 +69,14 @@ func (d *Daemon) toolLabels(name string) (class, transport string, ok bool) {
 // modelUsage is agent.Options.OnUsage.
 func (d *Daemon) modelUsage(name string, u model.Usage, cost float64) {
 	d.Metrics.ModelUsage(name, u.InputTokens, u.OutputTokens, u.CachedInputTokens, cost)
+	d.Telemetry.ModelUsage(name, u.InputTokens, u.OutputTokens, u.CachedInputTokens, cost)
+}
+
+// observe is activity.Options.OnEntry: the ledger entries this process
+// appended feed both the metrics and the telemetry sink.
+func (d *Daemon) observe(e switchboard.ActivityEntry) {
+	d.Metrics.Entry(e)
+	d.Telemetry.Entry(e)
 }
 
 // metricsRoute is what the API serves at GET /metrics (for the admin

@@ -41,7 +41,8 @@ func TestMetricsRouteNeedsAdmin(t *testing.T) {
 	if !strings.Contains(body, want) {
 		t.Errorf("metrics lack %s:\n%s", want, grepLines(body, "switchboard_"))
 	}
-	for _, name := range []string{"switchboard_call_duration_seconds_bucket", "switchboard_open_tabs", "switchboard_agent_sessions", "switchboard_runs_active", "switchboard_jobs_running", "go_goroutines"} {
+	for _, name := range []string{"switchboard_call_duration_seconds_bucket", "switchboard_open_tabs", "switchboard_agent_sessions", "switchboard_runs_active", "switchboard_jobs_running", "go_goroutines",
+		"switchboard_store_commit_seconds_bucket", "switchboard_store_commit_batch_size_bucket", "switchboard_bus_lag_seconds_bucket"} {
 		if !strings.Contains(body, name) {
 			t.Errorf("metrics lack %s", name)
 		}

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -109,11 +110,37 @@ func New(opts *Options) *Metrics {
 		Help: "Retention sweeps run."})
 	m.swept = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchboard_retention_deleted_total",
 		Help: "Rows the retention sweeps deleted, by kind (idempotency_keys, invocations)."}, []string{"kind"})
+	m.reg.MustRegister(storeCommit, storeBatch, busLag)
 	m.reg.MustRegister(m.calls, m.callSeconds, m.callErrors, m.browserRTT, m.sessionGone, m.approvals, m.approvalWait,
 		m.jobs, m.tokens, m.cost, m.sweeps, m.swept,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
+
+// Process-wide collectors: the store drivers and the bus are built by the
+// host before, and apart from, any daemon, so they report here and every
+// daemon's registry serves the same series. Observing costs two atomic adds.
+var (
+	storeCommit = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "switchboard_store_commit_seconds",
+		Help: "Store write transactions (group commits): BEGIN to COMMIT of one batch.", Buckets: commitBuckets})
+	storeBatch = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "switchboard_store_commit_batch_size",
+		Help: "Writes committed together in one group commit.", Buckets: []float64{1, 2, 4, 8, 16, 32, 64}})
+	busLag = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "switchboard_bus_lag_seconds",
+		Help: "Postgres bus: a message's publish until its notification arrives on a listening connection (this replica's probe).", Buckets: commitBuckets})
+)
+
+// Commits and bus messages: sub-millisecond on a quiet machine, seconds
+// when the disk or the database server is in trouble.
+var commitBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5}
+
+// StoreCommit records one group commit: its writes and how long it took.
+func StoreCommit(writes int, d time.Duration) {
+	storeCommit.Observe(d.Seconds())
+	storeBatch.Observe(float64(writes))
+}
+
+// BusLag records one bus message's publish-to-arrival time.
+func BusLag(d time.Duration) { busLag.Observe(d.Seconds()) }
 
 // Handler serves the metrics in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {
@@ -125,6 +152,13 @@ func (m *Metrics) Handler() http.Handler {
 // kept in step with it. name must start with switchboard_.
 func (m *Metrics) Gauge(name, help string, fn func() float64) {
 	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, fn))
+}
+
+// CounterFunc registers a counter read at scrape time from fn, with
+// constant labels (the telemetry sink's drops). name must start with
+// switchboard_.
+func (m *Metrics) CounterFunc(name, help string, labels map[string]string, fn func() float64) {
+	m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels}, fn))
 }
 
 // Entry hears one ledger entry this process appended; it is

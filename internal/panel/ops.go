@@ -3,6 +3,7 @@ package panel
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sort"
 
 	"github.com/switchboardhq/switchboard"
@@ -346,6 +347,7 @@ func (s *Service) Compose(ctx context.Context, req ComposeRequest) (ComposeResul
 		sn, err := s.start(ctx, in)
 		if err == nil {
 			s.replaceDrafts(in)
+			s.composed("opened", "", spec, issues)
 		}
 		return ComposeResult{Snapshot: sn, Warnings: issues}, err
 	}
@@ -357,8 +359,10 @@ func (s *Service) Compose(ctx context.Context, req ComposeRequest) (ComposeResul
 	s.mu.Unlock()
 	e := panelspec.IssuesError(issues)
 	if !second {
+		s.composed("refused", string(e.Code), spec, issues)
 		return ComposeResult{}, &switchboard.Error{Code: e.Code, Message: panelspec.RepairHint(issues), Details: refusal(issues)}
 	}
+	s.composed("fallback", string(e.Code), spec, issues)
 	card := panelspec.FallbackCard(req.Title, issues)
 	sn, err := s.start(ctx, newInstance(session, "", req.Title, req.Slot, card, nil, owner))
 	details := refusal(issues)
@@ -367,6 +371,25 @@ func (s *Service) Compose(ctx context.Context, req ComposeRequest) (ComposeResul
 	}
 	return ComposeResult{}, &switchboard.Error{Code: e.Code, Details: details,
 		Message: "the panel spec was refused again after its repair round, so the user sees a card saying the panel could not be shown. " + panelspec.RepairHint(issues)}
+}
+
+// composed tells Options.OnCompose how an agent's compose ended, in
+// codes and counts only: never the spec's text, title or values.
+func (s *Service) composed(outcome, code string, spec *panelspec.Spec, issues []panelspec.Issue) {
+	if s.opts.OnCompose == nil {
+		return
+	}
+	nodes := 0
+	if spec != nil {
+		nodes = len(spec.Nodes)
+	}
+	var codes []string
+	for _, is := range issues {
+		if c := string(is.Code); !slices.Contains(codes, c) {
+			codes = append(codes, c)
+		}
+	}
+	s.opts.OnCompose(outcome, code, nodes, codes)
 }
 
 // FillRequest fills form fields of an open instance.

@@ -73,8 +73,12 @@ type ToolLookup interface {
 
 // Options configures a Service. Caller and Tabs are required.
 type Options struct {
-	Caller Caller
-	Tabs   Tabs
+	// OnCompose, if set, hears how each agent compose this replica
+	// validated ended: outcome "opened", "refused" or "fallback", the
+	// refusal's code, the spec's node count and its issue codes.
+	OnCompose func(outcome, code string, nodes int, issues []string)
+	Caller    Caller
+	Tabs      Tabs
 	// Tools, when set, is asked whether tools named by specs exist, and
 	// whether a tool source names a read tool (anything else is refused:
 	// rendering a panel must never run a mutation).

@@ -4,6 +4,9 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/metrics"
 )
 
 // Group commit, shared by the drivers. Writes that arrive while another
@@ -117,7 +120,9 @@ func (g *Group[W]) lead(first *Member[W]) {
 	g.queue = slices.Clone(g.queue[n:])
 	g.mu.Unlock()
 
+	start := time.Now()
 	g.Commit(batch)
+	metrics.StoreCommit(len(batch), time.Since(start))
 
 	g.mu.Lock()
 	var next *Member[W]

@@ -130,7 +130,8 @@ type Broker struct {
 	jobs    Jobs
 	rates   *rates
 	bus     bus.Bus
-	waiters waitSet // Await's waiters in this process
+	waiters waitSet  // Await's waiters in this process
+	tabs    tabCalls // browser calls waiting for their tab here
 	// awaitHook, set only by tests, hears each time a call starts waiting
 	// for its in-flight twin.
 	awaitHook func(key string)
@@ -344,26 +345,15 @@ func (b *Broker) call(ctx context.Context, c *call, req CallRequest) (switchboar
 	if req.OnRecord != nil {
 		req.OnRecord(inv)
 	}
-	return b.dispatch(ctx, cctx, c, inv, release)
+	return b.dispatch(ctx, cctx, c, inv, timeout, release)
 }
 
-// dispatch executes a recorded, dispatched call holding its slot.
-func (b *Broker) dispatch(ctx, cctx context.Context, c *call, inv switchboard.Invocation, release func()) (switchboard.Invocation, error) {
+// dispatch executes a recorded, dispatched call holding its slot; cctx
+// ends at the call's timeout.
+func (b *Broker) dispatch(ctx, cctx context.Context, c *call, inv switchboard.Invocation, timeout time.Duration, release func()) (switchboard.Invocation, error) {
 	c.invocationID = inv.ID
-	if c.target != nil { // browser tool: the session side records the outcome
-		t := *c.target
-		t.Entry = func(inv switchboard.Invocation) *switchboard.ActivityEntry { return b.entry(c, inv) }
-		t.Observe = func(e switchboard.ActivityEntry) { b.observe(&e) }
-		stored, err := b.browser.Await(cctx, inv, t)
-		release()
-		if stored.Status.Terminal() {
-			// Written with its ledger entry, in one transaction.
-			return stored, invocationError(stored)
-		}
-		if err == nil {
-			err = switchboard.Errorf(switchboard.CodeInternal, "the browser session returned invocation %s without a terminal state", inv.ID)
-		}
-		return b.finish(ctx, cctx, c, inv, nil, err)
+	if c.target != nil { // browser tool: delivered to its tab (browser.go)
+		return b.inTab(ctx, cctx, c, inv, timeout, release)
 	}
 	if c.tool.Class == switchboard.ClassJob && b.jobs != nil {
 		result, err := b.startJob(ctx, c, inv, release)

@@ -14,6 +14,10 @@
 // error; a call that failed after it was recorded returns the record and its
 // error, so transports can answer with both.
 //
+// A browser call is delivered to its tab and waited for here
+// (browser.go); the tab's answer, POSTed to any replica, ends it in
+// Complete (complete.go).
+//
 // Reverse undoes a recorded call: it plans the tool's declared inverse from
 // the call's ledger entry and runs it as a fresh Call, so scope, approval
 // and the ledger apply to an undo as to any call.

@@ -94,6 +94,12 @@ func errShutdown() *switchboard.Error {
 // (why), so a handler still running aborts and a resumed tab does not run
 // it. It implements broker.Browser.
 func (m *Manager) Withdraw(ctx context.Context, inv switchboard.Invocation, why *switchboard.Error) {
+	m.mu.Lock()
+	closed := m.closed
+	m.mu.Unlock()
+	if closed {
+		return // the streams ended with this daemon, and nothing resumes from its logs
+	}
 	msg := encodeDispatch(msgCancel, inv.ID, cancelJSON(inv.ID, why))
 	if err := m.bus.Publish(ctx, topicDispatch(inv.SessionID), msg); err != nil {
 		m.log.Warn("publish cancel", "invocation", inv.ID, "err", err)

@@ -15,7 +15,7 @@ import (
 // returns once it is recorded; Await is the one way anything — a
 // transport, the agent loop, a retry with the same key, another replica —
 // waits for a call to reach a state; Call is Submit's work done inline.
-// Whoever ends a call (finish here, the session's return path for a
+// Whoever ends a call (finish here, Complete for a tab's answer to a
 // browser call, the restart sweep) wakes the waiters: at once in this
 // process, over the bus (topic DoneTopic) on the others, and, when a
 // signal is lost, by a store read every awaitPoll.

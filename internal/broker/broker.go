@@ -14,6 +14,10 @@
 // error; a call that failed after it was recorded returns the record and its
 // error, so transports can answer with both.
 //
+// A browser call is delivered to its tab and waited for here
+// (browser.go); the tab's answer, POSTed to any replica, ends it in
+// Complete (complete.go).
+//
 // Reverse undoes a recorded call: it plans the tool's declared inverse from
 // the call's ledger entry and runs it as a fresh Call, so scope, approval
 // and the ledger apply to an undo as to any call.
@@ -140,7 +144,8 @@ type Broker struct {
 	rates   *rates
 	bus     bus.Bus
 	tracer  trace.Tracer
-	waiters waitSet // Await's waiters in this process
+	waiters waitSet  // Await's waiters in this process
+	tabs    tabCalls // browser calls waiting for their tab here
 	// life ends at Stop: the calls Submit started run within it, and
 	// running counts them until they return.
 	lifeMu  sync.Mutex
@@ -371,26 +376,15 @@ func (b *Broker) call(ctx context.Context, c *call, req CallRequest) (switchboar
 	if req.OnRecord != nil {
 		req.OnRecord(inv)
 	}
-	return b.dispatch(ctx, cctx, c, inv, release)
+	return b.dispatch(ctx, cctx, c, inv, timeout, release)
 }
 
-// dispatch executes a recorded, dispatched call holding its slot.
-func (b *Broker) dispatch(ctx, cctx context.Context, c *call, inv switchboard.Invocation, release func()) (switchboard.Invocation, error) {
+// dispatch executes a recorded, dispatched call holding its slot; cctx
+// ends at the call's timeout.
+func (b *Broker) dispatch(ctx, cctx context.Context, c *call, inv switchboard.Invocation, timeout time.Duration, release func()) (switchboard.Invocation, error) {
 	c.invocationID = inv.ID
-	if c.target != nil { // browser tool: the session side records the outcome
-		t := *c.target
-		t.Entry = func(inv switchboard.Invocation) *switchboard.ActivityEntry { return b.entry(c, inv) }
-		t.Observe = func(e switchboard.ActivityEntry) { b.observe(&e) }
-		stored, err := b.browser.Await(cctx, inv, t)
-		release()
-		if stored.Status.Terminal() {
-			// Written with its ledger entry, in one transaction.
-			return stored, invocationError(stored)
-		}
-		if err == nil {
-			err = switchboard.Errorf(switchboard.CodeInternal, "the browser session returned invocation %s without a terminal state", inv.ID)
-		}
-		return b.finish(ctx, cctx, c, inv, nil, err)
+	if c.target != nil { // browser tool: delivered to its tab (browser.go)
+		return b.inTab(ctx, cctx, c, inv, timeout, release)
 	}
 	if c.tool.Class == switchboard.ClassJob && b.jobs != nil {
 		result, err := b.startJob(ctx, c, inv, release)

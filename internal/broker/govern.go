@@ -101,7 +101,7 @@ func (b *Broker) runApproved(ctx context.Context, c *call, inv switchboard.Invoc
 		}
 		return b.finish(ctx, cctx, c, inv, nil, err)
 	}
-	return b.dispatch(ctx, cctx, c, stored, release)
+	return b.dispatch(ctx, cctx, c, stored, timeout, release)
 }
 
 // Adopt resumes (Resume) a call whose approval outlived its replica — a
@@ -191,9 +191,15 @@ func parsePrincipal(s string) (switchboard.Principal, bool) {
 // ends (inv as it will be stored, with its cause): the call's one entry,
 // as finish would have written it.
 func SweptEntry(inv switchboard.Invocation) *switchboard.ActivityEntry {
+	return (&Broker{now: time.Now}).entry(recordCall(inv), inv)
+}
+
+// recordCall is the call inv records, as far as its ledger entry needs
+// it: for an end whose call does not wait in this process.
+func recordCall(inv switchboard.Invocation) *call {
 	c := &call{}
 	c.caller, c.hasCaller = parsePrincipal(inv.Caller)
-	return (&Broker{now: time.Now}).entry(c, inv)
+	return c
 }
 
 // Jobs runs the work of `job` tools in the background; the job package

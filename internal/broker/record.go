@@ -105,8 +105,8 @@ func (b *Broker) finishRecord(ctx, cctx context.Context, c *call, inv switchboar
 		b.log.DebugContext(ctx, "an earlier finish attempt landed", "invocation", inv.ID, "status", stored.Status)
 		return stored, invocationError(stored)
 	case switchboard.CodeOf(uerr) == switchboard.CodeConflict && stored.Status.Terminal() && c.target != nil:
-		// A browser call's record is ended with its ledger entry by
-		// whoever ends it (Target.Entry): the entry is there already.
+		// A browser call ended first by its tab's answer (Complete), which
+		// wrote the record with its ledger entry: the entry is there already.
 		return stored, invocationError(stored)
 	case switchboard.CodeOf(uerr) == switchboard.CodeConflict && c.from != nil && !stored.Status.Terminal():
 		// Not in a state this finish may end (approvalFailed: the call was

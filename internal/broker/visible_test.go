@@ -17,7 +17,7 @@ import (
 // spyTabs are live tabs behind the Browser seam that note every name they
 // are asked about.
 type spyTabs struct {
-	store switchboard.Store
+	b     *broker.Broker
 	tools map[string]switchboard.Tool
 
 	mu    sync.Mutex
@@ -39,10 +39,15 @@ func (s *spyTabs) Resolve(_ context.Context, tool, sessionID, _ string, _ func(s
 	return broker.Target{SessionID: "ses_a", Tool: t, Input: in}, err
 }
 
-func (s *spyTabs) Await(ctx context.Context, inv switchboard.Invocation, _ broker.Target) (switchboard.Invocation, error) {
-	inv.Status, inv.Result, inv.FinishedAt = switchboard.StatusSucceeded, json.RawMessage(`true`), time.Now()
-	return s.store.InvocationUpdate(ctx, inv, switchboard.InFlight...)
+// Deliver answers at once, through the broker, as a tab's result POST.
+func (s *spyTabs) Deliver(_ context.Context, inv switchboard.Invocation, _ time.Duration) (<-chan error, func(), error) {
+	go func() { _, _ = s.b.Complete(context.Background(), answer(inv, `true`)) }()
+	return make(chan error), func() {}, nil
 }
+
+func (s *spyTabs) Withdraw(context.Context, switchboard.Invocation, *switchboard.Error) {}
+
+func (s *spyTabs) Output(context.Context, string, string) *schema.Schema { return nil }
 
 // The call-time check is the registry's predicate: a catalog or tab tool
 // an agent may not see (outside its scope, or user-only) fails exactly
@@ -50,10 +55,8 @@ func (s *spyTabs) Await(ctx context.Context, inv switchboard.Invocation, _ broke
 // and a name outside the scope is never asked of the tabs.
 func TestHiddenToolsAreUnknownAtCallTime(t *testing.T) {
 	spy := &spyTabs{}
-	e := newEnv(t, func(o *broker.Options) {
-		spy.store = o.Store
-		o.Browser = spy
-	})
+	e := newEnv(t, func(o *broker.Options) { o.Browser = spy })
+	spy.b = e.b
 	secret, purge := echoTool, echoTool
 	secret.Name, purge.Name, purge.Approval = "test.secret", "test.purge", switchboard.ApprovalUserOnly
 	e.goTool(t, echoTool, echo)

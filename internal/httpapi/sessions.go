@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/authn"
+	"github.com/switchboardhq/switchboard/internal/broker"
 	"github.com/switchboardhq/switchboard/internal/panel"
 	"github.com/switchboardhq/switchboard/internal/session"
 	"github.com/switchboardhq/switchboard/internal/sse"
@@ -241,15 +242,16 @@ func (s *Server) sessionEvents(w http.ResponseWriter, r *http.Request) {
 }
 
 // actionResult is the return path: the tab POSTs a BrowserActionResult for
-// an invocation dispatched to it.
+// an invocation dispatched to it. The broker ends the call with it
+// (Broker.Complete); once the record holds the answer, the request leaves
+// the tab's log (Sessions.Ack).
 func (s *Server) actionResult(w http.ResponseWriter, r *http.Request) {
 	c, err := s.credential(r, "missing Authorization: Bearer <sessionToken>", authn.Session)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	sid := c.SessionID()
-	run, inv := r.PathValue("runId"), r.PathValue("invocationId")
+	a := broker.Answer{SessionID: c.SessionID(), RunID: r.PathValue("runId"), InvocationID: r.PathValue("invocationId")}
 	ctx := switchboard.WithPrincipal(r.Context(), c.Principal)
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
 		s.writeError(w, r, switchboard.Errorf(switchboard.CodeInvalidInput, "Content-Type must be application/json, not %q", ct))
@@ -262,15 +264,15 @@ func (s *Server) actionResult(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if int64(len(body)) > limit {
-		s.writeError(w, r, s.opts.Sessions.ResultTooLarge(ctx, sid, run, inv))
-		return
-	}
-	var res switchboard.BrowserActionResult
-	if err := strictjson.Decode(body, &res, ""); err != nil {
+		a.TooLarge = limit
+	} else if err := strictjson.Decode(body, &a.Result, ""); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	stored, err := s.opts.Sessions.Result(ctx, sid, run, inv, res)
+	stored, err := s.opts.Broker.Complete(ctx, a)
+	if stored.ID != "" {
+		s.opts.Sessions.Ack(ctx, a.SessionID, stored.ID)
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -540,7 +540,7 @@ func waitLogged(t *testing.T, br *bridge, id string, n int) {
 // disconnected once its backlog passes the bound, and its handler returns.
 func TestSlowReaderOverHTTP(t *testing.T) {
 	t.Parallel()
-	br := newBridge(t, bridgeOpts{session: session.Options{MaxQueued: 4, DefaultTimeout: time.Minute}, smallSend: true})
+	br := newBridge(t, bridgeOpts{session: session.Options{MaxQueued: 4}, smallSend: true})
 	ctx := context.Background()
 	cred, _ := br.admin.CreateSession(ctx, "")
 	tab := br.admin.Tab(cred)

@@ -286,8 +286,8 @@ func (m *Manager) bindElsewhereLocked(run, id string) {
 }
 
 // Resolve picks the tab for a call of tool: sessionID when given, else the
-// session bound to runID (either may be reconnecting: Await waits for it
-// within the reconnect window), else the only connected tab advertising
+// session bound to runID (either may be reconnecting: the call delivered
+// to it waits within the reconnect window), else the only connected tab advertising
 // tool; only when no tab advertising it is connected does a single
 // reconnecting one take the call. It implements broker.Browser.
 func (m *Manager) Resolve(ctx context.Context, tool, sessionID, runID string, visible func(switchboard.Tool) bool) (broker.Target, error) {

@@ -5,20 +5,20 @@
 // token) and then used by the browser SDK with its session token: it PUSHes
 // the browser tools it has mounted (Advertise), holds one event stream
 // (Attach) on which dispatched BrowserActionRequests arrive, and POSTs each
-// result back (Result). The Manager implements broker.Browser: Resolve picks
-// the tab for a call and Await delivers the dispatched invocation and blocks
-// until its record is terminal.
+// result back. The Manager implements broker.Browser: Resolve picks the tab
+// for a call, Deliver hands it the request and says when the tab is gone,
+// Withdraw tells it a call ended without its answer. This package delivers
+// and acknowledges; it writes no invocation record, keeps no call timeout
+// and checks no result: the broker does (internal/broker/complete.go is
+// where a tab's answer ends a call), and the return path acknowledges the
+// answered request here (Ack) so it leaves the tab's log.
 //
 // How the pieces meet. Every hand-off goes through a bus.Bus so a
 // cross-replica bus can replace the in-process one without touching this
-// code: Await subscribes to the invocation's "done" topic and to the
-// session's state topic, then publishes the request on the session's
-// dispatch topic; whoever holds the tab's stream appends it to the session's
-// event log and writes it to the tab. The return path writes the terminal
-// record with a compare-and-swap from dispatched and publishes "done"; a
-// waiter that times out, is cancelled or sees the tab go does its own CAS.
-// The first terminal write wins and every other party reads the winner from
-// the store, which stays the source of truth.
+// code: Deliver subscribes to the session's state topic, then publishes the
+// request on the session's dispatch topic; whoever holds the tab's stream
+// appends it to the session's event log and writes it to the tab. Ack and
+// Withdraw travel on the same topic and drop the request from the log.
 //
 // Liveness. A tab is offered for calls (LiveTools, Resolve's implicit
 // choice) only while its stream is connected. When the stream drops, calls
@@ -40,6 +40,7 @@
 // process (re)creates the session's state, so an id from before a restart
 // never hides newer events. A stream opened with Last-Event-ID gets every
 // retained event after that id; one opened without it gets every request
-// not yet acknowledged. A request is acknowledged by its result POST (or
-// ends by timeout, cancel or gone), and only then leaves the log.
+// not yet acknowledged. A request is acknowledged once its tab's answer
+// ended the call (Ack), or withdrawn when the broker ended it (timeout,
+// cancel, gone), and only then leaves the log.
 package session

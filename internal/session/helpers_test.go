@@ -9,21 +9,26 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/broker"
 	"github.com/switchboardhq/switchboard/internal/bus"
+	"github.com/switchboardhq/switchboard/internal/registry"
 	"github.com/switchboardhq/switchboard/sqlite"
 )
 
-// fixture is a Manager over a real in-memory SQLite store. Tests that
-// involve time run inside synctest bubbles, so timeouts and grace windows
-// pass instantly and exactly.
+// fixture is a Manager over a real in-memory SQLite store, with the broker
+// that owns its calls (as the daemon wires them). Tests that involve time
+// run inside synctest bubbles, so timeouts and grace windows pass
+// instantly and exactly.
 type fixture struct {
 	t     *testing.T
 	ctx   context.Context
 	store *sqlite.Store
 	bus   *bus.Local
 	m     *Manager
+	b     *broker.Broker
 }
 
-func newFixture(t *testing.T, opts Options) *fixture {
+// newFixture builds a fixture; timeout, when given, is the broker's
+// default call timeout.
+func newFixture(t *testing.T, opts Options, timeout ...time.Duration) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, sqlite.Memory, nil)
@@ -39,11 +44,31 @@ func newFixture(t *testing.T, opts Options) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	br := newBroker(t, st, b, m, timeout...)
 	t.Cleanup(func() {
 		m.Shutdown()
 		st.Close()
 	})
-	return &fixture{t: t, ctx: ctx, store: st, bus: b, m: m}
+	return &fixture{t: t, ctx: ctx, store: st, bus: b, m: m, b: br}
+}
+
+// newBroker is the broker of one replica: m its tabs, timeout (if given)
+// its default call timeout.
+func newBroker(t *testing.T, st switchboard.Store, b bus.Bus, m *Manager, timeout ...time.Duration) *broker.Broker {
+	t.Helper()
+	reg, err := registry.New(context.Background(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A tab may have many calls in flight (the tests' answers come after
+	// the calls are made): more than the broker's default per-tool limit.
+	o := broker.Options{Store: st, Registry: reg, Browser: m, Bus: b, MaxConcurrency: 64}
+	if len(timeout) > 0 {
+		o.DefaultTimeout = timeout[0]
+	}
+	br := broker.New(o)
+	t.Cleanup(br.Close)
+	return br
 }
 
 func (f *fixture) open() Created {
@@ -80,7 +105,8 @@ func (f *fixture) live(tools ...switchboard.Tool) (Created, *Conn) {
 	return c, conn
 }
 
-// dispatch resolves tool and stores a dispatched record, as the broker does.
+// dispatch resolves tool and stores a dispatched record that no broker
+// waits for: a call another replica made.
 func (f *fixture) dispatch(tool, sessionID, runID, input string) (switchboard.Invocation, broker.Target) {
 	f.t.Helper()
 	tg, err := f.m.Resolve(f.ctx, tool, sessionID, runID, nil)
@@ -107,21 +133,60 @@ type outcome struct {
 	err error
 }
 
-// await runs Await in the background.
-func (f *fixture) await(ctx context.Context, inv switchboard.Invocation, tg broker.Target) <-chan outcome {
-	ch := make(chan outcome, 1)
-	go func() {
-		got, err := f.m.Await(ctx, inv, tg)
-		ch <- outcome{got, err}
-	}()
-	return ch
-}
-
-// call dispatches and awaits in the background.
+// call starts a call of tool through the broker in the background and
+// returns its record once dispatched, and its outcome when it ends. The
+// outcome's err is the call's error only when it ended without a
+// terminal record.
 func (f *fixture) call(tool, sessionID, input string) (switchboard.Invocation, <-chan outcome) {
 	f.t.Helper()
-	inv, tg := f.dispatch(tool, sessionID, "", input)
-	return inv, f.await(f.ctx, inv, tg)
+	return callOn(f.t, f.ctx, f.b, broker.CallRequest{Tool: tool, SessionID: sessionID, Input: json.RawMessage(input)})
+}
+
+// callCtx is call bounded by ctx.
+func (f *fixture) callCtx(ctx context.Context, tool, sessionID, input string) (switchboard.Invocation, <-chan outcome) {
+	f.t.Helper()
+	return callOn(f.t, ctx, f.b, broker.CallRequest{Tool: tool, SessionID: sessionID, Input: json.RawMessage(input)})
+}
+
+func callOn(t *testing.T, ctx context.Context, b *broker.Broker, req broker.CallRequest) (switchboard.Invocation, <-chan outcome) {
+	t.Helper()
+	recorded := make(chan switchboard.Invocation, 1)
+	req.OnRecord = func(inv switchboard.Invocation) { recorded <- inv }
+	ch := make(chan outcome, 1)
+	go func() {
+		got, err := b.Call(ctx, req)
+		if got.Error != nil && switchboard.CodeOf(err) == got.Error.Code {
+			err = nil // the recorded outcome, not a failure to record it
+		}
+		ch <- outcome{got, err}
+	}()
+	select {
+	case inv := <-recorded:
+		return inv, ch
+	case got := <-ch:
+		t.Fatalf("call of %s refused: %v", req.Tool, got.err)
+		return switchboard.Invocation{}, nil
+	}
+}
+
+// result posts a tab's answer as the return path does: the broker ends
+// the call, and the answered request leaves the tab's log.
+func (f *fixture) result(sessionID, runID, invID string, res switchboard.BrowserActionResult) (switchboard.Invocation, error) {
+	return answer(f.ctx, f.b, f.m, broker.Answer{SessionID: sessionID, RunID: runID, InvocationID: invID, Result: res})
+}
+
+func answer(ctx context.Context, b *broker.Broker, m *Manager, a broker.Answer) (switchboard.Invocation, error) {
+	stored, err := b.Complete(ctx, a)
+	if stored.ID != "" {
+		m.Ack(ctx, a.SessionID, stored.ID)
+	}
+	return stored, err
+}
+
+// tooLarge posts an answer larger than the limit.
+func (f *fixture) tooLarge(sessionID, runID, invID string) error {
+	_, err := answer(f.ctx, f.b, f.m, broker.Answer{SessionID: sessionID, RunID: runID, InvocationID: invID, TooLarge: DefaultMaxResultBytes})
+	return err
 }
 
 // next returns the next event on c, failing if the stream ends first.

@@ -29,8 +29,6 @@ const (
 	// DefaultReconnect is how long a call named to a tab whose stream
 	// dropped waits for the stream to come back before SESSION_GONE.
 	DefaultReconnect = 5 * time.Second
-	// DefaultTimeout bounds a browser call whose tool declares no timeoutMs.
-	DefaultTimeout = 30 * time.Second
 	// DefaultMaxQueued bounds the events waiting to be written to one stream;
 	// a reader that falls further behind is disconnected (it resumes).
 	DefaultMaxQueued = 256
@@ -45,8 +43,8 @@ const (
 	// maxRunsElsewhere bounds the run bindings kept for tabs other
 	// replicas hold (BindRun).
 	maxRunsElsewhere = 4096
-	// finalizeTimeout bounds the store write that records an outcome after
-	// the caller's context has ended.
+	// finalizeTimeout bounds a store read or write made off any request
+	// (a reload, recording where a tab's stream is).
 	finalizeTimeout = 5 * time.Second
 )
 
@@ -71,9 +69,7 @@ type Options struct {
 	// to come back, then fails with SESSION_GONE. A disconnected tab is
 	// never offered for calls that do not name it. Default
 	// DefaultReconnect, at most Grace.
-	Reconnect time.Duration
-	// DefaultTimeout bounds a call whose tool declares no timeoutMs.
-	DefaultTimeout time.Duration
+	Reconnect      time.Duration
 	MaxQueued      int
 	MaxResultBytes int64
 	MaxTools       int
@@ -107,7 +103,7 @@ type Manager struct {
 	// runsElsewhere lists, oldest first, the runs bound to a tab another
 	// replica holds (bindElsewhereLocked), the bound on their number.
 	runsElsewhere []string
-	waiters       map[string]*waiter     // invocation → local waiter
+	delivered     map[string]func(error) // invocation → its Deliver's gone signal
 	shared        map[[32]byte]*liveTool // advertised tools, shared by sessions
 	closed        bool
 	shutdown      chan struct{}
@@ -146,9 +142,6 @@ func New(opts Options) (*Manager, error) {
 	case opts.Reconnect > opts.Grace:
 		return nil, fmt.Errorf("session: the reconnect window (%s) must not be longer than the keep window (%s)", opts.Reconnect, opts.Grace)
 	}
-	if opts.DefaultTimeout <= 0 {
-		opts.DefaultTimeout = DefaultTimeout
-	}
 	if opts.MaxQueued <= 0 {
 		opts.MaxQueued = DefaultMaxQueued
 	}
@@ -162,16 +155,16 @@ func New(opts Options) (*Manager, error) {
 		opts.Now = time.Now
 	}
 	m := &Manager{
-		store:    opts.Store,
-		bus:      opts.Bus,
-		log:      opts.Logger,
-		opts:     opts,
-		sessions: map[string]*state{},
-		byTool:   map[string]map[string]*state{},
-		runs:     map[string]string{},
-		waiters:  map[string]*waiter{},
-		shared:   map[[32]byte]*liveTool{},
-		shutdown: make(chan struct{}),
+		store:     opts.Store,
+		bus:       opts.Bus,
+		log:       opts.Logger,
+		opts:      opts,
+		sessions:  map[string]*state{},
+		byTool:    map[string]map[string]*state{},
+		runs:      map[string]string{},
+		delivered: map[string]func(error){},
+		shared:    map[[32]byte]*liveTool{},
+		shutdown:  make(chan struct{}),
 
 		replica:     cmp.Or(opts.Replica, randomHex(8)),
 		remote:      map[string]*remoteTab{},
@@ -311,8 +304,9 @@ func (m *Manager) Close(ctx context.Context, id string) error {
 	return nil
 }
 
-// Shutdown ends every stream and wakes every waiting call, which records
-// UNAVAILABLE, so a graceful HTTP shutdown completes. Sessions stay open in
+// Shutdown ends every stream and tells every delivered call that this
+// daemon is going (the broker records UNAVAILABLE), so a graceful HTTP
+// shutdown completes. Sessions stay open in
 // the store; tabs reconnect to the next daemon.
 func (m *Manager) Shutdown() {
 	m.mu.Lock()
@@ -322,6 +316,9 @@ func (m *Manager) Shutdown() {
 	}
 	m.closed = true
 	close(m.shutdown)
+	for _, signal := range m.delivered {
+		signal(errShutdown()) // the broker ends each call UNAVAILABLE
+	}
 	states := make([]*state, 0, len(m.sessions))
 	for _, st := range m.sessions {
 		states = append(states, st)

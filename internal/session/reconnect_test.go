@@ -17,7 +17,7 @@ import (
 func TestReconnectWindowFailsCallsKeepWindowResumes(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		f := newFixture(t, Options{Heartbeat: 15 * time.Second, Reconnect: 5 * time.Second, DefaultTimeout: time.Hour})
+		f := newFixture(t, Options{Heartbeat: 15 * time.Second, Reconnect: 5 * time.Second}, time.Hour)
 		a, connA := f.live(navTool())
 		b, _ := f.live(navTool())
 		var gone atomic.Int32
@@ -97,7 +97,7 @@ func TestReconnectWindowFailsCallsKeepWindowResumes(t *testing.T) {
 func TestCallWaitsForReconnectingTab(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		f := newFixture(t, Options{Heartbeat: 15 * time.Second, Reconnect: 5 * time.Second, DefaultTimeout: time.Hour})
+		f := newFixture(t, Options{Heartbeat: 15 * time.Second, Reconnect: 5 * time.Second}, time.Hour)
 		a, conn := f.live(navTool())
 		conn.Close()
 		time.Sleep(time.Second)
@@ -109,7 +109,7 @@ func TestCallWaitsForReconnectingTab(t *testing.T) {
 			t.Fatalf("the resumed stream got %s, want %s", req.InvocationID, inv.ID)
 		}
 		time.Sleep(time.Minute) // the old windows must not fire on the resumed tab
-		if _, err := f.m.Result(f.ctx, a.SessionID, req.RunID, inv.ID, ok(`{"page":"a"}`)); err != nil {
+		if _, err := f.result(a.SessionID, req.RunID, inv.ID, ok(`{"page":"a"}`)); err != nil {
 			t.Fatal(err)
 		}
 		if got := <-done; got.inv.Status != switchboard.StatusSucceeded {

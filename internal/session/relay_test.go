@@ -131,21 +131,11 @@ func TestReplicasBindRunElsewhere(t *testing.T) {
 		if err != nil || tg.SessionID != ids[0] {
 			t.Fatalf("the run bound on c to a's tab resolves %+v %v", tg, err)
 		}
-		now := time.Now()
-		inv := switchboard.Invocation{ID: broker.NewID(), RunID: "run-c", Tool: "nav.goto", Surface: switchboard.SurfaceBrowser,
-			SessionID: ids[0], Status: switchboard.StatusDispatched, Input: []byte(`{"page":"media"}`), CreatedAt: now, UpdatedAt: now}
-		if err := r.store.InvocationCreate(r.ctx, inv); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan outcome, 1)
-		go func() {
-			got, err := c.Await(r.ctx, inv, tg)
-			done <- outcome{got, err}
-		}()
+		inv, done := callOn(t, r.ctx, r.b[2], broker.CallRequest{Tool: "nav.goto", SessionID: ids[0], RunID: "run-c", Input: []byte(`{"page":"media"}`)})
 		if req := request(t, next(t, conns[0])); req.InvocationID != inv.ID || req.RunID != "run-c" {
 			t.Fatalf("a's tab got %+v", req)
 		}
-		if _, err := a.Result(r.ctx, ids[0], "run-c", inv.ID, ok(`{"url":"/media"}`)); err != nil {
+		if _, err := r.answer(0, ids[0], "run-c", inv.ID, ok(`{"url":"/media"}`)); err != nil {
 			t.Fatal(err)
 		}
 		if got := <-done; got.inv.Status != switchboard.StatusSucceeded {

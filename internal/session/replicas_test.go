@@ -21,6 +21,7 @@ type replicas struct {
 	ctx   context.Context
 	store *sqlite.Store
 	m     [3]*Manager
+	b     [3]*broker.Broker // each replica's broker, over its Manager
 }
 
 func newReplicas(t *testing.T) *replicas {
@@ -37,12 +38,11 @@ func newReplicas(t *testing.T) *replicas {
 		if err := st.ReplicaRegister(ctx, switchboard.Replica{ID: id, Name: id, StartedAt: time.Now(), HeartbeatAt: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
-		m, err := New(Options{Store: st, Bus: b, Presence: true, Replica: id,
-			Heartbeat: 15 * time.Second, DefaultTimeout: time.Hour})
+		m, err := New(Options{Store: st, Bus: b, Presence: true, Replica: id, Heartbeat: 15 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.m[i] = m
+		r.m[i], r.b[i] = m, newBroker(t, st, b, m, time.Hour)
 	}
 	t.Cleanup(func() {
 		for _, m := range r.m {
@@ -51,6 +51,11 @@ func newReplicas(t *testing.T) *replicas {
 		st.Close()
 	})
 	return r
+}
+
+// answer posts a tab's answer to replica i, as its return path does.
+func (r *replicas) answer(i int, sessionID, runID, invID string, res switchboard.BrowserActionResult) (switchboard.Invocation, error) {
+	return answer(r.ctx, r.b[i], r.m[i], broker.Answer{SessionID: sessionID, RunID: runID, InvocationID: invID, Result: res})
 }
 
 // until waits for cond on m, re-checking whenever m's live tools may have
@@ -112,22 +117,12 @@ func TestReplicasAdvertisementStreamAndCallApart(t *testing.T) {
 		if err != nil || tg.SessionID != id {
 			t.Fatalf("resolve on c of the tab attached to a: %+v %v", tg, err)
 		}
-		now := time.Now()
-		inv := switchboard.Invocation{ID: broker.NewID(), RunID: "run-1", Tool: "nav.goto", Surface: switchboard.SurfaceBrowser,
-			SessionID: id, Status: switchboard.StatusDispatched, Input: []byte(`{"page":"media"}`), CreatedAt: now, UpdatedAt: now}
-		if err := r.store.InvocationCreate(r.ctx, inv); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan outcome, 1)
-		go func() {
-			got, err := c.Await(r.ctx, inv, tg)
-			done <- outcome{got, err}
-		}()
+		inv, done := callOn(t, r.ctx, r.b[2], broker.CallRequest{Tool: "nav.goto", SessionID: id, RunID: "run-1", Input: []byte(`{"page":"media"}`)})
 		req := request(t, next(t, conn))
 		if req.InvocationID != inv.ID {
 			t.Fatalf("the tab on a got %s, want %s", req.InvocationID, inv.ID)
 		}
-		if _, err := b.Result(r.ctx, id, "run-1", inv.ID, ok(`{"url":"/media"}`)); err != nil {
+		if _, err := r.answer(1, id, "run-1", inv.ID, ok(`{"url":"/media"}`)); err != nil {
 			t.Fatal(err)
 		}
 		if got := <-done; got.err != nil || got.inv.Status != switchboard.StatusSucceeded || string(got.inv.Result) != `{"url":"/media"}` {
@@ -301,21 +296,11 @@ func TestReplicasStreamMoves(t *testing.T) {
 			t.Fatal(err)
 		}
 		synctest.Wait()
-		tg, err := c.Resolve(r.ctx, "nav.goto", id, "", nil)
+		_, err = c.Resolve(r.ctx, "nav.goto", id, "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		now := time.Now()
-		inv := switchboard.Invocation{ID: broker.NewID(), RunID: "run-1", Tool: "nav.goto", Surface: switchboard.SurfaceBrowser,
-			SessionID: id, Status: switchboard.StatusDispatched, Input: []byte(`{"page":"media"}`), CreatedAt: now, UpdatedAt: now}
-		if err := r.store.InvocationCreate(r.ctx, inv); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan outcome, 1)
-		go func() {
-			got, err := c.Await(r.ctx, inv, tg)
-			done <- outcome{got, err}
-		}()
+		inv, done := callOn(t, r.ctx, r.b[2], broker.CallRequest{Tool: "nav.goto", SessionID: id, RunID: "run-1", Input: []byte(`{"page":"media"}`)})
 		first := request(t, next(t, connA))
 		connA.Close() // the network blinks before the tab answers
 
@@ -338,7 +323,7 @@ func TestReplicasStreamMoves(t *testing.T) {
 			t.Fatalf("the call ended while the tab was held by b: %+v %v", got.inv, got.err)
 		default:
 		}
-		if _, err := a.Result(r.ctx, id, "run-1", inv.ID, ok(`{"url":"/media"}`)); err != nil {
+		if _, err := r.answer(0, id, "run-1", inv.ID, ok(`{"url":"/media"}`)); err != nil {
 			t.Fatal(err)
 		}
 		if got := <-done; got.inv.Status != switchboard.StatusSucceeded {

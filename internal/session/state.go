@@ -193,7 +193,7 @@ func (m *Manager) lapse(st *state, gen uint64) {
 	st.mu.Unlock()
 	m.mu.Unlock()
 	if rest <= 0 {
-		m.expire(st, gen) // the windows coincide: gone tells the waiters
+		m.expire(st, gen) // the windows coincide: gone tells the delivered calls
 		return
 	}
 	m.watch.notify() // calls named to it no longer wait (other replicas hear it: presence.go)
@@ -208,7 +208,7 @@ func (m *Manager) expire(st *state, gen uint64) {
 }
 
 // end drops st if cond (nil: always) holds: its stream ends, its tools are
-// withdrawn, and waiters on it hear that it is gone.
+// withdrawn, and calls delivered to it hear that it is gone (Deliver).
 func (m *Manager) end(st *state, cond func() bool, reason string) {
 	m.drop(st, cond, reason, false)
 }

@@ -50,7 +50,7 @@ func TestResumeNoGapsNoDuplicates(t *testing.T) {
 	// Answer one; resuming from the end again yields nothing new.
 	req1 := got[0]
 	rec, _ := f.store.InvocationGet(f.ctx, req1)
-	if _, err := f.m.Result(f.ctx, c.SessionID, rec.RunID, req1, ok(`1`)); err != nil {
+	if _, err := f.result(c.SessionID, rec.RunID, req1, ok(`1`)); err != nil {
 		t.Fatal(err)
 	}
 	conn = f.attach(c.SessionID, lastID)
@@ -84,14 +84,12 @@ func TestCancelAcrossReconnect(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, Options{})
 	c, conn := f.live(navTool())
-	invA, tgA := f.dispatch("nav.goto", c.SessionID, "", `{"page":"a"}`)
 	ctxA, cancelA := contextWithCancel(f)
-	doneA := f.await(ctxA, invA, tgA)
+	invA, doneA := f.callCtx(ctxA, "nav.goto", c.SessionID, `{"page":"a"}`)
 	seen := next(t, conn)
 	conn.Close()
-	invB, tgB := f.dispatch("nav.goto", c.SessionID, "", `{"page":"b"}`)
 	ctxB, cancelB := contextWithCancel(f)
-	doneB := f.await(ctxB, invB, tgB)
+	invB, doneB := f.callCtx(ctxB, "nav.goto", c.SessionID, `{"page":"b"}`)
 	cancelA()
 	cancelB()
 	<-doneA

@@ -9,11 +9,10 @@ import (
 )
 
 // Bus topics. Dispatch messages go to whoever holds the session's stream;
-// state messages to the callers waiting on the session; done messages to
-// the caller waiting on one invocation.
+// state messages to the calls delivered to the session (Deliver) and to
+// WatchGone. The end of a call is the broker's topic (broker.DoneTopic).
 func topicDispatch(session string) string { return "session.dispatch." + session }
 func topicState(session string) string    { return "session.state." + session }
-func topicDone(invocation string) string  { return "invocation.done." + invocation }
 
 // Dispatch message kinds: one byte, the invocation id, a newline, then the
 // event's JSON (empty for a request sent by reference). The session's own

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/broker"
 	"github.com/switchboardhq/switchboard/internal/bus"
 )
 
@@ -22,10 +23,10 @@ func TestRoundTrip(t *testing.T) {
 
 	req := request(t, next(t, conn))
 	if req.InvocationID != inv.ID || req.RunID != inv.RunID || req.Tool != "nav.goto" || string(req.Input) != `{"page":"media"}` ||
-		req.ProtocolVersion != switchboard.ProtocolVersion || req.TimeoutMs != int(DefaultTimeout.Milliseconds()) {
+		req.ProtocolVersion != switchboard.ProtocolVersion || req.TimeoutMs != int(broker.DefaultTimeout.Milliseconds()) {
 		t.Fatalf("request %+v does not describe invocation %s", req, inv.ID)
 	}
-	stored, err := f.m.Result(f.ctx, c.SessionID, req.RunID, req.InvocationID, ok(`{"page":"media","ok":true}`))
+	stored, err := f.result(c.SessionID, req.RunID, req.InvocationID, ok(`{"page":"media","ok":true}`))
 	if err != nil || stored.Status != switchboard.StatusSucceeded {
 		t.Fatalf("result: %+v %v", stored, err)
 	}
@@ -59,30 +60,30 @@ func TestResultIdempotenceAndConflicts(t *testing.T) {
 		{"wrong run", c.SessionID, "run-x", inv.ID},
 		{"guessed invocation", c.SessionID, run, "0123456789abcdef0123456789abcdef"},
 	} {
-		_, err := f.m.Result(f.ctx, tc.sess, tc.run, tc.inv, ok(`1`))
+		_, err := f.result(tc.sess, tc.run, tc.inv, ok(`1`))
 		if switchboard.CodeOf(err) != switchboard.CodeNotFound {
 			t.Errorf("%s: %v, want NOT_FOUND", tc.name, err)
 		}
 	}
-	if _, err := f.m.Result(f.ctx, c.SessionID, run, inv.ID, switchboard.BrowserActionResult{OK: true, InvocationID: "other"}); switchboard.CodeOf(err) != switchboard.CodeInvalidInput {
+	if _, err := f.result(c.SessionID, run, inv.ID, switchboard.BrowserActionResult{OK: true, InvocationID: "other"}); switchboard.CodeOf(err) != switchboard.CodeInvalidInput {
 		t.Errorf("body naming another invocation: %v", err)
 	}
-	if _, err := f.m.Result(f.ctx, c.SessionID, run, inv.ID, switchboard.BrowserActionResult{OK: false}); switchboard.CodeOf(err) != switchboard.CodeInvalidInput {
+	if _, err := f.result(c.SessionID, run, inv.ID, switchboard.BrowserActionResult{OK: false}); switchboard.CodeOf(err) != switchboard.CodeInvalidInput {
 		t.Errorf("ok:false without an error: %v", err)
 	}
 
-	if _, err := f.m.Result(f.ctx, c.SessionID, run, inv.ID, ok(`{"a": 1, "b": [1,2]}`)); err != nil {
+	if _, err := f.result(c.SessionID, run, inv.ID, ok(`{"a": 1, "b": [1,2]}`)); err != nil {
 		t.Fatal(err)
 	}
 	<-done
 	// The same result again (even re-spaced) is accepted as it is.
-	again, err := f.m.Result(f.ctx, c.SessionID, run, inv.ID, ok(`{"b":[1,2],"a":1}`))
+	again, err := f.result(c.SessionID, run, inv.ID, ok(`{"b":[1,2],"a":1}`))
 	if err != nil || again.Status != switchboard.StatusSucceeded {
 		t.Fatalf("identical result again: %+v %v", again, err)
 	}
-	_, err = f.m.Result(f.ctx, c.SessionID, run, inv.ID, ok(`{"a": 2}`))
+	_, err = f.result(c.SessionID, run, inv.ID, ok(`{"a": 2}`))
 	wantCode(t, err, switchboard.CodeIdempotencyConflict)
-	_, err = f.m.Result(f.ctx, c.SessionID, run, inv.ID, fail("INTERNAL", "boom"))
+	_, err = f.result(c.SessionID, run, inv.ID, fail("INTERNAL", "boom"))
 	wantCode(t, err, switchboard.CodeIdempotencyConflict)
 	rec, _ := f.store.InvocationGet(f.ctx, inv.ID)
 	if string(rec.Result) != `{"a": 1, "b": [1,2]}` {
@@ -92,16 +93,16 @@ func TestResultIdempotenceAndConflicts(t *testing.T) {
 	// A failure reported by the tab is idempotent too.
 	inv2, done2 := f.call("nav.goto", c.SessionID, `{"page":"b"}`)
 	req2 := request(t, next(t, conn))
-	if _, err := f.m.Result(f.ctx, c.SessionID, req2.RunID, inv2.ID, fail("NOT_FOUND", "no page b")); err != nil {
+	if _, err := f.result(c.SessionID, req2.RunID, inv2.ID, fail("NOT_FOUND", "no page b")); err != nil {
 		t.Fatal(err)
 	}
 	if got := <-done2; got.inv.Status != switchboard.StatusFailed || got.inv.Error.Code != switchboard.CodeNotFound || got.inv.Error.Message != "no page b" {
 		t.Fatalf("tab failure: %+v", got.inv)
 	}
-	if _, err := f.m.Result(f.ctx, c.SessionID, req2.RunID, inv2.ID, fail("NOT_FOUND", "no page b")); err != nil {
+	if _, err := f.result(c.SessionID, req2.RunID, inv2.ID, fail("NOT_FOUND", "no page b")); err != nil {
 		t.Fatalf("same failure again: %v", err)
 	}
-	_, err = f.m.Result(f.ctx, c.SessionID, req2.RunID, inv2.ID, ok(`true`))
+	_, err = f.result(c.SessionID, req2.RunID, inv2.ID, ok(`true`))
 	wantCode(t, err, switchboard.CodeIdempotencyConflict)
 }
 
@@ -111,9 +112,10 @@ func TestBrowserErrorCodes(t *testing.T) {
 	c, conn := f.live(navTool())
 	inv, done := f.call("nav.goto", c.SessionID, `{"page":"a"}`)
 	req := request(t, next(t, conn))
+	const maxBrowserMessage = 2048 // the broker keeps this much of a tab's message
 	long := strings.Repeat("é", maxBrowserMessage)
 	res := switchboard.BrowserActionResult{Error: &switchboard.Error{Code: "ELEMENT_MISSING", Message: long}}
-	if _, err := f.m.Result(f.ctx, c.SessionID, req.RunID, inv.ID, res); err != nil {
+	if _, err := f.result(c.SessionID, req.RunID, inv.ID, res); err != nil {
 		t.Fatal(err)
 	}
 	got := (<-done).inv
@@ -129,23 +131,22 @@ func TestOutputSchemaEnforced(t *testing.T) {
 	c, conn := f.live(scrollTool())
 	inv, done := f.call("ui.scroll_to", c.SessionID, `{}`)
 	req := request(t, next(t, conn))
-	_, err := f.m.Result(f.ctx, c.SessionID, req.RunID, inv.ID, ok(`{"top":"high"}`))
+	_, err := f.result(c.SessionID, req.RunID, inv.ID, ok(`{"top":"high"}`))
 	wantCode(t, err, switchboard.CodeSchemaViolation)
 	got := (<-done).inv
 	if got.Status != switchboard.StatusFailed || got.Error.Code != switchboard.CodeSchemaViolation || !strings.Contains(got.Error.Message, "/top") {
 		t.Fatalf("a result breaking the outputSchema must fail the call with SCHEMA_VIOLATION: %+v", got.Error)
 	}
 	// The same bad result again gets the same answer; a good one now conflicts.
-	_, err = f.m.Result(f.ctx, c.SessionID, req.RunID, inv.ID, ok(`{"top":"high"}`))
+	_, err = f.result(c.SessionID, req.RunID, inv.ID, ok(`{"top":"high"}`))
 	wantCode(t, err, switchboard.CodeSchemaViolation)
-	_, err = f.m.Result(f.ctx, c.SessionID, req.RunID, inv.ID, ok(`{"top":1}`))
+	_, err = f.result(c.SessionID, req.RunID, inv.ID, ok(`{"top":1}`))
 	wantCode(t, err, switchboard.CodeIdempotencyConflict)
 
 	// Without a local waiter (another replica, or after it returned) the
 	// schema comes from the tab's advertisement.
-	inv2, tg := f.dispatch("ui.scroll_to", c.SessionID, "", `{}`)
-	_ = tg
-	_, err = f.m.Result(f.ctx, c.SessionID, inv2.RunID, inv2.ID, ok(`{}`))
+	inv2, _ := f.dispatch("ui.scroll_to", c.SessionID, "", `{}`)
+	_, err = f.result(c.SessionID, inv2.RunID, inv2.ID, ok(`{}`))
 	wantCode(t, err, switchboard.CodeSchemaViolation)
 }
 
@@ -155,16 +156,16 @@ func TestResultTooLarge(t *testing.T) {
 	c, conn := f.live(navTool())
 	inv, done := f.call("nav.goto", c.SessionID, `{"page":"a"}`)
 	req := request(t, next(t, conn))
-	err := f.m.ResultTooLarge(f.ctx, c.SessionID, "wrong-run", inv.ID)
+	err := f.tooLarge(c.SessionID, "wrong-run", inv.ID)
 	wantCode(t, err, switchboard.CodeNotFound)
-	err = f.m.ResultTooLarge(f.ctx, c.SessionID, req.RunID, inv.ID)
+	err = f.tooLarge(c.SessionID, req.RunID, inv.ID)
 	wantCode(t, err, switchboard.CodePayloadTooLarge)
 	if got := (<-done).inv; got.Status != switchboard.StatusFailed || got.Error.Code != switchboard.CodePayloadTooLarge {
 		t.Fatalf("an oversize result must fail the call at once: %+v", got)
 	}
-	err = f.m.ResultTooLarge(f.ctx, c.SessionID, req.RunID, inv.ID)
+	err = f.tooLarge(c.SessionID, req.RunID, inv.ID)
 	wantCode(t, err, switchboard.CodePayloadTooLarge)
-	_, err = f.m.Result(f.ctx, c.SessionID, req.RunID, inv.ID, ok(`1`))
+	_, err = f.result(c.SessionID, req.RunID, inv.ID, ok(`1`))
 	wantCode(t, err, switchboard.CodeIdempotencyConflict)
 }
 
@@ -196,7 +197,7 @@ func TestTimeoutThenLateResult(t *testing.T) {
 		}
 		// A late result gets the final state, not a silent overwrite; twice.
 		for range 2 {
-			_, err := f.m.Result(f.ctx, c.SessionID, req.RunID, inv.ID, ok(`"late"`))
+			_, err := f.result(c.SessionID, req.RunID, inv.ID, ok(`"late"`))
 			wantCode(t, err, switchboard.CodeConflict)
 			if d, _ := switchboard.AsError(err).Details.(map[string]any); d["status"] != switchboard.StatusTimedOut {
 				t.Fatalf("late result details %v should carry the final state", d)
@@ -212,7 +213,7 @@ func TestTimeoutThenLateResult(t *testing.T) {
 func TestDefaultTimeout(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		f := newFixture(t, Options{Heartbeat: time.Hour, DefaultTimeout: 7 * time.Second})
+		f := newFixture(t, Options{Heartbeat: time.Hour}, 7*time.Second)
 		c, _ := f.live(navTool())
 		start := time.Now()
 		_, done := f.call("nav.goto", c.SessionID, `{"page":"a"}`)
@@ -227,7 +228,7 @@ func TestDefaultTimeout(t *testing.T) {
 func TestGoneWithinGraceWindow(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		f := newFixture(t, Options{Heartbeat: time.Second, DefaultTimeout: time.Hour})
+		f := newFixture(t, Options{Heartbeat: time.Second}, time.Hour)
 		c, conn := f.live(navTool())
 		_, done1 := f.call("nav.goto", c.SessionID, `{"page":"a"}`)
 		_, done2 := f.call("nav.goto", c.SessionID, `{"page":"b"}`)
@@ -267,7 +268,7 @@ func TestGoneWithinGraceWindow(t *testing.T) {
 func TestBlipWithinGraceWindowLosesNothing(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		f := newFixture(t, Options{Heartbeat: time.Second, DefaultTimeout: time.Hour})
+		f := newFixture(t, Options{Heartbeat: time.Second}, time.Hour)
 		c, conn := f.live(navTool())
 		inv, done := f.call("nav.goto", c.SessionID, `{"page":"a"}`)
 		ev := next(t, conn)
@@ -275,7 +276,7 @@ func TestBlipWithinGraceWindowLosesNothing(t *testing.T) {
 		time.Sleep(1900 * time.Millisecond) // fake time: just inside the 2s window
 		conn = f.attach(c.SessionID, ev.ID)
 		time.Sleep(30 * time.Minute) // well past the old window: a stale expiry must do nothing
-		if _, err := f.m.Result(f.ctx, c.SessionID, request(t, ev).RunID, inv.ID, ok(`1`)); err != nil {
+		if _, err := f.result(c.SessionID, request(t, ev).RunID, inv.ID, ok(`1`)); err != nil {
 			t.Fatal(err)
 		}
 		if got := <-done; got.inv.Status != switchboard.StatusSucceeded {
@@ -287,7 +288,7 @@ func TestBlipWithinGraceWindowLosesNothing(t *testing.T) {
 func TestCloseFailsCallsAtOnce(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		f := newFixture(t, Options{DefaultTimeout: time.Hour})
+		f := newFixture(t, Options{}, time.Hour)
 		c, conn := f.live(navTool())
 		_, done := f.call("nav.goto", c.SessionID, `{"page":"a"}`)
 		next(t, conn)
@@ -308,9 +309,8 @@ func TestCancelTellsTheTab(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, Options{})
 	c, conn := f.live(navTool())
-	inv, tg := f.dispatch("nav.goto", c.SessionID, "", `{"page":"a"}`)
 	ctx, cancel := context.WithCancel(f.ctx)
-	done := f.await(ctx, inv, tg)
+	inv, done := f.callCtx(ctx, "nav.goto", c.SessionID, `{"page":"a"}`)
 	req := request(t, next(t, conn))
 	cancel()
 	got := <-done
@@ -325,17 +325,17 @@ func TestCancelTellsTheTab(t *testing.T) {
 	if err := json.Unmarshal(ev.Data, &msg); err != nil || ev.Kind != KindCancel || msg.InvocationID != inv.ID || msg.Reason.Code != switchboard.CodeCancelled {
 		t.Fatalf("cancel event %s %s", ev.Kind, ev.Data)
 	}
-	_, err := f.m.Result(f.ctx, c.SessionID, req.RunID, inv.ID, ok(`1`))
+	_, err := f.result(c.SessionID, req.RunID, inv.ID, ok(`1`))
 	wantCode(t, err, switchboard.CodeConflict)
 }
 
 func TestDeadlineCauseIsTimeout(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, Options{})
-	c, _ := f.live(navTool())
-	inv, tg := f.dispatch("nav.goto", c.SessionID, "", `{"page":"a"}`)
+	c, conn := f.live(navTool())
 	ctx, cancel := context.WithCancelCause(f.ctx)
-	done := f.await(ctx, inv, tg)
+	_, done := f.callCtx(ctx, "nav.goto", c.SessionID, `{"page":"a"}`)
+	next(t, conn)
 	cancel(switchboard.Errorf(switchboard.CodeTimeout, "nav.goto did not finish within 1s (its timeout)"))
 	if got := <-done; got.inv.Status != switchboard.StatusTimedOut {
 		t.Fatalf("a caller deadline should record TIMEOUT, got %+v", got.inv)
@@ -365,7 +365,7 @@ func TestManyInFlightAndChaining(t *testing.T) {
 			defer wg.Done()
 			var in struct{ Page string }
 			_ = json.Unmarshal(req.Input, &in)
-			if _, err := f.m.Result(f.ctx, c.SessionID, req.RunID, req.InvocationID, ok(`{"at":"`+in.Page+`"}`)); err != nil {
+			if _, err := f.result(c.SessionID, req.RunID, req.InvocationID, ok(`{"at":"`+in.Page+`"}`)); err != nil {
 				t.Error(err)
 			}
 		}(reqs[i])
@@ -388,7 +388,7 @@ func TestManyInFlightAndChaining(t *testing.T) {
 		req := request(t, next(t, conn))
 		var in struct{ Page string }
 		_ = json.Unmarshal(req.Input, &in)
-		if _, err := f.m.Result(f.ctx, c.SessionID, req.RunID, inv.ID, ok(`{"next":"`+in.Page+`-next"}`)); err != nil {
+		if _, err := f.result(c.SessionID, req.RunID, inv.ID, ok(`{"next":"`+in.Page+`-next"}`)); err != nil {
 			t.Fatal(err)
 		}
 		var out struct{ Next string }
@@ -411,7 +411,7 @@ func TestLargeInputByReference(t *testing.T) {
 	if req.InvocationID != inv.ID || !strings.Contains(string(req.Input), big) {
 		t.Fatalf("large request arrived as %d bytes", len(req.Input))
 	}
-	if _, err := f.m.Result(f.ctx, c.SessionID, req.RunID, inv.ID, ok(`{"echo":"`+big+`"}`)); err != nil {
+	if _, err := f.result(c.SessionID, req.RunID, inv.ID, ok(`{"echo":"`+big+`"}`)); err != nil {
 		t.Fatal(err)
 	}
 	if got := <-done; got.inv.Status != switchboard.StatusSucceeded || len(got.inv.Result) < len(big) {
@@ -421,7 +421,7 @@ func TestLargeInputByReference(t *testing.T) {
 
 func TestShutdownWakesWaiters(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, Options{DefaultTimeout: time.Hour})
+	f := newFixture(t, Options{}, time.Hour)
 	c, conn := f.live(navTool())
 	_, done := f.call("nav.goto", c.SessionID, `{"page":"a"}`)
 	next(t, conn)
@@ -435,18 +435,19 @@ func TestShutdownWakesWaiters(t *testing.T) {
 }
 
 // When the outcome cannot be recorded (the store is down), the caller gets
-// the store's error, and the request still leaves the tab's log (the next
-// start fails the record as "outcome unknown").
+// OUTCOME_UNKNOWN (the broker's answer for every call whose end it could
+// not record), and the request still leaves the tab's log (the next start
+// fails the record as "outcome unknown").
 func TestStoreFailureStillWithdrawsRequest(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		f := newFixture(t, Options{Heartbeat: time.Hour, DefaultTimeout: time.Second})
+		f := newFixture(t, Options{Heartbeat: time.Hour}, time.Second)
 		c, conn := f.live(navTool())
 		_, done := f.call("nav.goto", c.SessionID, `{"page":"a"}`)
 		next(t, conn)
 		f.store.Close()
 		got := <-done
-		wantCode(t, got.err, switchboard.CodeUnavailable)
+		wantCode(t, got.err, switchboard.CodeOutcomeUnknown)
 		if ev := next(t, conn); ev.Kind != KindCancel {
 			t.Fatalf("the tab should be told to stop, got %s", ev.Kind)
 		}

@@ -11,7 +11,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/bus"
 )
 
-// Follow-ups at any replica (issue 16, internal/agent/followup.go): a replica with
+// Follow-ups at any replica (internal/agent/followup.go): a replica with
 // no busy run of a chat relays a follow-up to the replica that ran the
 // chat's newest run. The request goes on topicFollowUp naming that
 // replica, which decides it (agent Runtime.QueueFollowUp) and answers on

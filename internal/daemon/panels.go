@@ -31,7 +31,7 @@ func (d *Daemon) startPanels(ctx context.Context, opts Options) error {
 		return err
 	}
 	// Instances are stored and changes for a tab held by another replica
-	// travel over the bus (issue 16; internal/panel/shared.go, internal/panel/remote.go).
+	// travel over the bus (internal/panel/shared.go, internal/panel/remote.go).
 	d.Panels = panel.New(panel.Options{Caller: d.Broker, Tabs: d.Sessions, Tools: d.Registry, Logger: d.log,
 		Canvas: opts.Canvas, Previews: opts.Previews, PreviewOrigin: opts.PreviewOrigin, Holder: d.Agents.Holder,
 		Store: opts.Store, Bus: opts.Bus, Canvases: opts.Store, OnCompose: d.Telemetry.PanelComposed})

@@ -69,6 +69,17 @@ func (b *Broker) callWithApproval(ctx context.Context, c *call, req CallRequest)
 // approval and be running it, and that run's outcome is the call's, not
 // this wait's failure written over it.
 func (b *Broker) approvalFailed(ctx context.Context, c *call, inv switchboard.Invocation, err error) (switchboard.Invocation, error) {
+	if b.approvalUsed(ctx, inv) {
+		// Another waiter — a survivor that took the call over — consumed
+		// the approval, and with it the one right to run the call, which
+		// it may not have marked dispatched yet: this wait's failure must
+		// not end the record first. Its run's outcome is this call's.
+		got, werr := b.Await(ctx, inv.ID, Terminal)
+		if werr != nil {
+			return got, werr
+		}
+		return got, invocationError(got)
+	}
 	c.from = []switchboard.Status{switchboard.StatusAwaitingApproval}
 	stored, ferr := b.finish(ctx, ctx, c, inv, nil, err)
 	if stored.Status.Terminal() || stored.ID == "" {
@@ -80,6 +91,16 @@ func (b *Broker) approvalFailed(ctx context.Context, c *call, inv switchboard.In
 		return got, werr
 	}
 	return got, invocationError(got)
+}
+
+// approvalUsed reports whether the approval inv awaits was consumed: by
+// whoever's wait got it first, which then runs the call.
+func (b *Broker) approvalUsed(ctx context.Context, inv switchboard.Invocation) bool {
+	if inv.ApprovalID == "" {
+		return false
+	}
+	a, err := b.store.ApprovalGet(context.WithoutCancel(ctx), inv.ApprovalID)
+	return err == nil && !a.ConsumedAt.IsZero()
 }
 
 // runApproved runs an approved call recorded awaiting_approval: it waits
@@ -140,6 +161,15 @@ func (b *Broker) Resume(ctx context.Context, id, approvalID string) (switchboard
 		return inv, err
 	}
 	if inv.Status != switchboard.StatusAwaitingApproval || b.policy == nil {
+		if !inv.Status.Terminal() && b.policy != nil {
+			// Approved and running already, by the waiter that got the
+			// approval first: its outcome is the answer.
+			got, werr := b.Await(ctx, inv.ID, Terminal)
+			if werr != nil {
+				return got, werr
+			}
+			return got, invocationError(got)
+		}
 		return inv, invocationError(inv)
 	}
 	c := &call{input: inv.Input, announce: true}
@@ -159,6 +189,9 @@ func (b *Broker) Resume(ctx context.Context, id, approvalID string) (switchboard
 	if err := b.policy.AwaitApproval(ctx, approvalID, inv); err != nil {
 		if ctx.Err() != nil {
 			return inv, context.Cause(ctx)
+		}
+		if inv.ApprovalID == "" {
+			inv.ApprovalID = approvalID // a record written before records named it
 		}
 		return b.approvalFailed(ctx, c, inv, err)
 	}

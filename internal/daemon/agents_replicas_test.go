@@ -52,8 +52,14 @@ func TestAgentSessionsAcrossReplicas(t *testing.T) {
 				return s
 			}
 
-			a, _ := start("a", daemon.ReplicaOptions{})
-			b, _ := start("b", daemon.ReplicaOptions{Heartbeat: 20 * time.Millisecond, Timeout: 200 * time.Millisecond})
+			// Every replica beats often and judges others by one timeout
+			// well above the beat: a survivor must not take over a live
+			// replica whose beats a busy machine delayed (with a's default
+			// 5 s beat and b's 200 ms timeout, b claimed a live a2 before
+			// its session existed, and nobody ended that session).
+			fast := daemon.ReplicaOptions{Heartbeat: 20 * time.Millisecond, Timeout: 2 * time.Second}
+			a, _ := start("a", fast)
+			b, _ := start("b", fast)
 			first := register(a, "first")
 			if s := get(b, first); s.Status != switchboard.AgentRunning || s.Label != "first" {
 				t.Fatalf("b reads a's session as %+v", s)
@@ -69,7 +75,7 @@ func TestAgentSessionsAcrossReplicas(t *testing.T) {
 			// A crash of "a" and its restart: the previous start's live
 			// session ends before the new start serves.
 			a.Close()
-			a2, _ := start("a", daemon.ReplicaOptions{})
+			a2, _ := start("a", fast)
 			if s := get(b, first); s.Status != switchboard.AgentCancelled || !strings.Contains(s.Reason, "replica") {
 				t.Fatalf("after a's restart b reads %+v", s)
 			}

@@ -148,9 +148,21 @@ type WorkspaceDigest struct {
 	// Handoffs are the newest tasks other agents handed to the reading
 	// agent session (agents.handoff); absent when none.
 	Handoffs []DigestHandoff `json:"handoffs,omitempty"`
+	// Quotas are the reader's daily quotas, used and limit, when the
+	// daemon has any (an agent's own, and its user's); absent otherwise.
+	Quotas []DigestQuota `json:"quotas,omitempty"`
 	// Tokens is the digest's size in model tokens.
 	Tokens  int            `json:"tokens"`
 	Dropped *DigestDropped `json:"dropped,omitempty"`
+}
+
+// DigestQuota is one daily quota of the reader: its subject
+// ("agent:planner", "user:alice"), what it used today (UTC) and its
+// limit (a zero field is no limit).
+type DigestQuota struct {
+	Subject string     `json:"subject"`
+	Used    QuotaUsage `json:"used"`
+	Limit   QuotaUsage `json:"limit"`
 }
 
 // DigestAgent is an agent session as the digest shows it.

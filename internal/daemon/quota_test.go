@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -109,6 +110,23 @@ func TestDailyQuotaSharedByReplicas(t *testing.T) {
 			// the agent's quota counts the name, whoever it acts for.
 			if code, _, env := call(0, bobs); code != http.StatusTooManyRequests || !strings.Contains(env.Error.Message, "agent:planner") {
 				t.Fatalf("planner for bob: %d %+v; want the agent's quota", code, env.Error)
+			}
+			// The agent's digest says what it and its user have used today.
+			req, _ := http.NewRequest("GET", urls[1]+"/api/v1/digest", nil)
+			req.Header.Set("Authorization", "Bearer "+planner)
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var dg switchboard.WorkspaceDigest
+			err = json.NewDecoder(res.Body).Decode(&dg)
+			res.Body.Close()
+			want := []switchboard.DigestQuota{
+				{Subject: "user:alice", Used: switchboard.QuotaUsage{Calls: 4}, Limit: quota.User},
+				{Subject: "agent:planner", Used: switchboard.QuotaUsage{Calls: 3}, Limit: quota.Agent},
+			}
+			if err != nil || res.StatusCode != http.StatusOK || !reflect.DeepEqual(dg.Quotas, want) {
+				t.Fatalf("planner's digest quotas: %d %v %+v; want %+v", res.StatusCode, err, dg.Quotas, want)
 			}
 			if got := hits.Load(); got != 4 {
 				t.Fatalf("the backend ran %d times; want 4 (refused calls never run)", got)

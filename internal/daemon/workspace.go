@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/panel"
 	"github.com/switchboardhq/switchboard/internal/workspace"
@@ -17,7 +18,7 @@ import (
 func (d *Daemon) startWorkspace(ctx context.Context, opts Options) error {
 	w, err := workspace.New(workspace.Options{Registry: d.Registry, Agents: d.Agents.Lister(), Jobs: d.Jobs, Approvals: d.Approvals,
 		Ledger: d.Ledger, Sessions: d.Sessions, Logger: d.log, PanelAdmits: d.Panels.Admits, Handoffs: d.Agents, Panels: d.Panels,
-		Tabs: opts.Store, Bus: opts.Bus})
+		Tabs: opts.Store, Bus: opts.Bus, Quotas: d.readerQuotas})
 	if err != nil {
 		return err
 	}
@@ -75,3 +76,23 @@ func (s digests) Changed() <-chan struct{} {
 const unknownUser = "\x00unknown"
 
 var _ agent.Digests = digests{}
+
+// readerQuotas are the daily quotas of the digest's reader: an agent's
+// own and its user's (quota.Book.Today); none when the daemon has no
+// quota or the store cannot say.
+func (d *Daemon) readerQuotas(ctx context.Context) []switchboard.DigestQuota {
+	p, ok := switchboard.PrincipalFrom(ctx)
+	if !ok {
+		return nil
+	}
+	today, err := d.gov.quotas.Today(ctx, p)
+	if err != nil {
+		d.log.WarnContext(ctx, "reading the daily quotas for a digest", "err", err)
+		return nil
+	}
+	var out []switchboard.DigestQuota
+	for _, u := range today {
+		out = append(out, switchboard.DigestQuota{Subject: u.Subject, Used: u.Used, Limit: u.Limit})
+	}
+	return out
+}

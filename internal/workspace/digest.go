@@ -115,6 +115,9 @@ func (w *Workspace) compile(ctx context.Context) (switchboard.WorkspaceDigest, e
 	if err != nil {
 		return d, err
 	}
+	if w.opts.Quotas != nil {
+		d.Quotas = w.opts.Quotas(ctx) // what a runaway agent has left today
+	}
 	if w.opts.Agents != nil && w.gate(ctx, ToolAgentsList) {
 		agents, err := w.opts.Agents.List(ctx)
 		if err != nil {

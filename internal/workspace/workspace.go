@@ -99,6 +99,8 @@ type Options struct {
 	// panel instance id (panel.Service.Admits: its panel scope); the
 	// digest lists only the panels it admits.
 	PanelAdmits func(ctx context.Context, instanceID string) bool
+	// Quotas returns the daily quotas of the reader in ctx (nil: none).
+	Quotas func(ctx context.Context) []switchboard.DigestQuota
 	// TargetTokens and MaxTokens set the digest's budget.
 	TargetTokens int
 	MaxTokens    int

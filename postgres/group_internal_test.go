@@ -79,8 +79,11 @@ func batch(t *testing.T, s *Store, holder *pgx.Conn, lead func() error, writes [
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
+	taken := s.group.Taken()
 	wg.Go(func() { leadErr = lead() })
-	until(t, func() bool { l, _ := s.group.Queued(); return l })
+	// The leader has taken its batch (itself alone) and waits on the held
+	// row: what queues now is the next batch.
+	until(t, func() bool { return s.group.Taken() > taken })
 	errs = make([]error, len(writes))
 	for i, w := range writes {
 		wg.Go(func() { errs[i] = w() })
@@ -274,8 +277,9 @@ func TestGroupCommitCancelledWhileQueued(t *testing.T) {
 	gone, kept := note(1), note(2)
 	var goneErr error
 	var wg sync.WaitGroup
+	taken := s.group.Taken()
 	wg.Go(func() { s.ActivityAppend(ctx, note(0)) })
-	until(t, func() bool { l, _ := s.group.Queued(); return l })
+	until(t, func() bool { return s.group.Taken() > taken })
 	wg.Go(func() { goneErr = s.ActivityAppend(cctx, gone) })
 	until(t, func() bool { _, n := s.group.Queued(); return n == 1 })
 	wg.Go(func() { s.ActivityAppend(ctx, kept) })

@@ -64,8 +64,11 @@ func batch(t *testing.T, s *Store, lead func() error, writes []func() error) (le
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
+	taken := s.group.Taken()
 	wg.Go(func() { leadErr = lead() })
-	until(t, func() bool { l, _ := s.queued(); return l })
+	// The leader has taken its batch (itself alone) and waits for the
+	// writer: what queues now is the next batch.
+	until(t, func() bool { return s.group.Taken() > taken })
 	errs = make([]error, len(writes))
 	for i, w := range writes {
 		wg.Go(func() { errs[i] = w() })
@@ -220,8 +223,9 @@ func TestGroupCommitCancelledWhileQueued(t *testing.T) {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
+	taken := s.group.Taken()
 	wg.Go(func() { s.ActivityAppend(ctx, note(0)) })
-	until(t, func() bool { l, _ := s.queued(); return l })
+	until(t, func() bool { return s.group.Taken() > taken })
 	wg.Go(func() { goneErr = s.ActivityAppend(cctx, gone) })
 	until(t, func() bool { _, n := s.queued(); return n == 1 })
 	kept := note(2)

@@ -45,6 +45,7 @@ type Group[W any] struct {
 	mu      sync.Mutex
 	leading bool         // a leader is committing a batch
 	queue   []*Member[W] // waiting for the next batch
+	taken   int          // batches taken from the queue (for tests)
 }
 
 // Member is one write: a call waiting for, or in, a batch. W is what the
@@ -98,6 +99,15 @@ func (g *Group[W]) Do(m *Member[W]) error {
 	return nil
 }
 
+// Taken reports how many batches leaders have taken from the queue: a
+// test that wants writes to queue behind a leader waits until the
+// leader's batch is taken, not merely until it leads (for tests).
+func (g *Group[W]) Taken() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.taken
+}
+
 // Queued reports whether a leader is committing and how many writes wait
 // (for tests).
 func (g *Group[W]) Queued() (leading bool, n int) {
@@ -118,6 +128,7 @@ func (g *Group[W]) lead(first *Member[W]) {
 	batch := make([]*Member[W], 0, n+1)
 	batch = append(append(batch, first), g.queue[:n]...)
 	g.queue = slices.Clone(g.queue[n:])
+	g.taken++
 	g.mu.Unlock()
 
 	start := time.Now()

@@ -20,9 +20,9 @@ import (
 var (
 	topKeys    = []string{"v", "origin", "root", "sources", "state", "nodes", "actions"}
 	nodeKeys   = []string{"type", "props", "children"}
-	sourceKeys = []string{"kind", "path", "tool", "input", "adapter", "query", "key", "source", "params"}
+	sourceKeys = []string{"kind", "path", "tool", "input", "adapter", "query", "key", "source", "params", "schema"}
 	// refKeys are the keys the seed's {source, params} form allows.
-	refKeys    = []string{"source", "params", "key"}
+	refKeys    = []string{"source", "params", "key", "schema"}
 	actionKeys = []string{"kind", "source", "op", "tool", "input", "destructive", "confirm"}
 )
 
@@ -195,6 +195,7 @@ func (r *run) decode() {
 			Adapter: r.str(sv, "adapter", at, false),
 			Query:   r.raw(sv, "query", at),
 			Key:     r.str(sv, "key", at, false),
+			Schema:  r.raw(sv, "schema", at),
 		}
 	}
 
@@ -233,7 +234,7 @@ func (r *run) decode() {
 func (r *run) decodeRef(sv val, at loc) Source {
 	for i := range sv.len() {
 		if k := sv.at(i).key(); !contains(refKeys, k) && contains(sourceKeys, k) {
-			r.add(switchboard.CodeSpecParse, "", at.ptr(k), fmt.Sprintf("%s belongs to the {kind, ...} form; a {source, params} source takes only source, params and key", quote(k)),
+			r.add(switchboard.CodeSpecParse, "", at.ptr(k), fmt.Sprintf("%s belongs to the {kind, ...} form; a {source, params} source takes only source, params, key and schema", quote(k)),
 				"drop "+quote(k)+", or drop source and params and use the kind form")
 		}
 	}
@@ -241,6 +242,7 @@ func (r *run) decodeRef(sv val, at loc) Source {
 		Ref:    r.str(sv, "source", at, true),
 		Params: r.raw(sv, "params", at),
 		Key:    r.str(sv, "key", at, false),
+		Schema: r.raw(sv, "schema", at),
 	}
 }
 

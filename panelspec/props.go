@@ -112,6 +112,10 @@ var fieldKindProps = map[string][]string{
 
 func (r *run) fieldRules(id string, props val) {
 	fields := props.get("fields")
+	if !fields.ok() {
+		r.formFromSource(id, props)
+		return
+	}
 	if !fields.isArr() {
 		return
 	}

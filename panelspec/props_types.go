@@ -114,7 +114,7 @@ type TabsProps struct {
 // FormProps are the props of a field-form editing the source Bind.
 type FormProps struct {
 	Bind        string      `json:"bind"`
-	Fields      []FormField `json:"fields"`
+	Fields      []FormField `json:"fields,omitempty"` // empty: taken from the bound source's record schema
 	Submit      string      `json:"submit,omitempty"`
 	SubmitLabel string      `json:"submitLabel,omitempty"`
 }

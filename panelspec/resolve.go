@@ -59,6 +59,10 @@ func (r *run) resolveStage() {
 	for _, id := range actionIDs {
 		a := s.Actions[id]
 		p := ptr("actions", id)
+		if a.Kind == ActionMutate || a.Kind == ActionRefresh {
+			a.Source = r.sourceByRef(a.Source, sourceIDs, p+"/source")
+			s.Actions[id] = a
+		}
 		switch a.Kind {
 		case ActionMutate:
 			r.checkRef(a.Source, "source", sourceIDs, "", p+"/source")
@@ -115,6 +119,32 @@ func (r *run) resolveStage() {
 			}
 		}
 	}
+}
+
+// sourceByRef returns the key of the source an action names: a key as is,
+// or the one seed-form source whose ref it is (the seed writes "source":
+// "site.seo", the ref, where a key would do). The validated spec carries the
+// key, so the runtime looks sources up one way. A ref two sources share is
+// ambiguous and refused.
+func (r *run) sourceByRef(name string, sourceIDs []string, p string) string {
+	if name == "" || contains(sourceIDs, name) {
+		return name
+	}
+	var keys []string
+	for _, k := range sourceIDs {
+		if r.spec.Sources[k].Ref == name {
+			keys = append(keys, k)
+		}
+	}
+	switch len(keys) {
+	case 0:
+		return name // checkRef reports it
+	case 1:
+		return keys[0]
+	}
+	r.add(switchboard.CodeSpecAction, "", p, fmt.Sprintf("source ref %s is the ref of sources %s and %s", quote(name), quote(keys[0]), quote(keys[1])),
+		"name the source by its key: "+oneOf(keys))
+	return keys[0]
 }
 
 // checkRef reports a reference to an undeclared action or source.

@@ -69,6 +69,10 @@ type Source struct {
 	// at load time from the panel's scope (panel.open's params) and its
 	// state; "$$" at the start of a string stands for a literal "$".
 	Params json.RawMessage `json:"params,omitempty"`
+	// Schema is the JSON Schema of one record of this source. A field-form
+	// bound to the source without fields of its own takes its fields from
+	// it (see fieldsFromSchema).
+	Schema json.RawMessage `json:"schema,omitempty"`
 }
 
 // Seed-form reference prefixes in Source.Params.

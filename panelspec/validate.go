@@ -1,6 +1,7 @@
 package panelspec
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 
@@ -60,6 +61,10 @@ type Options struct {
 	// ToolExists, when set, is asked whether a tool named by an action or a
 	// source is registered.
 	ToolExists func(name string) bool
+	// SourceSchema, when set, is asked for the record schema of what a
+	// seed-form source names (an adapter or read tool) when the source
+	// declares none; nil means unknown.
+	SourceSchema func(ref string) json.RawMessage
 }
 
 // Validate parses raw as a Panel Spec and checks it. The stages run in this

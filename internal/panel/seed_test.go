@@ -189,3 +189,56 @@ func mask(v any, key string) any {
 	}
 	return v
 }
+
+// TestSeedFormFieldsFromRegistry: the seed's envelope, whose form binds the
+// site.seo source without fields and whose action names the source by ref,
+// registers on a daemon where site.seo's output schema describes its
+// records: the registered spec's form carries the fields from that schema
+// (so the renderer, panel.list and panel.fill see them) and the action the
+// source's key. A tool without a usable schema refuses the panel.
+func TestSeedFormFieldsFromRegistry(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, newGate())
+	raw, err := os.ReadFile(filepath.Join("..", "..", "panelspec", "testdata", "seed-envelope.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spec panelspec.Spec
+	if err := json.Unmarshal(raw, &spec); err != nil {
+		t.Fatal(err)
+	}
+	def := panel.Def{ID: "page.seo", Title: "Page SEO", Description: "SEO of one page.", Spec: &spec}
+	reg := func(name, out string) {
+		t.Helper()
+		if _, err := e.reg.Register(context.Background(), switchboard.SourceCore, []switchboard.Tool{{Name: name, Description: "SEO facts of a page.",
+			InputSchema: json.RawMessage(`{"type": "object"}`), OutputSchema: json.RawMessage(out),
+			Surface: switchboard.SurfaceAPI, Class: switchboard.ClassRead, Binding: &switchboard.Binding{Go: true}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reg("site.seo", `{"type": "object"}`)
+	if err := e.svc.Register(def); switchboard.AsError(err) == nil || switchboard.AsError(err).Code != switchboard.CodeSpecProps {
+		t.Fatalf("a form over a source without a record schema registered: %v", err)
+	}
+	reg("site.seo", `{"type": "array", "items": {"type": "object", "required": ["title"], "properties": {
+		"title": {"type": "string", "title": "Title"}, "noindex": {"type": "boolean", "title": "Hide from search engines"}}}}`)
+	if err := e.svc.Register(def); err != nil {
+		t.Fatal(err)
+	}
+	var got *panelspec.Spec
+	for _, d := range e.svc.Panels() {
+		if d.ID == "page.seo" {
+			got = d.Spec
+		}
+	}
+	var props panelspec.FormProps
+	if err := json.Unmarshal(got.Nodes["form"].Props, &props); err != nil {
+		t.Fatal(err)
+	}
+	if len(props.Fields) != 2 || props.Fields[0].Path != "noindex" || props.Fields[1].Label != "Title" || !props.Fields[1].Required {
+		t.Errorf("fields from site.seo's schema: %+v", props.Fields)
+	}
+	if s := got.Actions["save"].Source; s != "seo" {
+		t.Errorf("action source %q, want the key seo", s)
+	}
+}

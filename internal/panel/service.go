@@ -331,6 +331,34 @@ func (s *Service) validateOpts(origin string) *panelspec.Options {
 			_, err := s.tools.Get(ctx, name)
 			return err == nil
 		}
+		o.SourceSchema = s.recordSchema
 	}
 	return o
+}
+
+// recordSchema is the record schema of what a seed-form source names, for
+// a field-form bound to it without fields: the output schema of the
+// adapter's query tool, else of the read tool of that name (the order the
+// runtime resolves a ref in). An array schema gives its items.
+func (s *Service) recordSchema(ref string) json.RawMessage {
+	ctx, cancel := context.WithTimeout(s.base, resolveTimeout)
+	defer cancel()
+	for _, name := range []string{"data." + ref + ".query", ref} {
+		t, err := s.tools.Get(ctx, name)
+		if err != nil {
+			continue
+		}
+		var out struct {
+			Type  any             `json:"type"`
+			Items json.RawMessage `json:"items"`
+		}
+		if json.Unmarshal(t.OutputSchema, &out) != nil {
+			return nil
+		}
+		if out.Type == "array" {
+			return out.Items
+		}
+		return t.OutputSchema
+	}
+	return nil
 }

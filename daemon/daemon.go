@@ -152,6 +152,8 @@ func (d *Daemon) RegisterAdapter(ctx context.Context, name string, a panelspec.D
 
 // EnablePanels offers the panel tools (panel.list, panel.open,
 // panel.compose, ...) and document.export to agents even when the host
-// registers no panel; RegisterPanel and RegisterAdapter enable them too.
-// Calling it again does nothing.
+// registers no panel and no tab shows panels (without it, every tool but
+// panel.open is offered while a tab's panel renderer is connected);
+// RegisterPanel and RegisterAdapter enable them too. Calling it again
+// does nothing.
 func (d *Daemon) EnablePanels(ctx context.Context) error { return d.d.EnablePanels(ctx) }

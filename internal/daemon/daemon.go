@@ -197,6 +197,7 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	}
 	reg, err := registry.New(ctx, opts.Store, &registry.Options{Logger: log, Audit: d.Ledger.RecordToolChange,
 		Approval:   d.Approvals.Effective, // agents see no tool the approval floor makes user-only
+		Offered:    d.panelToolOffered,    // panel tools only where panels can be shown (panels.go)
 		NoLearning: opts.NoSearchLearning})
 	if err != nil {
 		return nil, err

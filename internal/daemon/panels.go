@@ -5,27 +5,34 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"sync"
+	"maps"
+	"slices"
+	"sync/atomic"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/docexport"
 	"github.com/switchboardhq/switchboard/internal/panel"
+	"github.com/switchboardhq/switchboard/internal/session"
 	"github.com/switchboardhq/switchboard/panelspec"
 	"github.com/switchboardhq/switchboard/panelspec/sqladapter"
 )
 
-// panelWiring remembers whether the panel tools are in the catalog.
+// panelWiring holds what decides which panel tools agents are offered
+// (panelToolOffered).
 type panelWiring struct {
-	mu sync.Mutex
-	on bool
+	// pinned: the host registered a panel or an adapter, called
+	// EnablePanels, or runs --demo.
+	pinned atomic.Bool
+	// tabs answers whether a tab shows panels; set once the sessions exist.
+	tabs atomic.Pointer[session.Manager]
 	// demoDB is the demo's own database (--demo), closed with the daemon.
 	demoDB *sql.DB
 }
 
 // startPanels builds the panel service over the broker, the sessions and
-// the registry. Its tools join the catalog on first use (EnablePanels,
-// RegisterPanel, RegisterAdapter, or --demo), so a daemon without panels
-// shows none to its agents.
+// the registry, and puts its tools and document.export in the catalog
+// (source core) on every daemon. Which of them are offered is
+// panelToolOffered's decision.
 func (d *Daemon) startPanels(ctx context.Context, opts Options) error {
 	if err := opts.Canvas.Validate(); err != nil {
 		return err
@@ -35,27 +42,52 @@ func (d *Daemon) startPanels(ctx context.Context, opts Options) error {
 	d.Panels = panel.New(panel.Options{Caller: d.Broker, Tabs: d.Sessions, Tools: d.Registry, Logger: d.log,
 		Canvas: opts.Canvas, Previews: opts.Previews, PreviewOrigin: opts.PreviewOrigin, Holder: d.Agents.Holder,
 		Store: opts.Store, Bus: opts.Bus, Canvases: opts.Store, OnCompose: d.Telemetry.PanelComposed})
+	d.panelWiring.tabs.Store(d.Sessions)
+	if err := d.registerCore(ctx, append(d.Panels.Tools(), docexport.Tool(d.Panels))); err != nil {
+		return err
+	}
 	if opts.Demo {
 		return d.registerDemoPanels(ctx)
 	}
 	return nil
 }
 
-// EnablePanels registers the panel tools (panel.list, panel.describe,
+// panelToolOffered is the rule for the panel tools (the registry's
+// Options.Offered; every other tool is always offered). Once the host has
+// panels (pinned) all are. Before, panel.open, which only opens a host
+// panel, is not, and the others — compose, patch, close, fill, run_action,
+// list, describe, read_state and document.export, which serve panels
+// agents compose — are offered while a tab whose panel renderer attached
+// is connected on any replica, since without one no panel can be shown.
+// It reads the sessions, never the registry: the registry asks it under
+// its lock.
+func (d *Daemon) panelToolOffered(t switchboard.Tool) bool {
+	if !panelToolNames[t.Name] || d.panelWiring.pinned.Load() {
+		return true
+	}
+	if t.Name == panel.ToolOpen {
+		return false
+	}
+	tabs := d.panelWiring.tabs.Load()
+	return tabs != nil && tabs.ShowsPanels()
+}
+
+// panelToolNames are the tools panelToolOffered decides.
+var panelToolNames = map[string]bool{
+	panel.ToolList: true, panel.ToolDescribe: true, panel.ToolOpen: true, panel.ToolFill: true,
+	panel.ToolCompose: true, panel.ToolPatch: true, panel.ToolRunAction: true, panel.ToolClose: true,
+	panel.ToolReadState: true, docexport.ToolName: true,
+}
+
+// EnablePanels offers every panel tool (panel.list, panel.describe,
 // panel.open, panel.fill, panel.compose, panel.patch, panel.run_action,
-// panel.close) and document.export as core Go-function tools, so agents
-// can compose panels even when the host registers none. Calling it again
-// does nothing.
-func (d *Daemon) EnablePanels(ctx context.Context) error {
-	d.panelWiring.mu.Lock()
-	defer d.panelWiring.mu.Unlock()
-	if d.panelWiring.on {
-		return nil
+// panel.close, panel.read_state) and document.export to agents whether or
+// not a tab shows panels, even when the host registers none. Calling it
+// again does nothing.
+func (d *Daemon) EnablePanels(context.Context) error {
+	if !d.panelWiring.pinned.Swap(true) {
+		d.Registry.Reoffer(slices.Sorted(maps.Keys(panelToolNames))...)
 	}
-	if err := d.registerCore(ctx, append(d.Panels.Tools(), docexport.Tool(d.Panels))); err != nil {
-		return err
-	}
-	d.panelWiring.on = true
 	return nil
 }
 

@@ -46,6 +46,12 @@ type Options struct {
 	// floor). A tool it makes user-only is hidden from agents like one
 	// that declares user-only. nil means the declared approval.
 	Approval func(switchboard.Tool) switchboard.Approval
+	// Offered, if set, reports whether the daemon can serve t right now.
+	// A tool it cannot (a panel tool while no tab shows panels) is hidden
+	// from every caller like one that does not exist; Reoffer tells
+	// subscribers when a verdict may have moved. It must not call the
+	// registry: Visible runs it under the registry's lock. nil offers all.
+	Offered func(switchboard.Tool) bool
 	// NoLearning turns search that learns from use off (learn.go): no
 	// example is recorded, and stored ones are not indexed.
 	NoLearning bool
@@ -64,6 +70,7 @@ type Registry struct {
 	now      func() time.Time
 	audit    func(context.Context, Audit)
 	approval func(switchboard.Tool) switchboard.Approval
+	offered  func(switchboard.Tool) bool
 
 	mu      sync.RWMutex
 	rev     int64
@@ -133,6 +140,7 @@ func New(ctx context.Context, store switchboard.Store, opts *Options) (*Registry
 		now:      opts.Now,
 		audit:    opts.Audit,
 		approval: opts.Approval,
+		offered:  opts.Offered,
 		index:    search.New(nil),
 		subs:     map[chan<- Change]struct{}{},
 		learn: learner{off: opts.NoLearning, recent: map[string][]searched{},
@@ -494,6 +502,12 @@ func (r *Registry) Subscribe(ch chan<- Change) (cancel func()) {
 		r.subMu.Unlock()
 	}
 }
+
+// Reoffer tells subscribers that what Options.Offered answers for names
+// may have changed, so listings that hold them are read again (MCP sends
+// list_changed). Nothing in the catalog changed, so it is not a local
+// change for the other replicas.
+func (r *Registry) Reoffer(names ...string) { r.notify(Change{Names: names}) }
 
 func (r *Registry) notify(c Change) {
 	r.subMu.Lock()

@@ -368,12 +368,35 @@ func (m *Manager) MarkPanels(id string) {
 	}
 	kick := m.presenceKick
 	m.mu.Unlock()
-	if changed && kick != nil {
+	if !changed {
+		return
+	}
+	m.watch.notify() // ShowsPanels may have turned true
+	if kick != nil {
 		select {
 		case kick <- struct{}{}:
 		default:
 		}
 	}
+}
+
+// ShowsPanels reports whether a tab in which a panel renderer attached
+// (MarkPanels) is connected, here or on another replica: panels can be
+// shown. SubscribeTools signals when the answer may have changed.
+func (m *Manager) ShowsPanels() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, st := range m.sessions {
+		if st.panels && st.connected() {
+			return true
+		}
+	}
+	for id := range m.remote {
+		if rt := m.remoteLocked(id); rt != nil && rt.up && rt.panels {
+			return true
+		}
+	}
+	return false
 }
 
 // PanelTabsElsewhere lists the tabs other replicas hold, connected, in

@@ -336,3 +336,45 @@ func TestReplicasStreamMoves(t *testing.T) {
 		}
 	})
 }
+
+// ShowsPanels: a connected tab whose renderer attached, here or on another
+// replica. MarkPanels tells the tool watchers at once (MCP clients hear
+// list_changed: the panel tools are offered now), and a tab leaving ends
+// it everywhere.
+func TestShowsPanelsHereAndOnOtherReplicas(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		r := newReplicas(t)
+		a, b := r.m[0], r.m[1]
+		cr, err := a.Create(r.ctx, "user:alice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn, err := a.Attach(r.ctx, cr.SessionID, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if a.ShowsPanels() || b.ShowsPanels() {
+			t.Fatal("a tab without a renderer shows panels")
+		}
+		ch := make(chan struct{}, 1)
+		stop := a.SubscribeTools(ch)
+		defer stop()
+		a.MarkPanels(cr.SessionID)
+		select {
+		case <-ch:
+		default:
+			t.Fatal("MarkPanels did not tell the tool watchers")
+		}
+		if !a.ShowsPanels() {
+			t.Fatal("a: the renderer attached, and ShowsPanels is false")
+		}
+		until(t, b, "b hears of the renderer", b.ShowsPanels)
+		conn.Close()
+		if a.ShowsPanels() {
+			t.Fatal("a: the tab left, and ShowsPanels is true")
+		}
+		until(t, b, "b hears the tab left", func() bool { return !b.ShowsPanels() })
+	})
+}

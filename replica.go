@@ -30,4 +30,9 @@ type Replica struct {
 	// nobody has); a claimed replica's heartbeat is refused.
 	ClaimedBy string    `json:"claimedBy,omitempty"`
 	ClaimedAt time.Time `json:"claimedAt,omitzero"`
+	// TimeoutMs is the replica's own timeout (ReplicaOptions.Timeout): a
+	// survivor waits at least this long after its last beat, whatever its
+	// own setting, so replicas configured with different heartbeats never
+	// take over one that is alive. 0: recorded before replicas said.
+	TimeoutMs int64 `json:"timeoutMs,omitempty"`
 }

@@ -104,7 +104,7 @@ func (d *Daemon) registerReplica(ctx context.Context) (map[string]bool, error) {
 	host, _ := os.Hostname()
 	now := time.Now()
 	if err := r.st.ReplicaRegister(ctx, switchboard.Replica{ID: r.id, Name: r.opts.Name, Addr: r.opts.Addr, Host: host,
-		StartedAt: now, HeartbeatAt: now}); err != nil {
+		StartedAt: now, HeartbeatAt: now, TimeoutMs: r.opts.Timeout.Milliseconds()}); err != nil {
 		return nil, fmt.Errorf("register replica: %w", err)
 	}
 	list, err := r.st.ReplicaList(ctx)
@@ -230,7 +230,9 @@ func (d *Daemon) beat(ctx context.Context, seen map[string]observed) bool {
 				seen[o.ID] = observed{o.Beats, now}
 				continue
 			}
-			if now.Sub(ob.since) >= r.opts.Timeout {
+			// The longer of the two timeouts: a replica configured
+			// to beat less often than this one is not taken for dead.
+			if now.Sub(ob.since) >= max(r.opts.Timeout, time.Duration(o.TimeoutMs)*time.Millisecond) {
 				d.claim(ctx, list, o, now)
 			}
 		}

@@ -43,9 +43,13 @@ func TestSweepIsPerReplica(t *testing.T) {
 				return inv
 			}
 
-			a, sta := start("a", daemon.ReplicaOptions{})
+			// Each replica records its own timeout and a survivor waits
+			// for the longer of its own and the other's, so every replica
+			// here beats fast: b takes a dead a over after 2 s.
+			fast := daemon.ReplicaOptions{Heartbeat: 20 * time.Millisecond, Timeout: 2 * time.Second}
+			a, sta := start("a", fast)
 			inFlight(sta, "inv-a", a.ReplicaID())
-			b, stb := start("b", daemon.ReplicaOptions{Heartbeat: 20 * time.Millisecond, Timeout: 200 * time.Millisecond})
+			b, stb := start("b", fast)
 			inFlight(stb, "inv-b", b.ReplicaID())
 			if got := status(stb, "inv-a"); got.Status != switchboard.StatusDispatched {
 				t.Fatalf("another replica's start touched a live replica's call: %+v", got)
@@ -54,7 +58,7 @@ func TestSweepIsPerReplica(t *testing.T) {
 			// A crash of "a" (no clean stop) and its restart: the previous
 			// start's call is resolved before the new one serves.
 			a.Close()
-			a2, sta2 := start("a", daemon.ReplicaOptions{})
+			a2, sta2 := start("a", fast)
 			if got := status(sta2, "inv-a"); got.Status != switchboard.StatusFailed || got.Error == nil || got.Error.Code != switchboard.CodeOutcomeUnknown {
 				t.Fatalf("a restart under the same name left its call %s %+v, want failed OUTCOME_UNKNOWN", got.Status, got.Error)
 			}
@@ -96,5 +100,57 @@ func TestSweepIsPerReplica(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSlowBeatingReplicaIsNotTakenForDead: a replica records its own
+// timeout, and a survivor whose own timeout is shorter waits for the
+// replica's: one that beats once a second is alive to a survivor that
+// would, by its own 200 ms, have taken it over many times meanwhile.
+func TestSlowBeatingReplicaIsNotTakenForDead(t *testing.T) {
+	ctx := context.Background()
+	st := durables(t)[0].open(t)
+	t.Cleanup(func() { st.Close() })
+	slow, err := daemon.New(ctx, daemon.Options{Store: st, AdminToken: "tok",
+		Replicas: daemon.ReplicaOptions{Name: "slow", Heartbeat: time.Second, Timeout: time.Minute}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { slow.Close() })
+	now := time.Now()
+	if err := st.InvocationCreate(ctx, switchboard.Invocation{ID: "inv-slow", Tool: "t.x", Surface: switchboard.SurfaceAPI,
+		Status: switchboard.StatusDispatched, Replica: slow.ReplicaID(), CreatedAt: now, UpdatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	quick, err := daemon.New(ctx, daemon.Options{Store: st, AdminToken: "tok",
+		Replicas: daemon.ReplicaOptions{Name: "quick", Heartbeat: 20 * time.Millisecond, Timeout: 200 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { quick.Close() })
+	// Wait until quick has looked at slow's beats standing still for well
+	// over its own timeout: 100 of its beats (at least 2 s).
+	beats := func(id string) int64 {
+		list, err := st.ReplicaList(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range list {
+			if r.ID == id {
+				if r.ClaimedBy != "" {
+					t.Fatalf("replica %s (timeout %d ms) was claimed by %s while alive", r.Name, r.TimeoutMs, r.ClaimedBy)
+				}
+				return r.Beats
+			}
+		}
+		t.Fatalf("replica %s is gone", id)
+		return 0
+	}
+	for start := beats(quick.ReplicaID()); beats(quick.ReplicaID()) < start+100; {
+		beats(slow.ReplicaID())
+		time.Sleep(20 * time.Millisecond)
+	}
+	if inv, err := st.InvocationGet(ctx, "inv-slow"); err != nil || inv.Status != switchboard.StatusDispatched {
+		t.Fatalf("the slow replica's call: %s %v; want still dispatched", inv.Status, err)
 	}
 }

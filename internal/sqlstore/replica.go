@@ -11,14 +11,14 @@ import (
 // compare-and-swap by which a survivor takes over a dead one's work
 // (internal/daemon/replica.go).
 
-const replicaCols = `id, name, addr, host, beats, started_at, heartbeat_at, stopped_at, claimed_by, claimed_at`
+const replicaCols = `id, name, addr, host, beats, started_at, heartbeat_at, stopped_at, claimed_by, claimed_at, timeout_ms`
 
 const sqlSelectReplica = `SELECT ` + replicaCols + ` FROM replicas WHERE id = ?`
 
 func scanReplica(row Row) (switchboard.Replica, error) {
 	var r switchboard.Replica
 	err := row.Scan(&r.ID, &r.Name, &r.Addr, &r.Host, &r.Beats, scanTime(&r.StartedAt), scanTime(&r.HeartbeatAt),
-		scanTime(&r.StoppedAt), &r.ClaimedBy, scanTime(&r.ClaimedAt))
+		scanTime(&r.StoppedAt), &r.ClaimedBy, scanTime(&r.ClaimedAt), &r.TimeoutMs)
 	return r, err
 }
 
@@ -37,8 +37,8 @@ func (s *Store) ReplicaRegister(ctx context.Context, r switchboard.Replica) erro
 		beat = started
 	}
 	err := s.db.Write(ctx, op, func(q Querier) error {
-		_, err := q.Exec(ctx, s.sql(`INSERT INTO replicas (`+replicaCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-			r.ID, r.Name, r.Addr, r.Host, r.Beats, s.time(started), s.time(beat), s.time(r.StoppedAt), r.ClaimedBy, s.time(r.ClaimedAt))
+		_, err := q.Exec(ctx, s.sql(`INSERT INTO replicas (`+replicaCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+			r.ID, r.Name, r.Addr, r.Host, r.Beats, s.time(started), s.time(beat), s.time(r.StoppedAt), r.ClaimedBy, s.time(r.ClaimedAt), max(r.TimeoutMs, 0))
 		return err
 	})
 	if switchboard.CodeOf(err) == switchboard.CodeConflict {

@@ -118,7 +118,9 @@ func (s *Service) Running() []switchboard.Job {
 	s.mu.Lock()
 	out := make([]switchboard.Job, 0, len(s.live))
 	for _, r := range s.live {
-		out = append(out, r.job)
+		if !r.job.Status.Terminal() { // ended, its ledger entry being written
+			out = append(out, r.job)
+		}
 	}
 	s.mu.Unlock()
 	slices.SortFunc(out, func(a, b switchboard.Job) int { return a.CreatedAt.Compare(b.CreatedAt) })

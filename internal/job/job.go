@@ -243,16 +243,22 @@ func (s *Service) settle(ctx context.Context, r *running, j switchboard.Job) (sw
 	}
 	s.mu.Lock()
 	r.job = stored
-	if s.live[j.ID] == r && won || stored.Status.Terminal() {
-		delete(s.live, j.ID)
-	}
 	s.mu.Unlock()
-	s.change()
 	if s.agents != nil && stored.Status.Terminal() {
 		s.agents.JobEnded(wctx, stored) // a second settle's end is refused there (already ended)
 	}
-	// Waiters wake once the outcome is recorded, ledger entry included.
-	defer r.once.Do(func() { close(r.done) })
+	// Waiters wake once the outcome is recorded, ledger entry included:
+	// the job leaves the live set only then, or a Wait that came between
+	// would read the record from the store before its ledger entry exists.
+	defer func() {
+		s.mu.Lock()
+		if s.live[j.ID] == r && won || stored.Status.Terminal() {
+			delete(s.live, j.ID)
+		}
+		s.mu.Unlock()
+		s.change()
+		r.once.Do(func() { close(r.done) })
+	}()
 	if won && s.ledger != nil {
 		d := map[string]any{"jobId": stored.ID, "invocationId": stored.InvocationID, "status": stored.Status,
 			"durationMs": float64(stored.FinishedAt.Sub(stored.CreatedAt).Microseconds()) / 1000}

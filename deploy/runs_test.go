@@ -86,9 +86,17 @@ func TestRunFollowedAcrossReplicas(t *testing.T) {
 		}
 		return out
 	}
+	// The model's first delta, not the echo of the user's input (a text
+	// message too): only then is A's model call known to be under way.
+	assistant := map[string]bool{}
 	first := read(do("GET", b+"/api/v1/runs/"+id+"/events", "", "").Body, func(ev agui.Event) bool {
-		_, ok := ev.(*agui.TextMessageContent)
-		return ok
+		switch e := ev.(type) {
+		case *agui.TextMessageStart:
+			assistant[e.MessageID] = e.Role != agui.RoleUser
+		case *agui.TextMessageContent:
+			return assistant[e.MessageID]
+		}
+		return false
 	})
 	if len(first) == 0 {
 		t.Fatal("B served no event of A's run")

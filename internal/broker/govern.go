@@ -74,11 +74,7 @@ func (b *Broker) approvalFailed(ctx context.Context, c *call, inv switchboard.In
 		// the approval, and with it the one right to run the call, which
 		// it may not have marked dispatched yet: this wait's failure must
 		// not end the record first. Its run's outcome is this call's.
-		got, werr := b.Await(ctx, inv.ID, Terminal)
-		if werr != nil {
-			return got, werr
-		}
-		return got, invocationError(got)
+		return b.outcome(ctx, inv.ID)
 	}
 	c.from = []switchboard.Status{switchboard.StatusAwaitingApproval}
 	stored, ferr := b.finish(ctx, ctx, c, inv, nil, err)
@@ -86,9 +82,15 @@ func (b *Broker) approvalFailed(ctx context.Context, c *call, inv switchboard.In
 		return stored, ferr
 	}
 	// Taken over and running elsewhere: its outcome, when it comes.
-	got, werr := b.Await(context.WithoutCancel(ctx), inv.ID, Terminal)
-	if werr != nil {
-		return got, werr
+	return b.outcome(context.WithoutCancel(ctx), inv.ID)
+}
+
+// outcome awaits the end of call id, run by whoever runs it, and answers
+// with it as Call would.
+func (b *Broker) outcome(ctx context.Context, id string) (switchboard.Invocation, error) {
+	got, err := b.Await(ctx, id, Terminal)
+	if err != nil {
+		return got, err
 	}
 	return got, invocationError(got)
 }
@@ -164,11 +166,7 @@ func (b *Broker) Resume(ctx context.Context, id, approvalID string) (switchboard
 		if !inv.Status.Terminal() && b.policy != nil {
 			// Approved and running already, by the waiter that got the
 			// approval first: its outcome is the answer.
-			got, werr := b.Await(ctx, inv.ID, Terminal)
-			if werr != nil {
-				return got, werr
-			}
-			return got, invocationError(got)
+			return b.outcome(ctx, inv.ID)
 		}
 		return inv, invocationError(inv)
 	}

@@ -90,9 +90,5 @@ func (d *Daemon) readerQuotas(ctx context.Context) []switchboard.DigestQuota {
 		d.log.WarnContext(ctx, "reading the daily quotas for a digest", "err", err)
 		return nil
 	}
-	var out []switchboard.DigestQuota
-	for _, u := range today {
-		out = append(out, switchboard.DigestQuota{Subject: u.Subject, Used: u.Used, Limit: u.Limit})
-	}
-	return out
+	return today
 }

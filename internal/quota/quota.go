@@ -64,26 +64,19 @@ func (b *Book) subjects(p switchboard.Principal) []subject {
 	return out
 }
 
-// Usage is one subject's count of today, for consoles and digests.
-type Usage struct {
-	Subject string                 `json:"subject"`
-	Used    switchboard.QuotaUsage `json:"used"`
-	Limit   switchboard.QuotaUsage `json:"limit"`
-}
-
-// Today returns p's counts of today.
-func (b *Book) Today(ctx context.Context, p switchboard.Principal) ([]Usage, error) {
+// Today returns p's counts of today (UTC), each with its limit.
+func (b *Book) Today(ctx context.Context, p switchboard.Principal) ([]switchboard.DigestQuota, error) {
 	if b == nil {
 		return nil, nil
 	}
 	day := b.day()
-	var out []Usage
+	var out []switchboard.DigestQuota
 	for _, s := range b.subjects(p) {
 		used, err := b.store.QuotaGet(ctx, s.name, day)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Usage{Subject: s.name, Used: used, Limit: s.limit})
+		out = append(out, switchboard.DigestQuota{Subject: s.name, Used: used, Limit: s.limit})
 	}
 	return out, nil
 }

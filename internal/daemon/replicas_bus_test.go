@@ -71,10 +71,16 @@ func TestReplicasOverPostgresBus(t *testing.T) {
 	if _, err := a.RegisterTools(ctx, switchboard.SourceHost, []switchboard.Tool{api}); err != nil {
 		t.Fatal(err)
 	}
-	for heard := false; !heard; { // B's own start-up registrations come first, as Local
+	// B's own start-up registrations come as Local; A's start-up reload
+	// and re-offers may reach B after it subscribed: after each change B
+	// did not make, look for A's tool (Get does not read the store).
+	for heard := false; !heard; {
 		select {
 		case c := <-changes:
-			heard = !c.Local
+			if !c.Local {
+				_, err := rs[1].d.Registry.Get(ctx, "notes.count")
+				heard = err == nil
+			}
 		case <-time.After(30 * time.Second):
 			t.Fatal("B's registry never heard of A's registration")
 		}

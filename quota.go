@@ -22,5 +22,11 @@ type DailyQuota struct {
 	User  QuotaUsage `json:"user"`
 }
 
+// QuotaRow is one subject's usage of one day, as the store keeps it.
+type QuotaRow struct {
+	Subject string     `json:"subject"`
+	Used    QuotaUsage `json:"used"`
+}
+
 // Zero reports whether q limits nothing.
 func (q DailyQuota) Zero() bool { return q == DailyQuota{} }

@@ -137,6 +137,9 @@ type Store interface {
 	QuotaAdd(ctx context.Context, subject, day string, add, limit QuotaUsage) (used QuotaUsage, ok bool, err error)
 	// QuotaGet returns subject's usage of day (zero when none).
 	QuotaGet(ctx context.Context, subject, day string) (QuotaUsage, error)
+	// QuotaList returns the usage rows of day, most calls first, at most
+	// limit (and at most sqlstore's batch).
+	QuotaList(ctx context.Context, day string, limit int) ([]QuotaRow, error)
 	// QuotaExpire deletes at most limit usage rows of days before day.
 	QuotaExpire(ctx context.Context, before string, limit int) (int, error)
 

@@ -151,6 +151,7 @@ func (d *Daemon) notifyTabs(opts Options) approval.Notifier {
 func (d *Daemon) apiGovernance(opts Options) *httpapi.Governance {
 	return &httpapi.Governance{
 		Tokens: d.gov.tokens, Approvals: d.gov.approvals, Ledger: d.gov.ledger, Jobs: d.gov.jobs,
+		Quotas: d.gov.quotas,
 		SessionUser: func(ctx context.Context, id string) (string, error) {
 			s, err := opts.Store.SessionGet(ctx, id)
 			return s.Principal, err

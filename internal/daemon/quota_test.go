@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/client"
@@ -130,6 +131,38 @@ func TestDailyQuotaSharedByReplicas(t *testing.T) {
 			}
 			if got := hits.Load(); got != 4 {
 				t.Fatalf("the backend ran %d times; want 4 (refused calls never run)", got)
+			}
+			// The operator's table (the console's Daily quotas): every
+			// subject of today, most calls first, on either replica.
+			req, _ = http.NewRequest("GET", urls[1]+"/api/v1/quotas", nil)
+			req.Header.Set("Authorization", "Bearer quota-token")
+			res, err = http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rep struct {
+				Day    string                    `json:"day"`
+				Limits switchboard.DailyQuota    `json:"limits"`
+				Items  []switchboard.DigestQuota `json:"items"`
+			}
+			err = json.NewDecoder(res.Body).Decode(&rep)
+			res.Body.Close()
+			wantItems := []switchboard.DigestQuota{
+				{Subject: "user:alice", Used: switchboard.QuotaUsage{Calls: 4}, Limit: quota.User},
+				{Subject: "agent:planner", Used: switchboard.QuotaUsage{Calls: 3}, Limit: quota.Agent},
+				{Subject: "agent:helper", Used: switchboard.QuotaUsage{Calls: 1}, Limit: quota.Agent},
+				// bob's call was counted for him, then given back when the
+				// agent's quota refused it
+				{Subject: "user:bob", Used: switchboard.QuotaUsage{}, Limit: quota.User},
+			}
+			if err != nil || res.StatusCode != http.StatusOK || rep.Limits != quota || rep.Day != time.Now().UTC().Format(time.DateOnly) ||
+				!reflect.DeepEqual(rep.Items, wantItems) {
+				t.Fatalf("GET /quotas: %d %v %+v; want %+v", res.StatusCode, err, rep, wantItems)
+			}
+			req, _ = http.NewRequest("GET", urls[0]+"/api/v1/quotas", nil)
+			req.Header.Set("Authorization", "Bearer "+planner)
+			if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != http.StatusForbidden {
+				t.Fatalf("an agent reading every quota: %v %v; want 403", res.StatusCode, err)
 			}
 		})
 	}

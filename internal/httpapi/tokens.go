@@ -10,6 +10,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/approval"
 	"github.com/switchboardhq/switchboard/internal/authn"
 	"github.com/switchboardhq/switchboard/internal/job"
+	"github.com/switchboardhq/switchboard/internal/quota"
 	"github.com/switchboardhq/switchboard/internal/scope"
 )
 
@@ -30,6 +31,9 @@ type Governance struct {
 	// approval.resolved) this replica sees, for the console's live inbox
 	// (GET /approvals/events); nil leaves that route out. h must not block.
 	ApprovalEvents func(h func(kind string, data []byte)) (cancel func(), err error)
+	// Quotas reports the daily quotas' usage (GET /quotas); nil is a
+	// daemon without quotas, which the route says.
+	Quotas *quota.Book
 }
 
 // governanceRoutes mounts tokens, approvals, activity and jobs.
@@ -46,6 +50,7 @@ func (s *Server) governanceRoutes() {
 	if g.Approvals != nil {
 		s.approvalRoutes()
 	}
+	s.mux.HandleFunc("GET /api/v1/quotas", s.admin(s.listQuotas))
 	if g.Ledger != nil {
 		s.activityRoutes()
 	}
@@ -141,4 +146,18 @@ func (s *Server) record(r *http.Request, verb, target string, details map[string
 	if err := g.Ledger.Append(context.WithoutCancel(r.Context()), e); err != nil {
 		s.log.ErrorContext(r.Context(), "append to the ledger", "verb", verb, "err", err)
 	}
+}
+
+// quotaListMax bounds the subjects GET /quotas lists.
+const quotaListMax = 200
+
+// listQuotas is today's usage of every agent and user with its limit,
+// most calls first.
+func (s *Server) listQuotas(w http.ResponseWriter, r *http.Request) {
+	rep, err := s.opts.Governance.Quotas.Usage(r.Context(), quotaListMax)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, rep)
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/switchboardhq/switchboard"
@@ -79,6 +80,36 @@ func (b *Book) Today(ctx context.Context, p switchboard.Principal) ([]switchboar
 		out = append(out, switchboard.DigestQuota{Subject: s.name, Used: used, Limit: s.limit})
 	}
 	return out, nil
+}
+
+// Report is every subject's usage of one day with its limit: what the
+// console's quota table shows.
+type Report struct {
+	Day    string                    `json:"day"`
+	Limits switchboard.DailyQuota    `json:"limits"`
+	Items  []switchboard.DigestQuota `json:"items"`
+}
+
+// Usage reports today's counts, most calls first, at most limit subjects.
+// A nil Book reports no limits and no counts (nothing is counted without
+// a quota).
+func (b *Book) Usage(ctx context.Context, limit int) (Report, error) {
+	if b == nil {
+		return Report{Day: time.Now().UTC().Format(time.DateOnly), Items: []switchboard.DigestQuota{}}, nil
+	}
+	r := Report{Day: b.day(), Limits: b.limits, Items: []switchboard.DigestQuota{}}
+	rows, err := b.store.QuotaList(ctx, r.Day, limit)
+	if err != nil {
+		return Report{}, err
+	}
+	for _, row := range rows {
+		lim := b.limits.User // subjects are "agent:<name>" or the user agents act for
+		if strings.HasPrefix(row.Subject, "agent:") {
+			lim = b.limits.Agent
+		}
+		r.Items = append(r.Items, switchboard.DigestQuota{Subject: row.Subject, Used: row.Used, Limit: lim})
+	}
+	return r, nil
 }
 
 // AdmitCall counts one tool call of p, or refuses it with QUOTA_EXCEEDED

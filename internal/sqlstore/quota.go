@@ -17,7 +17,9 @@ const (
 			tokens = quota_usage.tokens + excluded.tokens, cost_micros = quota_usage.cost_micros + excluded.cost_micros
 		WHERE ? = 0 OR quota_usage.calls + excluded.calls <= ?
 		RETURNING calls, tokens, cost_micros`
-	sqlQuotaGet    = `SELECT calls, tokens, cost_micros FROM quota_usage WHERE subject = ? AND day = ?`
+	sqlQuotaGet  = `SELECT calls, tokens, cost_micros FROM quota_usage WHERE subject = ? AND day = ?`
+	sqlQuotaList = `SELECT subject, calls, tokens, cost_micros FROM quota_usage WHERE day = ?
+		ORDER BY calls DESC, subject LIMIT ?`
 	sqlQuotaExpire = `DELETE FROM quota_usage WHERE (subject, day) IN
 		(SELECT subject, day FROM quota_usage WHERE day < ? ORDER BY day LIMIT ?)`
 )
@@ -65,6 +67,32 @@ func (s *Store) QuotaGet(ctx context.Context, subject, day string) (switchboard.
 		return err
 	})
 	return used, err
+}
+
+// QuotaList returns day's usage rows, most calls first.
+func (s *Store) QuotaList(ctx context.Context, day string, limit int) ([]switchboard.QuotaRow, error) {
+	const op = "quota list"
+	if day == "" || limit <= 0 {
+		return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "%s: a day and a positive limit are required", op)
+	}
+	var out []switchboard.QuotaRow
+	err := s.read(ctx, op, func(q Reader) error {
+		out = out[:0]
+		rows, err := q.Query(ctx, s.sql(sqlQuotaList), day, min(limit, ExpireBatch))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var r switchboard.QuotaRow
+			if err := rows.Scan(&r.Subject, &r.Used.Calls, &r.Used.Tokens, &r.Used.CostMicros); err != nil {
+				return err
+			}
+			out = append(out, r)
+		}
+		return rows.Err()
+	})
+	return out, err
 }
 
 // QuotaExpire deletes usage of days before before, at most limit rows.

@@ -364,6 +364,7 @@ func testClosed(t *testing.T, s switchboard.Store) {
 			return err
 		},
 		"QuotaGet":       func() error { _, err := s.QuotaGet(ctx, "agent:a", "2026-01-01"); return err },
+		"QuotaList":      func() error { _, err := s.QuotaList(ctx, "2026-01-01", 1); return err },
 		"QuotaExpire":    func() error { _, err := s.QuotaExpire(ctx, "2026-01-01", 1); return err },
 		"ActivityAppend": func() error { return s.ActivityAppend(ctx, entry(0)) },
 		"ActivityList":   func() error { _, err := s.ActivityList(ctx, switchboard.ActivityFilter{}); return err },

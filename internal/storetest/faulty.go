@@ -594,6 +594,13 @@ func (f *Faulty) QuotaGet(ctx context.Context, subject, day string) (switchboard
 	return f.Store.QuotaGet(ctx, subject, day)
 }
 
+func (f *Faulty) QuotaList(ctx context.Context, day string, limit int) ([]switchboard.QuotaRow, error) {
+	if err := f.fail("QuotaList"); err != nil {
+		return nil, err
+	}
+	return f.Store.QuotaList(ctx, day, limit)
+}
+
 func (f *Faulty) QuotaExpire(ctx context.Context, before string, limit int) (int, error) {
 	if err := f.fail("QuotaExpire"); err != nil {
 		return 0, err

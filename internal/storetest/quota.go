@@ -43,8 +43,22 @@ func testQuota(t *testing.T, s switchboard.Store) {
 	if _, _, err := s.QuotaAdd(ctx, "", day, switchboard.QuotaUsage{Calls: 1}, limit); switchboard.CodeOf(err) != switchboard.CodeInvalidInput {
 		t.Fatalf("no subject: %v", err)
 	}
-	if n, err := s.QuotaExpire(ctx, next, 100); err != nil || n != 1 {
-		t.Fatalf("expire: %d %v, want the one row of %s", n, err, day)
+	if _, _, err := s.QuotaAdd(ctx, "user:alice", day, switchboard.QuotaUsage{Calls: 1}, limit); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := s.QuotaList(ctx, day, 10)
+	if err != nil || len(rows) != 2 || rows[0].Subject != "agent:a" || rows[0].Used != used ||
+		rows[1].Subject != "user:alice" || rows[1].Used.Calls != 1 {
+		t.Fatalf("list of %s: %+v %v; want agent:a (most calls) then user:alice", day, rows, err)
+	}
+	if rows, err := s.QuotaList(ctx, day, 1); err != nil || len(rows) != 1 {
+		t.Fatalf("list limited to 1: %+v %v", rows, err)
+	}
+	if _, err := s.QuotaList(ctx, "", 1); switchboard.CodeOf(err) != switchboard.CodeInvalidInput {
+		t.Fatalf("list without a day: %v", err)
+	}
+	if n, err := s.QuotaExpire(ctx, next, 100); err != nil || n != 2 {
+		t.Fatalf("expire: %d %v, want the two rows of %s", n, err, day)
 	}
 	if got, _ := s.QuotaGet(ctx, "agent:a", next); got.Calls != 1 {
 		t.Fatalf("expire took today's row: %+v", got)

@@ -36,7 +36,61 @@ function agentRow(a) {
   return tr;
 }
 
+// quotaCell is "used / limit" of one quota, the limit left out when none
+// is set; at or past the limit it is flagged.
+function quotaCell(used, limit, fmt) {
+  const td = el('td', limit ? `${fmt(used)} / ${fmt(limit)}` : fmt(used));
+  if (limit && used >= limit) td.append(' ', badge('used up', 'bad'));
+  return td;
+}
+
+const dollars = (micros) => '$' + (micros / 1e6).toFixed(2);
+const count = (n) => n.toLocaleString('en-US');
+
+// describeLimits says which quotas the daemon enforces.
+function describeLimits(l) {
+  const parts = [];
+  for (const who of ['agent', 'user']) {
+    const q = l[who] || {};
+    const set = [];
+    if (q.calls) set.push(`${count(q.calls)} calls`);
+    if (q.tokens) set.push(`${count(q.tokens)} tokens`);
+    if (q.costMicros) set.push(dollars(q.costMicros));
+    if (set.length) parts.push(`each ${who}: ${set.join(', ')}`);
+  }
+  return parts.join('; ');
+}
+
+// loadQuotas shows today's usage of every agent and user (GET /quotas).
+async function loadQuotas() {
+  let res;
+  try {
+    res = await api('GET', '/api/v1/quotas');
+  } catch (e) {
+    if (absent(e)) { $('quota-count').textContent = 'This daemon has no quotas route (not available).'; $('quota-list').replaceChildren(); return; }
+    throw e;
+  }
+  const limits = describeLimits(res.limits || {});
+  const items = res.items || [];
+  labelled($('quota-list'), items.map((q) => {
+    const tr = el('tr');
+    tr.dataset.subject = q.subject;
+    tr.append(el('td', q.subject),
+      quotaCell(q.used.calls, q.limit.calls, count),
+      quotaCell(q.used.tokens, q.limit.tokens, count),
+      quotaCell(q.used.costMicros, q.limit.costMicros, dollars));
+    return tr;
+  }));
+  $('quota-count').textContent = !limits
+    ? 'No daily quotas are set (serve --daily-quota agent.calls=N, user.cost=N, …).'
+    : `Today (${res.day}, UTC) — ${limits}. ` + (items.length ? 'Most calls first.' : 'Nothing used yet.');
+}
+
 export async function loadAgents() {
+  await Promise.all([loadAgentList(), loadQuotas()]);
+}
+
+async function loadAgentList() {
   let res;
   try {
     res = await api('GET', '/api/v1/agents');

@@ -51,6 +51,12 @@ func newEnv(t *testing.T, origins ...string) *env {
 // newEnvWith is newEnv with the daemon's session options.
 func newEnvWith(t *testing.T, so session.Options, origins ...string) *env {
 	t.Helper()
+	return newEnvFlags(t, so, nil, origins...)
+}
+
+// newEnvFlags is newEnvWith with extra Chromium flags.
+func newEnvFlags(t *testing.T, so session.Options, flags []chromedp.ExecAllocatorOption, origins ...string) *env {
+	t.Helper()
 	if _, err := os.Stat(chromium); err != nil {
 		t.Skipf("skipping browser end-to-end tests: %s not found (apt-get install chromium; CI installs it)", chromium)
 	}
@@ -76,7 +82,7 @@ func newEnvWith(t *testing.T, so session.Options, origins ...string) *env {
 		st.Close()
 	})
 	// Registered after the daemon's cleanup, so the browser stops first.
-	e.browser = startChromium(t, e)
+	e.browser = startChromium(t, e, flags...)
 	return e
 }
 
@@ -463,7 +469,7 @@ sb.registerTool({ name: "app.highlight", description: "Highlight text on the pag
 
 // startChromium starts headless Chromium with the flags newEnv uses and
 // logs the page console when the test fails.
-func startChromium(t *testing.T, e *env) context.Context {
+func startChromium(t *testing.T, e *env, flags ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromium),
@@ -481,6 +487,7 @@ func startChromium(t *testing.T, e *env) context.Context {
 		chromedp.Flag("disable-renderer-backgrounding", true),
 		chromedp.UserDataDir(t.TempDir()),
 	}
+	opts = append(opts, flags...)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	bctx, cancelBrowser := chromedp.NewContext(actx)
 	if err := chromedp.Do(bctx); err != nil {

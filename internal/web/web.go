@@ -26,7 +26,10 @@ import (
 	"github.com/switchboardhq/switchboard"
 )
 
-//go:embed sdk demo
+// The SDK directory is also an npm package (package.json, tests,
+// node_modules): only the files a browser loads are embedded.
+//
+//go:embed sdk/*.js sdk/*.d.ts sdk/vendor demo
 var files embed.FS
 
 // SDKSource returns the SDK module's source, for tests and for apps that

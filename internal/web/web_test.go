@@ -28,6 +28,11 @@ func TestSDKFiles(t *testing.T) {
 	for path, ctype := range map[string]string{
 		"/sdk/switchboard.js":   "text/javascript; charset=utf-8",
 		"/sdk/switchboard.d.ts": "application/typescript; charset=utf-8",
+		"/sdk/webmcp.js":        "text/javascript; charset=utf-8",
+		"/sdk/modelcontext.js":  "text/javascript; charset=utf-8",
+		// The WebMCP polyfill is served by the daemon, never from a CDN.
+		"/sdk/vendor/webmcp-polyfill/index.js":  "text/javascript; charset=utf-8",
+		"/sdk/vendor/webmcp-polyfill/schema.js": "text/javascript; charset=utf-8",
 	} {
 		resp := get(t, h, "GET", path)
 		body, _ := io.ReadAll(resp.Body)
@@ -38,8 +43,12 @@ func TestSDKFiles(t *testing.T) {
 			t.Fatalf("%s revalidation: %d", path, again.StatusCode)
 		}
 	}
-	if resp := get(t, h, "GET", "/sdk/nope.js"); resp.StatusCode != 404 {
-		t.Fatalf("missing file: %d", resp.StatusCode)
+	// The directory is also an npm package: its manifest, tests and
+	// node_modules are not served.
+	for _, path := range []string{"/sdk/nope.js", "/sdk/package.json", "/sdk/test/vendor.test.js", "/sdk/node_modules/react/index.js", "/sdk/CHANGELOG.md"} {
+		if resp := get(t, h, "GET", path); resp.StatusCode != 404 {
+			t.Fatalf("%s: %d", path, resp.StatusCode)
+		}
 	}
 	if resp := get(t, h, "POST", "/sdk/switchboard.js"); resp.StatusCode != 405 {
 		t.Fatalf("POST: %d", resp.StatusCode)

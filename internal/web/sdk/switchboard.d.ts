@@ -38,6 +38,31 @@ export interface ConnectOptions {
   resultRetries?: number;
   /** A fetch implementation (tests, or a wrapper). Default: globalThis.fetch. */
   fetch?: typeof fetch;
+  /**
+   * WebMCP: the tools the page registers with document.modelContext (and
+   * declarative form tools) become this tab's browser tools. false turns
+   * the bridge off. Default: on, with the polyfill where the browser has no
+   * document.modelContext.
+   */
+  webmcp?: false | WebMCPOptions;
+  /** At most this many tools are advertised; the rest are refused (INVALID_INPUT). Default 256, the daemon's limit. */
+  maxTools?: number;
+  /** A tool whose schema is larger is refused (PAYLOAD_TOO_LARGE). Default 262144, the daemon's limit. */
+  maxSchemaBytes?: number;
+  /** The byte budget of one advertisement; tools past it are refused (PAYLOAD_TOO_LARGE). Default just under 1 MiB. */
+  maxAdvertiseBytes?: number;
+}
+
+export interface WebMCPOptions {
+  /**
+   * WebMCP tools that are not read-only (annotations.readOnlyHint) but only
+   * move the view (navigate, scroll, open a dialog, fill a form without
+   * sending it): their WebMCP names, or a predicate. They get class "ui";
+   * any other tool that is not read-only is refused with EXEMPTION_VIOLATION.
+   */
+  viewStateOnly?: string[] | ((webmcpName: string, tool: unknown) => boolean);
+  /** Install the vendored polyfill when the browser has no document.modelContext. Default true. */
+  polyfill?: boolean;
 }
 
 /** What a handler gets besides its input. */
@@ -116,8 +141,10 @@ export interface RequestInit_ {
 export declare class Connection {
   readonly sessionId: string;
   readonly status: Status;
-  /** Names of the tools currently mounted. */
+  /** Names of the tools currently mounted (registerTool and WebMCP). */
   readonly tools: string[];
+  /** Which document.modelContext is bridged: "native", "polyfill"; "pending" while loading; "none" or "off". */
+  readonly webmcp: "native" | "polyfill" | "pending" | "none" | "off";
   /** Mount a tool: advertised at once; call the returned function to unmount it. */
   registerTool<I = any, O extends Json | void = any>(def: ToolDefinition<I, O>): () => void;
   on(event: "status", fn: (status: Status) => void): () => void;

@@ -18,6 +18,11 @@
 // (never a token in a URL); it reads its event stream with fetch (so headers
 // work), PUTs the full set of its tools whenever it changes and on every
 // (re)connect, runs each dispatched request's handler and POSTs the result.
+//
+// WebMCP: tools the page registers with document.modelContext.registerTool
+// (or declares as <form toolname>) are mounted the same way (webmcp.js).
+
+import { bridge, ensureModelContext } from "./webmcp.js";
 
 export const PROTOCOL_VERSION = "2026-11-30";
 
@@ -29,6 +34,12 @@ const DEFAULTS = {
   endOnPageHide: true,
   watchdogFactor: 2.5, // reconnect when the stream is silent this many heartbeats
   resultRetries: 4,
+  // The daemon's bounds (internal/session, internal/registry, internal/httpapi):
+  // the SDK advertises within them, so one bad or excess tool is refused
+  // alone instead of failing the whole advertisement.
+  maxTools: 256,
+  maxSchemaBytes: 256 << 10,
+  maxAdvertiseBytes: (1 << 20) - (16 << 10),
 };
 
 /** A coded error, as handlers may throw to report a failure with a code. */
@@ -66,7 +77,12 @@ export class Connection {
   #token;
   #opts;
   #fetch;
-  #tools = new Map(); // name → definition
+  #tools = new Map(); // name → definition (registerTool)
+  #web = new Map(); // name → definition (WebMCP, replaced on every toolchange)
+  #webmcp = "off"; // "pending" | "native" | "polyfill" | "none" | "off"
+  #stopBridge = null;
+  #refused = new Map(); // name → descriptor JSON the daemon refused (not sent again unchanged)
+  #reported = new Set(); // refusal messages already reported
   #running = new Map(); // invocationId → {abort, cancelled}
   #answered = new Map(); // invocationId → posted body (bounded), for redelivery
   #listeners = { status: new Set(), error: new Set(), action: new Set(), event: new Set() };
@@ -81,7 +97,7 @@ export class Connection {
   #onPageHide;
   #onPageShow;
 
-  constructor({ url, sessionId, sessionToken, fetch: fetchImpl, ...opts } = {}) {
+  constructor({ url, sessionId, sessionToken, fetch: fetchImpl, webmcp = {}, ...opts } = {}) {
     if (!sessionId || !sessionToken) {
       throw new TypeError("switchboard: connect needs sessionId and sessionToken (from your backend)");
     }
@@ -108,7 +124,38 @@ export class Connection {
       addEventListener("pagehide", this.#onPageHide);
       addEventListener("pageshow", this.#onPageShow);
     }
+    if (webmcp !== false && typeof document !== "undefined") this.#startWebMCP(webmcp);
     this.#run();
+  }
+
+  // #startWebMCP bridges document.modelContext (installing the polyfill
+  // where the browser has none) into this connection's tools.
+  async #startWebMCP({ viewStateOnly, polyfill = true } = {}) {
+    this.#webmcp = "pending";
+    const vso = typeof viewStateOnly === "function" ? viewStateOnly
+      : Array.isArray(viewStateOnly) ? (n) => viewStateOnly.includes(n) : () => false;
+    try {
+      this.#webmcp = polyfill || document.modelContext ? await ensureModelContext(document) : "none";
+    } catch (err) {
+      this.#webmcp = "none";
+      this.#error(err);
+      return;
+    }
+    if (this.#webmcp === "none" || this.#stopped) return;
+    this.#stopBridge = bridge(document.modelContext, {
+      viewStateOnly: vso,
+      onTools: (defs, refused) => {
+        for (const err of refused) this.#report(err);
+        if (!defs) return;
+        this.#web = new Map(defs.map((d) => [d.name, d]));
+        this.#scheduleAdvertise();
+      },
+    });
+  }
+
+  /** "native" or "polyfill" (which document.modelContext is bridged), "pending", "none" or "off". */
+  get webmcp() {
+    return this.#webmcp;
   }
 
   /** The session this connection belongs to. */
@@ -121,9 +168,32 @@ export class Connection {
     return this.#status;
   }
 
-  /** Names of the tools currently mounted. */
+  /** Names of the tools currently mounted (registerTool and WebMCP). */
   get tools() {
-    return [...this.#tools.keys()];
+    return [...this.#mounted().keys()];
+  }
+
+  // #mounted is every tool of the tab: registerTool's first, then WebMCP's
+  // (a WebMCP tool under a name registerTool already uses is refused).
+  #mounted() {
+    const all = new Map(this.#tools);
+    for (const [name, def] of this.#web) {
+      if (all.has(name)) {
+        this.#report(new SwitchboardError("CONFLICT", `WebMCP tool ${def.webmcp?.name ?? name} maps to ${name}, which another tool of this tab already uses`));
+        continue;
+      }
+      all.set(name, def);
+    }
+    return all;
+  }
+
+  // #report emits a refusal once (they recur on every advertisement).
+  #report(err) {
+    const key = `${err?.code}:${err?.message}`;
+    if (this.#reported.has(key)) return;
+    if (this.#reported.size > 1000) this.#reported.clear();
+    this.#reported.add(key);
+    this.#error(err);
   }
 
   /**
@@ -195,6 +265,7 @@ export class Connection {
 
   #stop(status) {
     this.#stopped = true;
+    this.#stopBridge?.();
     this.#stream?.abort();
     for (const r of this.#running.values()) {
       r.cancelled = true; // nothing to post: the session is ending
@@ -395,7 +466,7 @@ export class Connection {
     if (this.#running.has(id)) return; // already running: a redelivery
     const prior = this.#answered.get(id);
     if (prior) return this.#post(req, prior); // answered, but the ack may be lost
-    const tool = this.#tools.get(req.tool);
+    const tool = this.#tools.get(req.tool) ?? this.#web.get(req.tool);
     const ac = new AbortController();
     const run = { abort: (why) => ac.abort(why), cancelled: false };
     this.#running.set(id, run);
@@ -419,7 +490,10 @@ export class Connection {
       const ctx = { signal: ac.signal, invocationId: id, runId: req.runId, tool: req.tool };
       const value = await Promise.race([Promise.resolve().then(() => tool.handler(req.input ?? {}, ctx)), aborted]);
       const result = value === undefined ? null : value;
-      JSON.stringify(result); // throws on values JSON cannot carry
+      // Throws on a cycle or a BigInt; undefined for a function or a symbol.
+      if (JSON.stringify(result) === undefined) {
+        throw new SwitchboardError("INTERNAL", `the handler of ${req.tool} returned a ${typeof result}, which JSON cannot carry`);
+      }
       body = { protocolVersion: PROTOCOL_VERSION, invocationId: id, ok: true, result };
     } catch (err) {
       body = {
@@ -493,14 +567,27 @@ export class Connection {
       this.#advertiseAgain = true;
       return;
     }
-    const tools = [...this.#tools.values()].map(descriptor);
+    const sent = this.#advertisement();
     this.#advertising = this.#fetch(this.#api(`/api/v1/sessions/${encodeURIComponent(this.#sessionId)}/tools`), {
       method: "PUT",
       headers: { Authorization: `Bearer ${this.#token}`, "Content-Type": "application/json" },
-      body: JSON.stringify({ tools }),
+      body: `{"tools":[${[...sent.values()].join(",")}]}`,
     })
       .then(async (res) => {
-        if (!res.ok) this.#error(await errorOf(res));
+        if (res.ok) return;
+        const err = await errorOf(res);
+        // The daemon names each refused tool: leave those out and send
+        // the rest again, so one bad tool does not take the others down.
+        let dropped = 0;
+        for (const issue of Array.isArray(err.details?.issues) ? err.details.issues : []) {
+          const json = sent.get(issue?.name);
+          if (json === undefined || this.#refused.get(issue.name) === json) continue;
+          this.#refused.set(issue.name, json);
+          this.#report(new SwitchboardError(issue.code ?? err.code, String(issue.message ?? err.message)));
+          dropped++;
+        }
+        if (dropped > 0) this.#advertiseAgain = true;
+        else this.#error(err);
       }, (err) => this.#error(err))
       .finally(() => {
         this.#advertising = null;
@@ -509,6 +596,41 @@ export class Connection {
           this.#advertiseNow();
         }
       });
+  }
+  // #advertisement is the JSON of each tool to send (name → descriptor),
+  // within the daemon's bounds: a tool with a schema past maxSchemaBytes,
+  // past maxTools or past the request's byte budget is refused here with
+  // the daemon's code, and one the daemon refused is not sent again until
+  // it changes.
+  #advertisement() {
+    const out = new Map();
+    let bytes = 0;
+    for (const [name, def] of this.#mounted()) {
+      let json;
+      try {
+        json = JSON.stringify(descriptor(def));
+      } catch (err) {
+        this.#report(new SwitchboardError("SCHEMA_VIOLATION", `tool ${name}: its schema is not JSON (${err.message})`));
+        continue;
+      }
+      if (this.#refused.get(name) === json) continue;
+      this.#refused.delete(name);
+      if (json.length > this.#opts.maxSchemaBytes + (16 << 10)) { // the schema and the rest of the descriptor
+        this.#report(new SwitchboardError("PAYLOAD_TOO_LARGE", `tool ${name} is ${json.length} bytes; a tool's schema may have at most ${this.#opts.maxSchemaBytes}`));
+        continue;
+      }
+      if (out.size >= this.#opts.maxTools) {
+        this.#report(new SwitchboardError("INVALID_INPUT", `tool ${name} is not advertised: a tab may advertise at most ${this.#opts.maxTools} tools`));
+        continue;
+      }
+      if (bytes + json.length > this.#opts.maxAdvertiseBytes) {
+        this.#report(new SwitchboardError("PAYLOAD_TOO_LARGE", `tool ${name} is not advertised: this tab's tools pass the daemon's ${this.#opts.maxAdvertiseBytes}-byte limit`));
+        continue;
+      }
+      bytes += json.length + 1;
+      out.set(name, json);
+    }
+    return out;
   }
 }
 
@@ -524,6 +646,11 @@ function descriptor(def) {
   };
   for (const k of ["summary", "outputSchema", "timeoutMs", "maxConcurrency", "ui", "pinned"]) {
     if (def[k] !== undefined) d[k] = def[k];
+  }
+  if (def.webmcp?.untrustedContent) {
+    // Every browser tool's result is already page data to the daemon
+    // (provenance site-html); the hint is kept so a client can show it.
+    d.ui = { ...d.ui, details: { ...d.ui?.details, untrustedContent: true } };
   }
   return d;
 }

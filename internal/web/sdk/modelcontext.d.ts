@@ -1,0 +1,4 @@
+// Type declarations for modelcontext.js: importing it installs document.modelContext where missing.
+
+/** Which document.modelContext this page has. */
+export declare const modelContext: "native" | "polyfill" | "none";

@@ -4,6 +4,8 @@ import { connect, SwitchboardError, type Connection, type Status } from "../swit
 import { toolName, ensureModelContext, type WebMCPTool } from "../webmcp.js";
 import { modelContext } from "../modelcontext.js";
 import { reportContexts } from "../context.js";
+import { SwitchboardProvider, useConnectionStatus, useTool, useAgentContext, useConnection } from "../react.js";
+import { createElement } from "react";
 
 const sb: Connection = connect({
   url: "http://127.0.0.1:7766", sessionId: "s", sessionToken: "t",
@@ -32,4 +34,12 @@ const which: Promise<"native" | "polyfill" | "none"> = ensureModelContext();
 const installed: "native" | "polyfill" | "none" = modelContext;
 reportContexts(sb).destroy();
 
+function Search(): null {
+  const conn: Connection = useConnection();
+  const status: Status = useConnectionStatus(conn);
+  useTool({ name: "search.open", description: "Open search.", handler: () => ({ open: status === "open" }) });
+  useAgentContext({ id: "search", kind: "panel", label: "Search", selection: { text: "q" } });
+  return null;
+}
+createElement(SwitchboardProvider, { connection: sb }, createElement(Search));
 void [mode, name, which, installed];

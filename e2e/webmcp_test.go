@@ -287,6 +287,17 @@ func TestWebMCPPageInChromium(t *testing.T) {
 			if res.IsError || !strings.Contains(resultText(res), "Oslo-2") {
 				t.Fatalf("MCP call of searchFlights: %s (error %v)", resultText(res), res.IsError)
 			}
+			// The call is in the ledger, attributed to the agent, its result
+			// marked as page content.
+			waitDaemon(t, "the ledger entry of the MCP call", func() bool {
+				page, err := e.admin.Activity(bg, client.ActivityQuery{Verb: "tool.call", Limit: 100})
+				for _, en := range page.Items {
+					if err == nil && en.Target == "page.search_flights" && strings.Contains(en.Actor, "claude") && strings.Contains(string(en.Provenance), "site-html") {
+						return true
+					}
+				}
+				return false
+			})
 			res = mcpCall(t, cs, "cart-show", map[string]any{})
 			if res.IsError || !strings.Contains(resultText(res), "2 items") {
 				t.Fatalf("MCP call of cart.show: %s", resultText(res))

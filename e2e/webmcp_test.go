@@ -123,12 +123,24 @@ var webmcpModes = []struct {
 	{"polyfill", nil},
 }
 
+// cliDir holds the CLI binary cliBinary builds; TestMain removes it.
+var cliDir string
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if cliDir != "" {
+		os.RemoveAll(cliDir)
+	}
+	os.Exit(code)
+}
+
 // cliBinary builds the switchboard CLI once for the tests that drive it.
 var cliBinary = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "sb-cli-")
 	if err != nil {
 		return "", err
 	}
+	cliDir = dir
 	bin := filepath.Join(dir, "switchboard")
 	out, err := exec.Command("go", "build", "-o", bin, "github.com/switchboardhq/switchboard/cmd/switchboard").CombinedOutput()
 	if err != nil {

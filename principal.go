@@ -35,6 +35,10 @@ type Principal struct {
 	// means the operator (user:admin), as for operator-minted tokens. A
 	// user principal acts for itself and leaves it empty.
 	User string `json:"user,omitempty"`
+	// Task is the envelope of the delegated task the principal works on,
+	// checked before its own scope: a tool outside it is hidden as one
+	// outside the scope is (internal/scope.Allows).
+	Task *TaskScope `json:"task,omitempty"`
 }
 
 // Operator is the daemon's own user, the admin token's holder: the one

@@ -346,6 +346,20 @@ type Store interface {
 	// A running or waiting run is never deleted.
 	RunExpire(ctx context.Context, before time.Time, limit int) (int, error)
 
+	// TaskCreate inserts a delegated task at revision 1 (ErrConflict if
+	// the ID exists).
+	TaskCreate(ctx context.Context, t Task) error
+	// TaskGet returns one task or ErrNotFound.
+	TaskGet(ctx context.Context, id string) (Task, error)
+	// TaskUpdate is a compare-and-swap on the revision: it stores t (its
+	// status, replica and record) only if the stored revision is still
+	// t.Revision and returns it at the next revision; otherwise it changes
+	// nothing and returns the current task with ErrConflict.
+	TaskUpdate(ctx context.Context, t Task) (Task, error)
+	// TaskList returns the tasks f selects, newest first (by creation
+	// time, then ID).
+	TaskList(ctx context.Context, f TaskFilter) ([]Task, error)
+
 	// Close releases the database; every later call fails with
 	// CodeUnavailable. It is safe to call more than once.
 	Close() error

@@ -448,6 +448,11 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 		}
 		defer w.Stop()
 	}
+	// Tasks an earlier start left working go on, now that the manifest's
+	// tools are in the catalog.
+	if _, err := d.RecoverTasks(ctx); err != nil {
+		log.Warn("could not resume delegated tasks left working", "err", err)
+	}
 	if metricsLn != nil {
 		defer serveMetrics(metricsLn, d, log)()
 	}

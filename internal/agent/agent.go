@@ -286,6 +286,30 @@ type StartRequest struct {
 	// Caller is who started the run; the chat's owner check uses Owner.
 	Owner    string
 	MaxSteps int
+	// As, if set, is who the run's tool calls run as instead of the
+	// assistant of Owner: a delegated task's assistant, acting for the
+	// task's owner within its envelope (internal/task).
+	As *switchboard.Principal
+	// Limits are the run's own ceilings beside the runtime's; the
+	// smaller of each wins.
+	Limits Limits
+	// IdempotencyScope, if set, gives every mutate or job call of the run
+	// an idempotency key made of its tool and input, scoped to it: a
+	// delegated task resumed after a restart gets a completed mutation's
+	// stored outcome back instead of running it again.
+	IdempotencyScope string
+}
+
+// Limits are a run's ceilings (a delegated task's budget): tokens and
+// cost are checked before every model call, calls before every step's
+// tool calls run; each reached one ends the run failed with
+// BUDGET_EXCEEDED. Past Deadline the run is stopped with TIMEOUT. Zero
+// values are no ceiling.
+type Limits struct {
+	MaxTokens int64
+	MaxCost   float64
+	MaxCalls  int
+	Deadline  time.Time
 }
 
 // Start begins a run and returns at once; the run's events stream from
@@ -309,6 +333,9 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (*Run, error) {
 	who, err := rt.assistantFor(ctx, req.Owner)
 	if err != nil {
 		return nil, err
+	}
+	if req.As != nil {
+		who = *req.As
 	}
 	// The run sees the tools its binding contributes: the host's binding
 	// of the chat if it names one, else the transport's.
@@ -347,8 +374,16 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (*Run, error) {
 	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	runCtx, cancelTimeout := context.WithTimeoutCause(runCtx, rt.opts.RunTimeout,
 		switchboard.Errorf(switchboard.CodeTimeout, "run took longer than %s", rt.opts.RunTimeout))
+	if dl := req.Limits.Deadline; !dl.IsZero() {
+		var cancelDeadline context.CancelFunc
+		runCtx, cancelDeadline = context.WithDeadlineCause(runCtx, dl,
+			switchboard.Errorf(switchboard.CodeTimeout, "the deadline %s passed", dl.UTC().Format(time.RFC3339)))
+		outer := cancelTimeout
+		cancelTimeout = func() { cancelDeadline(); outer() }
+	}
 	run := newRun(req.RunID, req.ThreadID, req.SessionID, req.Owner, req.Harness, rt.now(), rt.opts.MaxRunEvents)
 	run.principal = who
+	run.limits, run.idemScope = req.Limits, req.IdempotencyScope
 	run.cancel = func(cause error) { cancel(cause) }
 
 	rt.mu.Lock()

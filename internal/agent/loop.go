@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -14,6 +16,7 @@ import (
 	"github.com/switchboardhq/switchboard/agui"
 	"github.com/switchboardhq/switchboard/internal/approval"
 	"github.com/switchboardhq/switchboard/internal/broker"
+	"github.com/switchboardhq/switchboard/internal/canonjson"
 	"github.com/switchboardhq/switchboard/internal/model"
 	"github.com/switchboardhq/switchboard/internal/redact"
 	"github.com/switchboardhq/switchboard/internal/tracing"
@@ -139,6 +142,11 @@ func (rt *Runtime) loop(ctx context.Context, run *Run, req StartRequest, plan *r
 				return
 			}
 			continue // a follow-up arrived while the model answered
+		}
+		if err := overCalls(run, calls); err != nil {
+			st.em.endStep()
+			rt.end(ctx, st, switchboard.RunFailed, err, nil, nil)
+			return
 		}
 		pending, parks := rt.execute(ctx, st, calls)
 		st.em.endStep()
@@ -283,6 +291,16 @@ func (rt *Runtime) overBudget(r *Run) error {
 	r.mu.Lock()
 	tokens, cost := r.usage.Total(), r.cost
 	r.mu.Unlock()
+	if max := r.limits.MaxTokens; max > 0 && tokens >= max && (rt.opts.MaxRunTokens <= 0 || max < rt.opts.MaxRunTokens) {
+		return switchboard.Errorf(switchboard.CodeBudgetExceeded,
+			"the run used %d tokens, its budget is %d; it stopped before the next model call", tokens, max).
+			WithDetails(map[string]any{"tokens": tokens, "maxTokens": max})
+	}
+	if max := r.limits.MaxCost; max > 0 && cost >= max && (rt.opts.MaxRunCost <= 0 || max < rt.opts.MaxRunCost) {
+		return switchboard.Errorf(switchboard.CodeBudgetExceeded,
+			"the run cost $%.4f, its budget is $%.4f; it stopped before the next model call", cost, max).
+			WithDetails(map[string]any{"cost": cost, "maxCost": max})
+	}
 	if max := rt.opts.MaxRunTokens; max > 0 && tokens >= max {
 		return switchboard.Errorf(switchboard.CodeBudgetExceeded,
 			"the run used %d tokens, its ceiling is %d; it stopped before the next model call (start a new run to go on)", tokens, max).
@@ -293,6 +311,44 @@ func (rt *Runtime) overBudget(r *Run) error {
 			"the run cost $%.4f, its ceiling is $%.4f; it stopped before the next model call (start a new run to go on)", cost, max).
 			WithDetails(map[string]any{"cost": cost, "maxCost": max})
 	}
+	return nil
+}
+
+// callKey is the idempotency key of a mutate or job call in a run with an
+// idempotency scope: its tool and canonical input, so the same mutation
+// asked again returns its first outcome. "" for other classes (a read
+// asked again reads again).
+func (rt *Runtime) callKey(ctx context.Context, tool string, input json.RawMessage) string {
+	t, err := rt.reg.Get(ctx, tool)
+	if err != nil || (t.Class != switchboard.ClassMutate && t.Class != switchboard.ClassJob) {
+		return ""
+	}
+	canon, err := canonjson.Canonical(input)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(append([]byte(tool+"\n"), canon...))
+	return "task-" + hex.EncodeToString(sum[:16])
+}
+
+// overCalls counts the step's calls that go to the broker against the
+// run's call budget (Limits.MaxCalls): BUDGET_EXCEEDED, and none of them
+// runs, when they would take the run past it.
+func overCalls(r *Run, calls []call) error {
+	n := 0
+	for _, c := range calls {
+		if c.tool == nil || (c.tool.kind != kindFrontend && c.tool.kind != kindMeta) {
+			n++
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if max := r.limits.MaxCalls; max > 0 && r.calls+n > max {
+		return switchboard.Errorf(switchboard.CodeBudgetExceeded,
+			"the run made %d tool calls and asked for %d more; its budget is %d calls, so none of them ran", r.calls, n, max).
+			WithDetails(map[string]any{"calls": r.calls, "maxCalls": max})
+	}
+	r.calls += n
 	return nil
 }
 
@@ -384,6 +440,10 @@ func (rt *Runtime) runCall(ctx context.Context, st *runState, c call, auto *auto
 		}})
 	})
 	req := broker.CallRequest{Tool: c.name, Input: json.RawMessage(argsOrEmpty(c.args)), SessionID: st.run.session, RunID: st.run.id}
+	if st.run.idemScope != "" && c.tool != nil && c.tool.kind == kindCatalog {
+		req.IdempotencyKey, req.IdempotencyScope = rt.callKey(ctx, c.name, req.Input), st.run.idemScope
+		req.AwaitInFlight = req.IdempotencyKey != ""
+	}
 	// The call's invocation id ties what the tab hears about it (an
 	// approval card names the invocation) to its tool call in the run.
 	recorded := func(inv switchboard.Invocation) {

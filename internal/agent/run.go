@@ -27,6 +27,8 @@ type Record struct {
 type Run struct {
 	id, thread, session, owner string
 	principal                  switchboard.Principal // who its tool calls run as (principal.go)
+	limits                     Limits                // its own ceilings (StartRequest.Limits)
+	idemScope                  string                // StartRequest.IdempotencyScope
 	harness                    switchboard.Harness
 	created                    time.Time
 	cancel                     context.CancelCauseFunc
@@ -43,6 +45,7 @@ type Run struct {
 	usage    model.Usage
 	cost     float64
 	steps    int
+	calls    int // tool calls it sent to the broker
 	err      *switchboard.Error
 	finished time.Time
 	queue    []queuedFollowUp

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"sync"
 	"sync/atomic"
 
 	"github.com/switchboardhq/switchboard"
@@ -35,6 +36,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/registry"
 	"github.com/switchboardhq/switchboard/internal/scope"
 	"github.com/switchboardhq/switchboard/internal/session"
+	"github.com/switchboardhq/switchboard/internal/task"
 	"github.com/switchboardhq/switchboard/internal/telemetry"
 	"github.com/switchboardhq/switchboard/internal/web"
 	"github.com/switchboardhq/switchboard/internal/workspace"
@@ -147,6 +149,13 @@ type Daemon struct {
 	Workspace *workspace.Workspace
 	ws        atomic.Pointer[workspace.Workspace]
 
+	// Tasks runs delegated tasks (internal/daemon/tasks.go).
+	Tasks *task.Service
+	// startOwners are the replicas whose work this start resolved, until
+	// RecoverTasks resumes their tasks.
+	mu          sync.Mutex
+	startOwners map[string]bool
+
 	replica   replicaState // this daemon among the replicas on its store (replica.go)
 	retention retention    // the background sweeper of expired records (retention.go)
 	demoKey   string       // the demo page's key; "" without --demo
@@ -247,6 +256,9 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	if err := d.relayRuns(opts.Bus); err != nil {
 		return nil, err
 	}
+	if err := d.startTasks(opts); err != nil {
+		return nil, err
+	}
 	extra := d.webRoutes(opts)
 	extra["/mcp"] = d.mcp.Handler()
 	d.oauthRoutes(extra)
@@ -267,6 +279,7 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 			return err
 		},
 		Agents:      d.Agents,
+		Tasks:       d.Tasks,
 		Workspace:   d.Workspace,
 		ChatReading: d.chatReading(opts.Bus), // followups.go
 		Metrics:     d.metricsRoute(opts),
@@ -310,6 +323,7 @@ func (d *Daemon) Close() error {
 		d.stopRuns()
 	}
 	d.Agent.Close() // cancels runs, which ends their streams
+	d.Tasks.Close() // their tasks stay working, for the next start to resume
 	d.closeAgents()
 	// Ends panel subscriptions and actions waiting for approval.
 	d.closePanels()
@@ -348,6 +362,7 @@ func (d *Daemon) startSessions(ctx context.Context, opts Options) (map[string]st
 		}
 	}
 	d.forget(ctx, owners)
+	d.startOwners = owners // their tasks resume in RecoverTasks
 	so := opts.Session
 	so.Store, so.Bus, so.Logger, so.Replica = opts.Store, opts.Bus, d.log, d.replica.id
 	so.Presence = true // replicas that share the bus reach each other's tabs (internal/session/presence.go)

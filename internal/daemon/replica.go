@@ -281,6 +281,11 @@ func (d *Daemon) takeOver(ctx context.Context, list []switchboard.Replica, id st
 		}
 	}
 	d.resume(kept)
+	if n, err := d.Tasks.Recover(ctx, owners); err != nil {
+		d.log.Warn("could not resume another replica's delegated tasks", "replica", id, "err", err)
+	} else if n > 0 {
+		d.log.Info("resumed another replica's delegated tasks", "replica", id, "count", n)
+	}
 	d.forget(ctx, owners)
 }
 

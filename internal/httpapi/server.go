@@ -27,6 +27,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/registry"
 	"github.com/switchboardhq/switchboard/internal/session"
 	"github.com/switchboardhq/switchboard/internal/strictjson"
+	"github.com/switchboardhq/switchboard/internal/task"
 	"github.com/switchboardhq/switchboard/internal/tracing"
 	"github.com/switchboardhq/switchboard/internal/workspace"
 )
@@ -96,6 +97,8 @@ type Options struct {
 	Ready func(context.Context) error
 	// Agents serves the agent-session routes (/agents); nil leaves them out.
 	Agents *workspace.Agents
+	// Tasks serves the delegated-task routes (/tasks); nil leaves them out.
+	Tasks *task.Service
 }
 
 // Server serves the HTTP API. Create it with New.
@@ -174,6 +177,7 @@ func (s *Server) routes() {
 	s.governanceRoutes()
 	s.agentSessionRoutes()
 	s.workspaceRoutes()
+	s.taskRoutes()
 	if s.opts.Metrics != nil {
 		s.mux.HandleFunc("GET /metrics", s.admin(s.opts.Metrics.ServeHTTP))
 	}

@@ -66,15 +66,25 @@ func Allows(p switchboard.Principal, name string) bool {
 	if p.Kind != switchboard.PrincipalAgent {
 		return true
 	}
-	for _, d := range p.Deny {
+	// A delegated task's envelope first, then the agent's own scope: a
+	// call must pass both.
+	if t := p.Task; t != nil && !admits(t.Allow, t.Deny, name) {
+		return false
+	}
+	return admits(p.Allow, p.Deny, name)
+}
+
+// admits reports whether name passes one allow/deny pair.
+func admits(allow, deny []string, name string) bool {
+	for _, d := range deny {
 		if Match(d, name) {
 			return false
 		}
 	}
-	if len(p.Allow) == 0 {
+	if len(allow) == 0 {
 		return true
 	}
-	for _, a := range p.Allow {
+	for _, a := range allow {
 		if Match(a, name) {
 			return true
 		}

@@ -444,6 +444,12 @@ func testClosed(t *testing.T, s switchboard.Store) {
 		"RunGet":            func() error { _, err := s.RunGet(ctx, "r"); return err },
 		"RunEventList":      func() error { _, err := s.RunEventList(ctx, "r", 0, 1); return err },
 		"RunList":           func() error { _, err := s.RunList(ctx, switchboard.RunFilter{}); return err },
+		"TaskCreate": func() error {
+			return s.TaskCreate(ctx, switchboard.Task{ID: "t", Owner: "user:a", Status: switchboard.TaskSubmitted})
+		},
+		"TaskGet":    func() error { _, err := s.TaskGet(ctx, "t"); return err },
+		"TaskUpdate": func() error { _, err := s.TaskUpdate(ctx, switchboard.Task{ID: "t", Revision: 1}); return err },
+		"TaskList":   func() error { _, err := s.TaskList(ctx, switchboard.TaskFilter{}); return err },
 		"RunFailInFlight": func() error {
 			_, err := s.RunFailInFlight(ctx, []string{"q"}, func(r switchboard.RunRecord) (switchboard.RunRecord, []byte) { return r, []byte(`{}`) })
 			return err

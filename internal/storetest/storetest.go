@@ -41,6 +41,7 @@ var cases = []struct {
 	fn   func(*testing.T, switchboard.Store)
 }{
 	{"ToolPutList", testToolPutList},
+	{"Task", testTask},
 	{"ToolUpsert", testToolUpsert},
 	{"ToolBatchAtomic", testToolBatchAtomic},
 	{"ToolPutRejects", testToolPutRejects},

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/client"
+)
+
+// newTasks delegates, lists, shows, cancels and resumes tasks
+// (docs/tasks.md).
+func newTasks(g *globals) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "tasks",
+		Short: "Delegate work to the assistant, and list, show, cancel or resume it",
+		Long: `A task is work handed to the built-in assistant: a goal, the projects it
+spans, and a permission envelope (tool globs it may call, a budget of calls,
+tokens and dollars, a deadline). It moves submitted → working ⇄
+input_required (a call waits for approval) → completed | failed | cancelled.
+A tool outside the envelope is TOOL_NOT_FOUND to the assistant; a spent budget
+ends the task with BUDGET_EXCEEDED, a passed deadline with TIMEOUT. An agent
+token's tasks are its user's, narrowed to the token's scope.`,
+	}
+	c.AddCommand(newTasksCreate(g), newTasksList(g), newTasksShow(g), newTasksAction(g, "cancel"), newTasksAction(g, "resume"))
+	return c
+}
+
+func newTasksCreate(g *globals) *cobra.Command {
+	var (
+		req      client.TaskRequest
+		deadline string
+	)
+	c := &cobra.Command{
+		Use:   "create GOAL",
+		Short: "Delegate a task to the assistant",
+		Example: `  switchboard tasks create "Prepare the Q3 board pack" --project finance --project design \
+    --allow 'finance.*' --allow 'design.*' --deny 'finance.delete*' --max-calls 200 --max-cost 2 --deadline 2026-12-11T17:00:00Z`,
+		Args: exactArgs(1, "the goal, in quotes"),
+		RunE: func(c *cobra.Command, args []string) error {
+			cl, err := g.client()
+			if err != nil {
+				return err
+			}
+			req.Goal = args[0]
+			if deadline != "" {
+				d, err := time.Parse(time.RFC3339, deadline)
+				if err != nil {
+					return usageError{fmt.Errorf("--deadline %q: use RFC 3339, such as 2026-12-11T17:00:00Z", deadline), c.CommandPath()}
+				}
+				req.Envelope.Deadline = d
+			}
+			t, err := cl.CreateTask(c.Context(), req)
+			if err != nil {
+				return err
+			}
+			if g.json {
+				return g.printJSON(t)
+			}
+			fmt.Fprintf(g.stdout, "%s %s\n", t.ID, t.Status)
+			for _, n := range t.Narrowed {
+				fmt.Fprintf(g.stdout, "narrowed: %s\n", n)
+			}
+			return nil
+		},
+	}
+	fl := c.Flags()
+	fl.StringArrayVar(&req.Projects, "project", nil, "a project the task spans (repeatable)")
+	fl.StringArrayVar(&req.Envelope.Allow, "allow", nil, "a tool glob the task may call (repeatable; none: what you may call)")
+	fl.StringArrayVar(&req.Envelope.Deny, "deny", nil, "a tool glob the task may not call (repeatable)")
+	fl.IntVar(&req.Envelope.MaxCalls, "max-calls", 0, "at most this many tool calls (0: no budget)")
+	fl.Int64Var(&req.Envelope.MaxTokens, "max-tokens", 0, "at most this many model tokens (0: the daemon's run ceiling)")
+	fl.Float64Var(&req.Envelope.MaxCost, "max-cost", 0, "at most this many US dollars of model use (0: the daemon's run ceiling)")
+	fl.StringVar(&deadline, "deadline", "", "stop the task with TIMEOUT at this time (RFC 3339)")
+	return c
+}
+
+func newTasksList(g *globals) *cobra.Command {
+	var (
+		status []string
+		limit  int
+	)
+	c := &cobra.Command{
+		Use:     "list",
+		Short:   "List your tasks, newest first (the admin token: everyone's)",
+		Example: "  switchboard tasks list\n  switchboard tasks list --status working --status input_required",
+		Args:    cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			cl, err := g.client()
+			if err != nil {
+				return err
+			}
+			var st []switchboard.TaskStatus
+			for _, s := range status {
+				st = append(st, switchboard.TaskStatus(s))
+			}
+			ts, err := cl.Tasks(c.Context(), limit, st...)
+			if err != nil {
+				return err
+			}
+			if g.json {
+				return g.printJSON(ts)
+			}
+			tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tSTATUS\tOWNER\tCALLS\tCREATED\tGOAL")
+			for _, t := range ts {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", t.ID, t.Status, t.Owner, t.Usage.Calls,
+					t.CreatedAt.Local().Format("2006-01-02 15:04"), clip(oneLine(t.Goal), 60))
+			}
+			return tw.Flush()
+		},
+	}
+	c.Flags().StringArrayVar(&status, "status", nil, "only tasks in this status (repeatable)")
+	c.Flags().IntVar(&limit, "limit", 0, "at most this many (default 100)")
+	return c
+}
+
+func newTasksShow(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:     "show ID",
+		Short:   "Show a task: status, envelope, usage, steps and artifacts",
+		Example: "  switchboard tasks show task_3f2a...",
+		Args:    exactArgs(1, "one task ID"),
+		RunE: func(c *cobra.Command, args []string) error {
+			cl, err := g.client()
+			if err != nil {
+				return err
+			}
+			t, err := cl.Task(c.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if g.json {
+				return g.printJSON(t)
+			}
+			printTask(g, t)
+			return nil
+		},
+	}
+}
+
+// newTasksAction is tasks cancel and tasks resume.
+func newTasksAction(g *globals, verb string) *cobra.Command {
+	short := "Stop a task: its run is cancelled, calls waiting for approval with it"
+	if verb == "resume" {
+		short = "Start a stopped task again from its completed steps (within what is left of its budget)"
+	}
+	return &cobra.Command{
+		Use:     verb + " ID",
+		Short:   short,
+		Example: "  switchboard tasks " + verb + " task_3f2a...",
+		Args:    exactArgs(1, "one task ID"),
+		RunE: func(c *cobra.Command, args []string) error {
+			cl, err := g.client()
+			if err != nil {
+				return err
+			}
+			act := cl.CancelTask
+			if verb == "resume" {
+				act = cl.ResumeTask
+			}
+			t, err := act(c.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if g.json {
+				return g.printJSON(t)
+			}
+			fmt.Fprintf(g.stdout, "%s %s\n", t.ID, t.Status)
+			return nil
+		},
+	}
+}
+
+func printTask(g *globals, t switchboard.Task) {
+	w := g.stdout
+	fmt.Fprintf(w, "%s  %s\nowner: %s (created by %s), assignee: %s\ngoal: %s\n", t.ID, t.Status, t.Owner, t.Creator, t.Assignee, t.Goal)
+	if len(t.Projects) > 0 {
+		fmt.Fprintf(w, "projects: %s\n", strings.Join(t.Projects, ", "))
+	}
+	e := t.Envelope
+	fmt.Fprintf(w, "envelope: allow [%s] deny [%s] maxCalls %d maxTokens %d maxCost %g", strings.Join(e.Allow, " "), strings.Join(e.Deny, " "), e.MaxCalls, e.MaxTokens, e.MaxCost)
+	if !e.Deadline.IsZero() {
+		fmt.Fprintf(w, " deadline %s", e.Deadline.Format(time.RFC3339))
+	}
+	fmt.Fprintf(w, "\nusage: %d calls, %d tokens, $%.4f\n", t.Usage.Calls, t.Usage.Tokens, t.Usage.Cost)
+	for _, n := range t.Narrowed {
+		fmt.Fprintf(w, "narrowed: %s\n", n)
+	}
+	if t.Error != nil {
+		fmt.Fprintf(w, "error: %s: %s\n", t.Error.Code, t.Error.Message)
+	}
+	for i, s := range t.Steps {
+		fmt.Fprintf(w, "step %d: %s %s %s %s\n", i+1, s.Kind, s.Tool, s.Status, s.InvocationID)
+	}
+	for _, a := range t.Artifacts {
+		fmt.Fprintf(w, "artifact %s (%s): %s\n", a.ID, a.Name, clip(oneLine(a.Text), 400))
+	}
+}
+
+func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }

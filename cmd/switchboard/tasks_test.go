@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/client"
+)
+
+// TestTasksCommands: tasks create / list / show / resume / cancel against
+// a daemon with no model configured, so every run fails at once with
+// MODEL_ERROR — which the task shows, and a resume runs again.
+func TestTasksCommands(t *testing.T) {
+	_, srv := newTestDaemon(t)
+	admin := []string{"--addr", srv.URL, "--token", testToken}
+	code, out, errs := run(t, append(admin, "--json", "tasks", "create", "Prepare the Q3 board pack",
+		"--project", "finance", "--project", "design", "--allow", "finance.*", "--max-calls", "5", "--deadline", "2099-01-01T00:00:00Z")...)
+	var tk switchboard.Task
+	if code != 0 || json.Unmarshal([]byte(out), &tk) != nil || tk.ID == "" {
+		t.Fatalf("tasks create: %d %q %q", code, out, errs)
+	}
+	if tk.Envelope.MaxCalls != 5 || strings.Join(tk.Projects, ",") != "finance,design" || tk.Envelope.Deadline.Year() != 2099 {
+		t.Fatalf("created %+v", tk)
+	}
+	cl := client.New(srv.URL, testToken, nil)
+	failed := func() switchboard.Task {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		for {
+			got, err := cl.Task(ctx, tk.ID)
+			if err == nil && got.Status == switchboard.TaskFailed {
+				return got
+			}
+			select {
+			case <-ctx.Done():
+				t.Fatalf("task never failed: %+v %v", got, err)
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+	failed()
+	code, out, _ = run(t, append(admin, "tasks", "list")...)
+	if code != 0 || !strings.Contains(out, tk.ID) || !strings.Contains(out, "failed") || !strings.Contains(out, "Prepare the Q3") {
+		t.Fatalf("tasks list: %d %q", code, out)
+	}
+	code, out, _ = run(t, append(admin, "tasks", "show", tk.ID)...)
+	if code != 0 || !strings.Contains(out, "MODEL_ERROR") || !strings.Contains(out, "projects: finance, design") || !strings.Contains(out, "allow [finance.*]") {
+		t.Fatalf("tasks show: %d %q", code, out)
+	}
+	code, out, _ = run(t, append(admin, "tasks", "resume", tk.ID)...)
+	if code != 0 || !strings.Contains(out, tk.ID) {
+		t.Fatalf("tasks resume: %d %q", code, out)
+	}
+	if got := failed(); len(got.Runs) != 2 {
+		t.Fatalf("after resume the task has runs %v, want 2", got.Runs)
+	}
+	code, _, errs = run(t, append(admin, "tasks", "cancel", tk.ID)...)
+	if code == 0 || !strings.Contains(errs, "CONFLICT") {
+		t.Fatalf("cancel of a failed task: %d %q, want CONFLICT", code, errs)
+	}
+	code, _, errs = run(t, append(admin, "tasks", "show", "task_nope")...)
+	if code == 0 || !strings.Contains(errs, "NOT_FOUND") {
+		t.Fatalf("show of an unknown task: %d %q, want NOT_FOUND", code, errs)
+	}
+	code, _, errs = run(t, append(admin, "tasks", "create", "x", "--deadline", "friday")...)
+	if code == 0 || !strings.Contains(errs, "RFC 3339") {
+		t.Fatalf("a bad deadline: %d %q", code, errs)
+	}
+}

@@ -1,0 +1,39 @@
+package daemon
+
+import (
+	"context"
+
+	"github.com/switchboardhq/switchboard/internal/task"
+)
+
+// startTasks builds the delegated-task service over the assistant
+// (internal/task). It recovers nothing yet: RecoverTasks does, once the
+// host has registered its tools.
+func (d *Daemon) startTasks(opts Options) error {
+	var err error
+	d.Tasks, err = task.New(task.Options{Store: opts.Store, Agent: d.Agent, Tools: d.Registry, Replica: d.replica.id,
+		MaxRunTokens: opts.Agent.MaxRunTokens, MaxRunCost: opts.Agent.MaxRunCost, Logger: d.log})
+	return err
+}
+
+// RecoverTasks resumes the tasks that an earlier start of this daemon (or
+// a replica gone before it started) left working, and returns how many.
+// Call it once the host's tools are registered (serve does after loading
+// its manifest; an embedding app after its RegisterFunc calls): a resumed
+// task whose steps name a tool that is not in the catalog fails. Tasks of
+// a replica that dies later are resumed by the survivor that takes its
+// work over.
+func (d *Daemon) RecoverTasks(ctx context.Context) (int, error) {
+	d.mu.Lock()
+	owners := d.startOwners
+	d.startOwners = nil
+	d.mu.Unlock()
+	if owners == nil {
+		return 0, nil
+	}
+	n, err := d.Tasks.Recover(ctx, owners)
+	if n > 0 {
+		d.log.Info("resumed delegated tasks left working", "count", n)
+	}
+	return n, err
+}

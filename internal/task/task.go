@@ -1,0 +1,399 @@
+// Package task runs delegated tasks: work a user hands to the built-in
+// assistant with a goal and a permission envelope (tool globs, a budget of
+// calls, tokens and cost, a deadline). A task's record lives in the store
+// (switchboard.Task); this package creates it, narrows its envelope to its
+// owner's rights, runs it as an assistant run whose calls carry the
+// envelope (switchboard.Principal.Task, checked before the assistant's own
+// scope), follows the run into the record's status, steps and artifacts,
+// and cancels, resumes and — after a restart or a replica's loss —
+// recovers it. Transports (the HTTP routes, A2A) only translate.
+package task
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/scope"
+	"github.com/switchboardhq/switchboard/internal/workspace"
+)
+
+// Bounds of a task's request.
+const (
+	MaxGoalBytes = 16 << 10
+	MaxProjects  = 32
+	MaxGlobs     = 64
+	// storeTimeout bounds a record write made after the request that
+	// caused it has gone (a run's end).
+	storeTimeout = 10 * time.Second
+)
+
+// Store is the part of switchboard.Store tasks need.
+type Store interface {
+	TaskCreate(ctx context.Context, t switchboard.Task) error
+	TaskGet(ctx context.Context, id string) (switchboard.Task, error)
+	TaskUpdate(ctx context.Context, t switchboard.Task) (switchboard.Task, error)
+	TaskList(ctx context.Context, f switchboard.TaskFilter) ([]switchboard.Task, error)
+	InvocationGet(ctx context.Context, id string) (switchboard.Invocation, error)
+}
+
+// Tools tells whether a tool still exists (*registry.Registry).
+type Tools interface {
+	Get(ctx context.Context, name string) (switchboard.Tool, error)
+}
+
+// Options configures a Service. Store, Agent and Tools are required.
+type Options struct {
+	Store Store
+	Agent *agent.Runtime
+	Tools Tools
+	// Replica is this process's replica id, recorded on the tasks it runs.
+	Replica string
+	// MaxRunTokens and MaxRunCost are the daemon's own run ceilings: a
+	// task's budget above them is narrowed to them.
+	MaxRunTokens int64
+	MaxRunCost   float64
+	Logger       *slog.Logger
+	Now          func() time.Time
+}
+
+// Service creates, runs, cancels and resumes tasks. Safe for concurrent
+// use.
+type Service struct {
+	opts Options
+	st   Store
+	log  *slog.Logger
+	now  func() time.Time
+
+	mu      sync.Mutex
+	running map[string]*agent.Run // task id → its run in this process
+	changed map[string]chan struct{}
+	closed  bool
+	wg      sync.WaitGroup
+}
+
+// New returns a Service.
+func New(opts Options) (*Service, error) {
+	if opts.Store == nil || opts.Agent == nil || opts.Tools == nil {
+		return nil, switchboard.Errorf(switchboard.CodeInternal, "task: Options.Store, Agent and Tools are required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Service{opts: opts, st: opts.Store, log: opts.Logger, now: opts.Now,
+		running: map[string]*agent.Run{}, changed: map[string]chan struct{}{}}, nil
+}
+
+// CreateRequest is POST /api/v1/tasks.
+type CreateRequest struct {
+	Goal string `json:"goal"`
+	// Assignee is "assistant" (the default): the built-in assistant.
+	Assignee string                   `json:"assignee,omitempty"`
+	Projects []string                 `json:"projects,omitempty"`
+	Envelope switchboard.TaskEnvelope `json:"envelope"`
+	// Context is the A2A context id of a task created over A2A.
+	Context string `json:"-"`
+}
+
+// Create validates req, narrows its envelope to by's rights, stores the
+// task and starts it. The answer's Narrowed says what was narrowed.
+func (s *Service) Create(ctx context.Context, by switchboard.Principal, req CreateRequest) (switchboard.Task, error) {
+	t, err := s.newTask(by, req)
+	if err != nil {
+		return t, err
+	}
+	if err := s.st.TaskCreate(ctx, t); err != nil {
+		return t, err
+	}
+	t.Revision = 1
+	return s.start(ctx, t, "", false)
+}
+
+func (s *Service) newTask(by switchboard.Principal, req CreateRequest) (switchboard.Task, error) {
+	goal := strings.TrimSpace(req.Goal)
+	switch {
+	case goal == "":
+		return switchboard.Task{}, switchboard.Errorf(switchboard.CodeInvalidInput, "a task needs a goal: say in a sentence what the assistant should do")
+	case len(goal) > MaxGoalBytes || !utf8.ValidString(goal):
+		return switchboard.Task{}, switchboard.Errorf(switchboard.CodeInvalidInput, "the goal must be valid UTF-8 of at most %d bytes", MaxGoalBytes)
+	}
+	switch req.Assignee {
+	case "", switchboard.AssistantID, switchboard.Assistant().String():
+	default:
+		return switchboard.Task{}, switchboard.Errorf(switchboard.CodeInvalidInput,
+			"assignee %q: tasks are assigned to the built-in assistant (\"assistant\"); other agents take work through A2A or a handoff", req.Assignee)
+	}
+	if len(req.Projects) > MaxProjects {
+		return switchboard.Task{}, switchboard.Errorf(switchboard.CodeInvalidInput, "a task spans at most %d projects", MaxProjects)
+	}
+	for _, p := range req.Projects {
+		if strings.TrimSpace(p) == "" || len(p) > 200 {
+			return switchboard.Task{}, switchboard.Errorf(switchboard.CodeInvalidInput, "project names must be 1-200 characters")
+		}
+	}
+	env := req.Envelope
+	if len(env.Allow) > MaxGlobs || len(env.Deny) > MaxGlobs {
+		return switchboard.Task{}, switchboard.Errorf(switchboard.CodeInvalidInput, "an envelope holds at most %d allow and %d deny globs", MaxGlobs, MaxGlobs)
+	}
+	for _, g := range slices.Concat(env.Allow, env.Deny) {
+		if err := scope.CheckGlob(g); err != nil {
+			return switchboard.Task{}, err
+		}
+	}
+	if env.MaxCalls < 0 || env.MaxTokens < 0 || env.MaxCost < 0 {
+		return switchboard.Task{}, switchboard.Errorf(switchboard.CodeInvalidInput, "budgets (maxCalls, maxTokens, maxCost) must be zero (none) or positive")
+	}
+	now := s.now()
+	if !env.Deadline.IsZero() && !env.Deadline.After(now) {
+		return switchboard.Task{}, switchboard.Errorf(switchboard.CodeInvalidInput, "the deadline %s has already passed", env.Deadline.UTC().Format(time.RFC3339))
+	}
+	t := switchboard.Task{
+		ID: "task_" + newID(), Owner: by.ActsFor(), Creator: by.String(), Assignee: switchboard.Assistant().String(),
+		Goal: goal, Projects: req.Projects, Status: switchboard.TaskSubmitted, Context: req.Context,
+		Steps: []switchboard.TaskStep{}, Artifacts: []switchboard.TaskArtifact{},
+		CreatedAt: now, UpdatedAt: now,
+	}
+	if by.Kind == switchboard.PrincipalAgent {
+		t.Rights = switchboard.TaskScope{Allow: by.Allow, Deny: by.Deny}
+	}
+	var err error
+	if t.Envelope, t.Narrowed, err = s.narrow(env, t.Rights); err != nil {
+		return t, err
+	}
+	return t, nil
+}
+
+// narrow fits env within rights (the creator's own scope) and the
+// daemon's run ceilings, and says what it changed.
+func (s *Service) narrow(env switchboard.TaskEnvelope, rights switchboard.TaskScope) (switchboard.TaskEnvelope, []string, error) {
+	var notes []string
+	if len(rights.Allow) > 0 {
+		if len(env.Allow) == 0 {
+			env.Allow = slices.Clone(rights.Allow)
+			notes = append(notes, fmt.Sprintf("allow: the envelope named no tools, so it allows what its owner may call (%s)", strings.Join(rights.Allow, ", ")))
+		} else {
+			var kept []string
+			for _, g := range env.Allow {
+				if slices.ContainsFunc(rights.Allow, func(r string) bool { return scope.Match(r, g) }) {
+					kept = append(kept, g)
+					continue
+				}
+				var within []string
+				for _, r := range rights.Allow {
+					if scope.Match(g, r) {
+						within = append(within, r)
+					}
+				}
+				kept = append(kept, within...)
+				if len(within) > 0 {
+					notes = append(notes, fmt.Sprintf("allow %q is wider than its owner's rights: narrowed to %s", g, strings.Join(within, ", ")))
+				} else {
+					notes = append(notes, fmt.Sprintf("allow %q is outside its owner's rights (%s): dropped", g, strings.Join(rights.Allow, ", ")))
+				}
+			}
+			slices.Sort(kept)
+			env.Allow = slices.Compact(kept)
+			if len(env.Allow) == 0 {
+				return env, notes, switchboard.Errorf(switchboard.CodeForbidden,
+					"the envelope allows no tool its owner may call (the owner may call %s)", strings.Join(rights.Allow, ", ")).
+					WithDetails(map[string]any{"narrowed": notes})
+			}
+		}
+	}
+	for _, d := range rights.Deny {
+		if !slices.Contains(env.Deny, d) {
+			env.Deny = append(env.Deny, d)
+			notes = append(notes, fmt.Sprintf("deny %q added: its owner may not call those tools", d))
+		}
+	}
+	if max := s.opts.MaxRunTokens; max > 0 && (env.MaxTokens == 0 || env.MaxTokens > max) {
+		notes = append(notes, fmt.Sprintf("maxTokens narrowed to the daemon's run ceiling, %d", max))
+		env.MaxTokens = max
+	}
+	if max := s.opts.MaxRunCost; max > 0 && (env.MaxCost == 0 || env.MaxCost > max) {
+		notes = append(notes, fmt.Sprintf("maxCost narrowed to the daemon's run ceiling, $%.4f", max))
+		env.MaxCost = max
+	}
+	return env, notes, nil
+}
+
+// Get returns task id if v may see it; NOT_FOUND otherwise, exactly as for
+// an unknown id.
+func (s *Service) Get(ctx context.Context, v switchboard.Principal, id string) (switchboard.Task, error) {
+	t, err := s.st.TaskGet(ctx, id)
+	if err != nil {
+		return t, err
+	}
+	if !workspace.SeesRecord(workspace.ViewerOf(v), t.Creator, t.Owner) {
+		return switchboard.Task{}, switchboard.Errorf(switchboard.CodeNotFound, "task get: no task %q", id)
+	}
+	return t, nil
+}
+
+// List returns the tasks v may see, newest first.
+func (s *Service) List(ctx context.Context, v switchboard.Principal, status []switchboard.TaskStatus, limit int) ([]switchboard.Task, error) {
+	caller, user, ok := workspace.RecordFilter(workspace.ViewerOf(v))
+	if !ok {
+		return []switchboard.Task{}, nil
+	}
+	return s.st.TaskList(ctx, switchboard.TaskFilter{Creator: caller, Owner: user, Status: status, Limit: limit})
+}
+
+// Cancel stops task id for v: its run is stopped, its record cancelled.
+// A task that is already over is CONFLICT.
+func (s *Service) Cancel(ctx context.Context, v switchboard.Principal, id string) (switchboard.Task, error) {
+	t, err := s.Get(ctx, v, id)
+	if err != nil {
+		return t, err
+	}
+	t, err = s.update(ctx, t, func(t *switchboard.Task) error {
+		if t.Status.Terminal() {
+			return switchboard.Errorf(switchboard.CodeConflict, "task %s is already %s", t.ID, t.Status)
+		}
+		t.Status, t.FinishedAt = switchboard.TaskCancelled, s.now()
+		t.Error = switchboard.Errorf(switchboard.CodeCancelled, "cancelled by %s", v)
+		return nil
+	})
+	if err != nil {
+		return t, err
+	}
+	s.stopRun(ctx, t)
+	return t, nil
+}
+
+// stopRun stops the task's latest run, here or on the replica holding it.
+func (s *Service) stopRun(ctx context.Context, t switchboard.Task) {
+	if len(t.Runs) == 0 {
+		return
+	}
+	id := t.Runs[len(t.Runs)-1]
+	if r, err := s.opts.Agent.Get(id); err == nil {
+		r.Stop()
+		return
+	}
+	if rec, err := s.opts.Agent.Stored(ctx, id); err == nil {
+		_, _ = s.opts.Agent.CancelStored(ctx, rec, 0)
+	}
+}
+
+// Resume starts a new run of a task that stopped: failed, cancelled, or
+// working with no run left (its replica died). A task that is completed,
+// or working with its run alive, is CONFLICT.
+func (s *Service) Resume(ctx context.Context, v switchboard.Principal, id string) (switchboard.Task, error) {
+	t, err := s.Get(ctx, v, id)
+	if err != nil {
+		return t, err
+	}
+	switch {
+	case t.Status == switchboard.TaskCompleted:
+		return t, switchboard.Errorf(switchboard.CodeConflict, "task %s is completed; create a new task to do more", t.ID)
+	case !t.Status.Terminal() && s.alive(ctx, t):
+		return t, switchboard.Errorf(switchboard.CodeConflict, "task %s is %s with run %s in progress", t.ID, t.Status, t.Runs[len(t.Runs)-1])
+	}
+	if err := s.checkSteps(ctx, t); err != nil {
+		_, _ = s.fail(ctx, t, err, true)
+		return t, err
+	}
+	if _, err := s.limits(t); err != nil {
+		return t, err // the task stays as it is: nothing is left to spend
+	}
+	return s.start(ctx, t, fmt.Sprintf("resumed by %s", v), true)
+}
+
+// alive reports whether the task's latest run is still running anywhere.
+func (s *Service) alive(ctx context.Context, t switchboard.Task) bool {
+	if len(t.Runs) == 0 {
+		return false
+	}
+	id := t.Runs[len(t.Runs)-1]
+	if r, err := s.opts.Agent.Get(id); err == nil {
+		select {
+		case <-r.Done():
+			return false
+		default:
+			return true
+		}
+	}
+	rec, err := s.opts.Agent.Stored(ctx, id)
+	return err == nil && rec.Status == switchboard.RunRunning
+}
+
+// update applies fn to the stored task and stores it, retrying on a
+// concurrent change (fn sees the fresh record each time).
+func (s *Service) update(ctx context.Context, t switchboard.Task, fn func(*switchboard.Task) error) (switchboard.Task, error) {
+	if t.Revision == 0 { // only the id is known
+		var err error
+		if t, err = s.st.TaskGet(ctx, t.ID); err != nil {
+			return t, err
+		}
+	}
+	for {
+		next := t
+		next.Steps = slices.Clone(t.Steps)
+		next.Artifacts = slices.Clone(t.Artifacts)
+		next.Runs = slices.Clone(t.Runs)
+		if err := fn(&next); err != nil {
+			return t, err
+		}
+		next.UpdatedAt = s.now()
+		stored, err := s.st.TaskUpdate(ctx, next)
+		if err == nil {
+			s.notify(stored.ID)
+			return stored, nil
+		}
+		if switchboard.CodeOf(err) != switchboard.CodeConflict || stored.ID == "" {
+			return t, err
+		}
+		t = stored
+	}
+}
+
+// Changed returns a channel closed at the next change this process makes
+// to task id (A2A streams wait on it, then read the store).
+func (s *Service) Changed(id string) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch, ok := s.changed[id]
+	if !ok {
+		ch = make(chan struct{})
+		s.changed[id] = ch
+	}
+	return ch
+}
+
+func (s *Service) notify(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ch, ok := s.changed[id]; ok {
+		close(ch)
+		delete(s.changed, id)
+	}
+}
+
+// Close stops following runs (the runtime's Close cancels them; a task
+// whose run the shutdown cancelled stays working, for the next start to
+// resume) and waits for the followers.
+func (s *Service) Close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.wg.Wait()
+}
+
+func newID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

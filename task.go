@@ -1,0 +1,131 @@
+package switchboard
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// A delegated task is work a person hands to an agent: a goal, the
+// projects it spans, and a permission envelope (which tools it may call,
+// how many calls, tokens and dollars it may spend, by when). Its record
+// lives in the store, so any replica answers for it and a working task
+// survives a restart (internal/task runs it; docs/tasks.md).
+
+// TaskStatus is a task's lifecycle state: submitted → working ⇄
+// input_required → completed / failed / cancelled.
+type TaskStatus string
+
+const (
+	TaskSubmitted     TaskStatus = "submitted"
+	TaskWorking       TaskStatus = "working"
+	TaskInputRequired TaskStatus = "input_required"
+	TaskCompleted     TaskStatus = "completed"
+	TaskFailed        TaskStatus = "failed"
+	TaskCancelled     TaskStatus = "cancelled"
+)
+
+// Terminal reports whether a task in status s is over.
+func (s TaskStatus) Terminal() bool {
+	return s == TaskCompleted || s == TaskFailed || s == TaskCancelled
+}
+
+// TaskEnvelope is what a task may touch and spend. Allow and Deny are tool
+// globs as in an agent scope (an empty Allow allows every tool the
+// assignee may call); a tool outside them is TOOL_NOT_FOUND to the
+// assignee. The budgets (zero: none beyond the daemon's) and the deadline
+// stop the task with BUDGET_EXCEEDED or TIMEOUT.
+type TaskEnvelope struct {
+	Allow     []string  `json:"allow,omitempty"`
+	Deny      []string  `json:"deny,omitempty"`
+	MaxCalls  int       `json:"maxCalls,omitempty"`
+	MaxTokens int64     `json:"maxTokens,omitempty"`
+	MaxCost   float64   `json:"maxCost,omitempty"`
+	Deadline  time.Time `json:"deadline,omitzero"`
+}
+
+// TaskScope is a tool-glob scope checked before the caller's own (the
+// envelope of the task a call is made under): Principal.Task.
+type TaskScope struct {
+	ID    string   `json:"id"`
+	Allow []string `json:"allow,omitempty"`
+	Deny  []string `json:"deny,omitempty"`
+}
+
+// TaskStep is one thing a task caused: a call (its invocation, whose
+// ledger entries carry the same id), the approval it waited on, a
+// handoff.
+type TaskStep struct {
+	Kind         string    `json:"kind"` // "call", "approval" or "handoff"
+	InvocationID string    `json:"invocationId,omitempty"`
+	Tool         string    `json:"tool,omitempty"`
+	Status       string    `json:"status,omitempty"`
+	ApprovalID   string    `json:"approvalId,omitempty"`
+	RunID        string    `json:"runId,omitempty"`
+	At           time.Time `json:"at"`
+}
+
+// TaskArtifact is something a task produced: the assistant's answer, a
+// document a job exported.
+type TaskArtifact struct {
+	ID   string          `json:"id"`
+	Name string          `json:"name"`
+	Text string          `json:"text,omitempty"`
+	Data json.RawMessage `json:"data,omitempty"`
+}
+
+// TaskUsage is what a task spent so far, over all its runs.
+type TaskUsage struct {
+	Calls  int     `json:"calls"`
+	Tokens int64   `json:"tokens"`
+	Cost   float64 `json:"cost,omitempty"`
+}
+
+// Task is a delegated task's record (GET /api/v1/tasks/{id}).
+type Task struct {
+	ID string `json:"id"`
+	// Owner is the user the task works for ("user:alice"); Creator is who
+	// created it (that user's agent token, or the admin).
+	Owner   string `json:"owner"`
+	Creator string `json:"creator"`
+	// Assignee is who works on it: "agent:assistant", the built-in
+	// assistant.
+	Assignee string       `json:"assignee"`
+	Goal     string       `json:"goal"`
+	Projects []string     `json:"projects,omitempty"`
+	Envelope TaskEnvelope `json:"envelope"`
+	// Rights are the creator's own tool scope, which the envelope never
+	// widens (checked with it at every call); Narrowed says how the
+	// envelope asked for was narrowed to the owner's rights.
+	Rights   TaskScope  `json:"rights"`
+	Narrowed []string   `json:"narrowed,omitempty"`
+	Status   TaskStatus `json:"status"`
+	// Context is the A2A context id of a task created over A2A.
+	Context   string         `json:"contextId,omitempty"`
+	Error     *Error         `json:"error,omitempty"`
+	Steps     []TaskStep     `json:"steps"`
+	Artifacts []TaskArtifact `json:"artifacts"`
+	Usage     TaskUsage      `json:"usage"`
+	// Runs are the assistant runs that worked on it, oldest first; a
+	// resume after a restart adds one.
+	Runs []string `json:"runs,omitempty"`
+	// Replica is the replica working on it (switchboard.Replica).
+	Replica string `json:"-"`
+	// Revision grows with every stored change (Store.TaskUpdate's
+	// compare-and-swap).
+	Revision   int64     `json:"revision"`
+	CreatedAt  time.Time `json:"createdAt"`
+	UpdatedAt  time.Time `json:"updatedAt"`
+	FinishedAt time.Time `json:"finishedAt,omitzero"`
+}
+
+// TaskFilter selects tasks (Store.TaskList), newest first.
+type TaskFilter struct {
+	// Owner and Creator, if set, keep that user's tasks and that
+	// creator's.
+	Owner   string
+	Creator string
+	// Status, if set, keeps tasks in one of these statuses.
+	Status []TaskStatus
+	// Limit bounds the answer; 0 means 100.
+	Limit int
+}

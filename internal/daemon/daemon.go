@@ -262,6 +262,9 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	extra := d.webRoutes(opts)
 	extra["/mcp"] = d.mcp.Handler()
 	d.oauthRoutes(extra)
+	if err := d.a2aRoutes(opts, extra); err != nil {
+		return nil, err
+	}
 	d.api, err = httpapi.New(httpapi.Options{
 		Registry:     reg,
 		Auth:         d.auth,

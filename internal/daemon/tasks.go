@@ -2,7 +2,10 @@ package daemon
 
 import (
 	"context"
+	"net/http"
 
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/a2a"
 	"github.com/switchboardhq/switchboard/internal/task"
 )
 
@@ -36,4 +39,21 @@ func (d *Daemon) RecoverTasks(ctx context.Context) (int, error) {
 		d.log.Info("resumed delegated tasks left working", "count", n)
 	}
 	return n, err
+}
+
+// a2aRoutes serves the assistant's A2A agent card and JSON-RPC binding
+// (internal/a2a) over the task service.
+func (d *Daemon) a2aRoutes(opts Options, extra map[string]http.Handler) error {
+	srv, err := a2a.New(a2a.Options{Tasks: d.Tasks, Auth: d.auth, OpenIDIssuer: opts.OAuth.Issuer,
+		Version: switchboard.ProtocolVersion, Logger: d.log,
+		Catalog: func(ctx context.Context) ([]switchboard.Tool, error) {
+			// What the assistant may call: the card's skills.
+			return d.Registry.List(switchboard.WithPrincipal(ctx, switchboard.Assistant()), switchboard.SurfaceAPI)
+		}})
+	if err != nil {
+		return err
+	}
+	extra["/.well-known/agent-card.json"] = srv.CardHandler()
+	extra["/a2a"] = srv.Handler()
+	return nil
 }

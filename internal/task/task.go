@@ -181,7 +181,7 @@ func (s *Service) narrow(env switchboard.TaskEnvelope, rights switchboard.TaskSc
 	var notes []string
 	if len(rights.Allow) > 0 {
 		if len(env.Allow) == 0 {
-			env.Allow = slices.Clone(rights.Allow)
+			env.Allow = slices.Sorted(slices.Values(rights.Allow))
 			notes = append(notes, fmt.Sprintf("allow: the envelope named no tools, so it allows what its owner may call (%s)", strings.Join(rights.Allow, ", ")))
 		} else {
 			var kept []string

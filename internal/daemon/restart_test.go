@@ -17,6 +17,7 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/client"
 	"github.com/switchboardhq/switchboard/internal/daemon"
+	"github.com/switchboardhq/switchboard/internal/model"
 	"github.com/switchboardhq/switchboard/postgres"
 	"github.com/switchboardhq/switchboard/sqlite"
 )
@@ -43,8 +44,15 @@ func TestRestartChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := daemon.New(ctx, daemon.Options{Store: st, AdminToken: restartToken})
+	opts := daemon.Options{Store: st, AdminToken: restartToken}
+	if base := os.Getenv("SWITCHBOARD_TEST_RESTART_MODEL"); base != "" { // a scripted model (tasks_restart_test.go)
+		opts.Models = map[string]model.Config{"default": {Provider: "openai", Model: "scripted", BaseURL: base}}
+	}
+	d, err := daemon.New(ctx, opts)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.RecoverTasks(ctx); err != nil { // as serve does once its tools are in
 		t.Fatal(err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -148,6 +148,9 @@ type WorkspaceDigest struct {
 	// Handoffs are the newest tasks other agents handed to the reading
 	// agent session (agents.handoff); absent when none.
 	Handoffs []DigestHandoff `json:"handoffs,omitempty"`
+	// Tasks are the open delegated tasks of the reader's user (the
+	// newest few); absent when none.
+	Tasks []DigestTask `json:"tasks,omitempty"`
 	// Quotas are the reader's daily quotas, used and limit, when the
 	// daemon has any (an agent's own, and its user's); absent otherwise.
 	Quotas []DigestQuota `json:"quotas,omitempty"`
@@ -212,6 +215,16 @@ type DigestHandoff struct {
 	ReturnTo  string    `json:"returnTo,omitempty"`
 	Artifacts int       `json:"artifacts,omitempty"`
 	CreatedAt time.Time `json:"createdAt"`
+}
+
+// DigestTask is an open delegated task as the digest shows it: the goal
+// clipped, what it spent (GET /api/v1/tasks/{id} has the rest).
+type DigestTask struct {
+	ID     string     `json:"id"`
+	Goal   string     `json:"goal"`
+	Status TaskStatus `json:"status"`
+	Calls  int        `json:"calls"`
+	Owner  string     `json:"owner"`
 }
 
 // DigestActivity is one recent ledger entry.

@@ -325,8 +325,9 @@ func (d *Daemon) Close() error {
 	if d.stopRuns != nil {
 		d.stopRuns()
 	}
-	d.Agent.Close() // cancels runs, which ends their streams
-	d.Tasks.Close() // their tasks stay working, for the next start to resume
+	d.Tasks.Stopping() // the tasks of the runs cancelled next stay working, for the next start to resume
+	d.Agent.Close()    // cancels runs, which ends their streams
+	d.Tasks.Close()
 	d.closeAgents()
 	// Ends panel subscriptions and actions waiting for approval.
 	d.closePanels()

@@ -15,8 +15,24 @@ import (
 func (d *Daemon) startTasks(opts Options) error {
 	var err error
 	d.Tasks, err = task.New(task.Options{Store: opts.Store, Agent: d.Agent, Tools: d.Registry, Replica: d.replica.id,
-		MaxRunTokens: opts.Agent.MaxRunTokens, MaxRunCost: opts.Agent.MaxRunCost, Logger: d.log})
+		MaxRunTokens: opts.Agent.MaxRunTokens, MaxRunCost: opts.Agent.MaxRunCost, Logger: d.log,
+		OnChange: func(switchboard.Task) { d.touchWorkspace() }}) // the digest lists open tasks
 	return err
+}
+
+// digestTasks are the open tasks the digest shows: user's, or for a
+// reader bound to no user those it may see (the admin: all).
+func (d *Daemon) digestTasks(ctx context.Context, user string) []switchboard.Task {
+	if d.Tasks == nil { // the workspace starts before the task service
+		return nil
+	}
+	p, _ := switchboard.PrincipalFrom(ctx)
+	ts, err := d.Tasks.Open(ctx, p, user, 5)
+	if err != nil {
+		d.log.WarnContext(ctx, "the digest lists no tasks", "err", err)
+		return nil
+	}
+	return ts
 }
 
 // RecoverTasks resumes the tasks that an earlier start of this daemon (or

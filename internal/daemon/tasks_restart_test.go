@@ -8,10 +8,15 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/client"
+	"github.com/switchboardhq/switchboard/internal/bus"
+	"github.com/switchboardhq/switchboard/internal/daemon"
+	"github.com/switchboardhq/switchboard/internal/model"
 	"github.com/switchboardhq/switchboard/internal/model/modeltest"
 )
 
@@ -119,5 +124,73 @@ func TestTaskSurvivesKill(t *testing.T) {
 	}
 	if !strings.Contains(told, "Do not repeat them") || !strings.Contains(told, "design.write (invocation "+firstWrite+")") {
 		t.Fatalf("the resumed run's message: %q", told)
+	}
+}
+
+// A replica that dies with a task working (it stops beating; nothing
+// records a clean stop) has its task resumed by the survivor that takes
+// its work over, on SQLite and Postgres: one resume, and the task
+// completes there with its artifact.
+func TestTaskResumedBySurvivor(t *testing.T) {
+	for _, d := range durables(t) {
+		t.Run(d.name, func(t *testing.T) {
+			ctx := context.Background()
+			var reads atomic.Int64
+			backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				reads.Add(1)
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write([]byte(`{"revenue":120}`))
+			}))
+			defer backend.Close()
+			m := modeltest.NewOpenAI(t)
+			hold := make(chan struct{})
+			defer close(hold)
+			m.Push(
+				modeltest.Turn{ToolCalls: []modeltest.Call{{ID: "r1", Name: "finance_read", Args: `{}`}}},
+				modeltest.Turn{Text: "Summarising", Hold: hold},
+				modeltest.Turn{Text: "Revenue was 120."},
+			)
+			var shared bus.Bus = bus.NewLocal()
+			start := func(name string) (*daemon.Daemon, *client.Client) {
+				st := d.open(t)
+				b := shared
+				if d.bus != nil {
+					b = d.bus(t)
+				}
+				dm, err := daemon.New(ctx, daemon.Options{Store: st, AdminToken: "tok", Bus: b,
+					Models:   map[string]model.Config{"default": {Provider: "openai", Model: "scripted", BaseURL: m.BaseURL()}},
+					Replicas: daemon.ReplicaOptions{Name: name, Heartbeat: 20 * time.Millisecond, Timeout: 2 * time.Second}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				srv := httptest.NewServer(dm.Handler())
+				t.Cleanup(func() {
+					srv.Close()
+					dm.Close()
+					if c, ok := b.(interface{ Close() error }); ok && d.bus != nil {
+						c.Close()
+					}
+					st.Close()
+				})
+				return dm, client.New(srv.URL, "tok", nil)
+			}
+			a, ca := start("a")
+			_, cb := start("b")
+			if _, err := ca.RegisterTools(ctx, "", []switchboard.Tool{{Name: "finance.read", Description: "Read the finance figures.",
+				Surface: switchboard.SurfaceAPI, Class: switchboard.ClassRead, InputSchema: json.RawMessage(`{"type":"object"}`),
+				Binding: &switchboard.Binding{HTTP: &switchboard.HTTPBinding{Method: "GET", URL: backend.URL + "/finance"}}}}); err != nil {
+				t.Fatal(err)
+			}
+			tk, err := ca.CreateTask(ctx, client.TaskRequest{Goal: "What was Q3 revenue?"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitTask(t, cb, tk.ID, func(t switchboard.Task) bool { return len(t.Steps) == 1 && len(m.Requests()) == 2 })
+			a.Close() // dies: its heartbeat stops, no clean stop is recorded
+			tk = waitTask(t, cb, tk.ID, status(switchboard.TaskCompleted))
+			if len(tk.Runs) != 2 || reads.Load() != 1 || len(tk.Artifacts) != 1 || tk.Artifacts[0].Text != "Revenue was 120." {
+				t.Fatalf("after the takeover: runs %v, reads %d, artifacts %+v", tk.Runs, reads.Load(), tk.Artifacts)
+			}
+		})
 	}
 }

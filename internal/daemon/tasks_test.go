@@ -60,14 +60,22 @@ func (e *taskDaemon) writes() int {
 	return len(e.wrote)
 }
 
+// agent is a client holding an agent token.
+type agent struct {
+	*client.Client
+	token string
+}
+
+func (a agent) Token() string { return a.token }
+
 // agentFor mints an agent token acting for user with allow globs.
-func (e *taskDaemon) agentFor(t *testing.T, agent, user string, allow ...string) *client.Client {
+func (e *taskDaemon) agentFor(t *testing.T, name, user string, allow ...string) agent {
 	t.Helper()
-	tok, err := e.admin.CreateToken(context.Background(), client.TokenRequest{Agent: agent, User: user, Allow: allow})
+	tok, err := e.admin.CreateToken(context.Background(), client.TokenRequest{Agent: name, User: user, Allow: allow})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return client.New(e.srv.URL, tok.Token, nil)
+	return agent{client.New(e.srv.URL, tok.Token, nil), tok.Token}
 }
 
 // waitTask polls the task until done says so; a task that ends otherwise
@@ -131,7 +139,18 @@ func TestTaskRunsWithinItsEnvelope(t *testing.T) {
 		t.Fatalf("narrowed %q, want one note about billing.*", tk.Narrowed)
 	}
 
-	tk = waitTask(t, alice, tk.ID, status(switchboard.TaskInputRequired))
+	tk = waitTask(t, alice.Client, tk.ID, status(switchboard.TaskInputRequired))
+	// The digest shows the open task to its owner's agent and the admin,
+	// not to another user's agent.
+	if got := e.digestTasks(t, e.token); len(got) != 1 || got[0].ID != tk.ID || got[0].Status != switchboard.TaskInputRequired {
+		t.Fatalf("the admin's digest lists tasks %+v", got)
+	}
+	if got := e.digestTasks(t, alice.Token()); len(got) != 1 || got[0].ID != tk.ID {
+		t.Fatalf("alice's agent's digest lists tasks %+v", got)
+	}
+	if got := e.digestTasks(t, e.agentFor(t, "planner", "user:bob").Token()); len(got) != 0 {
+		t.Fatalf("bob's agent's digest lists alice's tasks %+v", got)
+	}
 	last := tk.Steps[len(tk.Steps)-1]
 	if last.Kind != "approval" || last.Tool != "design.write" || last.ApprovalID == "" {
 		t.Fatalf("the task waits on %+v, want the approval of design.write", last)
@@ -139,7 +158,7 @@ func TestTaskRunsWithinItsEnvelope(t *testing.T) {
 	if _, err := e.admin.Decide(ctx, last.ApprovalID, client.Decision{Approve: true}); err != nil {
 		t.Fatal(err)
 	}
-	tk = waitTask(t, alice, tk.ID, status(switchboard.TaskCompleted))
+	tk = waitTask(t, alice.Client, tk.ID, status(switchboard.TaskCompleted))
 
 	var calls []string
 	for _, s := range tk.Steps {
@@ -169,6 +188,23 @@ func TestTaskRunsWithinItsEnvelope(t *testing.T) {
 	if got := strings.Join(e.offered(0), ","); strings.Contains(got, "billing") || !strings.Contains(got, "finance_read") {
 		t.Fatalf("the task's assistant was offered %s", got)
 	}
+}
+
+// digestTasks is the tasks section of GET /digest for token.
+func (e *taskDaemon) digestTasks(t *testing.T, token string) []switchboard.DigestTask {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, e.srv.URL+"/api/v1/digest", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var d switchboard.WorkspaceDigest
+	if err := json.NewDecoder(resp.Body).Decode(&d); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("digest: %d %v", resp.StatusCode, err)
+	}
+	return d.Tasks
 }
 
 // toolResultContent is the tool message the model saw in request n.
@@ -246,7 +282,7 @@ func TestTasksAreTheirOwners(t *testing.T) {
 	if ts, err := e.admin.Tasks(ctx, 0, switchboard.TaskWorking); err != nil || len(ts) != 1 || ts[0].ID != tk.ID {
 		t.Fatalf("the admin lists %+v (%v), want alice's working task", ts, err)
 	}
-	waitTask(t, alice, tk.ID, func(t switchboard.Task) bool { return len(t.Runs) == 1 })
+	waitTask(t, alice.Client, tk.ID, func(t switchboard.Task) bool { return len(t.Runs) == 1 })
 	tk, err = alice.CancelTask(ctx, tk.ID)
 	if err != nil || tk.Status != switchboard.TaskCancelled {
 		t.Fatalf("cancel: %+v, %v", tk, err)

@@ -18,7 +18,7 @@ import (
 func (d *Daemon) startWorkspace(ctx context.Context, opts Options) error {
 	w, err := workspace.New(workspace.Options{Registry: d.Registry, Agents: d.Agents.Lister(), Jobs: d.Jobs, Approvals: d.Approvals,
 		Ledger: d.Ledger, Sessions: d.Sessions, Logger: d.log, PanelAdmits: d.Panels.Admits, Handoffs: d.Agents, Panels: d.Panels,
-		Tabs: opts.Store, Bus: opts.Bus, Quotas: d.readerQuotas})
+		Tabs: opts.Store, Bus: opts.Bus, Quotas: d.readerQuotas, Tasks: d.digestTasks})
 	if err != nil {
 		return err
 	}

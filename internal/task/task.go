@@ -62,8 +62,11 @@ type Options struct {
 	// task's budget above them is narrowed to them.
 	MaxRunTokens int64
 	MaxRunCost   float64
-	Logger       *slog.Logger
-	Now          func() time.Time
+	// OnChange, if set, hears every stored change of a task (the daemon
+	// refreshes the workspace digest, which lists open tasks).
+	OnChange func(switchboard.Task)
+	Logger   *slog.Logger
+	Now      func() time.Time
 }
 
 // Service creates, runs, cancels and resumes tasks. Safe for concurrent
@@ -251,6 +254,16 @@ func (s *Service) List(ctx context.Context, v switchboard.Principal, status []sw
 	return s.st.TaskList(ctx, switchboard.TaskFilter{Creator: caller, Owner: user, Status: status, Limit: limit})
 }
 
+// Open returns the open tasks (submitted, working, input_required) of
+// owner, or with owner "" those v may see, newest first, at most limit.
+func (s *Service) Open(ctx context.Context, v switchboard.Principal, owner string, limit int) ([]switchboard.Task, error) {
+	open := []switchboard.TaskStatus{switchboard.TaskSubmitted, switchboard.TaskWorking, switchboard.TaskInputRequired}
+	if owner != "" {
+		return s.st.TaskList(ctx, switchboard.TaskFilter{Owner: owner, Status: open, Limit: limit})
+	}
+	return s.List(ctx, v, open, limit)
+}
+
 // Cancel stops task id for v: its run is stopped, its record cancelled.
 // A task that is already over is CONFLICT.
 func (s *Service) Cancel(ctx context.Context, v switchboard.Principal, id string) (switchboard.Task, error) {
@@ -351,6 +364,9 @@ func (s *Service) update(ctx context.Context, t switchboard.Task, fn func(*switc
 		stored, err := s.st.TaskUpdate(ctx, next)
 		if err == nil {
 			s.notify(stored.ID)
+			if s.opts.OnChange != nil {
+				s.opts.OnChange(stored)
+			}
 			return stored, nil
 		}
 		if switchboard.CodeOf(err) != switchboard.CodeConflict || stored.ID == "" {
@@ -382,13 +398,20 @@ func (s *Service) notify(id string) {
 	}
 }
 
-// Close stops following runs (the runtime's Close cancels them; a task
-// whose run the shutdown cancelled stays working, for the next start to
-// resume) and waits for the followers.
-func (s *Service) Close() {
+// Stopping marks the daemon as shutting down: a task whose run is
+// cancelled from now on stays working, for the next start (or a
+// survivor) to resume. Call it before the runtime's Close cancels the
+// runs.
+func (s *Service) Stopping() {
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
+}
+
+// Close is Stopping, then waits for the followers of the runs (which end
+// once the runtime's Close has cancelled them).
+func (s *Service) Close() {
+	s.Stopping()
 	s.wg.Wait()
 }
 

@@ -102,7 +102,7 @@ func newBudgeter(m *tokenMemo, d switchboard.WorkspaceDigest, dropped switchboar
 	b.d.RecentActivity = slices.Clone(d.RecentActivity)
 	b.d.Agents, b.d.Jobs, b.d.PendingApprovals = slices.Clone(d.Agents), slices.Clone(d.Jobs), slices.Clone(d.PendingApprovals)
 	// The skeleton with every count at four digits bounds the fixed part.
-	skel := switchboard.WorkspaceDigest{User: d.User, Tokens: 9999, Handoffs: d.Handoffs, Dropped: &switchboard.DigestDropped{
+	skel := switchboard.WorkspaceDigest{User: d.User, Tokens: 9999, Handoffs: d.Handoffs, Tasks: d.Tasks, Dropped: &switchboard.DigestDropped{
 		RecentActivity: 9999, BackgroundContexts: 9999, Panels: 9999, Agents: 9999, Jobs: 9999, Contexts: 9999, PendingApprovals: 9999}}
 	b.total = cost(skel)
 	for _, a := range b.d.RecentActivity {

@@ -24,6 +24,7 @@ const (
 	activityScan        = 100 // newest entries read to find the visible ones
 	maxPendingApprovals = 100
 	digestHandoffsKept  = 3 // newest handoffs to the reader (agents.list shows all)
+	digestTasks         = 5 // newest open tasks of the reader's user
 	// capMargin keeps room for the tokens field's own digits.
 	capMargin = 2
 )
@@ -151,6 +152,18 @@ func (w *Workspace) compile(ctx context.Context) (switchboard.WorkspaceDigest, e
 				}
 				d.PendingApprovals = append(d.PendingApprovals, da)
 			}
+		}
+	}
+	if w.opts.Tasks != nil {
+		user := ""
+		if !own.all {
+			user = own.user
+		}
+		for i, t := range w.opts.Tasks(ctx, user) {
+			if i == digestTasks {
+				break
+			}
+			d.Tasks = append(d.Tasks, switchboard.DigestTask{ID: t.ID, Goal: clip(t.Goal, digestText), Status: t.Status, Calls: t.Usage.Calls, Owner: t.Owner})
 		}
 	}
 	if id, ok := switchboard.AgentSessionFrom(ctx); ok && w.opts.Handoffs != nil {

@@ -88,6 +88,9 @@ type Options struct {
 	// pendingApprovals[].panelId.
 	Handoffs HandoffReader
 	Panels   PanelFinder
+	// Tasks lists the open delegated tasks of user ("user:alice"), or,
+	// for "", those the reader in ctx may see (the digest's tasks).
+	Tasks func(ctx context.Context, user string) []switchboard.Task
 	// Sessions drops a tab's contexts when the tab goes.
 	Sessions SessionWatcher
 	// Tabs stores each report with its session and Bus announces it, so

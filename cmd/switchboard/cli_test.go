@@ -210,6 +210,23 @@ func TestTelemetryURLFlag(t *testing.T) {
 			t.Errorf("%q: exit %d, %q", u, code, errs)
 		}
 	}
+	// The signing key comes from the environment only; a bad one, or one
+	// with no webhook to sign for, is a usage error that does not echo it.
+	for _, c := range []struct{ secret, url, want string }{
+		{"whsec_c2hvcnQ=", "https://collector.example/events", "too short"},
+		{"s3cret-key", "https://collector.example/events", "starts with whsec_"},
+		{"whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=", "", "--telemetry-url is not"},
+	} {
+		t.Setenv("SWITCHBOARD_TELEMETRY_SECRET", c.secret)
+		args := []string{"serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0"}
+		if c.url != "" {
+			args = append(args, "--telemetry-url", c.url)
+		}
+		code, _, errs := run(t, args...)
+		if code != 2 || !strings.Contains(errs, c.want) || strings.Contains(errs, strings.TrimPrefix(c.secret, "whsec_")) {
+			t.Errorf("secret %q: exit %d, %q; want a usage error saying %q", c.secret, code, errs, c.want)
+		}
+	}
 }
 
 // TestTyposAreUsageErrors: an unknown command or subcommand exits 2 with a

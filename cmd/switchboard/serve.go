@@ -235,7 +235,7 @@ func newServe(g *globals) *cobra.Command {
 	fl.Int64Var(&f.runMaxTokens, "run-max-tokens", 0, "end an assistant run with BUDGET_EXCEEDED before a model call once it used this many tokens (0: no ceiling)")
 	fl.Float64Var(&f.runMaxCost, "run-max-cost", 0, "end an assistant run with BUDGET_EXCEEDED before a model call once it cost this many US dollars (models with prices; 0: no ceiling)")
 	fl.StringArrayVar(&f.dailyQuota, "daily-quota", nil, "a daily quota of every agent or of each user agents act for, WHO.WHAT=N with WHO agent or user and WHAT calls, tokens or cost (US dollars), e.g. agent.calls=5000 or user.cost=20 (repeatable; counted in the store across replicas, reset at 00:00 UTC; over it: QUOTA_EXCEEDED)")
-	fl.StringVar(&f.telemetryURL, "telemetry-url", "", "POST redacted product events (tool outcomes, approvals, panel composes, model usage) as batched JSON lines to this http(s) URL; see docs/operations.md")
+	fl.StringVar(&f.telemetryURL, "telemetry-url", "", "POST redacted product events (tool outcomes, approvals, panel composes, model usage) as batched JSON lines to this http(s) URL, signed the Standard Webhooks way when $SWITCHBOARD_TELEMETRY_SECRET holds a whsec_ key; see docs/operations.md")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this address without a token, instead of on --addr for the admin token; see docs/operations.md")
 	fl.StringVar(&f.previewAddr, "preview-addr", "", "serve the sandboxed code-preview origin on this address (off unless given), e.g. 127.0.0.2:7767; see docs/panels.md")
 	fl.IntVar(&f.mcp.Sessions.Max, "mcp-max-sessions", mcpserver.DefaultSessionLimits.Max, "how many MCP sessions one principal (a token) may hold at once; negative: no cap (config mcp.sessions.max; the opening rate is mcp.sessions.rate)")
@@ -403,7 +403,7 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 		NoSearchLearning: !f.searchLearn, AgentSessions: f.agents}
 	opts.Agent.MaxRunTokens, opts.Agent.MaxRunCost = f.runMaxTokens, f.runMaxCost
 	if f.telemetryURL != "" {
-		opts.Telemetry.Webhook = &telemetry.WebhookOptions{URL: f.telemetryURL}
+		opts.Telemetry.Webhook = &telemetry.WebhookOptions{URL: f.telemetryURL, Secret: os.Getenv(telemetrySecretEnv)}
 	}
 	opts.Replicas.Addr = ln.Addr().String()
 	// Backends check the assertion's iss against the URL they reach the

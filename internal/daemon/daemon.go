@@ -181,7 +181,10 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	}
 	d := &Daemon{log: log, bus: opts.Bus}
 	d.Metrics = d.newMetrics()
-	d.Telemetry = d.newTelemetry(opts.Telemetry)
+	var err error
+	if d.Telemetry, err = d.newTelemetry(opts.Telemetry); err != nil {
+		return nil, err
+	}
 	if err := d.initReplica(opts); err != nil {
 		return nil, err
 	}

@@ -211,16 +211,14 @@ var panelViewTool = &mcp.Tool{
 	Meta:        mcp.Meta{metaUIKey: uiMeta(PanelViewURI, "app")},
 }
 
-// speaksApps reports whether a session's client declared the extension.
-func speaksApps(ss *mcp.ServerSession) bool {
-	if ss == nil {
+// speaksApps reports whether the client declared the extension (in its
+// initialize, or in a 2026-07-28 request's _meta).
+func speaksApps(req *mcp.ListToolsRequest) bool {
+	caps := req.ClientCapabilities()
+	if caps == nil {
 		return false
 	}
-	p := ss.InitializeParams()
-	if p == nil || p.Capabilities == nil {
-		return false
-	}
-	_, ok := p.Capabilities.Extensions[AppsExtension]
+	_, ok := caps.Extensions[AppsExtension]
 	return ok
 }
 

@@ -187,7 +187,7 @@ async function flush() {
       const res = await callTool("panel-fill", { form, values });
       const out = isObject(res?.structuredContent) ? res.structuredContent : parseText(res);
       for (const fe of Array.isArray(out?.errors) ? out.errors : []) log("warning", `${fe.path}: ${fe.message}`);
-      setStatus(`Sent ${Object.keys(values).length} field(s).`);
+      setStatus("Changes sent; Save keeps them.");
     } catch (err) {
       setStatus(err.message);
     }
@@ -198,6 +198,7 @@ async function act(actionId) {
   await flush();
   view.snap = { ...view.snap, actions: { ...(view.snap.actions ?? {}), [actionId]: { status: "pending_approval" } } };
   render();
+  setStatus("");
   try {
     await callTool("panel-run_action", { action: actionId });
   } catch (err) {

@@ -140,6 +140,24 @@ func TestAppsCapabilityAndToolLinks(t *testing.T) {
 	if byName(plain)[toolPanelView] != nil {
 		t.Error("the app-only tool is listed to a client without the extension")
 	}
+	// A 2026-07-28 client declares the extension in each request's _meta.
+	for _, declare := range []bool{true, false} {
+		caps := &mcp.ClientCapabilities{}
+		if declare {
+			caps.AddExtension(AppsExtension, map[string]any{"mimeTypes": []string{AppMIMEType}})
+		}
+		c := mcp.NewClient(&mcp.Implementation{Name: "stateless", Version: "1"}, &mcp.ClientOptions{Capabilities: caps})
+		cs, err := c.Connect(e.ctx, &mcp.StreamableClientTransport{Endpoint: e.srv.URL + "/mcp", HTTPClient: &http.Client{Transport: bearerTransport{token: adminToken}}},
+			&mcp.ClientSessionOptions{ProtocolVersion: statelessRevision})
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed, _ := listAll(t, cs)
+		if got := byName(listed)[toolPanelView] != nil; got != declare {
+			t.Errorf("2026-07-28, extension declared %v: view tool listed %v", declare, got)
+		}
+		cs.Close()
+	}
 
 	t.Run("a panel tool's result links the instance's view", func(t *testing.T) {
 		res, id := compose(t, apps)

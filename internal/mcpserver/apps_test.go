@@ -16,6 +16,7 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/client"
 	"github.com/switchboardhq/switchboard/internal/panel"
+	"github.com/switchboardhq/switchboard/panelspec"
 )
 
 // panelsSeam is the daemon's adapter (internal/daemon/mcp.go) over a real
@@ -101,7 +102,7 @@ func compose(t *testing.T, cs *mcp.ClientSession, slot ...string) (*mcp.CallTool
 
 func TestAppsCapabilityAndToolLinks(t *testing.T) {
 	t.Parallel()
-	e, _, _ := appsEnv(t)
+	e, svc, _ := appsEnv(t)
 	apps := e.appsClient(adminToken)
 	ext, ok := apps.InitializeResult().Capabilities.Extensions[AppsExtension].(map[string]any)
 	if !ok || !slices.Equal(ext["mimeTypes"].([]any), []any{AppMIMEType}) {
@@ -158,6 +159,33 @@ func TestAppsCapabilityAndToolLinks(t *testing.T) {
 		}
 		cs.Close()
 	}
+
+	t.Run("a host panel's open links its instance's view, which reads like a composed one", func(t *testing.T) {
+		spec, issues := panelspec.Validate([]byte(appsSpec), &panelspec.Options{ForceOrigin: panelspec.OriginHost})
+		if spec == nil {
+			t.Fatal(issues)
+		}
+		if err := svc.Register(panel.Def{ID: "notes.board", Title: "Notes board", Description: "The team's notes.", Spec: spec}); err != nil {
+			t.Fatal(err)
+		}
+		res := call(t, apps, "panel-open", map[string]any{"panel": "notes.board"})
+		var v struct{ InstanceID string }
+		if err := json.Unmarshal([]byte(text(t, res)), &v); res.IsError || err != nil {
+			t.Fatalf("open: %s", text(t, res))
+		}
+		if m, _ := res.Meta[metaUIKey].(map[string]any); m["resourceUri"] != panelURIPrefix+v.InstanceID {
+			t.Fatalf("open _meta: %#v", res.Meta)
+		}
+		read, err := apps.ReadResource(e.ctx, &mcp.ReadResourceParams{URI: panelURIPrefix + v.InstanceID})
+		if err != nil || read.Contents[0].MIMEType != AppMIMEType {
+			t.Fatalf("read: %v", err)
+		}
+		var sn struct{ Origin, Panel string }
+		structured(t, call(t, apps, toolPanelView, map[string]any{"instanceId": v.InstanceID}), &sn)
+		if sn.Origin != "host" || sn.Panel != "notes.board" {
+			t.Fatalf("snapshot %+v", sn)
+		}
+	})
 
 	t.Run("a panel tool's result links the instance's view", func(t *testing.T) {
 		res, id := compose(t, apps)

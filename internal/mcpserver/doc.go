@@ -28,5 +28,9 @@
 // names.go). Changes to the registry or to a tab's advertised tools reach
 // connected clients as notifications/tools/list_changed.
 //
+// With Options.Panels, /mcp also speaks MCP Apps (io.modelcontextprotocol/ui,
+// apps.go): panels are ui:// views that hosts such as Claude or VS Code
+// render in the chat (docs/mcp-apps.md).
+//
 // docs/mcp.md has the client setup and the reasoning behind each decision.
 package mcpserver

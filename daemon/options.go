@@ -317,6 +317,11 @@ type OAuthOptions struct {
 	Scope string
 	// HTTPClient reaches the issuer; nil is http.DefaultClient.
 	HTTPClient *http.Client
+	// ExchangeClientID and ExchangeClientSecret are the daemon's client at
+	// Issuer for RFC 8693 token exchange: an HTTP binding with
+	// tokenExchange sends its backend the provider's token for the user,
+	// exchanged from the MCP client's own (docs/identity.md).
+	ExchangeClientID, ExchangeClientSecret string
 }
 
 // engine translates the options for the engine, which fills in the rest.

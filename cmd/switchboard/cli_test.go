@@ -229,6 +229,25 @@ func TestTelemetryURLFlag(t *testing.T) {
 	}
 }
 
+// TestOAuthExchangeClientFlag: token exchange needs the issuer that
+// exchanges and the client's secret from the environment; without either
+// serve stops at once with a usage error.
+func TestOAuthExchangeClientFlag(t *testing.T) {
+	for _, c := range []struct {
+		args   []string
+		secret string
+	}{
+		{[]string{"--oauth-exchange-client", "switchboard"}, "s3cret"},
+		{[]string{"--oauth-exchange-client", "switchboard", "--oauth-issuer", "https://idp.example"}, ""},
+	} {
+		t.Setenv("SWITCHBOARD_OAUTH_EXCHANGE_SECRET", c.secret)
+		code, _, errs := run(t, append([]string{"serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0"}, c.args...)...)
+		if code != 2 || !strings.Contains(errs, "--oauth-exchange-client needs --oauth-issuer") || strings.Contains(errs, "s3cret") {
+			t.Errorf("%v: exit %d, %q", c.args, code, errs)
+		}
+	}
+}
+
 // TestTyposAreUsageErrors: an unknown command or subcommand exits 2 with a
 // usage error instead of printing help and exiting 0 (or 1 as INTERNAL).
 func TestTyposAreUsageErrors(t *testing.T) {

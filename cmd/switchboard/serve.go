@@ -73,6 +73,10 @@ type oauthConfig struct {
 	Issuer    string `yaml:"issuer"`    // an external OIDC issuer, as --oauth-issuer
 	UserClaim string `yaml:"userClaim"` // the token claim naming the user (sub)
 	Scope     string `yaml:"scope"`     // the scope /mcp requires (mcp)
+	// ExchangeClient is the daemon's client at the issuer for RFC 8693
+	// token exchange, as --oauth-exchange-client (its secret comes from
+	// $SWITCHBOARD_OAUTH_EXCHANGE_SECRET only).
+	ExchangeClient string `yaml:"exchangeClient"`
 }
 
 // sessionsConfig is the config file's `sessions:` section: the two windows
@@ -245,6 +249,7 @@ func newServe(g *globals) *cobra.Command {
 	fl.DurationVar(&f.replicas.Heartbeat, "replica-heartbeat", daemon.DefaultReplicaHeartbeat, "how often this replica records that it is alive and checks on the others")
 	fl.StringVar(&f.publicURL, "public-url", os.Getenv("SWITCHBOARD_PUBLIC_URL"), "the daemon's base URL as clients reach it, e.g. https://app.example.com (default http://<listen address>); /mcp's OAuth resource is this URL + /mcp [$SWITCHBOARD_PUBLIC_URL] (config publicURL)")
 	fl.StringVar(&f.oauth.Issuer, "oauth-issuer", os.Getenv("SWITCHBOARD_OAUTH_ISSUER"), "an external OpenID Connect issuer (the app's IdP) whose JWT access tokens /mcp takes, e.g. https://example.us.auth0.com/ ; see docs/oauth.md [$SWITCHBOARD_OAUTH_ISSUER] (config oauth.issuer)")
+	fl.StringVar(&f.oauth.ExchangeClientID, "oauth-exchange-client", os.Getenv("SWITCHBOARD_OAUTH_EXCHANGE_CLIENT"), "the daemon's client id at --oauth-issuer for RFC 8693 token exchange: bindings with tokenExchange send their backend the IdP's token for the user; the secret is read from $SWITCHBOARD_OAUTH_EXCHANGE_SECRET [$SWITCHBOARD_OAUTH_EXCHANGE_CLIENT] (config oauth.exchangeClient); see docs/identity.md")
 	fl.DurationVar(&f.replicas.Timeout, "replica-timeout", daemon.DefaultReplicaTimeout, "how long another replica's heartbeat may stand still before a survivor resolves its in-flight calls (at least twice --replica-heartbeat)")
 	return c
 }
@@ -397,6 +402,13 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 	if f.oauth.Resource, err = resourceURL(f.publicURL, ln.Addr()); err != nil {
 		ln.Close()
 		return usageError{err, c.CommandPath()}
+	}
+	if f.oauth.ExchangeClientID != "" {
+		f.oauth.ExchangeClientSecret = os.Getenv("SWITCHBOARD_OAUTH_EXCHANGE_SECRET")
+		if f.oauth.Issuer == "" || f.oauth.ExchangeClientSecret == "" {
+			ln.Close()
+			return usageError{errors.New("--oauth-exchange-client needs --oauth-issuer (the IdP that exchanges) and the client's secret in $SWITCHBOARD_OAUTH_EXCHANGE_SECRET"), c.CommandPath()}
+		}
 	}
 	opts := daemon.Options{OAuth: f.oauth, Store: store, Bus: bs, AdminToken: token, AllowOrigins: f.allowOrigins, Logger: log, Demo: f.demo, Models: f.models,
 		Governance: f.governance, MCP: f.mcp, Session: f.session, Replicas: f.replicas, Retention: f.retention,
@@ -613,6 +625,9 @@ func applyConfig(c *cobra.Command, g *globals, f *serveFlags) error {
 			f.oauth.Issuer = o.Issuer
 		}
 		f.oauth.UserClaim, f.oauth.Scope = o.UserClaim, o.Scope
+		if o.ExchangeClient != "" && !set("oauth-exchange-client") && os.Getenv("SWITCHBOARD_OAUTH_EXCHANGE_CLIENT") == "" {
+			f.oauth.ExchangeClientID = o.ExchangeClient
+		}
 	}
 	return nil
 }

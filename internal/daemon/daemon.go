@@ -224,6 +224,9 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	if opts.Retention.IdempotencyKeys > 0 { // one setting: how long a key replays is how long it is kept
 		bo.IdempotencyTTL = opts.Retention.IdempotencyKeys
 	}
+	if err := d.startExchange(ctx, opts, &bo); err != nil {
+		return nil, err
+	}
 	if err := d.startAssertions(opts, &bo); err != nil {
 		return nil, err
 	}

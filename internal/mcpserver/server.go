@@ -16,6 +16,7 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/authn"
 	"github.com/switchboardhq/switchboard/internal/broker"
+	"github.com/switchboardhq/switchboard/internal/httpbind"
 	"github.com/switchboardhq/switchboard/internal/mcpext"
 	"github.com/switchboardhq/switchboard/internal/oauth"
 	"github.com/switchboardhq/switchboard/internal/registry"
@@ -315,6 +316,11 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if p, ok := principal(ctx, req.GetExtra()); ok {
 			ctx = switchboard.WithPrincipal(ctx, p)
 			ctx = s.acting(ctx, p, req.GetSession())
+		}
+		if x := req.GetExtra(); x != nil && x.TokenInfo != nil {
+			if tok, ok := x.TokenInfo.Extra[subjectKey].(string); ok && tok != "" {
+				ctx = httpbind.WithSubjectToken(ctx, tok)
+			}
 		}
 		switch r := req.(type) {
 		case *mcp.ListToolsRequest:

@@ -212,6 +212,11 @@ type Manifest struct {
 	ProtocolVersion string `json:"protocolVersion"`
 	RunID           string `json:"runId,omitempty"`
 	Tools           []Tool `json:"tools"`
+	// Panels and Adapters are the host panels and data adapters the app
+	// declares with its tools (docs/panels.md); they are registered with
+	// the tools, all or nothing.
+	Panels   []HostPanel   `json:"panels,omitempty"`
+	Adapters []HostAdapter `json:"adapters,omitempty"`
 }
 
 // ToolChange is one change of a tool's effective descriptor, as the

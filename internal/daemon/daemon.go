@@ -152,8 +152,12 @@ type Daemon struct {
 	demoKey   string       // the demo page's key; "" without --demo
 
 	stopCatalog func() // internal/daemon/catalogbus.go
-	stopRuns    func() // internal/daemon/runs.go
-	bus         bus.Bus
+	// decl and declStore serve the panels and adapters apps declare
+	// (hostpanels.go).
+	decl      declared
+	declStore switchboard.Store
+	stopRuns  func() // internal/daemon/runs.go
+	bus       bus.Bus
 
 	log      *slog.Logger
 	auth     *authn.Authenticator // the one login check, handed to every transport
@@ -235,6 +239,9 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	if err := d.startPanels(ctx, opts); err != nil {
 		return nil, err
 	}
+	if err := d.startDeclared(ctx, opts); err != nil {
+		return nil, err
+	}
 	if err := d.startWorkspace(ctx, opts); err != nil {
 		return nil, err
 	}
@@ -272,10 +279,11 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 			_, err := opts.Store.ActivityHead(ctx) // one indexed read
 			return err
 		},
-		Agents:      d.Agents,
-		Workspace:   d.Workspace,
-		ChatReading: d.chatReading(opts.Bus), // followups.go
-		Metrics:     d.metricsRoute(opts),
+		Agents:       d.Agents,
+		Workspace:    d.Workspace,
+		Declarations: d,
+		ChatReading:  d.chatReading(opts.Bus), // followups.go
+		Metrics:      d.metricsRoute(opts),
 	})
 	if err != nil {
 		return nil, err
@@ -318,6 +326,7 @@ func (d *Daemon) Close() error {
 	d.Agent.Close() // cancels runs, which ends their streams
 	d.closeAgents()
 	// Ends panel subscriptions and actions waiting for approval.
+	d.closeDeclared()
 	d.closePanels()
 	d.closeGovernance() // cancels running jobs
 	d.closeWorkspace()

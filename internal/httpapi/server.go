@@ -96,6 +96,10 @@ type Options struct {
 	Ready func(context.Context) error
 	// Agents serves the agent-session routes (/agents); nil leaves them out.
 	Agents *workspace.Agents
+	// Declarations serves the panel and adapter declarations (/panels,
+	// /adapters) and manifests with panels or adapters; nil leaves them
+	// out.
+	Declarations Declarations
 }
 
 // Server serves the HTTP API. Create it with New.
@@ -170,6 +174,7 @@ func (s *Server) routes() {
 	s.tabRoutes()
 	s.agentRoutes()
 	s.panelRoutes()
+	s.declaredRoutes()
 	s.canvasRoutes()
 	s.governanceRoutes()
 	s.agentSessionRoutes()

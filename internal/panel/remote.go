@@ -9,7 +9,6 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/bus"
-	"github.com/switchboardhq/switchboard/panelspec"
 )
 
 // Panels across replicas (issue 16). A tab's instances are changed by the
@@ -388,21 +387,7 @@ func (r *remote) onAdapter(p []byte) {
 	if json.Unmarshal(p, &msg) != nil || msg.From == r.replica {
 		return
 	}
-	s := r.s
-	s.mu.Lock()
-	var hit []*instance
-	for _, in := range s.byID {
-		for _, src := range in.spec.Sources {
-			if src := s.richLocked(src); src.Kind == panelspec.SourceAdapter && src.Adapter == msg.Adapter {
-				hit = append(hit, in)
-				break
-			}
-		}
-	}
-	s.mu.Unlock()
-	for _, in := range hit {
-		s.invalidate(in)
-	}
+	r.s.refreshAdapter(msg.Adapter)
 }
 
 // away sends op on instance in (a detached copy: its tab is not here) to

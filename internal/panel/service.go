@@ -278,35 +278,71 @@ const DefaultSlot = "main"
 // instances keep the spec they were opened with). The spec is validated
 // again with the service's catalog and its origin forced to host.
 func (s *Service) Register(d Def) error {
-	if len(d.ID) > 64 || !panelID.MatchString(d.ID) {
-		return switchboard.Errorf(switchboard.CodeInvalidInput, "panel id %q must be dot-separated lowercase words (like project.settings)", d.ID)
+	d, err := s.Check(d)
+	if err != nil {
+		return err
 	}
+	entry := &def{Def: d, params: specParams(d.Spec)}
+	s.mu.Lock()
+	s.defs[d.ID] = entry
+	s.mu.Unlock()
+	return nil
+}
+
+// Check validates d as Register would and returns it as Register keeps
+// it (the default slot filled in, the spec as validated), registering
+// nothing: a batch of panels is checked whole before any of it is kept.
+func (s *Service) Check(d Def) (Def, error) {
 	if d.Spec == nil {
-		return switchboard.Errorf(switchboard.CodeInvalidInput, "panel %s has no spec", d.ID)
+		return d, switchboard.Errorf(switchboard.CodeInvalidInput, "panel %s has no spec", d.ID)
+	}
+	raw, err := json.Marshal(d.Spec)
+	if err != nil {
+		return d, switchboard.Errorf(switchboard.CodeInvalidInput, "panel %s: encode spec: %w", d.ID, err)
+	}
+	return s.CheckJSON(d, raw)
+}
+
+// CheckJSON is Check for a spec sent as JSON (the HTTP API, a manifest):
+// raw is validated as it is, d.Spec ignored.
+func (s *Service) CheckJSON(d Def, raw json.RawMessage) (Def, error) {
+	return s.CheckJSONWith(d, raw, nil)
+}
+
+// CheckJSONWith is CheckJSON for a spec registered together with tools
+// not in the catalog yet (a manifest's): a spec may name them.
+func (s *Service) CheckJSONWith(d Def, raw json.RawMessage, pending map[string]switchboard.Tool) (Def, error) {
+	if len(d.ID) > 64 || !panelID.MatchString(d.ID) {
+		return d, switchboard.Errorf(switchboard.CodeInvalidInput, "panel id %q must be dot-separated lowercase words (like project.settings)", d.ID)
+	}
+	if len(raw) == 0 {
+		return d, switchboard.Errorf(switchboard.CodeInvalidInput, "panel %s has no spec", d.ID)
 	}
 	if d.Slot == "" {
 		d.Slot = DefaultSlot
 	}
 	if !slotName.MatchString(d.Slot) {
-		return switchboard.Errorf(switchboard.CodeInvalidInput, "panel %s: slot %q must be 1-64 characters of a-z, 0-9, '_' and '-', starting with a letter", d.ID, d.Slot)
+		return d, switchboard.Errorf(switchboard.CodeInvalidInput, "panel %s: slot %q must be 1-64 characters of a-z, 0-9, '_' and '-', starting with a letter", d.ID, d.Slot)
 	}
 	if d.Title == "" || d.Description == "" {
-		return switchboard.Errorf(switchboard.CodeInvalidInput, "panel %s needs a title and a description (agents choose panels by them)", d.ID)
+		return d, switchboard.Errorf(switchboard.CodeInvalidInput, "panel %s needs a title and a description (agents choose panels by them)", d.ID)
 	}
-	raw, err := json.Marshal(d.Spec)
-	if err != nil {
-		return switchboard.Errorf(switchboard.CodeInvalidInput, "panel %s: encode spec: %w", d.ID, err)
-	}
-	spec, issues := panelspec.Validate(raw, s.validateOpts(panelspec.OriginHost))
+	spec, issues := panelspec.Validate(raw, s.validateOptsWith(panelspec.OriginHost, pending))
 	if e := panelspec.IssuesError(issues); e != nil {
-		return e
+		return d, e
 	}
 	d.Spec = spec
-	entry := &def{Def: d, params: specParams(spec)}
+	return d, nil
+}
+
+// Unregister removes host panel id (open instances keep their spec) and
+// reports whether there was one.
+func (s *Service) Unregister(id string) bool {
 	s.mu.Lock()
-	s.defs[d.ID] = entry
-	s.mu.Unlock()
-	return nil
+	defer s.mu.Unlock()
+	_, ok := s.defs[id]
+	delete(s.defs, id)
+	return ok
 }
 
 // Panels lists the registered panels, sorted by id.
@@ -323,15 +359,26 @@ func (s *Service) Panels() []Def {
 
 // validateOpts are the options every spec of this service is checked with.
 func (s *Service) validateOpts(origin string) *panelspec.Options {
+	return s.validateOptsWith(origin, nil)
+}
+
+// validateOptsWith is validateOpts where the tools pending exist too.
+func (s *Service) validateOptsWith(origin string, pending map[string]switchboard.Tool) *panelspec.Options {
 	o := &panelspec.Options{Catalog: s.cat, ForceOrigin: origin}
 	if s.tools != nil {
-		o.ToolExists = func(name string) bool {
+		get := func(name string) (switchboard.Tool, error) {
+			if t, ok := pending[name]; ok {
+				return t, nil
+			}
 			ctx, cancel := context.WithTimeout(s.base, resolveTimeout)
 			defer cancel()
-			_, err := s.tools.Get(ctx, name)
+			return s.tools.Get(ctx, name)
+		}
+		o.ToolExists = func(name string) bool {
+			_, err := get(name)
 			return err == nil
 		}
-		o.SourceSchema = s.recordSchema
+		o.SourceSchema = func(ref string) json.RawMessage { return recordSchema(get, ref) }
 	}
 	return o
 }
@@ -340,11 +387,9 @@ func (s *Service) validateOpts(origin string) *panelspec.Options {
 // a field-form bound to it without fields: the output schema of the
 // adapter's query tool, else of the read tool of that name (the order the
 // runtime resolves a ref in). An array schema gives its items.
-func (s *Service) recordSchema(ref string) json.RawMessage {
-	ctx, cancel := context.WithTimeout(s.base, resolveTimeout)
-	defer cancel()
+func recordSchema(get func(string) (switchboard.Tool, error), ref string) json.RawMessage {
 	for _, name := range []string{"data." + ref + ".query", ref} {
-		t, err := s.tools.Get(ctx, name)
+		t, err := get(name)
 		if err != nil {
 			continue
 		}

@@ -395,3 +395,58 @@ func TestExampleManifestFollowsDaemon(t *testing.T) {
 		t.Fatalf("call: %d %q %q", code, out, errs)
 	}
 }
+
+// A manifest's adapters and panels register with its tools, all or
+// nothing: a panel the validator refuses leaves none of them.
+func TestToolsRegisterPanelsAndAdapters(t *testing.T) {
+	url := startDaemon(t)
+	g := []string{"--addr", url, "--token", testToken}
+	doc := func(href string) string {
+		return `
+tools:
+  - name: projects.archive
+    description: Archive a project.
+    class: mutate
+    binding: {http: {method: POST, url: /app/archive}}
+adapters:
+  - name: projects
+    query: {method: POST, url: /app/projects/query}
+    mutate: {update: {method: PUT, url: "/app/projects/{key}"}}
+panels:
+  - id: project.settings
+    title: Project settings
+    description: Edit one project.
+    spec:
+      v: 1
+      root: body
+      sources: {project: {kind: adapter, adapter: projects, key: id}}
+      actions: {save: {kind: mutate, source: project, op: update}}
+      nodes:
+        body: {type: body, props: {title: Settings}, children: [form, more]}
+        form: {type: form, props: {bind: project, action: save, fields: [{name: name, label: Name, kind: text}]}}
+        more: {type: link, props: {href: "` + href + `", label: Help}}
+`
+	}
+	dir := t.TempDir()
+	bad, good := filepath.Join(dir, "bad.yaml"), filepath.Join(dir, "good.yaml")
+	os.WriteFile(bad, []byte(doc("javascript:alert(1)")), 0o600)
+	os.WriteFile(good, []byte(doc("https://example.com/help")), 0o600)
+	code, _, errs := run(t, append(g, "tools", "register", bad)...)
+	if code != 1 || !strings.Contains(errs, "SPEC_UNSAFE") {
+		t.Fatalf("register a manifest with an unsafe panel: %d %q", code, errs)
+	}
+	for _, name := range []string{"projects.archive", "data.projects.query"} {
+		if code, _, _ := run(t, append(g, "tools", "describe", name)...); code != 1 {
+			t.Fatalf("a refused manifest registered %s", name)
+		}
+	}
+	code, out, errs := run(t, append(g, "tools", "register", good)...)
+	if code != 0 || !strings.Contains(out, "registered projects.archive") || !strings.Contains(out, "registered adapter projects") ||
+		!strings.Contains(out, "registered panel project.settings") {
+		t.Fatalf("register: %d %q %q", code, out, errs)
+	}
+	code, out, _ = run(t, append(g, "tools", "describe", "data.projects.update")...)
+	if code != 0 || !strings.Contains(out, url+"/app/projects/{key}") {
+		t.Fatalf("the adapter's update tool: %d %q", code, out)
+	}
+}

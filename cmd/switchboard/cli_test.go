@@ -449,4 +449,14 @@ panels:
 	if code != 0 || !strings.Contains(out, url+"/app/projects/{key}") {
 		t.Fatalf("the adapter's update tool: %d %q", code, out)
 	}
+	code, out, _ = run(t, append(g, "panels", "list")...)
+	if code != 0 || !strings.Contains(out, "project.settings") || !strings.Contains(out, "Project settings") {
+		t.Fatalf("panels list: %d %q", code, out)
+	}
+	if code, out, errs = run(t, append(g, "panels", "delete", "project.settings")...); code != 0 {
+		t.Fatalf("panels delete: %d %q %q", code, out, errs)
+	}
+	if code, _, errs = run(t, append(g, "panels", "delete", "project.settings")...); code != 1 || !strings.Contains(errs, "NOT_FOUND") {
+		t.Fatalf("panels delete of a deleted panel: %d %q", code, errs)
+	}
 }

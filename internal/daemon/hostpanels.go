@@ -335,6 +335,26 @@ func (d *Daemon) declare(ctx context.Context, source switchboard.Source, tools [
 		}
 		regs = append(regs, pr...)
 	}
+	var stale []switchboard.Tool // data tools of ops a replaced adapter no longer offers
+	if len(adapters) > 0 {
+		prev, err := d.storedAdapters(ctx)
+		if err != nil {
+			return nil, err
+		}
+		keep := map[string]bool{}
+		for _, t := range batch {
+			keep[string(source)+" "+t.Name] = true
+		}
+		for _, a := range adapters {
+			if p, ok := prev[a.Name]; ok {
+				for _, n := range adapterToolNames(p.HostAdapter) {
+					if !keep[string(p.Source)+" "+n] {
+						stale = append(stale, switchboard.Tool{Name: n, Origin: &switchboard.Origin{Source: p.Source}})
+					}
+				}
+			}
+		}
+	}
 	var registered []switchboard.Tool
 	if len(batch) > 0 {
 		var err error
@@ -345,6 +365,9 @@ func (d *Daemon) declare(ctx context.Context, source switchboard.Source, tools [
 	if err := d.declStore.PanelRegistrationPut(ctx, regs, time.Time{}); err != nil {
 		d.undoTools(ctx, source, batch)
 		return nil, err
+	}
+	for _, t := range stale {
+		d.dropTool(ctx, t.Origin.Source, t.Name)
 	}
 	for _, a := range adapters {
 		d.ledgerDeclared(ctx, verbAdapterRegister, a.Name, map[string]any{"source": source, "ops": adapterOptions(a).Ops})
@@ -422,33 +445,60 @@ func (d *Daemon) UndeclareAdapter(ctx context.Context, name string) error {
 	if err := d.declStore.PanelRegistrationDelete(ctx, switchboard.RegistrationAdapter, name); err != nil {
 		return err
 	}
-	names := []string{panel.AdapterToolName(name, "query")}
-	for op := range a.Mutate {
-		names = append(names, panel.AdapterToolName(name, op))
-	}
-	for _, n := range names {
-		if err := d.Registry.Unregister(ctx, a.Source, n); err != nil && switchboard.AsError(err).Code != switchboard.CodeNotFound &&
-			switchboard.AsError(err).Code != switchboard.CodeToolNotFound {
-			d.log.Error("data tool of a removed adapter left in the catalog", "tool", n, "err", err)
-		}
+	for _, n := range adapterToolNames(a.HostAdapter) {
+		d.dropTool(ctx, a.Source, n)
 	}
 	d.ledgerDeclared(ctx, verbAdapterUnregister, name, nil)
 	return d.announceDeclared(ctx)
 }
 
-func (d *Daemon) storedAdapter(ctx context.Context, name string) (storedAdapter, error) {
+// adapterToolNames are the data tools a declared adapter registers.
+func adapterToolNames(a switchboard.HostAdapter) []string {
+	names := []string{panel.AdapterToolName(a.Name, "query")}
+	for op := range a.Mutate {
+		names = append(names, panel.AdapterToolName(a.Name, op))
+	}
+	return names
+}
+
+// dropTool unregisters a data tool its adapter no longer has; one already
+// gone is no error.
+func (d *Daemon) dropTool(ctx context.Context, source switchboard.Source, name string) {
+	err := d.Registry.Unregister(context.WithoutCancel(ctx), source, name)
+	if c := switchboard.CodeOf(err); err != nil && c != switchboard.CodeNotFound && c != switchboard.CodeToolNotFound {
+		d.log.Error("data tool of a removed adapter or op left in the catalog", "tool", name, "err", err)
+	}
+}
+
+func (d *Daemon) storedAdapters(ctx context.Context) (map[string]storedAdapter, error) {
 	regs, err := d.declStore.PanelRegistrationList(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]storedAdapter{}
+	for _, r := range regs {
+		if r.Kind != switchboard.RegistrationAdapter {
+			continue
+		}
+		var a storedAdapter
+		if err := json.Unmarshal(r.Definition, &a); err != nil {
+			return nil, fmt.Errorf("stored adapter %s: %w", r.Name, err)
+		}
+		out[r.Name] = a
+	}
+	return out, nil
+}
+
+func (d *Daemon) storedAdapter(ctx context.Context, name string) (storedAdapter, error) {
+	all, err := d.storedAdapters(ctx)
 	if err != nil {
 		return storedAdapter{}, err
 	}
-	for _, r := range regs {
-		if r.Kind == switchboard.RegistrationAdapter && r.Name == name {
-			var a storedAdapter
-			err := json.Unmarshal(r.Definition, &a)
-			return a, err
-		}
+	a, ok := all[name]
+	if !ok {
+		return storedAdapter{}, switchboard.Errorf(switchboard.CodeNotFound, "no declared data adapter %q (declare it with POST /api/v1/adapters)", name)
 	}
-	return storedAdapter{}, switchboard.Errorf(switchboard.CodeNotFound, "no declared data adapter %q", name)
+	return a, nil
 }
 
 // InvalidateAdapter refreshes every open panel, on every replica, that

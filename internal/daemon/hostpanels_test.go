@@ -355,6 +355,19 @@ func TestDeclaredAdapterOverHTTP(t *testing.T) {
 	awaitSnapshot(t, q, body["result"].(map[string]any)["instanceId"].(string), "the restarted daemon reads the backend",
 		func(sn map[string]any) bool { return projectName(sn) == "Apollo II" })
 
+	// Declared again without its update: that data tool goes, the query stays.
+	adapters[0].(map[string]any)["mutate"] = map[string]any{}
+	delete(adapters[0].(map[string]any), "approval")
+	if code, body := q.do(t, mcpToken, "POST", "/api/v1/adapters", mustJSON(t, adapters)); code != 200 {
+		t.Fatalf("declare the adapter again: %d %v", code, body)
+	}
+	if code, _ := q.do(t, mcpToken, "GET", "/api/v1/tools/data.projects.update", ""); code != 404 {
+		t.Fatalf("data.projects.update outlived its op (%d)", code)
+	}
+	if code, _ := q.do(t, mcpToken, "GET", "/api/v1/tools/data.projects.query", ""); code != 200 {
+		t.Fatalf("data.projects.query went with the update (%d)", code)
+	}
+
 	// Removing both: the panel is gone and so are the data tools.
 	if code, body := q.do(t, mcpToken, "DELETE", "/api/v1/panels/project.settings", ""); code != 204 {
 		t.Fatalf("delete the panel: %d %v", code, body)
@@ -370,4 +383,48 @@ func TestDeclaredAdapterOverHTTP(t *testing.T) {
 			t.Fatalf("%s outlived its adapter (%d)", n, code)
 		}
 	}
+}
+
+// Declarations made on one replica are served by the other (the store
+// and the bus), and removed there when removed on the first.
+func TestDeclaredPanelsAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rs := pgReplicas(t, 2)
+	a, b := rs[0], rs[1]
+	adapters := []any{map[string]any{"name": "projects", "query": map[string]any{"method": "POST", "url": "http://127.0.0.1:9/query"}}}
+	if err := a.c.Do(ctx, "POST", "/api/v1/adapters", adapters, nil); err != nil {
+		t.Fatal(err)
+	}
+	panels := []any{map[string]any{"id": "project.settings", "title": "Project settings", "description": "Edit one project.", "spec": projectSpec(t)}}
+	if err := a.c.Do(ctx, "POST", "/api/v1/panels", panels, nil); err != nil {
+		t.Fatal(err)
+	}
+	has := func(r pgReplica) bool {
+		for _, p := range r.d.Panels.Panels() {
+			if p.ID == "project.settings" {
+				return true
+			}
+		}
+		return false
+	}
+	await := func(what string, ok func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for !ok() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting until %s", what)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	await("B serves A's panel", func() bool { return has(b) })
+	// B knows the adapter: its invalidate is no 404, and its delete works.
+	if err := b.c.Do(ctx, "POST", "/api/v1/adapters/projects/invalidate", nil, nil); err != nil {
+		t.Fatalf("invalidate on B: %v", err)
+	}
+	if err := b.c.Do(ctx, "DELETE", "/api/v1/panels/project.settings", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	await("A drops the panel B removed", func() bool { return !has(a) })
 }

@@ -44,7 +44,7 @@ func TestOAuthTokenExchangeToBackend(t *testing.T) {
 	verifier := provider.Verifier(&oidc.Config{ClientID: oidctest.ExchangeAudience})
 	type seen struct {
 		sub, act, scope, token string
-		assertion             bool
+		assertion              bool
 	}
 	var mu sync.Mutex
 	var calls []seen

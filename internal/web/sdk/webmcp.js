@@ -243,12 +243,20 @@ export function bridge(mc, { onTools, viewStateOnly = () => false, self = global
           continue;
         }
         if (stopped) return;
-        const defs = [], refused = [];
+        const defs = [], refused = [], taken = new Map();
         for (const reg of list ?? []) {
           if (self && reg.window !== undefined && reg.window !== self) continue;
           const m = mapTool(reg, viewStateOnly, run);
-          if (m.def) defs.push(m.def);
-          else refused.push(m.error);
+          if (!m.def) {
+            refused.push(m.error);
+          } else if (taken.has(m.name)) {
+            // Two WebMCP names map to one (searchFlights, page.search_flights):
+            // the first registered keeps it rather than one silently hiding the other.
+            refused.push(refusal("CONFLICT", `WebMCP tool ${reg.name} maps to ${m.name}, which WebMCP tool ${taken.get(m.name)} already uses`));
+          } else {
+            taken.set(m.name, reg.name);
+            defs.push(m.def);
+          }
         }
         onTools(defs, refused);
       } while (again && !stopped);

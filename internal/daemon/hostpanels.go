@@ -355,6 +355,18 @@ func (d *Daemon) declare(ctx context.Context, source switchboard.Source, tools [
 			}
 		}
 	}
+	// What the catalog write replaces, to put back if the declarations'
+	// write fails after it.
+	var prev []switchboard.Tool
+	for _, t := range batch {
+		p, ok, err := d.Registry.Declaration(ctx, source, t.Name)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			prev = append(prev, p)
+		}
+	}
 	var registered []switchboard.Tool
 	if len(batch) > 0 {
 		var err error
@@ -363,7 +375,7 @@ func (d *Daemon) declare(ctx context.Context, source switchboard.Source, tools [
 		}
 	}
 	if err := d.declStore.PanelRegistrationPut(ctx, regs, time.Time{}); err != nil {
-		d.undoTools(ctx, source, batch)
+		d.undoTools(ctx, source, batch, prev)
 		return nil, err
 	}
 	for _, t := range stale {
@@ -382,11 +394,24 @@ func (d *Daemon) declare(ctx context.Context, source switchboard.Source, tools [
 }
 
 // undoTools takes back a catalog write whose declarations could not be
-// stored.
-func (d *Daemon) undoTools(ctx context.Context, source switchboard.Source, tools []switchboard.Tool) {
+// stored: the tools it added go, the ones it replaced (prev) come back.
+func (d *Daemon) undoTools(ctx context.Context, source switchboard.Source, tools, prev []switchboard.Tool) {
+	ctx = context.WithoutCancel(ctx)
+	had := map[string]bool{}
+	for _, t := range prev {
+		had[t.Name] = true
+	}
 	for _, t := range tools {
-		if err := d.Registry.Unregister(context.WithoutCancel(ctx), source, t.Name); err != nil {
+		if had[t.Name] {
+			continue
+		}
+		if err := d.Registry.Unregister(ctx, source, t.Name); err != nil {
 			d.log.Error("tool of a refused declaration left in the catalog", "tool", t.Name, "err", err)
+		}
+	}
+	if len(prev) > 0 {
+		if _, err := d.Registry.Register(ctx, source, prev); err != nil {
+			d.log.Error("tools a refused declaration replaced were not put back", "tools", len(prev), "err", err)
 		}
 	}
 }

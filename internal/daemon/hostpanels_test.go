@@ -16,6 +16,7 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/daemon"
 	"github.com/switchboardhq/switchboard/internal/scope"
+	"github.com/switchboardhq/switchboard/internal/storetest"
 	"github.com/switchboardhq/switchboard/panelspec"
 	"github.com/switchboardhq/switchboard/sqlite"
 )
@@ -427,4 +428,53 @@ func TestDeclaredPanelsAcrossReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	await("A drops the panel B removed", func() bool { return !has(a) })
+}
+
+// TestDeclareUndoneWhenDeclarationsFail: a manifest whose catalog write
+// succeeded but whose declarations' write failed leaves the catalog as it
+// was — a tool it added is gone, a tool it replaced is back as it was —
+// and the panel is not declared.
+func TestDeclareUndoneWhenDeclarationsFail(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "sb.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failPut atomic.Bool
+	f := &storetest.Faulty{Store: st, FailNext: func(op string) error {
+		if op == "PanelRegistrationPut" && failPut.Load() {
+			return switchboard.Errorf(switchboard.CodeUnavailable, "injected: the store went away")
+		}
+		return nil
+	}}
+	d, err := daemon.New(ctx, daemon.Options{Store: f, AdminToken: mcpToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close(); st.Close() })
+	tool := func(name, desc string) switchboard.Tool {
+		return switchboard.Tool{Name: name, Description: desc, Class: switchboard.ClassRead,
+			Binding: &switchboard.Binding{HTTP: &switchboard.HTTPBinding{Method: "GET", URL: "http://127.0.0.1:1/x"}}}
+	}
+	if _, err := d.Registry.Register(ctx, switchboard.SourceHost, []switchboard.Tool{tool("notes.list", "List the notes.")}); err != nil {
+		t.Fatal(err)
+	}
+	failPut.Store(true)
+	spec := json.RawMessage(`{"v":1,"origin":"host","root":"r","nodes":{"r":{"type":"body","props":{"title":"Notes"},"children":["t"]},"t":{"type":"text","props":{"text":"hi"}}}}`)
+	_, err = d.DeclareManifest(ctx, switchboard.SourceHost, switchboard.Manifest{ProtocolVersion: switchboard.ProtocolVersion,
+		Tools:  []switchboard.Tool{tool("notes.list", "List the notes, newest first."), tool("notes.count", "Count the notes.")},
+		Panels: []switchboard.HostPanel{{ID: "notes.board", Title: "Notes", Description: "The notes board.", Spec: spec}}})
+	if switchboard.CodeOf(err) != switchboard.CodeUnavailable {
+		t.Fatalf("declare with the declarations' write failing: %v", err)
+	}
+	if got, err := d.Registry.Get(ctx, "notes.list"); err != nil || got.Description != "List the notes." {
+		t.Errorf("the replaced tool after the undo: %q %v; want its old description back", got.Description, err)
+	}
+	if _, err := d.Registry.Get(ctx, "notes.count"); switchboard.CodeOf(err) != switchboard.CodeToolNotFound {
+		t.Errorf("the added tool after the undo: %v; want it gone", err)
+	}
+	if ps, err := d.DeclaredPanels(ctx); err != nil || len(ps) != 0 {
+		t.Errorf("declared panels after the failure: %+v %v", ps, err)
+	}
 }

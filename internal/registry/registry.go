@@ -415,6 +415,18 @@ func (r *Registry) applyLocked(ctx context.Context, names []string, apply func(r
 
 // Get returns the effective descriptor of name, or TOOL_NOT_FOUND when
 // there is none or the caller in ctx may not see it.
+// Declaration returns source's own declaration of name, whether or not it
+// is the effective one: what a write that must be undone puts back.
+func (r *Registry) Declaration(ctx context.Context, source switchboard.Source, name string) (switchboard.Tool, bool, error) {
+	if err := r.fresh(ctx); err != nil {
+		return switchboard.Tool{}, false, err
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	t, ok := r.decls[name][source]
+	return t, ok, nil
+}
+
 func (r *Registry) Get(ctx context.Context, name string) (switchboard.Tool, error) {
 	e, err := r.get(ctx, name)
 	if err != nil {

@@ -53,32 +53,7 @@ func TestMCPAppsHostInChromium(t *testing.T) {
 	e.connected(t, demo, demoTools...)
 	poll(t, demo, `!!window.switchboardPanels`)
 
-	// The host page is served beside /mcp (one origin, as a desktop host
-	// talks to its server); /probe counts anything the view manages to send.
-	var probes atomic.Int32
-	mux := http.NewServeMux()
-	mux.Handle("GET /mcpapps-host/", http.StripPrefix("/mcpapps-host/", http.FileServer(http.Dir(mcpAppsDist))))
-	mux.HandleFunc("/probe", func(w http.ResponseWriter, r *http.Request) { probes.Add(1) })
-	mux.Handle("/", e.d.Handler())
-	hostSrv := httptest.NewServer(mux)
-	t.Cleanup(hostSrv.Close)
-
-	tok, err := e.admin.CreateToken(ctx, client.TokenRequest{Agent: "chat-host"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, cancel := e.tab(t, hostSrv.URL+"/mcpapps-host/index.html#token="+tok.Token)
-	defer cancel()
-	defer func() {
-		if t.Failed() {
-			t.Logf("host calls: %s\nhost logs: %s", eval[string](t, page, `JSON.stringify(window.mcpHost.calls)`), eval[string](t, page, `JSON.stringify(window.mcpHost.logs)`))
-		}
-	}()
-	do(t, page, chromedp.EmulateViewport(900, 900))
-	poll(t, page, `window.mcpHost && (window.mcpHost.ready || !!window.mcpHost.error)`)
-	if msg := eval[string](t, page, `window.mcpHost.error`); msg != "" {
-		t.Fatalf("host: %s", msg)
-	}
+	page, hostURL, probes := openMCPAppsHost(t, e)
 
 	t.Run("the extension is advertised and the view tool is kept from the model", func(t *testing.T) {
 		got := eval[string](t, page, `JSON.stringify(window.mcpHost.serverExtensions)`)
@@ -121,8 +96,8 @@ func TestMCPAppsHostInChromium(t *testing.T) {
 			await tryIt("topLocation", () => window.top.location.href);
 			await tryIt("cookie", () => document.cookie);
 			await tryIt("localStorage", () => localStorage.length);
-			await tryIt("fetch", () => fetch("` + hostSrv.URL + `/probe").then(r => r.status));
-			await tryIt("image", () => new Promise((res, rej) => { const i = new Image(); i.onload = () => res("loaded"); i.onerror = () => rej(new TypeError("blocked")); i.src = "` + hostSrv.URL + `/probe?img"; }));
+			await tryIt("fetch", () => fetch("` + hostURL + `/probe").then(r => r.status));
+			await tryIt("image", () => new Promise((res, rej) => { const i = new Image(); i.onload = () => res("loaded"); i.onerror = () => rej(new TypeError("blocked")); i.src = "` + hostURL + `/probe?img"; }));
 			out.origin = self.origin;
 			return JSON.stringify(out);
 		})()`
@@ -188,6 +163,102 @@ func TestMCPAppsHostInChromium(t *testing.T) {
 
 	// SWITCHBOARD_CHAT_SHOTS=$PWD/docs/chat refreshes docs/chat/mcp-apps-host.png.
 	shot(t, page, "mcp-apps-host")
+}
+
+// TestMCPAppsHostWithoutATab: with no tab of the app open anywhere, the
+// MCP Apps host alone shows the panel its agent composed (in the agent's
+// chat surface), and the person edits and saves it there: the compose and
+// the save each ask for approval and run once approved, and the backend's
+// mutate runs exactly once.
+func TestMCPAppsHostWithoutATab(t *testing.T) {
+	if _, err := os.Stat(filepath.Join(mcpAppsDist, "host.js")); err != nil {
+		t.Skipf("skipping the MCP Apps host test: the host page is not built (%v); build it with e2e/testdata/mcpapps-host/build.sh (needs node and npm)", err)
+	}
+	e := newEnv(t)
+	ctx := context.Background()
+	page, _, _ := openMCPAppsHost(t, e)
+	if n := len(e.d.Sessions.PanelTabsElsewhere()); n != 0 || e.d.Sessions.ShowsPanels() {
+		t.Fatalf("a tab shows panels (%d elsewhere)", n)
+	}
+
+	eval[bool](t, page, `(window.composed = window.mcpHost.callAndShow("panel-compose", {spec: `+apolloSpec+`}), true)`)
+	approve(t, e, "panel.compose")
+	composed := eval[string](t, page, `window.composed.then(r => r.content[0].text)`)
+	var v struct{ InstanceID, SessionID string }
+	if err := json.Unmarshal([]byte(composed), &v); err != nil || v.InstanceID == "" {
+		t.Fatalf("compose: %s", composed)
+	}
+	if !strings.HasPrefix(v.SessionID, "chat_") {
+		t.Fatalf("the panel went to %q, not the host's chat surface", v.SessionID)
+	}
+	poll(t, page, `window.mcpHost.views[0]?.initialized === true`)
+	frame := viewFrame(t, e, page)
+	poll(t, frame, `document.querySelector('[data-sb-path="owner"]')?.value === "Alex Doe"`)
+
+	eval[bool](t, frame, `(() => { const i = document.querySelector('[data-sb-path="owner"]'); i.focus(); i.select(); return true })()`)
+	do(t, frame, chromedp.KeyEvent("Sam Lee"))
+	waitDaemon(t, "the fill", func() bool {
+		sn, err := e.d.Panels.Snapshot(ctx, v.InstanceID)
+		return err == nil && sn.Values["project"]["owner"] == "Sam Lee"
+	})
+	do(t, frame, chromedp.Click(chromedp.CSS(`[data-sb-action="save"]`)))
+	poll(t, frame, `document.querySelector('[data-sb-action-status="save"]')?.textContent === "Waiting for your approval…"`)
+	approve(t, e, "data.projects.update", func() {
+		if rec := apollo(t, e); rec["owner"] != "Alex Doe" {
+			t.Fatalf("saved before the approval: %v", rec)
+		}
+	})
+	poll(t, frame, `document.querySelector('[data-sb-action-status="save"]')?.textContent === "Done."`)
+	if rec := apollo(t, e); rec["owner"] != "Sam Lee" {
+		t.Fatalf("stored %v", rec)
+	}
+	// The backend's mutate ran once: one call of it in the ledger, succeeded.
+	var calls []switchboard.ActivityEntry
+	page1, err := e.admin.Activity(ctx, client.ActivityQuery{Verb: "tool.call", Limit: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, en := range page1.Items {
+		if en.Target == "data.projects.update" {
+			calls = append(calls, en)
+		}
+	}
+	if len(calls) != 1 || !strings.Contains(string(calls[0].Details), "succeeded") {
+		t.Fatalf("data.projects.update in the ledger: %+v", calls)
+	}
+}
+
+// openMCPAppsHost serves the host page beside the daemon (one origin, as
+// a desktop host talks to its server) and opens it, connected to /mcp
+// with an agent token (agent:chat-host); probes counts anything that
+// reaches hostURL/probe.
+func openMCPAppsHost(t *testing.T, e *env) (page context.Context, hostURL string, probes *atomic.Int32) {
+	t.Helper()
+	probes = new(atomic.Int32)
+	mux := http.NewServeMux()
+	mux.Handle("GET /mcpapps-host/", http.StripPrefix("/mcpapps-host/", http.FileServer(http.Dir(mcpAppsDist))))
+	mux.HandleFunc("/probe", func(w http.ResponseWriter, r *http.Request) { probes.Add(1) })
+	mux.Handle("/", e.d.Handler())
+	hostSrv := httptest.NewServer(mux)
+	t.Cleanup(hostSrv.Close)
+
+	tok, err := e.admin.CreateToken(context.Background(), client.TokenRequest{Agent: "chat-host"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, cancel := e.tab(t, hostSrv.URL+"/mcpapps-host/index.html#token="+tok.Token)
+	t.Cleanup(cancel)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("host calls: %s\nhost logs: %s", eval[string](t, page, `JSON.stringify(window.mcpHost.calls)`), eval[string](t, page, `JSON.stringify(window.mcpHost.logs)`))
+		}
+	})
+	do(t, page, chromedp.EmulateViewport(900, 900))
+	poll(t, page, `window.mcpHost && (window.mcpHost.ready || !!window.mcpHost.error)`)
+	if msg := eval[string](t, page, `window.mcpHost.error`); msg != "" {
+		t.Fatalf("host: %s", msg)
+	}
+	return page, hostSrv.URL, probes
 }
 
 // viewFrame attaches to the view's iframe (Chromium runs a sandboxed frame

@@ -211,15 +211,34 @@ var panelViewTool = &mcp.Tool{
 	Meta:        mcp.Meta{metaUIKey: uiMeta(PanelViewURI, "app")},
 }
 
-// speaksApps reports whether the client declared the extension (in its
-// initialize, or in a 2026-07-28 request's _meta).
-func speaksApps(req *mcp.ListToolsRequest) bool {
-	caps := req.ClientCapabilities()
+// declaresApps reports whether the client of req declared the extension
+// (in its initialize, or in a 2026-07-28 request's _meta).
+func declaresApps(req mcp.Request) bool {
+	r, ok := req.(interface {
+		ClientCapabilities() *mcp.ClientCapabilities
+	})
+	if !ok {
+		return false
+	}
+	caps := r.ClientCapabilities()
 	if caps == nil {
 		return false
 	}
-	_, ok := caps.Extensions[AppsExtension]
+	_, ok = caps.Extensions[AppsExtension]
 	return ok
+}
+
+// appsKey marks the context of a request whose client shows panels.
+type appsKey struct{}
+
+// ShowsApps reports whether the MCP request in ctx comes from a client
+// that declared MCP Apps, on a server that serves panels: a client that
+// shows a panel itself, in its chat, with no browser tab of the app. The
+// daemon offers such a client the panel tools, and a panel it opens with
+// no tab belongs to its chat (panel.Options.ShowsPanels).
+func ShowsApps(ctx context.Context) bool {
+	v, _ := ctx.Value(appsKey{}).(bool)
+	return v
 }
 
 // panelView answers switchboard_panel_view.

@@ -155,7 +155,7 @@ func (s *Server) listTools(ctx context.Context, req *mcp.ListToolsRequest) (*mcp
 // appendAppTools lists the app-only tools to a client that speaks MCP
 // Apps; others could not use them.
 func (s *Server) appendAppTools(req *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
-	if s.opts.Panels != nil && speaksApps(req) {
+	if s.opts.Panels != nil && declaresApps(req) {
 		res.Tools = append(res.Tools, panelViewTool)
 	}
 }

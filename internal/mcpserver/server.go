@@ -322,6 +322,9 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				ctx = httpbind.WithSubjectToken(ctx, tok)
 			}
 		}
+		if s.opts.Panels != nil && declaresApps(req) {
+			ctx = context.WithValue(ctx, appsKey{}, true)
+		}
 		switch r := req.(type) {
 		case *mcp.ListToolsRequest:
 			return s.listTools(ctx, r)

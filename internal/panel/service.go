@@ -124,6 +124,14 @@ type Options struct {
 	// session's narrowing (canvas.go), so every replica on one store
 	// enforces the same policy. Without it both live in this process.
 	Canvases CanvasStore
+	// ShowsPanels, when set, reports whether the caller in ctx shows
+	// panels itself (an MCP Apps client: mcpserver.ShowsApps). What such
+	// a caller opens or composes while no tab shows panels belongs to its
+	// chat surface (surface.go).
+	ShowsPanels func(ctx context.Context) bool
+	// SurfaceIdle is how long a chat surface outlives its principal's
+	// last call (DefaultSurfaceIdle).
+	SurfaceIdle time.Duration
 }
 
 // Previews hosts runnable preview documents on the separate preview
@@ -172,6 +180,8 @@ type Service struct {
 	leases *leaseBook
 	store  PanelStore
 	remote *remote // nil without Options.Bus
+	// surfaces are the chat surfaces s.tabs serves beside the tabs.
+	surfaces *surfaces
 
 	mu       sync.Mutex
 	defs     map[string]*def
@@ -222,6 +232,9 @@ func New(opts Options) *Service {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.SurfaceIdle <= 0 {
+		opts.SurfaceIdle = DefaultSurfaceIdle
+	}
 	if err := opts.Canvas.Validate(); err != nil {
 		panic("panels: Options.Canvas: " + err.Error() + " (validate it where the config is read)")
 	}
@@ -231,8 +244,9 @@ func New(opts Options) *Service {
 		log: opts.Logger, opts: opts, base: base, stop: stop, leases: newLeaseBook(opts.LeaseTTL, opts.Now),
 		store: opts.Store, defs: map[string]*def{}, adapters: map[string]*adapterEntry{},
 		sessions: map[string]*tabState{}, byID: map[string]*instance{}, sessionCanvas: map[string]CanvasPolicy{},
-		goneTabs: map[string]struct{}{},
+		goneTabs: map[string]struct{}{}, surfaces: newSurfaces(opts.SurfaceIdle),
 	}
+	s.tabs = surfaceTabs{Tabs: opts.Tabs, b: s.surfaces}
 	if opts.Bus != nil {
 		r, err := startRemote(s, opts.Bus, opts.Tabs.PresenceID())
 		if err != nil { // only a closed bus refuses
@@ -251,6 +265,7 @@ func (s *Service) Catalog() *panelspec.Catalog { return s.cat }
 // actions still waiting for approval).
 func (s *Service) Close() {
 	s.stop()
+	s.surfaces.close()
 	if s.remote != nil {
 		s.remote.close()
 	}

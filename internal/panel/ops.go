@@ -83,7 +83,7 @@ func (s *Service) dropTab(id string) {
 	if s.tabs.Connected(id) {
 		return
 	}
-	if s.store != nil && s.tabs.Elsewhere(id) != "" {
+	if s.store != nil && (s.tabs.Elsewhere(id) != "" || s.surfaceInUseElsewhere(id)) {
 		s.evict(id)
 		return
 	}
@@ -147,8 +147,8 @@ func (s *Service) instance(ctx context.Context, id string) (*instance, error) {
 	s.mu.Lock()
 	in := s.byID[id]
 	s.mu.Unlock()
-	if in != nil && s.holder(in.session) != "" {
-		s.evict(in.session) // the tab moved to another replica: this copy is stale
+	if in != nil && (s.holder(in.session) != "" || s.surfaceStale(ctx, in)) {
+		s.evict(in.session) // the tab moved to another replica, or changed there: this copy is stale
 		in = nil
 	}
 	if in == nil && s.store != nil {

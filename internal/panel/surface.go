@@ -226,3 +226,52 @@ func seesSession(ctx context.Context, id string) bool {
 	p, ok := switchboard.PrincipalFrom(ctx)
 	return !ok || p.Kind != switchboard.PrincipalSession && surfaceID(p) == id
 }
+
+// Several replicas: a chat surface has no one holder the way a tab has
+// the replica its stream is on, since a sessionless (2026-07-28) client's
+// requests may reach any replica, and each replica they reach keeps the
+// surface and a working copy of its panels. The store's compare-and-swap
+// already keeps one replica's write from overwriting another's (a stale
+// copy is dropped and the change runs again on the stored state); these
+// two keep reads and the end of a surface right as well.
+
+// surfaceStale reports whether in, this replica's copy of a chat
+// surface's panel, is older than the stored one (another replica changed
+// it, or closed it), so that it is read again from the store. One store
+// read per access, only with several replicas (a bus).
+func (s *Service) surfaceStale(ctx context.Context, in *instance) bool {
+	if s.remote == nil || s.store == nil || !isSurface(in.session) {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	defer cancel()
+	r, err := s.store.PanelInstanceGet(ctx, in.id)
+	if err != nil {
+		return switchboard.CodeOf(err) == switchboard.CodeNotFound
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return r.Version != in.stored
+}
+
+// surfaceInUseElsewhere reports whether a chat surface that ended here
+// had one of its panels changed, within the idle window, by another
+// replica: its stored panels are then that replica's to end.
+func (s *Service) surfaceInUseElsewhere(id string) bool {
+	if s.remote == nil || !isSurface(id) {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(s.base, storeTimeout)
+	defer cancel()
+	recs, err := s.store.PanelInstanceList(ctx, id)
+	if err != nil {
+		return true // kept: a surface's panels are not deleted on a guess
+	}
+	since := time.Now().Add(-s.opts.SurfaceIdle)
+	for _, r := range recs {
+		if r.UpdatedAt.After(since) {
+			return true
+		}
+	}
+	return false
+}

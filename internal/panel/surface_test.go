@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/bus"
 	"github.com/switchboardhq/switchboard/internal/panel"
+	"github.com/switchboardhq/switchboard/internal/session"
 )
 
 // appsKey marks a caller whose client shows panels itself, as
@@ -82,5 +84,58 @@ func TestChatSurfaceEnds(t *testing.T) {
 			t.Fatalf("the idle surface's panel is still there: %v, %d stored rows", err, len(rows))
 		}
 		time.Sleep(5 * time.Millisecond) // waiting for the surface's timer; nothing to subscribe to
+	}
+}
+
+const chatFormSpec = `{"v": 1, "root": "body", "sources": {"note": {"kind": "state", "path": "/note"}}, "state": {"note": {"title": "Draft"}},
+ "nodes": {"body": {"type": "panel-body", "props": {"title": "Note"}, "children": ["form"]},
+  "form": {"type": "field-form", "props": {"bind": "note", "fields": [{"path": "title", "label": "Title", "kind": "text"}]}}}}`
+
+// A sessionless client's requests may reach any replica: each keeps the
+// chat surface, and a change made through one is what the other reads
+// and changes next.
+func TestChatSurfaceAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	b := bus.NewLocal()
+	mk := func(name string) *panel.Service {
+		sess, err := session.New(session.Options{Store: e.store, Bus: b, Replica: name, Presence: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(sess.Shutdown)
+		svc := panel.New(panel.Options{Caller: e.br, Tabs: sess, Tools: e.reg, Store: e.store, Bus: b, Canvases: e.store, ShowsPanels: showsPanels})
+		t.Cleanup(svc.Close)
+		return svc
+	}
+	a, bsvc := mk("rep_a"), mk("rep_b")
+	apps := context.WithValue(switchboard.WithPrincipal(context.Background(), agentP), appsKey{}, true)
+	res, err := a.Compose(apps, panel.ComposeRequest{Spec: json.RawMessage(chatFormSpec)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.InstanceID
+	fill := func(svc *panel.Service, title string) {
+		t.Helper()
+		v, _ := json.Marshal(title)
+		if r, err := svc.Fill(apps, panel.FillRequest{InstanceID: id, Values: map[string]json.RawMessage{"title": v}}); err != nil || len(r.Applied) != 1 {
+			t.Fatalf("fill %q: %+v %v", title, r, err)
+		}
+	}
+	title := func(svc *panel.Service) any {
+		t.Helper()
+		sn, err := svc.Snapshot(apps, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sn.Values["note"]["title"]
+	}
+	fill(bsvc, "from B")
+	if got := title(a); got != "from B" {
+		t.Fatalf("replica A reads %v after B's fill", got)
+	}
+	fill(a, "from A")
+	if got := title(bsvc); got != "from A" {
+		t.Fatalf("replica B reads %v after A's fill", got)
 	}
 }

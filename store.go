@@ -143,6 +143,16 @@ type Store interface {
 	// QuotaExpire deletes at most limit usage rows of days before day.
 	QuotaExpire(ctx context.Context, before string, limit int) (int, error)
 
+	// PanelRegistrationPut upserts a batch of panel registrations in one
+	// transaction: all or nothing (INVALID_INPUT for an unknown kind, an
+	// empty name or a definition that is not a JSON object).
+	PanelRegistrationPut(ctx context.Context, regs []PanelRegistration, at time.Time) error
+	// PanelRegistrationDelete removes one registration, or returns
+	// ErrNotFound.
+	PanelRegistrationDelete(ctx context.Context, kind, name string) error
+	// PanelRegistrationList returns every registration ordered by kind,
+	// then name.
+	PanelRegistrationList(ctx context.Context) ([]PanelRegistration, error)
 	// PanelInstancePut writes a panel instance as a compare-and-swap on its
 	// version: prev 0 inserts it (ErrConflict if the ID exists); otherwise
 	// it replaces the stored instance only if the stored version is prev,

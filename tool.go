@@ -156,6 +156,22 @@ type HTTPBinding struct {
 	// what the backend checks it is meant for. Empty means the URL's
 	// origin ("https://api.example.com").
 	Audience string `json:"audience,omitempty"`
+	// TokenExchange, when set, sends the backend a token of the app's
+	// identity provider for the user the agent acts for, obtained by
+	// exchanging the caller's own OAuth access token at that provider
+	// (RFC 8693), as Authorization: Bearer — beside the assertion, never
+	// instead of it. Only calls from an OAuth-authenticated caller (an MCP
+	// client signed in at the daemon's --oauth-issuer) carry a token to
+	// exchange; any other caller's call fails with UNAUTHORIZED.
+	TokenExchange *TokenExchange `json:"tokenExchange,omitempty"`
+}
+
+// TokenExchange names what the exchanged token is for: the audience the
+// provider issues it to (the backend's API identifier) and, optionally,
+// the scopes asked for.
+type TokenExchange struct {
+	Audience string   `json:"audience"`
+	Scopes   []string `json:"scopes,omitempty"`
 }
 
 // HeaderValue is a literal header value or a reference to an environment
@@ -196,6 +212,11 @@ type Manifest struct {
 	ProtocolVersion string `json:"protocolVersion"`
 	RunID           string `json:"runId,omitempty"`
 	Tools           []Tool `json:"tools"`
+	// Panels and Adapters are the host panels and data adapters the app
+	// declares with its tools (docs/panels.md); they are registered with
+	// the tools, all or nothing.
+	Panels   []HostPanel   `json:"panels,omitempty"`
+	Adapters []HostAdapter `json:"adapters,omitempty"`
 }
 
 // ToolChange is one change of a tool's effective descriptor, as the

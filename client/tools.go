@@ -44,6 +44,21 @@ func (c *Client) RegisterTools(ctx context.Context, source switchboard.Source, t
 	return m.Tools, err
 }
 
+// RegisterManifest registers a manifest's tools, data adapters and host
+// panels together, all or nothing, and returns the tools as registered.
+func (c *Client) RegisterManifest(ctx context.Context, source switchboard.Source, m switchboard.Manifest) ([]switchboard.Tool, error) {
+	path := "/api/v1/tools"
+	if source != "" {
+		path += "?source=" + url.QueryEscape(string(source))
+	}
+	if m.ProtocolVersion == "" {
+		m.ProtocolVersion = switchboard.ProtocolVersion
+	}
+	var out switchboard.Manifest
+	err := c.Do(ctx, http.MethodPost, path, m, &out)
+	return out.Tools, err
+}
+
 // GetTool returns one full descriptor.
 func (c *Client) GetTool(ctx context.Context, name string) (switchboard.Tool, error) {
 	var t switchboard.Tool

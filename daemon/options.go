@@ -82,6 +82,11 @@ type TelemetryOptions struct {
 	// with backoff; HTTPClient sends them (nil: a 10 s timeout).
 	WebhookURL string
 	HTTPClient *http.Client
+	// WebhookSecret, when set, signs each POST the Standard Webhooks way
+	// (webhook-id, webhook-timestamp, webhook-signature headers): a
+	// "whsec_" + base64 key of at least 24 bytes, which the receiver
+	// verifies with any Standard Webhooks library (docs/operations.md).
+	WebhookSecret string
 }
 
 // TelemetryEvent is one redacted product event: a frozen kind
@@ -124,7 +129,7 @@ func (t TelemetryOptions) engine() engine.TelemetryOptions {
 		e.Callback = func(ev telemetry.Event) { cb(TelemetryEvent(ev)) }
 	}
 	if t.WebhookURL != "" {
-		e.Webhook = &telemetry.WebhookOptions{URL: t.WebhookURL, Client: t.HTTPClient}
+		e.Webhook = &telemetry.WebhookOptions{URL: t.WebhookURL, Client: t.HTTPClient, Secret: t.WebhookSecret}
 	}
 	return e
 }
@@ -312,6 +317,11 @@ type OAuthOptions struct {
 	Scope string
 	// HTTPClient reaches the issuer; nil is http.DefaultClient.
 	HTTPClient *http.Client
+	// ExchangeClientID and ExchangeClientSecret are the daemon's client at
+	// Issuer for RFC 8693 token exchange: an HTTP binding with
+	// tokenExchange sends its backend the provider's token for the user,
+	// exchanged from the MCP client's own (docs/identity.md).
+	ExchangeClientID, ExchangeClientSecret string
 }
 
 // engine translates the options for the engine, which fills in the rest.

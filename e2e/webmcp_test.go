@@ -404,6 +404,111 @@ func TestWebMCPFormInChromium(t *testing.T) {
 	}
 }
 
+// leavingFormPage declares a form tool with toolautosubmit and no submit
+// listener: an agent's call submits the form and the page navigates away.
+// It counts its loads, so the test sees the navigation happen.
+const leavingFormPage = `<!doctype html><meta charset="utf-8"><title>leaving form</title>
+<form toolname="flights.search" tooldescription="Search flights to a city." toolautosubmit>
+  <input name="to" toolparamdescription="The destination city" required>
+</form>
+<script type="module" src="{{DAEMON}}/sdk/modelcontext.js"></script>
+<script type="module">
+sessionStorage.loads = (Number(sessionStorage.loads) || 0) + 1;
+const p = new URLSearchParams(location.hash.slice(1));
+const { connect } = await import("{{DAEMON}}/sdk/switchboard.js");
+const sb = connect({ url: "{{DAEMON}}", sessionId: p.get("session"), sessionToken: p.get("token"),
+  webmcp: { viewStateOnly: ["flights.search"] } });
+sb.on("status", (s) => { window.status = s; });
+</script>`
+
+// TestWebMCPFormNavigatesInChromium: a form tool whose submission is not
+// answered with respondWith navigates the page away; the agent's call fails
+// with SESSION_GONE instead of succeeding with "undefined" or null.
+func TestWebMCPFormNavigatesInChromium(t *testing.T) {
+	for _, mode := range webmcpModes {
+		t.Run(mode.name, func(t *testing.T) {
+			app, setPage := webmcpApp(t, leavingFormPage)
+			e := newEnvFlags(t, session.Options{Heartbeat: heartbeat}, mode.flags, app.URL)
+			setPage(e.srv.URL)
+			cred, err := e.admin.CreateSession(context.Background(), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := e.tab(t, app.URL+"/#session="+cred.SessionID+"&token="+cred.SessionToken)
+			defer cancel()
+			poll(t, ctx, `window.status === "open"`)
+			e.waitTools(t, cred.SessionID, "flights.search")
+
+			resp, err := e.call("flights.search", cred.SessionID, `{"to":"Oslo"}`)
+			code := ""
+			if resp.Error != nil {
+				code = string(resp.Error.Code)
+			}
+			if err == nil && code == "" || resp.Status == "succeeded" {
+				t.Fatalf("a call whose form navigated the page away succeeded: %s %s", resp.Status, resp.Result)
+			}
+			if !strings.Contains(code+" "+fmt.Sprint(err), "SESSION_GONE") {
+				t.Fatalf("the call failed with %q (%v), want SESSION_GONE", code, err)
+			}
+			// The form's submission did load the page again.
+			poll(t, ctx, `sessionStorage.loads === "2"`)
+		})
+	}
+}
+
+// duplicatesPage registers one WebMCP name twice, and two names that map to
+// one switchboard name.
+const duplicatesPage = `<!doctype html><meta charset="utf-8"><title>duplicates</title>
+<script type="module" src="{{DAEMON}}/sdk/modelcontext.js"></script>
+<script type="module">
+const mc = document.modelContext;
+window.rejected = [];
+const ro = { readOnlyHint: true }, obj = { type: "object", properties: {} };
+const reg = (name, answer) => mc.registerTool({ name, description: "d", inputSchema: obj, annotations: ro, execute: () => answer })
+  .catch(() => window.rejected.push(name));
+await reg("cart.show", "first");
+await reg("cart.show", "second");
+await reg("page.search_flights", "snake");
+await reg("searchFlights", "camel");
+const p = new URLSearchParams(location.hash.slice(1));
+const { connect } = await import("{{DAEMON}}/sdk/switchboard.js");
+window.errors = [];
+const sb = connect({ url: "{{DAEMON}}", sessionId: p.get("session"), sessionToken: p.get("token") });
+sb.on("status", (s) => { window.status = s; });
+sb.on("error", (e) => window.errors.push(String(e.code) + " " + e.message.slice(0, 200)));
+</script>`
+
+// TestWebMCPDuplicateNamesInChromium: the same WebMCP name twice is
+// rejected by registerTool itself (the browser's API and the polyfill
+// alike); two names that map to one switchboard name leave the first
+// registered in place and report CONFLICT.
+func TestWebMCPDuplicateNamesInChromium(t *testing.T) {
+	for _, mode := range webmcpModes {
+		t.Run(mode.name, func(t *testing.T) {
+			app, setPage := webmcpApp(t, duplicatesPage)
+			e := newEnvFlags(t, session.Options{Heartbeat: heartbeat}, mode.flags, app.URL)
+			setPage(e.srv.URL)
+			cred, err := e.admin.CreateSession(context.Background(), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := e.tab(t, app.URL+"/#session="+cred.SessionID+"&token="+cred.SessionToken)
+			defer cancel()
+			poll(t, ctx, `window.status === "open" && window.errors.some((e) => e.startsWith("CONFLICT"))`)
+			if got := eval[[]string](t, ctx, `window.rejected`); !slices.Equal(got, []string{"cart.show"}) {
+				t.Errorf("registerTool rejected %v, want the second cart.show", got)
+			}
+			e.waitTools(t, cred.SessionID, "cart.show", "page.search_flights")
+			for tool, want := range map[string]string{"cart.show": `"first"`, "page.search_flights": `"snake"`} {
+				resp, err := e.call(tool, cred.SessionID, `{}`)
+				if err != nil || string(resp.Result) != want {
+					t.Errorf("%s answered %s (%v), want %s", tool, resp.Result, err, want)
+				}
+			}
+		})
+	}
+}
+
 // floodPage registers 10,000 WebMCP tools.
 const floodPage = `<!doctype html><meta charset="utf-8"><title>flood</title>
 <script type="module" src="{{DAEMON}}/sdk/modelcontext.js"></script>

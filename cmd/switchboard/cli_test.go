@@ -210,6 +210,42 @@ func TestTelemetryURLFlag(t *testing.T) {
 			t.Errorf("%q: exit %d, %q", u, code, errs)
 		}
 	}
+	// The signing key comes from the environment only; a bad one, or one
+	// with no webhook to sign for, is a usage error that does not echo it.
+	for _, c := range []struct{ secret, url, want string }{
+		{"whsec_c2hvcnQ=", "https://collector.example/events", "too short"},
+		{"s3cret-key", "https://collector.example/events", "starts with whsec_"},
+		{"whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=", "", "--telemetry-url is not"},
+	} {
+		t.Setenv("SWITCHBOARD_TELEMETRY_SECRET", c.secret)
+		args := []string{"serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0"}
+		if c.url != "" {
+			args = append(args, "--telemetry-url", c.url)
+		}
+		code, _, errs := run(t, args...)
+		if code != 2 || !strings.Contains(errs, c.want) || strings.Contains(errs, strings.TrimPrefix(c.secret, "whsec_")) {
+			t.Errorf("secret %q: exit %d, %q; want a usage error saying %q", c.secret, code, errs, c.want)
+		}
+	}
+}
+
+// TestOAuthExchangeClientFlag: token exchange needs the issuer that
+// exchanges and the client's secret from the environment; without either
+// serve stops at once with a usage error.
+func TestOAuthExchangeClientFlag(t *testing.T) {
+	for _, c := range []struct {
+		args   []string
+		secret string
+	}{
+		{[]string{"--oauth-exchange-client", "switchboard"}, "s3cret"},
+		{[]string{"--oauth-exchange-client", "switchboard", "--oauth-issuer", "https://idp.example"}, ""},
+	} {
+		t.Setenv("SWITCHBOARD_OAUTH_EXCHANGE_SECRET", c.secret)
+		code, _, errs := run(t, append([]string{"serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0"}, c.args...)...)
+		if code != 2 || !strings.Contains(errs, "--oauth-exchange-client needs --oauth-issuer") || strings.Contains(errs, "s3cret") {
+			t.Errorf("%v: exit %d, %q", c.args, code, errs)
+		}
+	}
 }
 
 // TestTyposAreUsageErrors: an unknown command or subcommand exits 2 with a
@@ -357,5 +393,70 @@ func TestExampleManifestFollowsDaemon(t *testing.T) {
 	code, out, errs := run(t, append(g, "tools", "call", "tasks.list", "--input", `{"projectId":"apollo"}`)...)
 	if code != 0 || !strings.HasPrefix(strings.TrimSpace(out), "[") && !strings.HasPrefix(strings.TrimSpace(out), "{") {
 		t.Fatalf("call: %d %q %q", code, out, errs)
+	}
+}
+
+// A manifest's adapters and panels register with its tools, all or
+// nothing: a panel the validator refuses leaves none of them.
+func TestToolsRegisterPanelsAndAdapters(t *testing.T) {
+	url := startDaemon(t)
+	g := []string{"--addr", url, "--token", testToken}
+	doc := func(href string) string {
+		return `
+tools:
+  - name: projects.archive
+    description: Archive a project.
+    class: mutate
+    binding: {http: {method: POST, url: /app/archive}}
+adapters:
+  - name: projects
+    query: {method: POST, url: /app/projects/query}
+    mutate: {update: {method: PUT, url: "/app/projects/{key}"}}
+panels:
+  - id: project.settings
+    title: Project settings
+    description: Edit one project.
+    spec:
+      v: 1
+      root: body
+      sources: {project: {kind: adapter, adapter: projects, key: id}}
+      actions: {save: {kind: mutate, source: project, op: update}}
+      nodes:
+        body: {type: body, props: {title: Settings}, children: [form, more]}
+        form: {type: form, props: {bind: project, action: save, fields: [{name: name, label: Name, kind: text}]}}
+        more: {type: link, props: {href: "` + href + `", label: Help}}
+`
+	}
+	dir := t.TempDir()
+	bad, good := filepath.Join(dir, "bad.yaml"), filepath.Join(dir, "good.yaml")
+	os.WriteFile(bad, []byte(doc("javascript:alert(1)")), 0o600)
+	os.WriteFile(good, []byte(doc("https://example.com/help")), 0o600)
+	code, _, errs := run(t, append(g, "tools", "register", bad)...)
+	if code != 1 || !strings.Contains(errs, "SPEC_UNSAFE") {
+		t.Fatalf("register a manifest with an unsafe panel: %d %q", code, errs)
+	}
+	for _, name := range []string{"projects.archive", "data.projects.query"} {
+		if code, _, _ := run(t, append(g, "tools", "describe", name)...); code != 1 {
+			t.Fatalf("a refused manifest registered %s", name)
+		}
+	}
+	code, out, errs := run(t, append(g, "tools", "register", good)...)
+	if code != 0 || !strings.Contains(out, "registered projects.archive") || !strings.Contains(out, "registered adapter projects") ||
+		!strings.Contains(out, "registered panel project.settings") {
+		t.Fatalf("register: %d %q %q", code, out, errs)
+	}
+	code, out, _ = run(t, append(g, "tools", "describe", "data.projects.update")...)
+	if code != 0 || !strings.Contains(out, url+"/app/projects/{key}") {
+		t.Fatalf("the adapter's update tool: %d %q", code, out)
+	}
+	code, out, _ = run(t, append(g, "panels", "list")...)
+	if code != 0 || !strings.Contains(out, "project.settings") || !strings.Contains(out, "Project settings") {
+		t.Fatalf("panels list: %d %q", code, out)
+	}
+	if code, out, errs = run(t, append(g, "panels", "delete", "project.settings")...); code != 0 {
+		t.Fatalf("panels delete: %d %q %q", code, out, errs)
+	}
+	if code, _, errs = run(t, append(g, "panels", "delete", "project.settings")...); code != 1 || !strings.Contains(errs, "NOT_FOUND") {
+		t.Fatalf("panels delete of a deleted panel: %d %q", code, errs)
 	}
 }

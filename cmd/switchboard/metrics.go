@@ -7,11 +7,13 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"syscall"
 	"time"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/daemon"
+	"github.com/switchboardhq/switchboard/internal/telemetry"
 )
 
 // listenMetrics opens --metrics-addr, when given, and moves GET /metrics
@@ -44,9 +46,21 @@ func serveMetrics(ln net.Listener, d *daemon.Daemon, log *slog.Logger) func() {
 
 // checkTelemetryURL refuses a --telemetry-url that cannot receive POSTs,
 // at start rather than as drops later.
+// telemetrySecretEnv holds the telemetry webhook's signing key: read from
+// the environment only, so it never shows in ps or a config file.
+const telemetrySecretEnv = "SWITCHBOARD_TELEMETRY_SECRET"
+
 func checkTelemetryURL(raw string) error {
 	if raw == "" {
+		if os.Getenv(telemetrySecretEnv) != "" {
+			return fmt.Errorf("$%s is set but --telemetry-url is not: name the webhook it signs for", telemetrySecretEnv)
+		}
 		return nil
+	}
+	if s := os.Getenv(telemetrySecretEnv); s != "" {
+		if err := telemetry.CheckSecret(s); err != nil {
+			return fmt.Errorf("$%s: %v", telemetrySecretEnv, err)
+		}
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

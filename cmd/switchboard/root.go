@@ -101,7 +101,7 @@ file unless a flag or variable gives them.`,
 	root.AddCommand(newSpec(g))
 	root.AddCommand(newApprovals(g), newActivity(g), newToken(g))
 	root.AddCommand(newInvocation(g), newJobs(g), newAgents(g), newDocuments(g), newTasks(g))
-	root.AddCommand(newSessions(g))
+	root.AddCommand(newSessions(g), newPanels(g))
 	root.AddCommand(newVersion(g), newBackup(g), newRestore(g), newDoctor(g))
 	rejectUnknownSubcommands(root)
 	return root

@@ -73,6 +73,10 @@ type oauthConfig struct {
 	Issuer    string `yaml:"issuer"`    // an external OIDC issuer, as --oauth-issuer
 	UserClaim string `yaml:"userClaim"` // the token claim naming the user (sub)
 	Scope     string `yaml:"scope"`     // the scope /mcp requires (mcp)
+	// ExchangeClient is the daemon's client at the issuer for RFC 8693
+	// token exchange, as --oauth-exchange-client (its secret comes from
+	// $SWITCHBOARD_OAUTH_EXCHANGE_SECRET only).
+	ExchangeClient string `yaml:"exchangeClient"`
 }
 
 // sessionsConfig is the config file's `sessions:` section: the two windows
@@ -235,7 +239,7 @@ func newServe(g *globals) *cobra.Command {
 	fl.Int64Var(&f.runMaxTokens, "run-max-tokens", 0, "end an assistant run with BUDGET_EXCEEDED before a model call once it used this many tokens (0: no ceiling)")
 	fl.Float64Var(&f.runMaxCost, "run-max-cost", 0, "end an assistant run with BUDGET_EXCEEDED before a model call once it cost this many US dollars (models with prices; 0: no ceiling)")
 	fl.StringArrayVar(&f.dailyQuota, "daily-quota", nil, "a daily quota of every agent or of each user agents act for, WHO.WHAT=N with WHO agent or user and WHAT calls, tokens or cost (US dollars), e.g. agent.calls=5000 or user.cost=20 (repeatable; counted in the store across replicas, reset at 00:00 UTC; over it: QUOTA_EXCEEDED)")
-	fl.StringVar(&f.telemetryURL, "telemetry-url", "", "POST redacted product events (tool outcomes, approvals, panel composes, model usage) as batched JSON lines to this http(s) URL; see docs/operations.md")
+	fl.StringVar(&f.telemetryURL, "telemetry-url", "", "POST redacted product events (tool outcomes, approvals, panel composes, model usage) as batched JSON lines to this http(s) URL, signed the Standard Webhooks way when $SWITCHBOARD_TELEMETRY_SECRET holds a whsec_ key; see docs/operations.md")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this address without a token, instead of on --addr for the admin token; see docs/operations.md")
 	fl.StringVar(&f.previewAddr, "preview-addr", "", "serve the sandboxed code-preview origin on this address (off unless given), e.g. 127.0.0.2:7767; see docs/panels.md")
 	fl.IntVar(&f.mcp.Sessions.Max, "mcp-max-sessions", mcpserver.DefaultSessionLimits.Max, "how many MCP sessions one principal (a token) may hold at once; negative: no cap (config mcp.sessions.max; the opening rate is mcp.sessions.rate)")
@@ -245,6 +249,7 @@ func newServe(g *globals) *cobra.Command {
 	fl.DurationVar(&f.replicas.Heartbeat, "replica-heartbeat", daemon.DefaultReplicaHeartbeat, "how often this replica records that it is alive and checks on the others")
 	fl.StringVar(&f.publicURL, "public-url", os.Getenv("SWITCHBOARD_PUBLIC_URL"), "the daemon's base URL as clients reach it, e.g. https://app.example.com (default http://<listen address>); /mcp's OAuth resource is this URL + /mcp [$SWITCHBOARD_PUBLIC_URL] (config publicURL)")
 	fl.StringVar(&f.oauth.Issuer, "oauth-issuer", os.Getenv("SWITCHBOARD_OAUTH_ISSUER"), "an external OpenID Connect issuer (the app's IdP) whose JWT access tokens /mcp takes, e.g. https://example.us.auth0.com/ ; see docs/oauth.md [$SWITCHBOARD_OAUTH_ISSUER] (config oauth.issuer)")
+	fl.StringVar(&f.oauth.ExchangeClientID, "oauth-exchange-client", os.Getenv("SWITCHBOARD_OAUTH_EXCHANGE_CLIENT"), "the daemon's client id at --oauth-issuer for RFC 8693 token exchange: bindings with tokenExchange send their backend the IdP's token for the user; the secret is read from $SWITCHBOARD_OAUTH_EXCHANGE_SECRET [$SWITCHBOARD_OAUTH_EXCHANGE_CLIENT] (config oauth.exchangeClient); see docs/identity.md")
 	fl.DurationVar(&f.replicas.Timeout, "replica-timeout", daemon.DefaultReplicaTimeout, "how long another replica's heartbeat may stand still before a survivor resolves its in-flight calls (at least twice --replica-heartbeat)")
 	return c
 }
@@ -398,12 +403,19 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 		ln.Close()
 		return usageError{err, c.CommandPath()}
 	}
+	if f.oauth.ExchangeClientID != "" {
+		f.oauth.ExchangeClientSecret = os.Getenv("SWITCHBOARD_OAUTH_EXCHANGE_SECRET")
+		if f.oauth.Issuer == "" || f.oauth.ExchangeClientSecret == "" {
+			ln.Close()
+			return usageError{errors.New("--oauth-exchange-client needs --oauth-issuer (the IdP that exchanges) and the client's secret in $SWITCHBOARD_OAUTH_EXCHANGE_SECRET"), c.CommandPath()}
+		}
+	}
 	opts := daemon.Options{OAuth: f.oauth, Store: store, Bus: bs, AdminToken: token, AllowOrigins: f.allowOrigins, Logger: log, Demo: f.demo, Models: f.models,
 		Governance: f.governance, MCP: f.mcp, Session: f.session, Replicas: f.replicas, Retention: f.retention,
 		NoSearchLearning: !f.searchLearn, AgentSessions: f.agents}
 	opts.Agent.MaxRunTokens, opts.Agent.MaxRunCost = f.runMaxTokens, f.runMaxCost
 	if f.telemetryURL != "" {
-		opts.Telemetry.Webhook = &telemetry.WebhookOptions{URL: f.telemetryURL}
+		opts.Telemetry.Webhook = &telemetry.WebhookOptions{URL: f.telemetryURL, Secret: os.Getenv(telemetrySecretEnv)}
 	}
 	opts.Replicas.Addr = ln.Addr().String()
 	// Backends check the assertion's iss against the URL they reach the
@@ -618,6 +630,9 @@ func applyConfig(c *cobra.Command, g *globals, f *serveFlags) error {
 			f.oauth.Issuer = o.Issuer
 		}
 		f.oauth.UserClaim, f.oauth.Scope = o.UserClaim, o.Scope
+		if o.ExchangeClient != "" && !set("oauth-exchange-client") && os.Getenv("SWITCHBOARD_OAUTH_EXCHANGE_CLIENT") == "" {
+			f.oauth.ExchangeClientID = o.ExchangeClient
+		}
 	}
 	return nil
 }

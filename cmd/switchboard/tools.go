@@ -152,7 +152,7 @@ func newToolsRegister(g *globals) *cobra.Command {
 	var source string
 	c := &cobra.Command{
 		Use:   "register FILE",
-		Short: "Register or replace the tools of a manifest file (YAML or JSON), all or nothing",
+		Short: "Register or replace the tools, data adapters and panels of a manifest file (YAML or JSON), all or nothing",
 		Example: `  switchboard tools register tools.yaml
   switchboard tools register tools.json --source plugin`,
 		Args: exactArgs(1, "one manifest FILE"),
@@ -168,7 +168,12 @@ func newToolsRegister(g *globals) *cobra.Command {
 			// Path-only binding URLs name the daemon's own server: the one
 			// this command registers with.
 			manifest.Resolve(&m, cl.BaseURL())
-			tools, err := cl.RegisterTools(c.Context(), switchboard.Source(source), m.Tools)
+			var tools []switchboard.Tool
+			if len(m.Panels)+len(m.Adapters) > 0 {
+				tools, err = cl.RegisterManifest(c.Context(), switchboard.Source(source), m)
+			} else {
+				tools, err = cl.RegisterTools(c.Context(), switchboard.Source(source), m.Tools)
+			}
 			if err != nil {
 				return err
 			}
@@ -181,6 +186,12 @@ func newToolsRegister(g *globals) *cobra.Command {
 					note = fmt.Sprintf(" (overrides %s)", joinSources(t.Origin.Overrides))
 				}
 				fmt.Fprintf(g.stdout, "registered %s [%s, %s]%s\n", t.Name, t.Surface, t.Class, note)
+			}
+			for _, a := range m.Adapters {
+				fmt.Fprintf(g.stdout, "registered adapter %s\n", a.Name)
+			}
+			for _, p := range m.Panels {
+				fmt.Fprintf(g.stdout, "registered panel %s\n", p.ID)
 			}
 			return nil
 		},

@@ -83,6 +83,9 @@ type Options struct {
 	// Assert signs the assertion of who acts for whom that every
 	// HTTP-binding request carries (assertion.Signer); nil sends none.
 	Assert func(ctx context.Context, c AssertedCall) (string, error)
+	// Exchange trades a caller's OAuth token for a backend's (bindings
+	// with tokenExchange); nil: such bindings fail TOOL_UNAVAILABLE.
+	Exchange func(ctx context.Context, subject string, x switchboard.TokenExchange) (string, error)
 	// DefaultTimeout bounds a call whose tool and binding set no timeout.
 	DefaultTimeout time.Duration
 	// MaxConcurrency and MaxConcurrencyExpensive are the per-tool limits for
@@ -217,6 +220,7 @@ func New(opts Options) *Broker {
 			HTTPClient:       opts.HTTPClient,
 			LookupEnv:        opts.LookupEnv,
 			Assert:           opts.Assert,
+			Exchange:         opts.Exchange,
 			MaxResponseBytes: int64(opts.MaxResultBytes),
 		}),
 		opts:   opts,

@@ -161,8 +161,12 @@ type Daemon struct {
 	demoKey   string       // the demo page's key; "" without --demo
 
 	stopCatalog func() // internal/daemon/catalogbus.go
-	stopRuns    func() // internal/daemon/runs.go
-	bus         bus.Bus
+	// decl and declStore serve the panels and adapters apps declare
+	// (hostpanels.go).
+	decl      declared
+	declStore switchboard.Store
+	stopRuns  func() // internal/daemon/runs.go
+	bus       bus.Bus
 
 	log      *slog.Logger
 	auth     *authn.Authenticator // the one login check, handed to every transport
@@ -190,7 +194,10 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	}
 	d := &Daemon{log: log, bus: opts.Bus}
 	d.Metrics = d.newMetrics()
-	d.Telemetry = d.newTelemetry(opts.Telemetry)
+	var err error
+	if d.Telemetry, err = d.newTelemetry(opts.Telemetry); err != nil {
+		return nil, err
+	}
 	if err := d.initReplica(opts); err != nil {
 		return nil, err
 	}
@@ -230,12 +237,18 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	if opts.Retention.IdempotencyKeys > 0 { // one setting: how long a key replays is how long it is kept
 		bo.IdempotencyTTL = opts.Retention.IdempotencyKeys
 	}
+	if err := d.startExchange(ctx, opts, &bo); err != nil {
+		return nil, err
+	}
 	if err := d.startAssertions(opts, &bo); err != nil {
 		return nil, err
 	}
 	d.Broker = broker.New(bo)
 	d.resume(kept) // calls whose approval outlived the restart
 	if err := d.startPanels(ctx, opts); err != nil {
+		return nil, err
+	}
+	if err := d.startDeclared(ctx, opts); err != nil {
 		return nil, err
 	}
 	if err := d.startWorkspace(ctx, opts); err != nil {
@@ -281,11 +294,12 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 			_, err := opts.Store.ActivityHead(ctx) // one indexed read
 			return err
 		},
-		Agents:      d.Agents,
-		Tasks:       d.Tasks,
-		Workspace:   d.Workspace,
-		ChatReading: d.chatReading(opts.Bus), // followups.go
-		Metrics:     d.metricsRoute(opts),
+		Agents:       d.Agents,
+		Tasks:        d.Tasks,
+		Workspace:    d.Workspace,
+		Declarations: d,
+		ChatReading:  d.chatReading(opts.Bus), // followups.go
+		Metrics:      d.metricsRoute(opts),
 	})
 	if err != nil {
 		return nil, err
@@ -330,6 +344,7 @@ func (d *Daemon) Close() error {
 	d.Tasks.Close()
 	d.closeAgents()
 	// Ends panel subscriptions and actions waiting for approval.
+	d.closeDeclared()
 	d.closePanels()
 	d.closeGovernance() // cancels running jobs
 	d.closeWorkspace()

@@ -2,9 +2,11 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/switchboardhq/switchboard/internal/authn"
 	"github.com/switchboardhq/switchboard/internal/mcpserver"
+	"github.com/switchboardhq/switchboard/internal/panel"
 	"github.com/switchboardhq/switchboard/internal/session"
 )
 
@@ -36,7 +38,39 @@ func (d *Daemon) newMCP(ctx context.Context, opts Options) (*mcpserver.Server, e
 	if o.Digest == nil && d.Workspace != nil {
 		o.Digest = d.Workspace
 	}
+	// Panels are MCP Apps views for hosts that render them.
+	if o.Panels == nil && d.Panels != nil {
+		o.Panels = mcpPanels{d.Panels}
+	}
 	return mcpserver.New(ctx, d.Registry, d.Broker, &o)
+}
+
+// mcpPanels is the panel service as mcpserver's MCP Apps views read it.
+type mcpPanels struct{ s *panel.Service }
+
+// PanelViews lists the instances open in every connected tab that the
+// caller may see (panel.list's rule).
+func (p mcpPanels) PanelViews(ctx context.Context) ([]mcpserver.PanelView, error) {
+	res, err := p.s.List(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]mcpserver.PanelView, 0, len(res.Instances))
+	for _, in := range res.Instances {
+		out = append(out, mcpserver.PanelView{ID: in.InstanceID, Title: in.Title, Origin: in.Origin})
+	}
+	return out, nil
+}
+
+// PanelSnapshot is one instance as the caller may see it, without its
+// previews' URLs: a view declares no frame origin, so it shows none.
+func (p mcpPanels) PanelSnapshot(ctx context.Context, id string) (json.RawMessage, error) {
+	sn, err := p.s.Snapshot(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	sn.Previews = nil
+	return json.Marshal(sn)
 }
 
 // newAuth builds the one authenticator every transport gets: the admin
@@ -53,4 +87,7 @@ func (d *Daemon) newAuth(opts Options) (*authn.Authenticator, error) {
 	return authn.New(ao)
 }
 
-var _ mcpserver.Live = (*session.Manager)(nil)
+var (
+	_ mcpserver.Live   = (*session.Manager)(nil)
+	_ mcpserver.Panels = mcpPanels{}
+)

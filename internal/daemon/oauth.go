@@ -3,8 +3,10 @@ package daemon
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 
+	"github.com/switchboardhq/switchboard/internal/broker"
 	"github.com/switchboardhq/switchboard/internal/oauth"
 )
 
@@ -27,6 +29,29 @@ type OAuthOptions struct {
 	Scope string
 	// HTTPClient reaches the issuer; nil is http.DefaultClient.
 	HTTPClient *http.Client
+	// ExchangeClientID and ExchangeClientSecret are the daemon's client at
+	// Issuer for RFC 8693 token exchange (bindings with tokenExchange);
+	// empty: no exchange.
+	ExchangeClientID, ExchangeClientSecret string
+}
+
+// startExchange builds the token exchanger bindings with tokenExchange
+// use, discovering the issuer's token endpoint now.
+func (d *Daemon) startExchange(ctx context.Context, opts Options, bo *broker.Options) error {
+	o := opts.OAuth
+	if o.ExchangeClientID == "" && o.ExchangeClientSecret == "" {
+		return nil
+	}
+	if o.Issuer == "" || o.ExchangeClientID == "" || o.ExchangeClientSecret == "" {
+		return errors.New("daemon: token exchange needs OAuthOptions.Issuer, ExchangeClientID and ExchangeClientSecret (serve --oauth-issuer, --oauth-exchange-client and $SWITCHBOARD_OAUTH_EXCHANGE_SECRET)")
+	}
+	x, err := oauth.NewExchanger(ctx, oauth.ExchangerOptions{Issuer: o.Issuer, ClientID: o.ExchangeClientID,
+		ClientSecret: o.ExchangeClientSecret, HTTPClient: o.HTTPClient})
+	if err != nil {
+		return fmt.Errorf("daemon: token exchange at %s: %w", o.Issuer, err)
+	}
+	bo.Exchange = x.Exchange
+	return nil
 }
 
 // startOAuth builds /mcp's protected-resource description and, with an

@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/docexport"
+	"github.com/switchboardhq/switchboard/internal/mcpserver"
 	"github.com/switchboardhq/switchboard/internal/panel"
 	"github.com/switchboardhq/switchboard/internal/session"
 	"github.com/switchboardhq/switchboard/panelspec"
@@ -41,7 +42,8 @@ func (d *Daemon) startPanels(ctx context.Context, opts Options) error {
 	// travel over the bus (internal/panel/shared.go, internal/panel/remote.go).
 	d.Panels = panel.New(panel.Options{Caller: d.Broker, Tabs: d.Sessions, Tools: d.Registry, Logger: d.log,
 		Canvas: opts.Canvas, Previews: opts.Previews, PreviewOrigin: opts.PreviewOrigin, Holder: d.Agents.Holder,
-		Store: opts.Store, Bus: opts.Bus, Canvases: opts.Store, OnCompose: d.Telemetry.PanelComposed})
+		Store: opts.Store, Bus: opts.Bus, Canvases: opts.Store, OnCompose: d.Telemetry.PanelComposed,
+		ShowsPanels: mcpserver.ShowsApps})
 	d.panelWiring.tabs.Store(d.Sessions)
 	if err := d.registerCore(ctx, append(d.Panels.Tools(), docexport.Tool(d.Panels))); err != nil {
 		return err
@@ -57,16 +59,20 @@ func (d *Daemon) startPanels(ctx context.Context, opts Options) error {
 // panels (pinned) all are. Before, panel.open, which only opens a host
 // panel, is not, and the others — compose, patch, close, fill, run_action,
 // list, describe, read_state and document.export, which serve panels
-// agents compose — are offered while a tab whose panel renderer attached
-// is connected on any replica, since without one no panel can be shown.
-// It reads the sessions, never the registry: the registry asks it under
-// its lock.
-func (d *Daemon) panelToolOffered(t switchboard.Tool) bool {
+// agents compose — are offered wherever a panel can be shown: to an MCP
+// client that declared MCP Apps (its chat shows them, ctx says so), and
+// to everyone while a tab whose panel renderer attached is connected on
+// any replica. It reads the sessions, never the registry: the registry
+// asks it under its lock.
+func (d *Daemon) panelToolOffered(ctx context.Context, t switchboard.Tool) bool {
 	if !panelToolNames[t.Name] || d.panelWiring.pinned.Load() {
 		return true
 	}
 	if t.Name == panel.ToolOpen {
 		return false
+	}
+	if mcpserver.ShowsApps(ctx) {
+		return true
 	}
 	tabs := d.panelWiring.tabs.Load()
 	return tabs != nil && tabs.ShowsPanels()

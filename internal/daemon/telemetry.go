@@ -19,10 +19,10 @@ type TelemetryOptions struct {
 // newTelemetry starts the sink, fed from the same points as the metrics:
 // the ledger's observer (tool outcomes, approval decisions), the agent's
 // OnUsage and the panel service's OnCompose. Its drops are a metric.
-func (d *Daemon) newTelemetry(o TelemetryOptions) *telemetry.Sink {
-	s := telemetry.New(telemetry.Options{Callback: o.Callback, Webhook: o.Webhook, Tool: d.toolLabels})
-	if s == nil {
-		return nil
+func (d *Daemon) newTelemetry(o TelemetryOptions) (*telemetry.Sink, error) {
+	s, err := telemetry.New(telemetry.Options{Callback: o.Callback, Webhook: o.Webhook, Tool: d.toolLabels})
+	if s == nil || err != nil {
+		return nil, err
 	}
 	for _, name := range []string{"callback", "webhook"} {
 		if _, ok := s.Dropped()[name]; ok {
@@ -31,7 +31,7 @@ func (d *Daemon) newTelemetry(o TelemetryOptions) *telemetry.Sink {
 				map[string]string{"sink": name}, func() float64 { return float64(s.Dropped()[name]) })
 		}
 	}
-	return s
+	return s, nil
 }
 
 // closeTelemetry delivers what is queued, waiting at most 5 s for a

@@ -99,6 +99,10 @@ type Options struct {
 	Agents *workspace.Agents
 	// Tasks serves the delegated-task routes (/tasks); nil leaves them out.
 	Tasks *task.Service
+	// Declarations serves the panel and adapter declarations (/panels,
+	// /adapters) and manifests with panels or adapters; nil leaves them
+	// out.
+	Declarations Declarations
 }
 
 // Server serves the HTTP API. Create it with New.
@@ -173,6 +177,7 @@ func (s *Server) routes() {
 	s.tabRoutes()
 	s.agentRoutes()
 	s.panelRoutes()
+	s.declaredRoutes()
 	s.canvasRoutes()
 	s.governanceRoutes()
 	s.agentSessionRoutes()

@@ -179,12 +179,15 @@ func (s *Server) advertise(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	tools, err := parseTools(raw)
+	m, err := parseTools(raw)
+	if err == nil && len(m.Panels)+len(m.Adapters) > 0 {
+		err = switchboard.Errorf(switchboard.CodeInvalidInput, "a tab advertises tools only; an app declares panels and adapters with POST /api/v1/panels and /api/v1/adapters")
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	out, err := s.opts.Sessions.Advertise(r.Context(), r.PathValue("id"), tools)
+	out, err := s.opts.Sessions.Advertise(r.Context(), r.PathValue("id"), m.Tools)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -75,7 +75,7 @@ func (s *Server) registerTools(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	tools, err := parseTools(raw)
+	m, err := parseTools(raw)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -84,7 +84,15 @@ func (s *Server) registerTools(w http.ResponseWriter, r *http.Request) {
 	if source == "" {
 		source = switchboard.SourceHost
 	}
-	out, err := s.reg.Register(r.Context(), source, tools)
+	var out []switchboard.Tool
+	switch {
+	case len(m.Panels)+len(m.Adapters) == 0:
+		out, err = s.reg.Register(r.Context(), source, m.Tools)
+	case s.opts.Declarations == nil:
+		err = switchboard.Errorf(switchboard.CodeInvalidInput, "this daemon serves no panels; send the manifest without panels and adapters")
+	default:
+		out, err = s.opts.Declarations.DeclareManifest(r.Context(), source, m)
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -92,27 +100,28 @@ func (s *Server) registerTools(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, switchboard.Manifest{ProtocolVersion: switchboard.ProtocolVersion, Tools: redactAll(out)})
 }
 
-// parseTools decodes one descriptor, an array, or {"tools": [...]},
-// strictly (internal/strictjson).
-func parseTools(raw json.RawMessage) ([]switchboard.Tool, error) {
+// parseTools decodes one descriptor, an array, or a manifest {"tools":
+// [...], "panels"?: [...], "adapters"?: [...]}, strictly
+// (internal/strictjson).
+func parseTools(raw json.RawMessage) (switchboard.Manifest, error) {
 	raw = bytes.TrimSpace(raw)
+	var m switchboard.Manifest
 	switch {
 	case len(raw) > 0 && raw[0] == '[':
-		var tools []switchboard.Tool
-		return tools, strictjson.Decode(raw, &tools, "")
+		return m, strictjson.Decode(raw, &m.Tools, "")
 	case len(raw) > 0 && raw[0] == '{':
 		var probe map[string]jsontext.Value
 		if err := strictjson.Decode(raw, &probe, ""); err != nil {
-			return nil, err
+			return m, err
 		}
 		if _, ok := probe["tools"]; ok {
-			var m switchboard.Manifest
-			return m.Tools, strictjson.Decode(raw, &m, "")
+			return m, strictjson.Decode(raw, &m, "")
 		}
 		var t switchboard.Tool
-		return []switchboard.Tool{t}, strictjson.Decode(raw, &t, "")
+		m.Tools = []switchboard.Tool{t}
+		return m, strictjson.Decode(raw, &m.Tools[0], "")
 	}
-	return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "send a tool descriptor, an array of them, or a manifest {\"tools\": [...]}")
+	return m, switchboard.Errorf(switchboard.CodeInvalidInput, "send a tool descriptor, an array of them, or a manifest {\"tools\": [...]}")
 }
 
 func (s *Server) getTool(w http.ResponseWriter, r *http.Request) {

@@ -60,11 +60,17 @@ type Options struct {
 	// Switchboard-Assertion header (assertion.Signer); the call comes from
 	// WithCall.
 	Assert func(ctx context.Context, c Call) (string, error)
+	// Exchange, when set, trades the caller's OAuth token (WithSubjectToken)
+	// for one the identity provider issues to a binding's
+	// tokenExchange audience (oauth.Exchanger); nil: bindings that ask for
+	// an exchange fail with TOOL_UNAVAILABLE.
+	Exchange func(ctx context.Context, subject string, x switchboard.TokenExchange) (string, error)
 }
 
 // Client executes HTTP bindings. Safe for concurrent use.
 type Client struct {
 	assert   func(ctx context.Context, c Call) (string, error)
+	exchange func(ctx context.Context, subject string, x switchboard.TokenExchange) (string, error)
 	hc       *http.Client
 	max      int64
 	lookup   func(string) (string, bool)
@@ -77,7 +83,7 @@ func New(opts *Options) *Client {
 	if opts != nil {
 		o = *opts
 	}
-	c := &Client{max: o.MaxResponseBytes, lookup: o.LookupEnv, assert: o.Assert}
+	c := &Client{max: o.MaxResponseBytes, lookup: o.LookupEnv, assert: o.Assert, exchange: o.Exchange}
 	if c.max <= 0 {
 		c.max = DefaultMaxResponseBytes
 	}

@@ -66,6 +66,13 @@ func (c *Client) build(ctx context.Context, b *switchboard.HTTPBinding, input []
 	if k, ok := ctx.Value(keyCtx{}).(string); ok && k != "" {
 		req.Header.Set(IdempotencyHeader, k)
 	}
+	if x := b.TokenExchange; x != nil {
+		tok, err := c.exchanged(ctx, *x)
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
 	// And the assertion: who acts for whom is the daemon's to say, never a
 	// header the binding could set.
 	req.Header.Del(AssertionHeader)
@@ -82,6 +89,31 @@ func (c *Client) build(ctx context.Context, b *switchboard.HTTPBinding, input []
 		req.Header.Set(AssertionHeader, tok)
 	}
 	return req, nil
+}
+
+// exchanged is the provider's token for the caller's user and x's
+// audience, from the caller's own OAuth token.
+func (c *Client) exchanged(ctx context.Context, x switchboard.TokenExchange) (string, error) {
+	subject, _ := ctx.Value(subjectCtx{}).(string)
+	if subject == "" {
+		return "", switchboard.Errorf(switchboard.CodeUnauthorized,
+			"this tool's backend takes a token for the user, exchanged from the caller's own OAuth access token; this call has none to exchange (only an MCP client signed in at the daemon's identity provider does, while its request is open — not an agent token, the admin token, a tab, or a call resumed after a restart)")
+	}
+	if c.exchange == nil {
+		return "", switchboard.Errorf(switchboard.CodeToolUnavailable,
+			"this tool's binding exchanges the caller's token at the identity provider, and the daemon has no exchange client: start serve with --oauth-exchange-client and $SWITCHBOARD_OAUTH_EXCHANGE_SECRET")
+	}
+	return c.exchange(ctx, subject, x)
+}
+
+type subjectCtx struct{}
+
+// WithSubjectToken returns ctx carrying the caller's OAuth access token,
+// which a binding with tokenExchange trades for the backend's. It lives
+// only in memory, for the call's life in this process: never stored,
+// logged or sent anywhere but the provider's token endpoint.
+func WithSubjectToken(ctx context.Context, token string) context.Context {
+	return context.WithValue(ctx, subjectCtx{}, token)
 }
 
 // AssertionHeader carries the signed "who acts for whom" of the call

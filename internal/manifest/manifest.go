@@ -1,6 +1,6 @@
 // Package manifest reads manifest files: YAML or JSON documents declaring
-// tools with their bindings, in the shape of switchboard.Manifest (or a bare
-// array of tools). `switchboard tools register FILE` and `switchboard serve
+// tools with their bindings, and the app's host panels and data adapters,
+// in the shape of switchboard.Manifest (or a bare array of tools). `switchboard tools register FILE` and `switchboard serve
 // --manifest FILE` both read files through it, so both accept the same
 // documents and report the same errors.
 package manifest
@@ -86,8 +86,8 @@ func Parse(b []byte, ext string) (switchboard.Manifest, error) {
 	if err := strict(trimmed, &m); err != nil {
 		return switchboard.Manifest{}, withPosition(err, b, &m)
 	}
-	if len(m.Tools) == 0 {
-		return switchboard.Manifest{}, switchboard.Errorf(switchboard.CodeInvalidInput, "manifest declares no tools (expected a \"tools\" list)")
+	if len(m.Tools)+len(m.Panels)+len(m.Adapters) == 0 {
+		return switchboard.Manifest{}, switchboard.Errorf(switchboard.CodeInvalidInput, "manifest declares no tools (expected a \"tools\" list, or \"panels\" and \"adapters\")")
 	}
 	if m.ProtocolVersion == "" {
 		m.ProtocolVersion = switchboard.ProtocolVersion

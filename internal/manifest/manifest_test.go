@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -145,5 +146,63 @@ func TestTypoHasLineAndSuggestion(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", name, err, c.want)
 		}
+	}
+}
+
+// A manifest's panels and adapters sections: parsed with the tools, the
+// spec kept as JSON, the adapter's path-only URLs resolved like a tool's.
+func TestManifestPanelsAndAdapters(t *testing.T) {
+	doc := `
+tools:
+  - name: projects.archive
+    description: Archive a project.
+    inputSchema: {type: object}
+    surface: api
+    class: mutate
+    binding: {http: {method: POST, url: /app/archive}}
+adapters:
+  - name: projects
+    description: the studio's projects
+    query: {method: POST, url: /app/projects/query}
+    mutate:
+      update: {method: PUT, url: "http://127.0.0.1:3000/projects/{key}"}
+    approval: {update: hitl}
+panels:
+  - id: project.settings
+    title: Project settings
+    description: Edit one project.
+    contextKinds: [project]
+    spec:
+      v: 1
+      root: body
+      nodes:
+        body: {type: body, props: {title: Settings}}
+`
+	m, err := Parse([]byte(doc), ".yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	Resolve(&m, "http://127.0.0.1:7766")
+	if len(m.Tools) != 1 || len(m.Adapters) != 1 || len(m.Panels) != 1 {
+		t.Fatalf("parsed %d tools, %d adapters, %d panels", len(m.Tools), len(m.Adapters), len(m.Panels))
+	}
+	a := m.Adapters[0]
+	if a.Query.URL != "http://127.0.0.1:7766/app/projects/query" || a.Mutate["update"].URL != "http://127.0.0.1:3000/projects/{key}" || a.Approval["update"] != switchboard.ApprovalHITL {
+		t.Fatalf("adapter = %+v (update %+v)", a, a.Mutate["update"])
+	}
+	p := m.Panels[0]
+	var spec struct {
+		Root  string
+		Nodes map[string]struct{ Type string }
+	}
+	if err := json.Unmarshal(p.Spec, &spec); err != nil || spec.Root != "body" || spec.Nodes["body"].Type != "body" || p.ContextKinds[0] != "project" {
+		t.Fatalf("panel = %+v, spec %s (%v)", p, p.Spec, err)
+	}
+	// Only panels: still a manifest. A misspelt section: refused.
+	if _, err := Parse([]byte(`{"panels": [{"id": "a", "title": "A", "description": "A.", "spec": {}}]}`), ".json"); err != nil {
+		t.Fatalf("a manifest of panels only: %v", err)
+	}
+	if _, err := Parse([]byte(`{"tools": [], "panel": []}`), ".json"); switchboard.CodeOf(err) != switchboard.CodeInvalidInput {
+		t.Fatalf("a misspelt panels section: %v", err)
 	}
 }

@@ -15,15 +15,33 @@ import (
 // so the daemon's registry sees only absolute URLs, as before.
 func Resolve(m *switchboard.Manifest, base string) {
 	base = strings.TrimRight(base, "/")
+	abs := func(h *switchboard.HTTPBinding) *switchboard.HTTPBinding {
+		if h == nil || !strings.HasPrefix(h.URL, "/") || strings.HasPrefix(h.URL, "//") {
+			return h
+		}
+		c := *h
+		c.URL = base + c.URL
+		return &c
+	}
 	for i := range m.Tools {
 		b := m.Tools[i].Binding
-		if b == nil || b.HTTP == nil || !strings.HasPrefix(b.HTTP.URL, "/") || strings.HasPrefix(b.HTTP.URL, "//") {
+		if b == nil || b.HTTP == nil {
 			continue
 		}
-		h := *b.HTTP
-		h.URL = base + h.URL
 		nb := *b
-		nb.HTTP = &h
+		nb.HTTP = abs(b.HTTP)
 		m.Tools[i].Binding = &nb
+	}
+	// An adapter's bindings are its data tools' bindings.
+	for i := range m.Adapters {
+		a := &m.Adapters[i]
+		a.Query = abs(a.Query)
+		if a.Mutate != nil {
+			mut := make(map[string]*switchboard.HTTPBinding, len(a.Mutate))
+			for op, h := range a.Mutate {
+				mut[op] = abs(h)
+			}
+			a.Mutate = mut
+		}
 	}
 }

@@ -123,6 +123,13 @@ func (w *Watcher) apply(ctx context.Context) Reload {
 	if w.opts.Base != "" {
 		Resolve(&m, w.opts.Base)
 	}
+	if len(m.Panels)+len(m.Adapters) > 0 {
+		// The watcher keeps the catalog in step with the file; panels and
+		// adapters are the app's to declare (tools register, the API).
+		w.failed = sum
+		return Reload{Err: switchboard.Errorf(switchboard.CodeInvalidInput,
+			"%s: serve --manifest registers tools only; declare its panels and adapters with `switchboard tools register %s`", w.path, w.path)}
+	}
 	tools, err := w.reg.Register(ctx, w.opts.Source, m.Tools)
 	if err != nil {
 		if switchboard.CodeOf(err) != switchboard.CodeUnavailable { // a store fault may pass; retry on the next event

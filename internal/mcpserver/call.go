@@ -46,7 +46,14 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	}
 	c := s.callerOf(ctx, req.Extra)
 	name := req.Params.Name
+	if res := s.guardView(ctx, req); res != nil {
+		return res, nil
+	}
 	switch name {
+	case toolPanelView:
+		if s.opts.Panels != nil {
+			return s.panelView(ctx, req)
+		}
 	case toolSearch:
 		// A call is attributed to a search of the same MCP session only
 		// (learned search, internal/registry/learn.go).
@@ -152,7 +159,11 @@ func (s *Server) invoke(ctx context.Context, c caller, req *mcp.CallToolRequest,
 	if p != nil {
 		p.finish()
 	}
-	return s.result(t, inv, err), nil
+	res := s.result(t, inv, err)
+	if err == nil {
+		s.linkPanel(t, inv, res)
+	}
+	return res, nil
 }
 
 // result renders an outcome: the tool's result, or an isError result

@@ -28,5 +28,12 @@
 // names.go). Changes to the registry or to a tab's advertised tools reach
 // connected clients as notifications/tools/list_changed.
 //
+// With Options.Panels, /mcp also speaks MCP Apps (io.modelcontextprotocol/ui,
+// apps.go): panels are ui:// views that hosts such as Claude or VS Code
+// render in the chat (docs/mcp-apps.md). A request from a client that
+// declared the extension is marked in its context (ShowsApps): the daemon
+// offers it the panel tools with no tab open, and its panels then live in
+// its own chat surface (internal/panel/surface.go).
+//
 // docs/mcp.md has the client setup and the reasoning behind each decision.
 package mcpserver

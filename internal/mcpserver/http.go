@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -19,6 +20,12 @@ import (
 // hands to every request of a session and uses to refuse a session id
 // presented by anyone but the principal that opened it.
 const principalKey = "switchboard/principal"
+
+// subjectKey carries an OAuth caller's access token in the request's
+// TokenInfo, for bindings that exchange it (httpbind.WithSubjectToken).
+const subjectKey = "switchboard/subject-token"
+
+type subjectCtx struct{}
 
 // Handler serves MCP's streamable HTTP transport (mount it at /mcp). Every
 // request is authenticated with Options.Auth. Mount it behind
@@ -54,7 +61,11 @@ func (s *Server) newHTTPHandler() http.Handler {
 		p, _ := switchboard.PrincipalFrom(ctx) // set just before, by ServeHTTP below
 		// The SDK binds a session to UserID: an agent for one user never
 		// resumes the session of the same client acting for another.
-		return &auth.TokenInfo{UserID: p.String() + " for " + p.ActsFor(), Extra: map[string]any{principalKey: p}}, nil
+		extra := map[string]any{principalKey: p}
+		if tok, ok := ctx.Value(subjectCtx{}).(string); ok {
+			extra[subjectKey] = tok // this request's own token: a session's later requests bring theirs
+		}
+		return &auth.TokenInfo{UserID: p.String() + " for " + p.ActsFor(), Extra: extra}, nil
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
 	withToken, withTokenStateless := tokenInfo(stream), tokenInfo(stateless)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -87,6 +98,10 @@ func (s *Server) newHTTPHandler() http.Handler {
 			return
 		}
 		r = r.WithContext(switchboard.WithPrincipal(r.Context(), c.Principal))
+		if c.Kind == authn.OAuth { // the token Authenticate just accepted
+			tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			r = r.WithContext(context.WithValue(r.Context(), subjectCtx{}, strings.TrimSpace(tok)))
+		}
 		if statelessRequest(r) {
 			withTokenStateless.ServeHTTP(w, r)
 			return

@@ -124,6 +124,7 @@ func (s *Server) listTools(ctx context.Context, req *mcp.ListToolsRequest) (*mcp
 				res.Tools = append(res.Tools, s.mcpTool(t))
 			}
 		}
+		s.appendAppTools(req, res)
 		return res, nil
 	}
 	// Full: pages of listPageSize, the cursor being the last name sent, so
@@ -145,8 +146,18 @@ func (s *Server) listTools(ctx context.Context, req *mcp.ListToolsRequest) (*mcp
 	}
 	if end < len(view) {
 		res.NextCursor = s.names.mcpName(view[end-1].Name)
+	} else {
+		s.appendAppTools(req, res)
 	}
 	return res, nil
+}
+
+// appendAppTools lists the app-only tools to a client that speaks MCP
+// Apps; others could not use them.
+func (s *Server) appendAppTools(req *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
+	if s.opts.Panels != nil && declaresApps(req) {
+		res.Tools = append(res.Tools, panelViewTool)
+	}
 }
 
 // mcpTool is how a catalog tool is listed.
@@ -166,6 +177,7 @@ func (s *Server) mcpTool(t switchboard.Tool) *mcp.Tool {
 	if t.Pinned {
 		mt.Meta = mcp.Meta{metaAlwaysLoad: true}
 	}
+	s.appsToolMeta(t, mt)
 	if t.UI != nil {
 		// The renderer hints travel in _meta; an icon that is a URI is
 		// also the 2025-11-25 icons field (a bare icon name is not a src).

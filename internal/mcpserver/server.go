@@ -16,6 +16,7 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/authn"
 	"github.com/switchboardhq/switchboard/internal/broker"
+	"github.com/switchboardhq/switchboard/internal/httpbind"
 	"github.com/switchboardhq/switchboard/internal/mcpext"
 	"github.com/switchboardhq/switchboard/internal/oauth"
 	"github.com/switchboardhq/switchboard/internal/registry"
@@ -135,6 +136,10 @@ type Options struct {
 	// InputWait is how long a 2026-07-28 retry waits for a pending approval
 	// before it answers input_required again (DefaultInputWait).
 	InputWait time.Duration
+	// Panels serves the panels as MCP Apps views (apps.go): the extension
+	// is advertised, each open instance the caller may see is a ui://
+	// resource, and the panel tools link to the view. nil serves none.
+	Panels Panels
 	// ConsoleURL is the absolute URL of the console's approvals view
 	// (http://127.0.0.1:8080/#approvals) that URL-mode elicitation links
 	// to; empty disables URL mode.
@@ -248,13 +253,16 @@ func New(ctx context.Context, reg *registry.Registry, br *broker.Broker, opts *O
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	}
 	for catalog, alias := range o.Aliases {
-		if !validMCPName(alias) || strings.ContainsRune(alias, mcpNameSep) || alias == toolSearch || alias == toolDescribe || alias == toolCall {
+		if !validMCPName(alias) || strings.ContainsRune(alias, mcpNameSep) || alias == toolSearch || alias == toolDescribe || alias == toolCall || alias == toolPanelView {
 			return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "MCP alias %q of %s: use letters, digits and \"_\", and no meta tool's name", alias, catalog)
 		}
 		s.names.alias(catalog, alias)
 	}
 	if o.Digest != nil {
 		digestOptions(sopts)
+	}
+	if o.Panels != nil {
+		appsOptions(sopts)
 	}
 	ext := mcpext.Extension{}
 	if o.Extension != nil {
@@ -267,6 +275,9 @@ func New(ctx context.Context, reg *registry.Registry, br *broker.Broker, opts *O
 	s.sdk.AddReceivingMiddleware(s.middleware)
 	if ext.Server != nil {
 		ext.Server(s.sdk)
+	}
+	if o.Panels != nil {
+		s.addPanelViews()
 	}
 	s.http = s.newHTTPHandler()
 	go s.watch()
@@ -306,9 +317,25 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			ctx = switchboard.WithPrincipal(ctx, p)
 			ctx = s.acting(ctx, p, req.GetSession())
 		}
+		if x := req.GetExtra(); x != nil && x.TokenInfo != nil {
+			if tok, ok := x.TokenInfo.Extra[subjectKey].(string); ok && tok != "" {
+				ctx = httpbind.WithSubjectToken(ctx, tok)
+			}
+		}
+		if s.opts.Panels != nil && declaresApps(req) {
+			ctx = context.WithValue(ctx, appsKey{}, true)
+		}
 		switch r := req.(type) {
 		case *mcp.ListToolsRequest:
 			return s.listTools(ctx, r)
+		case *mcp.ListResourcesRequest:
+			res, err := next(ctx, method, req)
+			if lr, ok := res.(*mcp.ListResourcesResult); ok && err == nil && s.opts.Panels != nil {
+				if err := s.listPanelResources(ctx, lr); err != nil {
+					return nil, rpcError(err)
+				}
+			}
+			return res, err
 		case *mcp.CallToolRequest:
 			ctx, cancel := context.WithCancelCause(ctx)
 			defer cancel(nil)

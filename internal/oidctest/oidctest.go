@@ -35,6 +35,16 @@ const RedirectURI = "http://localhost/callback"
 // Password is every user's password on the provider's login page.
 const Password = "correct horse"
 
+// ExchangeClientID and ExchangeSecret are the confidential client the
+// provider lets exchange its users' access tokens (RFC 8693) for tokens
+// of ExchangeAudience, as an operator configures an IdP for a gateway;
+// exchanged tokens name the exchanging client in act (delegation).
+const (
+	ExchangeClientID = "switchboard-exchange"
+	ExchangeSecret   = "exchange-secret-0123456789"
+	ExchangeAudience = "https://api.example.test"
+)
+
 // Provider is a running OP.
 type Provider struct {
 	// Issuer is its issuer URL (discovery at Issuer +
@@ -53,7 +63,8 @@ func Start(t testing.TB, resource string) *Provider {
 		"bob": {ID: "bob", Username: "bob", Password: Password, FirstName: "Bob", Email: "bob@example.com", EmailVerified: true, PreferredLanguage: language.English},
 		// A user of the IdP who picked the operator's name.
 		"admin": {ID: "admin", Username: "admin", Password: Password, FirstName: "Ad", Email: "admin@example.com", EmailVerified: true, PreferredLanguage: language.English}}
-	clients := map[string]*storage.Client{ClientID: storage.NativeClient(ClientID, RedirectURI)}
+	clients := map[string]*storage.Client{ClientID: storage.NativeClient(ClientID, RedirectURI),
+		ExchangeClientID: storage.WebClient(ExchangeClientID, ExchangeSecret)}
 	st := &resourceStorage{Storage: storage.NewStorageWithClients(users, clients), resource: resource}
 	srv.Config.Handler = exampleop.SetupServer(issuer, st, nil, false)
 	srv.Start()
@@ -151,6 +162,31 @@ func (s *resourceStorage) wrap(a op.AuthRequest, err error) (op.AuthRequest, err
 // ("scope", RFC 9068), as hosted IdPs do.
 func (s *resourceStorage) GetPrivateClaimsFromScopes(_ context.Context, _, _ string, scopes []string) (map[string]any, error) {
 	return map[string]any{"scope": strings.Join(scopes, " ")}, nil
+}
+
+// ValidateTokenExchangeRequest is the provider's exchange policy: only the
+// exchange client, only a user's access token, only for ExchangeAudience,
+// and the result is an access token for the same user.
+func (s *resourceStorage) ValidateTokenExchangeRequest(_ context.Context, r op.TokenExchangeRequest) error {
+	switch {
+	case r.GetClientID() != ExchangeClientID:
+		return oidc.ErrUnauthorizedClient().WithDescription("this client may not exchange tokens")
+	case r.GetExchangeSubjectTokenType() != oidc.AccessTokenType:
+		return oidc.ErrInvalidRequest().WithDescription("only access tokens are exchanged")
+	case len(r.GetAudience()) != 1 || r.GetAudience()[0] != ExchangeAudience:
+		return oidc.ErrInvalidTarget().WithDescription("tokens are exchanged only for " + ExchangeAudience)
+	}
+	if r.GetRequestedTokenType() == "" {
+		r.SetRequestedTokenType(oidc.AccessTokenType)
+	}
+	r.SetCurrentScopes(r.GetScopes())
+	return nil
+}
+
+// GetPrivateClaimsFromTokenExchangeRequest puts the scopes and the actor
+// (the exchanging client, RFC 8693 delegation) in the exchanged token.
+func (s *resourceStorage) GetPrivateClaimsFromTokenExchangeRequest(_ context.Context, r op.TokenExchangeRequest) (map[string]any, error) {
+	return map[string]any{"scope": strings.Join(r.GetScopes(), " "), "act": map[string]any{"sub": r.GetClientID()}}, nil
 }
 
 type jwtClient struct{ op.Client }

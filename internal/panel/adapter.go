@@ -48,6 +48,9 @@ type adapterEntry struct {
 	name string
 	a    DataAdapter
 	opts AdapterOptions
+	// declared: PutAdapter's (an app's declaration, replaceable), not
+	// RegisterAdapter's.
+	declared bool
 	// changed tells the other replicas a mutation went through (their
 	// panels showing the adapter refresh; remote.go).
 	changed func()
@@ -69,28 +72,117 @@ func AdapterToolName(name, op string) string { return "data." + name + "." + op 
 // data.<name>.<op> for each offered op (mutate). Panel mutate actions call
 // those tools through the broker; so may agents, MCP clients and the CLI.
 func (s *Service) RegisterAdapter(name string, a DataAdapter, opts AdapterOptions) ([]ToolFunc, error) {
-	if a == nil || len(name) > 48 || !panelID.MatchString(name) {
-		return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "adapter name %q must be dot-separated lowercase words", name)
+	return s.putAdapter(name, a, opts, false)
+}
+
+// PutAdapter is RegisterAdapter for an adapter an app declared (over HTTP
+// or in a manifest), which a later declaration of the same name replaces.
+// A name RegisterAdapter holds is CONFLICT.
+func (s *Service) PutAdapter(name string, a DataAdapter, opts AdapterOptions) ([]ToolFunc, error) {
+	return s.putAdapter(name, a, opts, true)
+}
+
+// CheckAdapter reports the error PutAdapter would answer for name and
+// opts, registering nothing.
+func (s *Service) CheckAdapter(name string, opts AdapterOptions) error {
+	_, err := adapterOptions(name, opts)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e := s.adapters[name]; e != nil && !e.declared {
+		return switchboard.Errorf(switchboard.CodeConflict, "adapter %s is registered by the host's Go code; choose another name", name)
+	}
+	return nil
+}
+
+func adapterOptions(name string, opts AdapterOptions) (AdapterOptions, error) {
+	if len(name) > 48 || !panelID.MatchString(name) {
+		return opts, switchboard.Errorf(switchboard.CodeInvalidInput, "adapter name %q must be dot-separated lowercase words", name)
 	}
 	if opts.Ops == nil {
 		opts.Ops = []string{OpCreate, OpUpdate, OpDelete}
 	}
 	for _, op := range opts.Ops {
 		if op != OpCreate && op != OpUpdate && op != OpDelete {
-			return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "adapter %s: op %q is not create, update or delete", name, op)
+			return opts, switchboard.Errorf(switchboard.CodeInvalidInput, "adapter %s: op %q is not create, update or delete", name, op)
 		}
 	}
 	if opts.Description == "" {
 		opts.Description = "the " + name + " records"
 	}
+	return opts, nil
+}
+
+func (s *Service) putAdapter(name string, a DataAdapter, opts AdapterOptions, declared bool) ([]ToolFunc, error) {
+	if a == nil {
+		return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "adapter %s: no adapter", name)
+	}
+	opts, err := adapterOptions(name, opts)
+	if err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
-	if _, dup := s.adapters[name]; dup {
+	if old, dup := s.adapters[name]; dup && !(declared && old.declared) {
 		s.mu.Unlock()
 		return nil, switchboard.Errorf(switchboard.CodeConflict, "adapter %s is already registered", name)
 	}
-	e := &adapterEntry{name: name, a: a, opts: opts, changed: func() { s.adapterChanged(name) }}
+	e := &adapterEntry{name: name, a: a, opts: opts, declared: declared, changed: func() { s.adapterChanged(name) }}
 	s.adapters[name] = e
 	s.mu.Unlock()
+	return e.tools(), nil
+}
+
+// RemoveAdapter removes adapter name that PutAdapter registered and
+// reports whether there was one. Panels showing it keep the data they
+// have; their next load reports the adapter missing.
+func (s *Service) RemoveAdapter(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.adapters[name]
+	if e == nil || !e.declared {
+		return false
+	}
+	delete(s.adapters, name)
+	return true
+}
+
+// InvalidateAdapter reloads the adapter sources of every open panel that
+// shows adapter name's data, on this replica and (over the bus) on the
+// others: the app's backend says its data changed.
+func (s *Service) InvalidateAdapter(name string) {
+	s.refreshAdapter(name)
+	s.adapterChanged(name)
+}
+
+// refreshAdapter reloads this replica's instances that show adapter name.
+func (s *Service) refreshAdapter(name string) {
+	s.mu.Lock()
+	var hit []*instance
+	for _, in := range s.byID {
+		for _, src := range in.spec.Sources {
+			if src := s.richLocked(src); src.Kind == panelspec.SourceAdapter && src.Adapter == name {
+				hit = append(hit, in)
+				break
+			}
+		}
+	}
+	s.mu.Unlock()
+	for _, in := range hit {
+		s.invalidate(in)
+	}
+}
+
+// AdapterTools declares the data tools RegisterAdapter would return for
+// name and opts, for an adapter whose tools are bound elsewhere (an app's
+// backend over HTTP); their functions must not be called.
+func AdapterTools(name string, opts AdapterOptions) ([]ToolFunc, error) {
+	opts, err := adapterOptions(name, opts)
+	if err != nil {
+		return nil, err
+	}
+	e := &adapterEntry{name: name, opts: opts}
 	return e.tools(), nil
 }
 

@@ -25,6 +25,11 @@
 // full snapshot with an increasing version) or panel.close. When the tab is
 // gone for good its instances are dropped.
 //
+// Chat surfaces. An MCP client that shows panels itself (MCP Apps,
+// Options.ShowsPanels) needs no tab: with none showing panels, what it
+// opens or composes belongs to its principal's chat surface, an id that
+// stands where a tab's session id stands (surface.go).
+//
 // Mutations. panel.run_action is the only path by which a panel changes
 // anything outside itself: a mutate action on an adapter source calls the
 // adapter's data.<name>.<op> tool and a tool action calls its tool, both

@@ -67,6 +67,11 @@ func (s *Service) List(ctx context.Context, sessionID string) (ListResult, error
 	}
 	scopes, who := s.panelScopes(ctx), caller(ctx)
 	res := ListResult{Panels: []PanelInfo{}, Instances: []Summary{}}
+	if own, ok := s.ownSurface(ctx); ok {
+		s.ensureTab(ctx, own)
+	}
+	// Of another principal's chat surface nothing is listed.
+	hidden := !seesSession(ctx, sessionID)
 	s.mu.Lock()
 	ids := make([]string, 0, len(s.defs))
 	for id, d := range s.defs {
@@ -79,7 +84,7 @@ func (s *Service) List(ctx context.Context, sessionID string) (ListResult, error
 		res.Panels = append(res.Panels, s.infoLocked(s.defs[id]))
 	}
 	for id, t := range s.sessions {
-		if (sessionID != "" && id != sessionID) || (sessionID == "" && !s.tabs.Connected(id)) {
+		if hidden || (sessionID != "" && id != sessionID) || (sessionID == "" && (!s.tabs.Connected(id) || !seesSession(ctx, id))) {
 			continue
 		}
 		for _, iid := range t.order {
@@ -93,7 +98,7 @@ func (s *Service) List(ctx context.Context, sessionID string) (ListResult, error
 	for i := range res.Instances {
 		res.Instances[i].Lease = s.leases.get(res.Instances[i].InstanceID)
 	}
-	if sessionID != "" && !here && s.store != nil {
+	if sessionID != "" && !here && !hidden && s.store != nil {
 		// A tab this replica does not hold (or holds since a moment ago):
 		// its instances as stored.
 		now := s.opts.Now()

@@ -11,8 +11,10 @@ import (
 )
 
 // resolveSession picks the tab a call acts in: the one named; a tab acting
-// for itself; else the only connected tab that shows panels. Several are
-// INVALID_INPUT naming them (details.candidates), none TOOL_UNAVAILABLE.
+// for itself; else the only connected tab that shows panels; else, for a
+// caller whose client shows panels itself, its chat surface (surface.go).
+// Several tabs are INVALID_INPUT naming them (details.candidates), none
+// TOOL_UNAVAILABLE.
 func (s *Service) resolveSession(ctx context.Context, named string) (string, error) {
 	if p, ok := switchboard.PrincipalFrom(ctx); ok && p.Kind == switchboard.PrincipalSession {
 		if named != "" && named != p.ID {
@@ -20,8 +22,10 @@ func (s *Service) resolveSession(ctx context.Context, named string) (string, err
 		}
 		named = p.ID
 	}
+	own, shows := s.ownSurface(ctx)
 	if named != "" {
-		if !s.tabs.Connected(named) {
+		// Another principal's chat surface is as unknown as a closed tab.
+		if !seesSession(ctx, named) || !s.tabs.Connected(named) {
 			return "", switchboard.Errorf(switchboard.CodeSessionGone, "no tab of session %s is connected", named)
 		}
 		s.ensureTab(ctx, named)
@@ -45,6 +49,10 @@ func (s *Service) resolveSession(ctx context.Context, named string) (string, err
 	sort.Strings(cands)
 	switch len(cands) {
 	case 0:
+		if shows {
+			s.ensureTab(ctx, own) // its panels stored before a restart come back
+			return own, nil
+		}
 		return "", switchboard.Errorf(switchboard.CodeToolUnavailable, "no browser tab showing panels is connected; open the app in a browser (or pass sessionId)")
 	case 1:
 		return cands[0], nil
@@ -75,7 +83,7 @@ func (s *Service) dropTab(id string) {
 	if s.tabs.Connected(id) {
 		return
 	}
-	if s.store != nil && s.tabs.Elsewhere(id) != "" {
+	if s.store != nil && (s.tabs.Elsewhere(id) != "" || s.surfaceInUseElsewhere(id)) {
 		s.evict(id)
 		return
 	}
@@ -135,11 +143,12 @@ func (s *Service) dropTab(id string) {
 // send to the replica holding the tab (away).
 func (s *Service) instance(ctx context.Context, id string) (*instance, error) {
 	scopes := s.panelScopes(ctx)
+	s.ownSurface(ctx) // kept alive, and rebuilt here from the store if need be (below)
 	s.mu.Lock()
 	in := s.byID[id]
 	s.mu.Unlock()
-	if in != nil && s.holder(in.session) != "" {
-		s.evict(in.session) // the tab moved to another replica: this copy is stale
+	if in != nil && (s.holder(in.session) != "" || s.surfaceStale(ctx, in)) {
+		s.evict(in.session) // the tab moved to another replica, or changed there: this copy is stale
 		in = nil
 	}
 	if in == nil && s.store != nil {
@@ -165,7 +174,7 @@ func (s *Service) instance(ctx context.Context, id string) (*instance, error) {
 	if in == nil {
 		return nil, switchboard.Errorf(switchboard.CodeNotFound, "no open panel instance %q (panel.list shows the open ones)", id)
 	}
-	if p, ok := switchboard.PrincipalFrom(ctx); ok && p.Kind == switchboard.PrincipalSession && p.ID != in.session {
+	if p, ok := switchboard.PrincipalFrom(ctx); ok && p.Kind == switchboard.PrincipalSession && p.ID != in.session || !seesSession(ctx, in.session) {
 		return nil, switchboard.Errorf(switchboard.CodeNotFound, "no open panel instance %q (panel.list shows the open ones)", id)
 	}
 	return in, nil

@@ -9,7 +9,6 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/bus"
-	"github.com/switchboardhq/switchboard/panelspec"
 )
 
 // Panels across replicas (issue 16). A tab's instances are changed by the
@@ -152,22 +151,39 @@ func (r *remote) forward(ctx context.Context, replica, session, op string, body,
 	if err := r.b.Publish(ctx, topicOps(replica), payload); err != nil {
 		return err
 	}
-	select {
-	case rep := <-ch:
-		if rep.Error != nil {
-			return rep.Error
-		}
-		if out != nil && len(rep.Result) > 0 {
-			if err := json.Unmarshal(rep.Result, out); err != nil {
-				return switchboard.Errorf(switchboard.CodeInternal, "decode panel %s answer: %v", op, err)
+	// A tab that moves while the change is on its way (its replica died
+	// and it reattached elsewhere) will not be answered for by the old
+	// holder: say so as soon as this replica learns where the tab went,
+	// rather than at the deadline, so the caller can look and retry.
+	moved := time.NewTicker(holderCheck)
+	defer moved.Stop()
+	for {
+		select {
+		case rep := <-ch:
+			if rep.Error != nil {
+				return rep.Error
 			}
+			if out != nil && len(rep.Result) > 0 {
+				if err := json.Unmarshal(rep.Result, out); err != nil {
+					return switchboard.Errorf(switchboard.CodeInternal, "decode panel %s answer: %v", op, err)
+				}
+			}
+			return nil
+		case <-moved.C:
+			if r.s.holder(session) == replica {
+				continue
+			}
+			return switchboard.Errorf(switchboard.CodeUnavailable,
+				"session %s's tab left the replica it was on before that replica answered panel %s; the change may have been made: read it with panel.read_state, then retry", session, op)
+		case <-ctx.Done():
+			return switchboard.Errorf(switchboard.CodeTimeout,
+				"the replica holding session %s's tab did not answer panel %s in time; the change may have been made (read it with panel.read_state)", session, op)
 		}
-		return nil
-	case <-ctx.Done():
-		return switchboard.Errorf(switchboard.CodeTimeout,
-			"the replica holding session %s's tab did not answer panel %s in time; the change may have been made (read it with panel.read_state)", session, op)
 	}
 }
+
+// holderCheck is how often a forwarded change looks whether its tab moved.
+const holderCheck = 250 * time.Millisecond
 
 func (r *remote) onReply(p []byte) {
 	var rep replyMsg
@@ -388,21 +404,7 @@ func (r *remote) onAdapter(p []byte) {
 	if json.Unmarshal(p, &msg) != nil || msg.From == r.replica {
 		return
 	}
-	s := r.s
-	s.mu.Lock()
-	var hit []*instance
-	for _, in := range s.byID {
-		for _, src := range in.spec.Sources {
-			if src := s.richLocked(src); src.Kind == panelspec.SourceAdapter && src.Adapter == msg.Adapter {
-				hit = append(hit, in)
-				break
-			}
-		}
-	}
-	s.mu.Unlock()
-	for _, in := range hit {
-		s.invalidate(in)
-	}
+	r.s.refreshAdapter(msg.Adapter)
 }
 
 // away sends op on instance in (a detached copy: its tab is not here) to

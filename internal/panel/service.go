@@ -124,6 +124,14 @@ type Options struct {
 	// session's narrowing (canvas.go), so every replica on one store
 	// enforces the same policy. Without it both live in this process.
 	Canvases CanvasStore
+	// ShowsPanels, when set, reports whether the caller in ctx shows
+	// panels itself (an MCP Apps client: mcpserver.ShowsApps). What such
+	// a caller opens or composes while no tab shows panels belongs to its
+	// chat surface (surface.go).
+	ShowsPanels func(ctx context.Context) bool
+	// SurfaceIdle is how long a chat surface outlives its principal's
+	// last call (DefaultSurfaceIdle).
+	SurfaceIdle time.Duration
 }
 
 // Previews hosts runnable preview documents on the separate preview
@@ -172,6 +180,8 @@ type Service struct {
 	leases *leaseBook
 	store  PanelStore
 	remote *remote // nil without Options.Bus
+	// surfaces are the chat surfaces s.tabs serves beside the tabs.
+	surfaces *surfaces
 
 	mu       sync.Mutex
 	defs     map[string]*def
@@ -222,6 +232,9 @@ func New(opts Options) *Service {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.SurfaceIdle <= 0 {
+		opts.SurfaceIdle = DefaultSurfaceIdle
+	}
 	if err := opts.Canvas.Validate(); err != nil {
 		panic("panels: Options.Canvas: " + err.Error() + " (validate it where the config is read)")
 	}
@@ -231,8 +244,9 @@ func New(opts Options) *Service {
 		log: opts.Logger, opts: opts, base: base, stop: stop, leases: newLeaseBook(opts.LeaseTTL, opts.Now),
 		store: opts.Store, defs: map[string]*def{}, adapters: map[string]*adapterEntry{},
 		sessions: map[string]*tabState{}, byID: map[string]*instance{}, sessionCanvas: map[string]CanvasPolicy{},
-		goneTabs: map[string]struct{}{},
+		goneTabs: map[string]struct{}{}, surfaces: newSurfaces(opts.SurfaceIdle),
 	}
+	s.tabs = surfaceTabs{Tabs: opts.Tabs, b: s.surfaces}
 	if opts.Bus != nil {
 		r, err := startRemote(s, opts.Bus, opts.Tabs.PresenceID())
 		if err != nil { // only a closed bus refuses
@@ -251,6 +265,7 @@ func (s *Service) Catalog() *panelspec.Catalog { return s.cat }
 // actions still waiting for approval).
 func (s *Service) Close() {
 	s.stop()
+	s.surfaces.close()
 	if s.remote != nil {
 		s.remote.close()
 	}
@@ -278,35 +293,71 @@ const DefaultSlot = "main"
 // instances keep the spec they were opened with). The spec is validated
 // again with the service's catalog and its origin forced to host.
 func (s *Service) Register(d Def) error {
-	if len(d.ID) > 64 || !panelID.MatchString(d.ID) {
-		return switchboard.Errorf(switchboard.CodeInvalidInput, "panel id %q must be dot-separated lowercase words (like project.settings)", d.ID)
+	d, err := s.Check(d)
+	if err != nil {
+		return err
 	}
+	entry := &def{Def: d, params: specParams(d.Spec)}
+	s.mu.Lock()
+	s.defs[d.ID] = entry
+	s.mu.Unlock()
+	return nil
+}
+
+// Check validates d as Register would and returns it as Register keeps
+// it (the default slot filled in, the spec as validated), registering
+// nothing: a batch of panels is checked whole before any of it is kept.
+func (s *Service) Check(d Def) (Def, error) {
 	if d.Spec == nil {
-		return switchboard.Errorf(switchboard.CodeInvalidInput, "panel %s has no spec", d.ID)
+		return d, switchboard.Errorf(switchboard.CodeInvalidInput, "panel %s has no spec", d.ID)
+	}
+	raw, err := json.Marshal(d.Spec)
+	if err != nil {
+		return d, switchboard.Errorf(switchboard.CodeInvalidInput, "panel %s: encode spec: %w", d.ID, err)
+	}
+	return s.CheckJSON(d, raw)
+}
+
+// CheckJSON is Check for a spec sent as JSON (the HTTP API, a manifest):
+// raw is validated as it is, d.Spec ignored.
+func (s *Service) CheckJSON(d Def, raw json.RawMessage) (Def, error) {
+	return s.CheckJSONWith(d, raw, nil)
+}
+
+// CheckJSONWith is CheckJSON for a spec registered together with tools
+// not in the catalog yet (a manifest's): a spec may name them.
+func (s *Service) CheckJSONWith(d Def, raw json.RawMessage, pending map[string]switchboard.Tool) (Def, error) {
+	if len(d.ID) > 64 || !panelID.MatchString(d.ID) {
+		return d, switchboard.Errorf(switchboard.CodeInvalidInput, "panel id %q must be dot-separated lowercase words (like project.settings)", d.ID)
+	}
+	if len(raw) == 0 {
+		return d, switchboard.Errorf(switchboard.CodeInvalidInput, "panel %s has no spec", d.ID)
 	}
 	if d.Slot == "" {
 		d.Slot = DefaultSlot
 	}
 	if !slotName.MatchString(d.Slot) {
-		return switchboard.Errorf(switchboard.CodeInvalidInput, "panel %s: slot %q must be 1-64 characters of a-z, 0-9, '_' and '-', starting with a letter", d.ID, d.Slot)
+		return d, switchboard.Errorf(switchboard.CodeInvalidInput, "panel %s: slot %q must be 1-64 characters of a-z, 0-9, '_' and '-', starting with a letter", d.ID, d.Slot)
 	}
 	if d.Title == "" || d.Description == "" {
-		return switchboard.Errorf(switchboard.CodeInvalidInput, "panel %s needs a title and a description (agents choose panels by them)", d.ID)
+		return d, switchboard.Errorf(switchboard.CodeInvalidInput, "panel %s needs a title and a description (agents choose panels by them)", d.ID)
 	}
-	raw, err := json.Marshal(d.Spec)
-	if err != nil {
-		return switchboard.Errorf(switchboard.CodeInvalidInput, "panel %s: encode spec: %w", d.ID, err)
-	}
-	spec, issues := panelspec.Validate(raw, s.validateOpts(panelspec.OriginHost))
+	spec, issues := panelspec.Validate(raw, s.validateOptsWith(panelspec.OriginHost, pending))
 	if e := panelspec.IssuesError(issues); e != nil {
-		return e
+		return d, e
 	}
 	d.Spec = spec
-	entry := &def{Def: d, params: specParams(spec)}
+	return d, nil
+}
+
+// Unregister removes host panel id (open instances keep their spec) and
+// reports whether there was one.
+func (s *Service) Unregister(id string) bool {
 	s.mu.Lock()
-	s.defs[d.ID] = entry
-	s.mu.Unlock()
-	return nil
+	defer s.mu.Unlock()
+	_, ok := s.defs[id]
+	delete(s.defs, id)
+	return ok
 }
 
 // Panels lists the registered panels, sorted by id.
@@ -323,15 +374,26 @@ func (s *Service) Panels() []Def {
 
 // validateOpts are the options every spec of this service is checked with.
 func (s *Service) validateOpts(origin string) *panelspec.Options {
+	return s.validateOptsWith(origin, nil)
+}
+
+// validateOptsWith is validateOpts where the tools pending exist too.
+func (s *Service) validateOptsWith(origin string, pending map[string]switchboard.Tool) *panelspec.Options {
 	o := &panelspec.Options{Catalog: s.cat, ForceOrigin: origin}
 	if s.tools != nil {
-		o.ToolExists = func(name string) bool {
+		get := func(name string) (switchboard.Tool, error) {
+			if t, ok := pending[name]; ok {
+				return t, nil
+			}
 			ctx, cancel := context.WithTimeout(s.base, resolveTimeout)
 			defer cancel()
-			_, err := s.tools.Get(ctx, name)
+			return s.tools.Get(ctx, name)
+		}
+		o.ToolExists = func(name string) bool {
+			_, err := get(name)
 			return err == nil
 		}
-		o.SourceSchema = s.recordSchema
+		o.SourceSchema = func(ref string) json.RawMessage { return recordSchema(get, ref) }
 	}
 	return o
 }
@@ -340,11 +402,9 @@ func (s *Service) validateOpts(origin string) *panelspec.Options {
 // a field-form bound to it without fields: the output schema of the
 // adapter's query tool, else of the read tool of that name (the order the
 // runtime resolves a ref in). An array schema gives its items.
-func (s *Service) recordSchema(ref string) json.RawMessage {
-	ctx, cancel := context.WithTimeout(s.base, resolveTimeout)
-	defer cancel()
+func recordSchema(get func(string) (switchboard.Tool, error), ref string) json.RawMessage {
 	for _, name := range []string{"data." + ref + ".query", ref} {
-		t, err := s.tools.Get(ctx, name)
+		t, err := get(name)
 		if err != nil {
 			continue
 		}

@@ -42,6 +42,27 @@ func checkHTTPBinding(t *switchboard.Tool) error {
 		return switchboard.Errorf(switchboard.CodeInvalidInput,
 			"tool %s: binding audience must be at most 512 printable characters without spaces (a URL or an identifier the backend checks as aud)", t.Name)
 	}
+	if te := t.Binding.HTTP.TokenExchange; te != nil {
+		if te.Audience == "" || len(te.Audience) > 512 || strings.ContainsFunc(te.Audience, func(r rune) bool { return r < 0x21 || r == 0x7f }) {
+			return switchboard.Errorf(switchboard.CodeInvalidInput,
+				"tool %s: tokenExchange.audience is required: the backend API's identifier at the identity provider (at most 512 printable characters without spaces)", t.Name)
+		}
+		if len(te.Scopes) > 32 {
+			return switchboard.Errorf(switchboard.CodeInvalidInput, "tool %s: tokenExchange asks for %d scopes; at most 32", t.Name, len(te.Scopes))
+		}
+		for _, s := range te.Scopes {
+			if s == "" || len(s) > 256 || strings.ContainsFunc(s, func(r rune) bool { return r < 0x21 || r == 0x7f || r == '"' || r == '\\' }) {
+				return switchboard.Errorf(switchboard.CodeInvalidInput,
+					"tool %s: tokenExchange scope %q is not an OAuth scope token (printable, no spaces, quotes or backslashes)", t.Name, s)
+			}
+		}
+		for name := range t.Binding.HTTP.Headers {
+			if strings.EqualFold(name, "Authorization") {
+				return switchboard.Errorf(switchboard.CodeInvalidInput,
+					"tool %s: a binding with tokenExchange sends the exchanged token as Authorization; drop its own Authorization header", t.Name)
+			}
+		}
+	}
 	for name := range t.Binding.HTTP.Headers {
 		if strings.EqualFold(name, "Switchboard-Assertion") {
 			return switchboard.Errorf(switchboard.CodeInvalidInput,

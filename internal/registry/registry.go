@@ -46,12 +46,13 @@ type Options struct {
 	// floor). A tool it makes user-only is hidden from agents like one
 	// that declares user-only. nil means the declared approval.
 	Approval func(switchboard.Tool) switchboard.Approval
-	// Offered, if set, reports whether the daemon can serve t right now.
-	// A tool it cannot (a panel tool while no tab shows panels) is hidden
-	// from every caller like one that does not exist; Reoffer tells
-	// subscribers when a verdict may have moved. It must not call the
-	// registry: Visible runs it under the registry's lock. nil offers all.
-	Offered func(switchboard.Tool) bool
+	// Offered, if set, reports whether the daemon can serve t right now
+	// to the caller in ctx. A tool it cannot (a panel tool while no tab
+	// shows panels, for a client that shows none itself) is hidden from
+	// that caller like one that does not exist; Reoffer tells subscribers
+	// when a verdict may have moved. It must not call the registry:
+	// Visible runs it under the registry's lock. nil offers all.
+	Offered func(ctx context.Context, t switchboard.Tool) bool
 	// NoLearning turns search that learns from use off (learn.go): no
 	// example is recorded, and stored ones are not indexed.
 	NoLearning bool
@@ -70,7 +71,7 @@ type Registry struct {
 	now      func() time.Time
 	audit    func(context.Context, Audit)
 	approval func(switchboard.Tool) switchboard.Approval
-	offered  func(switchboard.Tool) bool
+	offered  func(context.Context, switchboard.Tool) bool
 
 	mu      sync.RWMutex
 	rev     int64
@@ -415,6 +416,18 @@ func (r *Registry) applyLocked(ctx context.Context, names []string, apply func(r
 
 // Get returns the effective descriptor of name, or TOOL_NOT_FOUND when
 // there is none or the caller in ctx may not see it.
+// Declaration returns source's own declaration of name, whether or not it
+// is the effective one: what a write that must be undone puts back.
+func (r *Registry) Declaration(ctx context.Context, source switchboard.Source, name string) (switchboard.Tool, bool, error) {
+	if err := r.fresh(ctx); err != nil {
+		return switchboard.Tool{}, false, err
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	t, ok := r.decls[name][source]
+	return t, ok, nil
+}
+
 func (r *Registry) Get(ctx context.Context, name string) (switchboard.Tool, error) {
 	e, err := r.get(ctx, name)
 	if err != nil {

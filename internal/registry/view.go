@@ -9,8 +9,8 @@ import (
 
 // Visible is the one visibility predicate: it reports whether the caller
 // in ctx (switchboard.PrincipalFrom) may see t — find it in a listing or a
-// search, describe it, and call it. A tool the daemon cannot serve right
-// now (Options.Offered) is seen by no one. Otherwise users, browser
+// search, describe it, and call it. A tool the daemon cannot serve this
+// caller right now (Options.Offered) is not seen. Otherwise users, browser
 // sessions and in-process callers without a principal see everything; an
 // agent sees a tool when its scope allows the name (scope.Allows), the
 // tool is not user-only for agents (its declared approval, or
@@ -33,7 +33,7 @@ import (
 // A tab's tool under the name of a catalog api tool is seen by no one
 // (shadow.go): the api tool is what a call of that name runs.
 func (r *Registry) Visible(ctx context.Context, t switchboard.Tool) bool {
-	if r.shadows(t) || (r.offered != nil && !r.offered(t)) {
+	if r.shadows(t) || (r.offered != nil && !r.offered(ctx, t)) {
 		return false
 	}
 	p, ok := switchboard.PrincipalFrom(ctx)

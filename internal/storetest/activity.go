@@ -382,6 +382,11 @@ func testClosed(t *testing.T, s switchboard.Store) {
 		"PanelInstanceList":          func() error { _, err := s.PanelInstanceList(ctx, "s"); return err },
 		"PanelInstanceDelete":        func() error { return s.PanelInstanceDelete(ctx, "p") },
 		"PanelInstanceDeleteSession": func() error { _, err := s.PanelInstanceDeleteSession(ctx, "s"); return err },
+		"PanelRegistrationPut": func() error {
+			return s.PanelRegistrationPut(ctx, []switchboard.PanelRegistration{{Kind: "panel", Name: "p", Definition: json.RawMessage(`{}`)}}, base)
+		},
+		"PanelRegistrationDelete": func() error { return s.PanelRegistrationDelete(ctx, "panel", "p") },
+		"PanelRegistrationList":   func() error { _, err := s.PanelRegistrationList(ctx); return err },
 		"TokenCreate": func() error {
 			return s.TokenCreate(ctx, switchboard.AgentToken{ID: "t", Agent: "a", Hash: "h", CreatedAt: base})
 		},

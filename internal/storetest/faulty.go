@@ -628,3 +628,24 @@ func (f *Faulty) SigningKeyDelete(ctx context.Context, before time.Time) (int, e
 	}
 	return f.Store.SigningKeyDelete(ctx, before)
 }
+
+func (f *Faulty) PanelRegistrationPut(ctx context.Context, regs []switchboard.PanelRegistration, at time.Time) error {
+	if err := f.fail("PanelRegistrationPut"); err != nil {
+		return err
+	}
+	return f.Store.PanelRegistrationPut(ctx, regs, at)
+}
+
+func (f *Faulty) PanelRegistrationDelete(ctx context.Context, kind, name string) error {
+	if err := f.fail("PanelRegistrationDelete"); err != nil {
+		return err
+	}
+	return f.Store.PanelRegistrationDelete(ctx, kind, name)
+}
+
+func (f *Faulty) PanelRegistrationList(ctx context.Context) ([]switchboard.PanelRegistration, error) {
+	if err := f.fail("PanelRegistrationList"); err != nil {
+		return nil, err
+	}
+	return f.Store.PanelRegistrationList(ctx)
+}

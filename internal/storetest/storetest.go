@@ -58,6 +58,7 @@ var cases = []struct {
 	{"InvocationList", testInvocationList},
 	{"Session", testSession},
 	{"Setting", testSetting},
+	{"PanelRegistration", testPanelRegistration},
 	{"SearchExample", testSearchExample},
 	{"SearchExampleBounds", testSearchExampleBounds},
 	{"Quota", testQuota},

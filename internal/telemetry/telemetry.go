@@ -121,10 +121,17 @@ func (c *consumer) next(tick <-chan time.Time) (e Event, ok, ticked bool) {
 }
 
 // New starts a Sink, or returns nil when neither a callback nor a webhook
-// is configured.
-func New(opts Options) *Sink {
+// is configured; a webhook secret that cannot sign is an error.
+func New(opts Options) (*Sink, error) {
 	if opts.Callback == nil && opts.Webhook == nil {
-		return nil
+		return nil, nil
+	}
+	var w *webhook
+	if opts.Webhook != nil {
+		var err error
+		if w, err = newWebhook(*opts.Webhook, nil); err != nil {
+			return nil, err
+		}
 	}
 	if opts.QueueSize <= 0 {
 		opts.QueueSize = DefaultQueueSize
@@ -145,13 +152,13 @@ func New(opts Options) *Sink {
 	}
 	if opts.Webhook != nil {
 		c := s.add("webhook")
-		w := newWebhook(*opts.Webhook, &c.dropped)
+		w.dropped = &c.dropped
 		go func() {
 			defer close(c.done)
 			w.run(c)
 		}()
 	}
-	return s
+	return s, nil
 }
 
 func (s *Sink) add(name string) *consumer {

@@ -3,11 +3,17 @@ package telemetry
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 )
 
 // WebhookOptions configure the webhook consumer.
@@ -27,6 +33,13 @@ type WebhookOptions struct {
 	// attempts, doubled after each (DefaultBackoff).
 	Attempts int
 	Backoff  time.Duration
+	// Secret, when set, signs every POST the Standard Webhooks way
+	// (webhook-id, webhook-timestamp, webhook-signature: HMAC-SHA256 over
+	// "id.timestamp.body"), so the receiver can tell the events are the
+	// daemon's and fresh. It is a "whsec_" + base64 key, as the spec's
+	// libraries in every language read it. A retry sends the same id (the
+	// receiver drops a batch it already has) with a new timestamp.
+	Secret string
 }
 
 // Webhook defaults.
@@ -39,13 +52,38 @@ const (
 
 type webhook struct {
 	o       WebhookOptions
+	signer  *standardwebhooks.Webhook // nil: unsigned
 	dropped *atomic.Int64
 	// closing is set once the queue is closed: the last batches get one
 	// attempt each, so Close is not held up by a receiver that is down.
 	closing bool
 }
 
-func newWebhook(o WebhookOptions, dropped *atomic.Int64) *webhook {
+// CheckSecret reports whether secret is a key the webhook can sign with.
+func CheckSecret(secret string) error {
+	if !strings.HasPrefix(secret, "whsec_") {
+		return fmt.Errorf("a telemetry webhook secret starts with whsec_ followed by a base64 key (e.g. whsec_$(openssl rand -base64 32))")
+	}
+	if _, err := standardwebhooks.NewWebhook(secret); err != nil {
+		return fmt.Errorf("the telemetry webhook secret is not whsec_ + base64: %v", err)
+	}
+	if n := base64.StdEncoding.DecodedLen(len(strings.TrimPrefix(secret, "whsec_"))); n < 24 {
+		return fmt.Errorf("the telemetry webhook secret's key is too short: use at least 24 random bytes (whsec_$(openssl rand -base64 32))")
+	}
+	return nil
+}
+
+func newWebhook(o WebhookOptions, dropped *atomic.Int64) (*webhook, error) {
+	var signer *standardwebhooks.Webhook
+	if o.Secret != "" {
+		if err := CheckSecret(o.Secret); err != nil {
+			return nil, err
+		}
+		var err error
+		if signer, err = standardwebhooks.NewWebhook(o.Secret); err != nil {
+			return nil, err
+		}
+	}
 	if o.Client == nil {
 		o.Client = &http.Client{Timeout: 10 * time.Second}
 	}
@@ -61,7 +99,7 @@ func newWebhook(o WebhookOptions, dropped *atomic.Int64) *webhook {
 	if o.Backoff <= 0 {
 		o.Backoff = DefaultBackoff
 	}
-	return &webhook{o: o, dropped: dropped}
+	return &webhook{o: o, signer: signer, dropped: dropped}, nil
 }
 
 // run batches the queue until Close, then sends what is left. While a
@@ -102,9 +140,10 @@ func (w *webhook) send(batch []Event) {
 	for _, e := range batch {
 		_ = enc.Encode(e) // plain struct: cannot fail
 	}
+	id := "msg_" + rand.Text() // one id per batch, kept across retries
 	wait := w.o.Backoff
 	for attempt := 1; ; attempt++ {
-		if w.post(body.Bytes()) == nil {
+		if w.post(id, body.Bytes()) == nil {
 			return
 		}
 		if attempt >= w.o.Attempts || w.closing {
@@ -116,7 +155,7 @@ func (w *webhook) send(batch []Event) {
 	}
 }
 
-func (w *webhook) post(body []byte) error {
+func (w *webhook) post(id string, body []byte) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.o.URL, bytes.NewReader(body))
@@ -124,6 +163,16 @@ func (w *webhook) post(body []byte) error {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/x-ndjson")
+	if w.signer != nil {
+		now := time.Now()
+		sig, err := w.signer.Sign(id, now, body)
+		if err != nil {
+			return err
+		}
+		req.Header.Set(standardwebhooks.HeaderWebhookID, id)
+		req.Header.Set(standardwebhooks.HeaderWebhookTimestamp, strconv.FormatInt(now.Unix(), 10))
+		req.Header.Set(standardwebhooks.HeaderWebhookSignature, sig)
+	}
 	res, err := w.o.Client.Do(req)
 	if err != nil {
 		return err

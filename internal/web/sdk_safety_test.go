@@ -16,7 +16,7 @@ var sinks = regexp.MustCompile(`\.(innerHTML|outerHTML)\s*=|insertAdjacentHTML|d
 func TestSDKHasNoHTMLSinks(t *testing.T) {
 	t.Parallel()
 	h := web.SDK()
-	for _, path := range []string{"/sdk/switchboard.js", "/sdk/panels.js", "/sdk/charts.js", "/sdk/document.js", "/sdk/chat.js", "/sdk/panels.d.ts", "/sdk/chat.d.ts", "/sdk/context.js", "/sdk/context.d.ts", "/sdk/webmcp.js", "/sdk/modelcontext.js", "/sdk/vendor/webmcp-polyfill/index.js", "/sdk/vendor/webmcp-polyfill/schema.js"} {
+	for _, path := range []string{"/sdk/switchboard.js", "/sdk/panels.js", "/sdk/charts.js", "/sdk/document.js", "/sdk/chat.js", "/sdk/panels.d.ts", "/sdk/chat.d.ts", "/sdk/context.js", "/sdk/context.d.ts", "/sdk/webmcp.js", "/sdk/modelcontext.js", "/sdk/vendor/webmcp-polyfill/index.js", "/sdk/vendor/webmcp-polyfill/schema.js", "/sdk/mcpapp.js"} {
 		resp := get(t, h, "GET", path)
 		body, _ := io.ReadAll(resp.Body)
 		if resp.StatusCode != 200 || len(body) < 500 {
@@ -25,5 +25,26 @@ func TestSDKHasNoHTMLSinks(t *testing.T) {
 		if m := sinks.Find(body); m != nil {
 			t.Errorf("%s uses %s", path, m)
 		}
+	}
+}
+
+// The MCP Apps view is one inline script: every module joined, nothing
+// imported or exported, and nothing that would end the script early.
+func TestViewScriptJoinsTheRenderer(t *testing.T) {
+	t.Parallel()
+	js, err := web.ViewScript()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"const __sb_charts = ", "const __sb_panels = ", "const { renderPanel } = __sb_panels;", "function renderPanel(", "function start()"} {
+		if !regexp.MustCompile(regexp.QuoteMeta(want)).MatchString(js) {
+			t.Errorf("the view script lacks %q", want)
+		}
+	}
+	if m := regexp.MustCompile(`(?m)^\s*(import|export)\b`).FindString(js); m != "" {
+		t.Errorf("module syntax left: %q", m)
+	}
+	if m := sinks.FindString(js); m != "" {
+		t.Errorf("the view script uses %s", m)
 	}
 }

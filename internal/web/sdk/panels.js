@@ -136,8 +136,10 @@ function display(v) {
  *   onAction(actionId)                   a button or form submit ran
  *   localValues: Map("source\0path" → value) values that win over the snapshot's
  * Returns false (and renders a notice) when the spec cannot be rendered.
+ * The renderer's style sheet is adopted by the document on first use.
  */
 export function renderPanel(snapshot, container, opts = {}) {
+  injectStyles();
   const snap = snapshot && snapshot.spec ? snapshot : { spec: snapshot };
   const spec = snap.spec;
   const frag = document.createDocumentFragment();

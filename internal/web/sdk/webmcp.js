@@ -168,6 +168,35 @@ export function resultOf(v) {
   }
 }
 
+// leavesPage says whether submitting form (with submitter) navigates this
+// page: not a method=dialog form, not one that targets another window.
+function leavesPage(form, submitter) {
+  const attr = (name, override) => String(submitter?.getAttribute?.(override) ?? form.getAttribute(name) ?? "").toLowerCase();
+  return attr("method", "formmethod") !== "dialog" && ["", "_self", "_parent", "_top"].includes(attr("target", "formtarget"));
+}
+
+/**
+ * watchSubmits records, while a call of tool name runs, whether a
+ * declarative form of that name (<form toolname=name>) was submitted with
+ * its default action left in place — a submission that navigates the page.
+ * Listening on the window in the capture phase sees the event before the
+ * page's own listeners; defaultPrevented is read only after the call
+ * settled, when they have all run.
+ */
+function watchSubmits(win, name) {
+  if (!win || typeof win.addEventListener !== "function") return { navigating: () => false, stop() {} };
+  const seen = [];
+  const onSubmit = (e) => {
+    const form = e.target;
+    if (form && typeof form.getAttribute === "function" && form.getAttribute("toolname") === name) seen.push(e);
+  };
+  win.addEventListener("submit", onSubmit, true);
+  return {
+    navigating: () => seen.some((e) => !e.defaultPrevented && leavesPage(e.target, e.submitter)),
+    stop: () => win.removeEventListener("submit", onSubmit, true),
+  };
+}
+
 /**
  * bridge keeps the tools of modelContext mc mounted through onTools(defs,
  * refusals) — at once and after every toolchange — until the returned
@@ -179,8 +208,22 @@ export function bridge(mc, { onTools, viewStateOnly = () => false, self = global
   let stopped = false, running = false, again = false;
   // The polyfill takes the input as JSON text (Chromium's earlier shape);
   // the browser's own API takes the object.
-  const run = async (reg, input, { signal }) =>
-    resultOf(await mc.executeTool(reg, polyfill ? JSON.stringify(input ?? {}) : (input ?? {}), { signal }));
+  const run = async (reg, input, { signal }) => {
+    const submits = watchSubmits(self, reg.name);
+    try {
+      const v = await mc.executeTool(reg, polyfill ? JSON.stringify(input ?? {}) : (input ?? {}), { signal });
+      if (submits.navigating() && (v === undefined || v === null || v === "undefined")) {
+        // The form was submitted without preventDefault() and respondWith():
+        // its default action takes the page away, so this call has no
+        // result. Without this the agent would see a success carrying
+        // "undefined" (the polyfill) or null (Chromium's own API).
+        throw refusal("SESSION_GONE", `the form of WebMCP tool ${reg.name} was submitted without e.preventDefault() and e.respondWith(...), so the page navigated away and the call has no result; answer the agent's submission in the form's submit listener`);
+      }
+      return resultOf(v);
+    } finally {
+      submits.stop();
+    }
+  };
 
   async function refresh() {
     if (stopped) return;
@@ -200,12 +243,20 @@ export function bridge(mc, { onTools, viewStateOnly = () => false, self = global
           continue;
         }
         if (stopped) return;
-        const defs = [], refused = [];
+        const defs = [], refused = [], taken = new Map();
         for (const reg of list ?? []) {
           if (self && reg.window !== undefined && reg.window !== self) continue;
           const m = mapTool(reg, viewStateOnly, run);
-          if (m.def) defs.push(m.def);
-          else refused.push(m.error);
+          if (!m.def) {
+            refused.push(m.error);
+          } else if (taken.has(m.name)) {
+            // Two WebMCP names map to one (searchFlights, page.search_flights):
+            // the first registered keeps it rather than one silently hiding the other.
+            refused.push(refusal("CONFLICT", `WebMCP tool ${reg.name} maps to ${m.name}, which WebMCP tool ${taken.get(m.name)} already uses`));
+          } else {
+            taken.set(m.name, reg.name);
+            defs.push(m.def);
+          }
         }
         onTools(defs, refused);
       } while (again && !stopped);

@@ -72,6 +72,20 @@ test("bridge follows toolchange and runs calls through executeTool", async () =>
   stop();
 });
 
+test("bridge refuses a second WebMCP name that maps to a name already taken", async () => {
+  const mc = new ModelContext();
+  let defs = [], refused = [];
+  const stop = bridge(mc, { self: undefined, onTools: (d, r) => { defs = d; refused.push(...r); } });
+  await mc.registerTool({ name: "page.search_flights", description: "A.", annotations: { readOnlyHint: true }, execute: () => "first" });
+  await mc.registerTool({ name: "searchFlights", description: "B.", annotations: { readOnlyHint: true }, execute: () => "second" });
+  await until(() => refused.length > 0);
+  assert.deepEqual(defs.map((d) => d.name), ["page.search_flights"]);
+  assert.equal(refused[0].code, "CONFLICT");
+  assert.match(refused[0].message, /searchFlights maps to page\.search_flights/);
+  assert.equal(await defs[0].handler({}, { signal: new AbortController().signal }), "first");
+  stop();
+});
+
 test("guardResults makes results JSON cannot carry fail the call", async () => {
   const mc = new ModelContext();
   assert.equal(guardResults(mc), "native");

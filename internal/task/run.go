@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -208,7 +209,7 @@ func (s *Service) follow(id string, run *agent.Run) {
 			_, err := s.update(ctx, switchboard.Task{ID: id}, func(t *switchboard.Task) error {
 				t.Steps = append(t.Steps, steps...)
 				t.Usage.Calls += calls
-				if !t.Status.Terminal() {
+				if !t.Status.Terminal() && latest(*t, run.ID()) {
 					t.Status = switchboard.TaskWorking
 					if waiting {
 						t.Status = switchboard.TaskInputRequired
@@ -271,8 +272,8 @@ func (s *Service) finish(ctx context.Context, id string, run *agent.Run, answer 
 		if in.Cost != nil {
 			t.Usage.Cost += *in.Cost
 		}
-		if t.Status.Terminal() || t.Replica != s.opts.Replica {
-			return nil // cancelled meanwhile, or another replica took it over
+		if t.Status.Terminal() || t.Replica != s.opts.Replica || !latest(*t, in.RunID) {
+			return nil // cancelled meanwhile, taken over by another replica, or resumed with a newer run
 		}
 		now := s.now()
 		switch in.Status {
@@ -336,6 +337,12 @@ func (s *Service) Recover(ctx context.Context, owners map[string]bool) (int, err
 		n++
 	}
 	return n, nil
+}
+
+// latest reports whether run is the task's newest run (or the run not yet
+// recorded on it: its start is still storing it).
+func latest(t switchboard.Task, run string) bool {
+	return len(t.Runs) == 0 || t.Runs[len(t.Runs)-1] == run || !slices.Contains(t.Runs, run)
 }
 
 func withReplica(t switchboard.Task, replica string) switchboard.Task {

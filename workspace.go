@@ -282,6 +282,9 @@ type AgentHandoff struct {
 	ReturnTo   string      `json:"returnTo,omitempty"`
 	CreatedAt  time.Time   `json:"createdAt"`
 	Provenance *Provenance `json:"provenance,omitempty"`
+	// Remote is the task an external A2A agent made of a handoff to its
+	// URL: {agent, endpoint, taskId, contextId, state}.
+	Remote json.RawMessage `json:"remote,omitempty"`
 }
 
 // AgentRegistration is the answer of POST /agents and of a heartbeat: the

@@ -180,6 +180,7 @@ func TestServeConfigIsChecked(t *testing.T) {
 		"bad rate limit":  {"governance:\n  rateLimit: {perAgent: {perSecond: fast}}\n", "INVALID_INPUT"},
 		"bad canvas":      {"canvasPolicy:\n  preset: wide-open\n", `use "guarded" or "open"`},
 		"bad canvas gate": {"canvasPolicy:\n  autoPin: sometimes\n", "canvasPolicy.autoPin"},
+		"bad a2a peer":    {"a2a:\n  peers: [{url: ftp://peer.example}]\n", "a2a.peers[0]"},
 	} {
 		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "_")+".yaml")
 		if err := os.WriteFile(path, []byte(tc.yaml), 0o600); err != nil {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -60,6 +61,14 @@ type serveConfig struct {
 	// OAuth resource is PublicURL + "/mcp"); OAuth the `oauth:` section.
 	PublicURL string       `yaml:"publicURL"`
 	OAuth     *oauthConfig `yaml:"oauth"`
+	// A2A is the `a2a:` section: the external A2A agents agents.handoff
+	// may hand tasks to (docs/tasks.md).
+	A2A *a2aConfig `yaml:"a2a"`
+}
+
+// a2aConfig is the config file's `a2a:` section.
+type a2aConfig struct {
+	Peers []daemon.A2APeer `yaml:"peers"`
 }
 
 // agentsConfig is the config file's `agents:` section: the caps on the
@@ -177,6 +186,7 @@ type mcpConfig struct {
 }
 
 type serveFlags struct {
+	a2aPeers     []daemon.A2APeer // the config file's a2a.peers
 	store        string
 	durability   string
 	allowOrigins []string
@@ -412,7 +422,7 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 	}
 	opts := daemon.Options{OAuth: f.oauth, Store: store, Bus: bs, AdminToken: token, AllowOrigins: f.allowOrigins, Logger: log, Demo: f.demo, Models: f.models,
 		Governance: f.governance, MCP: f.mcp, Session: f.session, Replicas: f.replicas, Retention: f.retention,
-		NoSearchLearning: !f.searchLearn, AgentSessions: f.agents}
+		NoSearchLearning: !f.searchLearn, AgentSessions: f.agents, A2APeers: f.a2aPeers}
 	opts.Agent.MaxRunTokens, opts.Agent.MaxRunCost = f.runMaxTokens, f.runMaxCost
 	if f.telemetryURL != "" {
 		opts.Telemetry.Webhook = &telemetry.WebhookOptions{URL: f.telemetryURL, Secret: os.Getenv(telemetrySecretEnv)}
@@ -624,6 +634,14 @@ func applyConfig(c *cobra.Command, g *globals, f *serveFlags) error {
 	}
 	if cfg.PublicURL != "" && !set("public-url") && os.Getenv("SWITCHBOARD_PUBLIC_URL") == "" {
 		f.publicURL = cfg.PublicURL
+	}
+	if a := cfg.A2A; a != nil {
+		for i, p := range a.Peers {
+			if u, err := url.Parse(p.URL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || p.TokenEnv == "" {
+				return fmt.Errorf("a2a.peers[%d]: give url (the agent's base URL, http(s)://host) and tokenEnv (the variable holding its token)", i)
+			}
+		}
+		f.a2aPeers = a.Peers
 	}
 	if o := cfg.OAuth; o != nil {
 		if o.Issuer != "" && !set("oauth-issuer") && os.Getenv("SWITCHBOARD_OAUTH_ISSUER") == "" {

@@ -34,6 +34,9 @@ func (d *Daemon) startAgents(opts Options) error {
 	ao.Ledger, ao.Logger = d.Ledger, d.log
 	ao.Store, ao.Replica = opts.Store, d.replica.id
 	ao.Relay = agentRelay{d}
+	if len(opts.A2APeers) > 0 {
+		ao.External = d.handoffA2A(opts.A2APeers) // agents.handoff to an A2A agent's URL
+	}
 	ao.Notify = func(ctx context.Context, r switchboard.AgentRecord) {
 		if r.Session.Status.Final() && d.Panels != nil {
 			d.Panels.ReleaseLeases(r.Session.ID) // an ended agent keeps nobody off a panel

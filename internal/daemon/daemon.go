@@ -108,6 +108,9 @@ type Options struct {
 	Assertion AssertionOptions
 	// OAuth makes /mcp an OAuth protected resource (internal/daemon/oauth.go).
 	OAuth OAuthOptions
+	// A2APeers are the external A2A agents agents.handoff may hand tasks
+	// to by URL (internal/daemon/tasks.go); none: handoffs stay inside.
+	A2APeers []A2APeer
 	// Telemetry sends redacted product events to a callback or a webhook
 	// (internal/daemon/telemetry.go); the zero value sends none.
 	Telemetry TelemetryOptions

@@ -2,7 +2,10 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"os"
+	"strings"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/a2a"
@@ -72,4 +75,58 @@ func (d *Daemon) a2aRoutes(opts Options, extra map[string]http.Handler) error {
 	extra["/.well-known/agent-card.json"] = srv.CardHandler()
 	extra["/a2a"] = srv.Handler()
 	return nil
+}
+
+// A2APeer is an external A2A agent this daemon may hand tasks to
+// (agents.handoff with its URL as to): the base URL its agent card is
+// under, and the variable holding the bearer token that agent issued to
+// this daemon (read at each handoff, never stored).
+type A2APeer struct {
+	URL      string `yaml:"url"`
+	TokenEnv string `yaml:"tokenEnv"`
+}
+
+// handoffA2A hands a handoff to a configured peer as an A2A task, its
+// envelope the handing principal's own scope (a delegated task's envelope
+// when it works under one) narrowed further by the handoff's scope: never
+// wider than what the hander may call.
+func (d *Daemon) handoffA2A(peers []A2APeer) func(ctx context.Context, h switchboard.AgentHandoff) (switchboard.AgentHandoff, error) {
+	return func(ctx context.Context, h switchboard.AgentHandoff) (switchboard.AgentHandoff, error) {
+		var peer *A2APeer
+		for i, p := range peers {
+			if strings.TrimSuffix(p.URL, "/") == strings.TrimSuffix(h.To, "/") {
+				peer = &peers[i]
+			}
+		}
+		if peer == nil {
+			return h, switchboard.Errorf(switchboard.CodeForbidden, "%s is not an A2A agent this daemon hands tasks to; the operator lists them in the config file's a2a.peers", h.To)
+		}
+		tok := os.Getenv(peer.TokenEnv)
+		if tok == "" {
+			return h, switchboard.Errorf(switchboard.CodeUnavailable, "the token for the A2A agent at %s is not set: the variable %s is empty", peer.URL, peer.TokenEnv)
+		}
+		p, _ := switchboard.PrincipalFrom(ctx)
+		rights := switchboard.TaskScope{Allow: p.Allow, Deny: p.Deny}
+		if p.Task != nil { // already within the task owner's rights
+			rights = switchboard.TaskScope{Allow: p.Task.Allow, Deny: p.Task.Deny}
+		}
+		if p.Kind != switchboard.PrincipalAgent {
+			rights = switchboard.TaskScope{}
+		}
+		var env switchboard.TaskEnvelope
+		if h.Scope != nil {
+			env.Allow, env.Deny = h.Scope.Allow, h.Scope.Deny
+		}
+		env, _, err := task.Narrow(env, rights)
+		if err != nil {
+			return h, err
+		}
+		del, err := a2a.Delegate(ctx, nil, a2a.Peer{URL: peer.URL, Token: tok}, h.Task, env)
+		if err != nil {
+			return h, err
+		}
+		h.Remote, _ = json.Marshal(map[string]any{"agent": del.Agent, "endpoint": del.Endpoint, "taskId": del.TaskID,
+			"contextId": del.ContextID, "state": del.State, "envelope": env})
+		return h, nil
+	}
 }

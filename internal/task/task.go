@@ -181,6 +181,26 @@ func (s *Service) newTask(by switchboard.Principal, req CreateRequest) (switchbo
 // narrow fits env within rights (the creator's own scope) and the
 // daemon's run ceilings, and says what it changed.
 func (s *Service) narrow(env switchboard.TaskEnvelope, rights switchboard.TaskScope) (switchboard.TaskEnvelope, []string, error) {
+	env, notes, err := Narrow(env, rights)
+	if err != nil {
+		return env, notes, err
+	}
+	if max := s.opts.MaxRunTokens; max > 0 && (env.MaxTokens == 0 || env.MaxTokens > max) {
+		notes = append(notes, fmt.Sprintf("maxTokens narrowed to the daemon's run ceiling, %d", max))
+		env.MaxTokens = max
+	}
+	if max := s.opts.MaxRunCost; max > 0 && (env.MaxCost == 0 || env.MaxCost > max) {
+		notes = append(notes, fmt.Sprintf("maxCost narrowed to the daemon's run ceiling, $%.4f", max))
+		env.MaxCost = max
+	}
+	return env, notes, nil
+}
+
+// Narrow fits env's tool globs within rights: an allow glob rights do not
+// cover is narrowed to the rights' globs it covers, or dropped; rights'
+// deny globs are added. It says each change; an envelope left allowing
+// nothing rights allow is FORBIDDEN.
+func Narrow(env switchboard.TaskEnvelope, rights switchboard.TaskScope) (switchboard.TaskEnvelope, []string, error) {
 	var notes []string
 	if len(rights.Allow) > 0 {
 		if len(env.Allow) == 0 {
@@ -220,14 +240,6 @@ func (s *Service) narrow(env switchboard.TaskEnvelope, rights switchboard.TaskSc
 			env.Deny = append(env.Deny, d)
 			notes = append(notes, fmt.Sprintf("deny %q added: its owner may not call those tools", d))
 		}
-	}
-	if max := s.opts.MaxRunTokens; max > 0 && (env.MaxTokens == 0 || env.MaxTokens > max) {
-		notes = append(notes, fmt.Sprintf("maxTokens narrowed to the daemon's run ceiling, %d", max))
-		env.MaxTokens = max
-	}
-	if max := s.opts.MaxRunCost; max > 0 && (env.MaxCost == 0 || env.MaxCost > max) {
-		notes = append(notes, fmt.Sprintf("maxCost narrowed to the daemon's run ceiling, $%.4f", max))
-		env.MaxCost = max
 	}
 	return env, notes, nil
 }

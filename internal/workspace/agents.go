@@ -84,6 +84,10 @@ type AgentsOptions struct {
 	// Relay reaches the replica that owns a session for an interrupt or a
 	// handoff; nil answers UNAVAILABLE for another replica's session.
 	Relay Relay
+	// External hands h to an external A2A agent (h.To is its URL) and
+	// returns it with what that agent answered (Remote); nil refuses
+	// handoffs to URLs.
+	External func(ctx context.Context, h switchboard.AgentHandoff) (switchboard.AgentHandoff, error)
 	// FlushInterval is how often coalesced updates are written to Store
 	// (DefaultFlushInterval).
 	FlushInterval time.Duration

@@ -42,9 +42,10 @@ func (a *Agents) Tools() []Tool {
 				"appears in that agent's workspace digest and, for the built-in assistant, as a note on its next turn. " +
 				"scope says what the task should stay within (it grants nothing: the other agent acts with its own permissions); " +
 				"artifacts are A2A artifacts ({name, parts: [{kind: text|data|file, ...}]}, at most 16, 32 KB in all: hand over ids, not contents); " +
-				"returnTo is the session to report back to (default: yours).",
+				"returnTo is the session to report back to (default: yours). " +
+				"to may also be the URL of an external A2A agent the operator configured: the task is sent to it as an A2A task, within your own permissions.",
 			InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["to","task"],"properties":{` +
-				`"to":{"type":"string","minLength":1,"maxLength":200,"description":"the agent session id to hand off to"},` +
+				`"to":{"type":"string","minLength":1,"maxLength":200,"description":"the agent session id to hand off to, or a configured A2A agent's URL"},` +
 				`"task":{"type":"string","minLength":1,"maxLength":2000,"description":"what the other agent should do"},` +
 				`"scope":{"type":"object","description":"what the task should stay within: {allow?, deny?, panels?, slots?}"},` +
 				`"artifacts":{"type":"array","maxItems":16,"items":{"type":"object"}},` +

@@ -84,6 +84,9 @@ func (a *Agents) Handoff(ctx context.Context, v Viewer, req HandoffRequest) (swi
 	if h.ReturnTo == "" {
 		h.ReturnTo = from
 	}
+	if strings.HasPrefix(req.To, "https://") || strings.HasPrefix(req.To, "http://") {
+		return a.handoffExternal(ctx, v, req, h)
+	}
 	a.mu.Lock()
 	st, ok := a.sessions[req.To]
 	if !ok {
@@ -141,6 +144,22 @@ func (a *Agents) handoffStored(ctx context.Context, v Viewer, req HandoffRequest
 			"agent %s runs on replica %s, which this replica cannot reach (no cross-replica bus)", req.To, r.Replica)
 	}
 	if err := a.opts.Relay.Handoff(ctx, r, h); err != nil {
+		return h, err
+	}
+	return h, a.recordHandoff(ctx, h)
+}
+
+// handoffExternal hands h to the external A2A agent at req.To (a peer
+// the operator configured) and records it with the task that agent made.
+func (a *Agents) handoffExternal(ctx context.Context, v Viewer, req HandoffRequest, h switchboard.AgentHandoff) (switchboard.AgentHandoff, error) {
+	if a.opts.External == nil {
+		return h, switchboard.Errorf(switchboard.CodeInvalidInput, "to %q: this daemon hands tasks to no external A2A agents", req.To)
+	}
+	if err := a.returnVisible(ctx, req.ReturnTo, v); err != nil {
+		return h, err
+	}
+	h, err := a.opts.External(ctx, h)
+	if err != nil {
 		return h, err
 	}
 	return h, a.recordHandoff(ctx, h)

@@ -54,15 +54,16 @@ func (s *Service) start(ctx context.Context, t switchboard.Task, note string, us
 	if err != nil {
 		return s.fail(ctx, t, err, userResume)
 	}
-	s.mu.Lock()
-	s.running[t.ID] = run
-	s.wg.Add(1)
-	s.mu.Unlock()
 	t, err = s.update(ctx, t, func(t *switchboard.Task) error {
 		t.Runs = append(t.Runs, run.ID())
 		return nil
 	})
-	go s.follow(t.ID, run)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed { // stopping: the run is cancelled with the runtime, the task resumes at the next start
+		s.wg.Add(1)
+		go s.follow(t.ID, run)
+	}
 	return t, err
 }
 
@@ -169,13 +170,6 @@ func (s *Service) describe(t switchboard.Task) string {
 // waits, and its end.
 func (s *Service) follow(id string, run *agent.Run) {
 	defer s.wg.Done()
-	defer func() {
-		s.mu.Lock()
-		if s.running[id] == run {
-			delete(s.running, id)
-		}
-		s.mu.Unlock()
-	}()
 	ctx := context.Background()
 	var answer string
 	for from := 0; ; {

@@ -78,7 +78,6 @@ type Service struct {
 	now  func() time.Time
 
 	mu      sync.Mutex
-	running map[string]*agent.Run // task id → its run in this process
 	changed map[string]chan struct{}
 	closed  bool
 	wg      sync.WaitGroup
@@ -96,7 +95,7 @@ func New(opts Options) (*Service, error) {
 		opts.Now = time.Now
 	}
 	return &Service{opts: opts, st: opts.Store, log: opts.Logger, now: opts.Now,
-		running: map[string]*agent.Run{}, changed: map[string]chan struct{}{}}, nil
+		changed: map[string]chan struct{}{}}, nil
 }
 
 // CreateRequest is POST /api/v1/tasks.

@@ -99,8 +99,10 @@ type Task struct {
 	Rights   TaskScope  `json:"rights"`
 	Narrowed []string   `json:"narrowed,omitempty"`
 	Status   TaskStatus `json:"status"`
-	// Context is the A2A context id of a task created over A2A.
+	// Context and Message are the A2A context id and message id of a task
+	// created over A2A (the same message sent again finds this task).
 	Context   string         `json:"contextId,omitempty"`
+	Message   string         `json:"messageId,omitempty"`
 	Error     *Error         `json:"error,omitempty"`
 	Steps     []TaskStep     `json:"steps"`
 	Artifacts []TaskArtifact `json:"artifacts"`

@@ -40,6 +40,9 @@ const (
 	pollInterval = time.Second
 	// maxSkillTools is how many tool names a skill's description lists.
 	maxSkillTools = 8
+	// replayWindow is how many of the caller's newest tasks a message id
+	// is looked up in.
+	replayWindow = 200
 )
 
 // Options configures a Server. Tasks and Auth are required.
@@ -373,7 +376,20 @@ func (s *Server) create(ctx context.Context, who switchboard.Principal, p sendPa
 			return switchboard.Task{}, &rpcError{Code: codeContentType, Message: fmt.Sprintf("part %d is a file; this agent takes text and data parts", i)}
 		}
 	}
-	req := task.CreateRequest{Goal: strings.Join(goal, "\n"), Context: m.ContextID}
+	// The same message sent again (a retry after a lost answer) is the
+	// task it made, not a second one.
+	if m.MessageID != "" {
+		recent, err := s.opts.Tasks.List(ctx, who, nil, replayWindow)
+		if err != nil {
+			return switchboard.Task{}, rpcErr(err)
+		}
+		for _, t := range recent {
+			if t.Message == m.MessageID && t.Creator == who.String() {
+				return t, nil
+			}
+		}
+	}
+	req := task.CreateRequest{Goal: strings.Join(goal, "\n"), Context: m.ContextID, Message: m.MessageID}
 	if req.Context == "" {
 		req.Context = "ctx_" + m.MessageID
 	}

@@ -272,3 +272,32 @@ func TestJSONRPCErrors(t *testing.T) {
 		t.Fatalf("the admin's ListTasks: %v", out)
 	}
 }
+
+// A message sent again (the same messageId, from the same caller) answers
+// with the task it made instead of starting the work twice; another
+// caller's message of the same id is its own task.
+func TestReplayedMessageIsOneTask(t *testing.T) {
+	e := newEnv(t)
+	token := e.agentToken(t)
+	e.model.Push(modeltest.Turn{Text: "One."}, modeltest.Turn{Text: "Two."})
+	send := func(tok string) string {
+		_, out := e.rpc(t, tok, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-1","role":"ROLE_USER","parts":[{"text":"Count"}]},"configuration":{"returnImmediately":true}}}`)
+		res, _ := out["result"].(map[string]any)
+		tk, _ := res["task"].(map[string]any)
+		id, _ := tk["id"].(string)
+		if id == "" {
+			t.Fatalf("SendMessage: %v", out)
+		}
+		return id
+	}
+	first := send(token)
+	if again := send(token); again != first {
+		t.Fatalf("the same message again made task %s, want %s", again, first)
+	}
+	if other := send(e.token); other == first {
+		t.Fatalf("another caller's message of the same id found the first caller's task")
+	}
+	if ts, err := e.admin.Tasks(context.Background(), 0); err != nil || len(ts) != 2 {
+		t.Fatalf("%d tasks (%v), want 2", len(ts), err)
+	}
+}

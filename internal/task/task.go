@@ -105,8 +105,10 @@ type CreateRequest struct {
 	Assignee string                   `json:"assignee,omitempty"`
 	Projects []string                 `json:"projects,omitempty"`
 	Envelope switchboard.TaskEnvelope `json:"envelope"`
-	// Context is the A2A context id of a task created over A2A.
+	// Context and Message are the A2A context and message ids of a task
+	// created over A2A.
 	Context string `json:"-"`
+	Message string `json:"-"`
 }
 
 // Create validates req, narrows its envelope to by's rights, stores the
@@ -163,7 +165,7 @@ func (s *Service) newTask(by switchboard.Principal, req CreateRequest) (switchbo
 	}
 	t := switchboard.Task{
 		ID: "task_" + newID(), Owner: by.ActsFor(), Creator: by.String(), Assignee: switchboard.Assistant().String(),
-		Goal: goal, Projects: req.Projects, Status: switchboard.TaskSubmitted, Context: req.Context,
+		Goal: goal, Projects: req.Projects, Status: switchboard.TaskSubmitted, Context: req.Context, Message: req.Message,
 		Steps: []switchboard.TaskStep{}, Artifacts: []switchboard.TaskArtifact{},
 		CreatedAt: now, UpdatedAt: now,
 	}

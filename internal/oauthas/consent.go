@@ -107,13 +107,15 @@ var messagePage = template.Must(template.New("message").Parse(`<!doctype html>
 `))
 
 // pageHeaders keep the consent page out of frames (no clickjacking), its
-// ticket out of Referer headers and caches.
+// ticket out of caches and out of Referer headers to other origins
+// (same-origin, not no-referrer: with no-referrer browsers send the form's
+// POST with Origin: null, which the daemon's origin check refuses).
 func pageHeaders(w http.ResponseWriter) {
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Cache-Control", "no-store")
 }
 

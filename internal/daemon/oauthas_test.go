@@ -394,6 +394,22 @@ func TestOAuthEmbeddedFlow(t *testing.T) {
 			if code, _ := mcpStatus(t, b.srv.URL, access4); code != http.StatusUnauthorized {
 				t.Fatalf("after RFC 7009 revocation: %d", code)
 			}
+			access5, _ := f.tokens("user:alice") // an access token revoked ends its grant too
+			if code, m := f.form("/oauth/revoke", url.Values{"token": {access5}, "token_type_hint": {"access_token"}, "client_id": {f.client}}); code != http.StatusOK {
+				t.Fatalf("revoke an access token: %d %v", code, m)
+			}
+			if code, _ := mcpStatus(t, b.srv.URL, access5); code != http.StatusUnauthorized {
+				t.Fatalf("after revoking the access token: %d", code)
+			}
+			other := newFlow(t, base)
+			other.register("Another client")
+			access6, _ := f.tokens("user:alice")
+			if code, m := other.form("/oauth/revoke", url.Values{"token": {access6}, "client_id": {other.client}}); code != http.StatusUnauthorized || m["error"] != "invalid_client" {
+				t.Fatalf("another client revoking alice's token: %d %v", code, m)
+			}
+			if code, _ := mcpStatus(t, base, access6); code != http.StatusOK {
+				t.Fatalf("a refused revocation revoked: %d", code)
+			}
 			if code, _ := f.form("/oauth/revoke", url.Values{"token": {"never-issued"}, "client_id": {f.client}}); code != http.StatusOK {
 				t.Fatalf("revoking an unknown token: %d, want 200 (RFC 7009 §2.2)", code)
 			}

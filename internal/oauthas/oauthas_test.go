@@ -95,7 +95,7 @@ func FuzzCheckClientIDURL(f *testing.F) {
 	})
 }
 
-func newTestServer(t *testing.T, now func() time.Time) *Server {
+func newTestServer(t testing.TB, now func() time.Time) *Server {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "sb.db"), nil)
 	if err != nil {
@@ -179,5 +179,42 @@ func TestEmbeddedTokenRefusals(t *testing.T) {
 	}
 	if _, err := v.Verify(ctx, sign(good)); err == nil || !strings.Contains(err.Error(), "revoked") {
 		t.Fatalf("revoked grant: %v", err)
+	}
+}
+
+// BenchmarkVerify measures what /mcp adds per call for an embedded
+// server's token: the signature and claims, and with the grant check (one
+// store read on SQLite, so a revocation is seen at the next call).
+func BenchmarkVerify(b *testing.B) {
+	s := newTestServer(b, nil)
+	ctx := context.Background()
+	if err := s.store.OAuthPut(ctx, switchboard.OAuthRecord{Kind: switchboard.OAuthGrant, ID: "sbg_live", User: "user:alice", Client: "sbc_1"}); err != nil {
+		b.Fatal(err)
+	}
+	k, err := s.keys.signing(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sig, _ := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: jose.JSONWebKey{Key: k.priv, KeyID: k.id}}, (&jose.SignerOptions{}).WithType("JWT"))
+	now := time.Now().Unix()
+	body, _ := json.Marshal(map[string]any{"iss": s.issuer, "sub": "user:alice", "aud": []string{s.resource}, "exp": now + 3600, "iat": now,
+		"jti": "sbg_live.x", "client_id": "sbc_1", "scope": "mcp"})
+	jws, _ := sig.Sign(body)
+	tok, _ := jws.CompactSerialize()
+	for _, tc := range []struct {
+		name  string
+		check func(context.Context, map[string]any) error
+	}{{"signature", nil}, {"signature+grant", s.CheckToken}} {
+		v, err := oauth.NewVerifier(ctx, oauth.VerifierOptions{Issuer: s.issuer, Resource: s.resource, KeySet: s.KeySet(), Check: tc.check})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := v.Verify(ctx, tok); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -3,6 +3,8 @@ package oauthas
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -216,5 +218,38 @@ func BenchmarkVerify(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// Without a host sign-in URL the authorize endpoint sends the browser to
+// a page of switchboard's own that says sign-in is not set up; with one,
+// to the host's page with the request id (its own query kept).
+func TestLoginURL(t *testing.T) {
+	t.Parallel()
+	s := newTestServer(t, nil)
+	if got := s.loginURL("sbr_1"); got != "https://app.example/oauth/login?request=sbr_1" {
+		t.Fatalf("loginURL without a host page = %s", got)
+	}
+	rec := httptest.NewRecorder()
+	s.Routes()[LoginPath].ServeHTTP(rec, httptest.NewRequest(http.MethodGet, LoginPath+"?request=sbr_1", nil))
+	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "--oauth-login-url") {
+		t.Fatalf("login page: %d %s", rec.Code, rec.Body)
+	}
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "sb.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	h, err := New(Options{Store: st, Issuer: "https://app.example", Resource: "https://app.example/mcp", LoginURL: "https://app.example/sign-in?from=agents"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := h.loginURL("sbr_1"); got != "https://app.example/sign-in?from=agents&request=sbr_1" {
+		t.Fatalf("loginURL = %s", got)
+	}
+	for _, bad := range []string{"/relative", "javascript:alert(1)", "https://app.example/#frag"} {
+		if _, err := New(Options{Store: st, Issuer: "https://app.example", Resource: "https://app.example/mcp", LoginURL: bad}); err == nil {
+			t.Errorf("login URL %q accepted", bad)
+		}
 	}
 }

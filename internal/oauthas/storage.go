@@ -66,7 +66,6 @@ func (a *request) GetScopes() []string                  { return a.Scopes }
 func (a *request) GetState() string                     { return a.State }
 func (a *request) GetSubject() string                   { return a.User }
 func (a *request) Done() bool                           { return a.Approved && a.User != "" && a.Grant != "" }
-func (a *request) LogValue() string                     { return "request " + a.ID + " of client " + a.ClientID }
 func (a *request) expired(now time.Time) bool           { return now.After(a.Expires) }
 func (a *request) grantID() string                      { return a.Grant }
 func (a *request) scopesShown(required string) []string { return shownScopes(a.Scopes, required) }

@@ -102,7 +102,7 @@ func (d *Daemon) startAuthServer(opts Options) error {
 	o := opts.OAuth
 	issuer := strings.TrimSuffix(strings.TrimSuffix(o.Resource, "/"), "/mcp")
 	as, err := oauthas.New(oauthas.Options{Store: opts.Store, Issuer: issuer, Resource: o.Resource, Scope: o.Scope,
-		LoginURL: o.LoginURL, HTTPClient: o.MetadataHTTPClient, Logger: d.log})
+		LoginURL: o.LoginURL, HTTPClient: o.MetadataHTTPClient, Logger: d.log, Ledger: d.ledgerOrNil()})
 	if err != nil {
 		return err
 	}
@@ -139,4 +139,13 @@ func (d *Daemon) oauthAPI() httpapi.OAuthServer {
 		return nil
 	}
 	return d.authServer
+}
+
+// ledgerOrNil is the activity ledger as oauthas takes it, or an untyped
+// nil without one.
+func (d *Daemon) ledgerOrNil() oauthas.Ledger {
+	if d.Ledger == nil {
+		return nil
+	}
+	return d.Ledger
 }

@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/switchboardhq/switchboard/client"
 )
 
 // Every bad input to the embedded authorization server is refused with
@@ -90,6 +92,10 @@ func TestOAuthEmbeddedRefusals(t *testing.T) {
 			loc := f.consent(consentURL, "deny")
 			if loc.Query().Get("error") != "access_denied" || loc.Query().Get("code") != "" {
 				t.Errorf("denied: %s", loc)
+			}
+			if page, err := client.New(base, mcpToken, nil).Activity(t.Context(), client.ActivityQuery{Verb: "oauth.deny"}); err != nil ||
+				len(page.Items) != 1 || page.Items[0].Actor != "user:alice" || page.Items[0].Target != "agent:oauth-"+f.client {
+				t.Errorf("the denial in the ledger: %+v %v", page.Items, err)
 			}
 			if res, err := f.hc.Get(consentURL); err != nil || res.StatusCode != http.StatusBadRequest {
 				t.Errorf("a used consent link: %v %v, want 400", res.StatusCode, err)

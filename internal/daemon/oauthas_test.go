@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/client"
 	"github.com/switchboardhq/switchboard/internal/daemon"
 )
 
@@ -412,6 +413,29 @@ func TestOAuthEmbeddedFlow(t *testing.T) {
 			}
 			if code, _ := f.form("/oauth/revoke", url.Values{"token": {"never-issued"}, "client_id": {f.client}}); code != http.StatusOK {
 				t.Fatalf("revoking an unknown token: %d, want 200 (RFC 7009 §2.2)", code)
+			}
+
+			// The ledger tells the story: who granted, who revoked and why.
+			cl := client.New(base, mcpToken, nil)
+			verbs := map[string][]string{}
+			for _, verb := range []string{"oauth.grant", "oauth.revoke"} {
+				page, err := cl.Activity(t.Context(), client.ActivityQuery{Verb: verb, Limit: 100})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, e := range page.Items {
+					verbs[verb] = append(verbs[verb], e.Actor+" "+e.Target+" "+string(e.Details))
+				}
+			}
+			if g := strings.Join(verbs["oauth.grant"], "\n"); len(verbs["oauth.grant"]) != len(listGrants(t, base, mcpToken)) || !strings.Contains(g, "user:alice agent:oauth-"+f.client) {
+				t.Fatalf("oauth.grant entries:\n%s", g)
+			}
+			r := strings.Join(verbs["oauth.revoke"], "\n")
+			for _, want := range []string{`user:alice agent:oauth-` + f.client, `"override":false`, `system agent:oauth-` + f.client, `a reused refresh token`,
+				`agent:oauth-` + f.client + ` agent:oauth-` + f.client, `RFC 7009`} {
+				if !strings.Contains(r, want) {
+					t.Fatalf("oauth.revoke entries lack %q:\n%s", want, r)
+				}
 			}
 
 			// The operator's tokens keep working beside OAuth.

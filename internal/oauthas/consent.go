@@ -208,6 +208,7 @@ func (s *Server) answerConsent(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.PostForm.Get("decision") != "approve" {
 		s.log.InfoContext(r.Context(), "OAuth consent denied", "request", a.ID, "user", a.User, "client", a.ClientID)
+		s.record(r.Context(), a.User, "oauth.deny", Grant{User: a.User, Client: a.ClientID}, map[string]any{"clientName": c.data.Name})
 		op.AuthRequestError(w, r, a, oidc.ErrAccessDenied().WithDescription("the user denied the request"), s.provider)
 		return
 	}
@@ -228,6 +229,8 @@ func (s *Server) answerConsent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.log.InfoContext(r.Context(), "OAuth grant made", "grant", g.ID, "user", g.User, "client", g.Client)
+	s.record(r.Context(), g.User, "oauth.grant", g, map[string]any{"clientName": c.data.Name,
+		"redirectHost": redirectHost(a.RedirectURI), "scopes": a.scopesShown(s.scope)})
 	http.Redirect(w, r, op.AuthCallbackURL(s.provider)(op.ContextWithIssuer(r.Context(), s.issuer), a.ID), http.StatusSeeOther)
 }
 

@@ -25,5 +25,8 @@
 // user, the operator, or RFC 7009 revocation of any of its tokens) stops
 // the next call on every replica.
 //
+// Grants made, denied and revoked are recorded in the activity ledger
+// (oauth.grant, oauth.deny, oauth.revoke).
+//
 // docs/oauth.md ("Mode 2") is the operator's side.
 package oauthas

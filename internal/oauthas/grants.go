@@ -1,6 +1,7 @@
 package oauthas
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -97,6 +98,7 @@ func (s *Server) Grants(ctx context.Context, user string) ([]Grant, error) {
 
 // Revoke revokes a grant. user, when not "", must be the grant's: another
 // user's grant is NOT_FOUND, as an unknown id, so ids cannot be probed.
+// The ledger says who: the user, or the operator when user is "".
 func (s *Server) Revoke(ctx context.Context, id, user string) (Grant, error) {
 	rec, err := s.store.OAuthGet(ctx, switchboard.OAuthGrant, id)
 	if err != nil || (user != "" && rec.User != user) {
@@ -109,5 +111,7 @@ func (s *Server) Revoke(ctx context.Context, id, user string) (Grant, error) {
 		return Grant{}, err
 	}
 	s.log.InfoContext(ctx, "OAuth grant revoked", "grant", id, "user", rec.User, "client", rec.Client)
+	actor := cmp.Or(user, switchboard.Operator)
+	s.record(ctx, actor, "oauth.revoke", grantOfRecord(rec), map[string]any{"override": actor != rec.User})
 	return grantOfRecord(rec), nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ecdsa"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -28,6 +29,11 @@ type Store interface {
 	OAuthRevoke(ctx context.Context, kind, id string, at time.Time) (switchboard.OAuthRecord, error)
 	OAuthList(ctx context.Context, kind, user string) ([]switchboard.OAuthRecord, error)
 	OAuthDeleteExpired(ctx context.Context, before time.Time) (int, error)
+}
+
+// Ledger is the activity ledger's append (*activity.Ledger).
+type Ledger interface {
+	Append(ctx context.Context, e *switchboard.ActivityEntry) error
 }
 
 // Defaults for Options.
@@ -67,8 +73,11 @@ type Options struct {
 	// AccessLifetime and RefreshLifetime bound the tokens (defaults
 	// above).
 	AccessLifetime, RefreshLifetime time.Duration
-	Logger                          *slog.Logger
-	Now                             func() time.Time
+	// Ledger, when set, records grants made, denied and revoked
+	// (oauth.grant, oauth.deny, oauth.revoke) in the activity ledger.
+	Ledger Ledger
+	Logger *slog.Logger
+	Now    func() time.Time
 }
 
 // Server is the embedded authorization server. Safe for concurrent use.
@@ -83,6 +92,7 @@ type Server struct {
 	keys                            *keyRing
 	cimd                            metadataCache
 	provider                        *op.Provider
+	ledger                          Ledger
 }
 
 // New builds the server.
@@ -99,7 +109,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{store: opts.Store, issuer: strings.TrimSuffix(opts.Issuer, "/"), resource: opts.Resource, scope: opts.Scope,
 		http: opts.HTTPClient, accessLifetime: opts.AccessLifetime, refreshLifetime: opts.RefreshLifetime,
-		log: opts.Logger, now: opts.Now, cimd: metadataCache{m: map[string]cachedMetadata{}}}
+		log: opts.Logger, now: opts.Now, cimd: metadataCache{m: map[string]cachedMetadata{}}, ledger: opts.Ledger}
 	if opts.LoginURL != "" {
 		u, err := url.Parse(opts.LoginURL)
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.Fragment != "" {
@@ -255,4 +265,21 @@ func (s *Server) metadata(w http.ResponseWriter, r *http.Request) {
 		"scopes_supported":                           []string{s.scope},
 		"client_id_metadata_document_supported":      true,
 	})
+}
+
+// record appends a ledger entry about a grant; a failure is logged, not
+// returned: the grant's state in the store is what counts.
+func (s *Server) record(ctx context.Context, actor, verb string, g Grant, details map[string]any) {
+	if s.ledger == nil {
+		return
+	}
+	d := map[string]any{"grant": g.ID, "user": g.User, "client": g.Client}
+	for k, v := range details {
+		d[k] = v
+	}
+	b, _ := json.Marshal(d)
+	e := &switchboard.ActivityEntry{Actor: actor, Verb: verb, Target: "agent:" + oauth.AgentID(g.Client), Details: b}
+	if err := s.ledger.Append(context.WithoutCancel(ctx), e); err != nil {
+		s.log.ErrorContext(ctx, "OAuth: append to the ledger", "verb", verb, "err", err)
+	}
 }

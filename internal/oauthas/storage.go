@@ -17,6 +17,7 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/op"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/oauth"
 )
 
 // Lifetimes of what the server issues.
@@ -182,7 +183,7 @@ func (st storage) AuthRequestByCode(ctx context.Context, code string) (op.AuthRe
 	if err != nil {
 		if switchboard.CodeOf(err) == switchboard.CodeConflict {
 			if a, _, lerr := st.loadRequest(ctx, rec.Ref); lerr == nil && a.Grant != "" {
-				_, _ = s.store.OAuthRevoke(ctx, switchboard.OAuthGrant, a.Grant, s.now())
+				s.revokeFor(ctx, a.Grant, "a replayed authorization code")
 				s.log.WarnContext(ctx, "OAuth authorization code replayed; its grant is revoked", "grant", a.Grant, "client", a.ClientID)
 			}
 			return nil, errors.New("the authorization code was used already")
@@ -272,7 +273,7 @@ func (st storage) TokenRequestByRefreshToken(ctx context.Context, token string) 
 	rec, err := s.store.OAuthUse(ctx, switchboard.OAuthRefresh, hashSecret(token), s.now())
 	if err != nil {
 		if switchboard.CodeOf(err) == switchboard.CodeConflict {
-			_, _ = s.store.OAuthRevoke(ctx, switchboard.OAuthGrant, rec.Ref, s.now())
+			s.revokeFor(ctx, rec.Ref, "a reused refresh token")
 			s.log.WarnContext(ctx, "OAuth refresh token reused; its grant is revoked", "grant", rec.Ref, "client", rec.Client)
 			return nil, oidc.ErrInvalidGrant().WithDescription("the refresh token was used already; the grant is revoked, authorize again")
 		}
@@ -323,10 +324,12 @@ func (st storage) RevokeToken(ctx context.Context, token, _, clientID string) *o
 	if rec.Client != clientID {
 		return oidc.ErrInvalidClient().WithDescription("the token was not issued to this client")
 	}
-	if _, err := s.store.OAuthRevoke(ctx, switchboard.OAuthGrant, id, s.now()); err != nil {
+	rv, err := s.store.OAuthRevoke(ctx, switchboard.OAuthGrant, id, s.now())
+	if err != nil {
 		return oidc.ErrServerError().WithParent(err)
 	}
 	s.log.InfoContext(ctx, "OAuth grant revoked by its client", "grant", id, "client", clientID, "user", rec.User)
+	s.record(ctx, "agent:"+oauth.AgentID(clientID), "oauth.revoke", grantOfRecord(rv), map[string]any{"reason": "the client revoked a token (RFC 7009)"})
 	return nil
 }
 
@@ -379,4 +382,14 @@ func shownScopes(scopes []string, required string) []string {
 		}
 	}
 	return out
+}
+
+// revokeFor revokes a grant the server caught misused, and records why.
+func (s *Server) revokeFor(ctx context.Context, id, why string) {
+	rec, err := s.store.OAuthRevoke(ctx, switchboard.OAuthGrant, id, s.now())
+	if err != nil {
+		s.log.ErrorContext(ctx, "OAuth: revoking a misused grant failed", "grant", id, "err", err)
+		return
+	}
+	s.record(ctx, "system", "oauth.revoke", grantOfRecord(rec), map[string]any{"reason": why})
 }

@@ -206,6 +206,29 @@ type Store interface {
 	// whose every signature has expired) and returns how many it removed.
 	SigningKeyDelete(ctx context.Context, before time.Time) (int, error)
 
+	// OAuthPut inserts a record of the embedded authorization server
+	// (ErrConflict if its kind and ID exist).
+	OAuthPut(ctx context.Context, r OAuthRecord) error
+	// OAuthGet returns one record or ErrNotFound.
+	OAuthGet(ctx context.Context, kind, id string) (OAuthRecord, error)
+	// OAuthUpdate replaces a record's User and Data, only while it is
+	// unused; ErrNotFound when it is missing, ErrConflict when used.
+	OAuthUpdate(ctx context.Context, kind, id, user string, data []byte) error
+	// OAuthUse stamps UsedAt on a record not used before and returns it;
+	// ErrNotFound when missing, ErrConflict (with the record) when it was
+	// used already: a one-time code or ticket is used by one caller only,
+	// whichever replica the callers reach.
+	OAuthUse(ctx context.Context, kind, id string, at time.Time) (OAuthRecord, error)
+	// OAuthRevoke stamps RevokedAt (a second revoke keeps the first time)
+	// and returns the record, or ErrNotFound.
+	OAuthRevoke(ctx context.Context, kind, id string, at time.Time) (OAuthRecord, error)
+	// OAuthList returns the records of kind for user (every user's when
+	// user is ""), newest first.
+	OAuthList(ctx context.Context, kind, user string) ([]OAuthRecord, error)
+	// OAuthDeleteExpired removes records that expired before before and
+	// returns how many it removed.
+	OAuthDeleteExpired(ctx context.Context, before time.Time) (int, error)
+
 	// ApprovalCreate inserts a request (ErrConflict if its ID or invocation
 	// already has one).
 	ApprovalCreate(ctx context.Context, a ApprovalRequest) error

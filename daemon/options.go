@@ -322,6 +322,13 @@ type OAuthOptions struct {
 	// tokenExchange sends its backend the provider's token for the user,
 	// exchanged from the MCP client's own (docs/identity.md).
 	ExchangeClientID, ExchangeClientSecret string
+	// LoginURL is the host app's sign-in page for the embedded
+	// authorization server (used when Issuer is empty): the browser is
+	// sent there with ?request=<id> (docs/oauth.md, "Mode 2").
+	LoginURL string
+	// MetadataHTTPClient fetches client ID metadata documents for the
+	// embedded server; nil refuses non-public addresses.
+	MetadataHTTPClient *http.Client
 }
 
 // engine translates the options for the engine, which fills in the rest.

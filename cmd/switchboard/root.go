@@ -99,7 +99,7 @@ file unless a flag or variable gives them.`,
 	root.AddCommand(newServe(g), tools, newRun(g))
 	root.AddCommand(newMCP(g))
 	root.AddCommand(newSpec(g))
-	root.AddCommand(newApprovals(g), newActivity(g), newToken(g))
+	root.AddCommand(newApprovals(g), newActivity(g), newToken(g), newGrant(g))
 	root.AddCommand(newInvocation(g), newJobs(g), newAgents(g), newDocuments(g), newTasks(g))
 	root.AddCommand(newSessions(g), newPanels(g))
 	root.AddCommand(newVersion(g), newBackup(g), newRestore(g), newDoctor(g))

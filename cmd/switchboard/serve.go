@@ -86,6 +86,7 @@ type oauthConfig struct {
 	// token exchange, as --oauth-exchange-client (its secret comes from
 	// $SWITCHBOARD_OAUTH_EXCHANGE_SECRET only).
 	ExchangeClient string `yaml:"exchangeClient"`
+	LoginURL       string `yaml:"loginURL"` // the app's sign-in page for the embedded server, as --oauth-login-url
 }
 
 // sessionsConfig is the config file's `sessions:` section: the two windows
@@ -260,6 +261,7 @@ func newServe(g *globals) *cobra.Command {
 	fl.StringVar(&f.publicURL, "public-url", os.Getenv("SWITCHBOARD_PUBLIC_URL"), "the daemon's base URL as clients reach it, e.g. https://app.example.com (default http://<listen address>); /mcp's OAuth resource is this URL + /mcp [$SWITCHBOARD_PUBLIC_URL] (config publicURL)")
 	fl.StringVar(&f.oauth.Issuer, "oauth-issuer", os.Getenv("SWITCHBOARD_OAUTH_ISSUER"), "an external OpenID Connect issuer (the app's IdP) whose JWT access tokens /mcp takes, e.g. https://example.us.auth0.com/ ; see docs/oauth.md [$SWITCHBOARD_OAUTH_ISSUER] (config oauth.issuer)")
 	fl.StringVar(&f.oauth.ExchangeClientID, "oauth-exchange-client", os.Getenv("SWITCHBOARD_OAUTH_EXCHANGE_CLIENT"), "the daemon's client id at --oauth-issuer for RFC 8693 token exchange: bindings with tokenExchange send their backend the IdP's token for the user; the secret is read from $SWITCHBOARD_OAUTH_EXCHANGE_SECRET [$SWITCHBOARD_OAUTH_EXCHANGE_CLIENT] (config oauth.exchangeClient); see docs/identity.md")
+	fl.StringVar(&f.oauth.LoginURL, "oauth-login-url", os.Getenv("SWITCHBOARD_OAUTH_LOGIN_URL"), "without --oauth-issuer, switchboard is the authorization server: the app's sign-in page it sends the browser to (with ?request=<id>); the app's backend vouches for its signed-in user with POST /api/v1/oauth/signins; see docs/oauth.md [$SWITCHBOARD_OAUTH_LOGIN_URL] (config oauth.loginURL)")
 	fl.DurationVar(&f.replicas.Timeout, "replica-timeout", daemon.DefaultReplicaTimeout, "how long another replica's heartbeat may stand still before a survivor resolves its in-flight calls (at least twice --replica-heartbeat)")
 	return c
 }
@@ -650,6 +652,9 @@ func applyConfig(c *cobra.Command, g *globals, f *serveFlags) error {
 		f.oauth.UserClaim, f.oauth.Scope = o.UserClaim, o.Scope
 		if o.ExchangeClient != "" && !set("oauth-exchange-client") && os.Getenv("SWITCHBOARD_OAUTH_EXCHANGE_CLIENT") == "" {
 			f.oauth.ExchangeClientID = o.ExchangeClient
+		}
+		if o.LoginURL != "" && !set("oauth-login-url") && os.Getenv("SWITCHBOARD_OAUTH_LOGIN_URL") == "" {
+			f.oauth.LoginURL = o.LoginURL
 		}
 	}
 	return nil

@@ -15,7 +15,7 @@
 // projects refreshes. docs/panels.md walks through it.
 //
 //   SWITCHBOARD_URL=http://127.0.0.1:7766 \
-//   SWITCHBOARD_TOKEN=$(cat ~/.local/share/switchboard/admin.token) \
+//   SWITCHBOARD_TOKEN=$(cat "${SWITCHBOARD_DATA:-$HOME/.local/share/switchboard}/admin.token") \
 //   node examples/panels-node/server.mjs
 //
 // The daemon must accept this page's origin: serve --allow-origin
@@ -37,11 +37,17 @@ const stats = { query: 0, update: 0, refused: 0 };
 
 // daemonCall sends one admin request to the daemon.
 async function daemonCall(method, path, body) {
-  const res = await fetch(daemon + path, {
-    method,
-    headers: { Authorization: `Bearer ${adminToken}`, 'Content-Type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
+  let res;
+  try {
+    res = await fetch(daemon + path, {
+      method,
+      headers: { Authorization: `Bearer ${adminToken}`, 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch (e) {
+    // Name the URL: a bare "fetch failed" leaves the reader guessing.
+    throw new Error(`cannot reach the daemon at ${daemon} (${e.cause?.code || e.cause?.errors?.[0]?.code || e.cause?.message || e.message}); is it running there? set SWITCHBOARD_URL to its address`);
+  }
   const text = await res.text();
   if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
   return text ? JSON.parse(text) : null;

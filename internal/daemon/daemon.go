@@ -31,6 +31,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/metrics"
 	"github.com/switchboardhq/switchboard/internal/model"
 	"github.com/switchboardhq/switchboard/internal/oauth"
+	"github.com/switchboardhq/switchboard/internal/oauthas"
 	"github.com/switchboardhq/switchboard/internal/panel"
 	"github.com/switchboardhq/switchboard/internal/redact"
 	"github.com/switchboardhq/switchboard/internal/registry"
@@ -174,9 +175,12 @@ type Daemon struct {
 	log      *slog.Logger
 	auth     *authn.Authenticator // the one login check, handed to every transport
 	resource *oauth.Resource      // /mcp as an OAuth protected resource; nil when not
-	oauth    *oauth.Verifier      // an external issuer's tokens; nil without one
-	api      *httpapi.Server
-	mcp      *mcpserver.Server
+	oauth    *oauth.Verifier      // OAuth access tokens (external issuer's or the embedded server's); nil without
+	// authServer is the embedded authorization server; nil with an
+	// external issuer or without a resource.
+	authServer *oauthas.Server
+	api        *httpapi.Server
+	mcp        *mcpserver.Server
 }
 
 // New wires a Daemon over opts.Store.
@@ -303,6 +307,7 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 		Declarations: d,
 		ChatReading:  d.chatReading(opts.Bus), // followups.go
 		Metrics:      d.metricsRoute(opts),
+		OAuth:        d.oauthAPI(),
 	})
 	if err != nil {
 		return nil, err

@@ -89,3 +89,60 @@ func TestTabDigestShowsOnlyItsUser(t *testing.T) {
 		t.Fatalf("alice's approvals: %d %s %+v", code, c, list.Items)
 	}
 }
+
+// TestAgentDigestShowsOnlyItsOwnRecords: an agent acting for a user reads
+// in its digest, and with activity.get, only the ledger entries of its own
+// calls for that user — not another user's agent's calls, not the same
+// agent name acting for another user (a review found bob's MCP client
+// reading alice's agent's tool.call entries).
+func TestAgentDigestShowsOnlyItsOwnRecords(t *testing.T) {
+	t.Parallel()
+	e := newWorkspaceDaemon(t)
+	ctx := context.Background()
+	if err := e.d.RegisterFunc(ctx, switchboard.Tool{Name: "notes.read", Description: "Read a note.", Class: switchboard.ClassRead, InputSchema: objectSchema},
+		func(context.Context, json.RawMessage) (any, error) { return map[string]string{"note": "n"}, nil }); err != nil {
+		t.Fatal(err)
+	}
+	token := func(agent, user string) string {
+		var tok struct {
+			Token string `json:"token"`
+		}
+		if code, c := e.do(t, "POST", "/api/v1/tokens", wsToken, map[string]any{"agent": agent, "user": user}, &tok); code != http.StatusCreated {
+			t.Fatalf("token: %d %s", code, c)
+		}
+		return tok.Token
+	}
+	alices, bobs, sameNameForBob := token("desk", "user:alice"), token("helper", "user:bob"), token("desk", "user:bob")
+	for _, tok := range []string{alices, bobs} {
+		var resp switchboard.CallResponse
+		if code, c := e.do(t, "POST", "/api/v1/tools/notes.read/call", tok, map[string]any{"input": map[string]any{}}, &resp); code != http.StatusOK {
+			t.Fatalf("call: %d %s", code, c)
+		}
+	}
+	for _, c := range []struct {
+		name, token, actor string
+		want               int
+	}{
+		{"alice's agent", alices, "agent:desk", 1},
+		{"bob's agent", bobs, "agent:helper", 1},
+		{"the same agent name for bob", sameNameForBob, "", 0},
+	} {
+		var d switchboard.WorkspaceDigest
+		if code, body := e.do(t, "GET", "/api/v1/digest", c.token, nil, &d); code != http.StatusOK {
+			t.Fatalf("%s's digest: %d %s", c.name, code, body)
+		}
+		n := 0
+		for _, a := range d.RecentActivity {
+			if a.Verb != "tool.call" {
+				continue
+			}
+			n++
+			if a.Actor != c.actor {
+				t.Errorf("%s's digest shows %s's call", c.name, a.Actor)
+			}
+		}
+		if n != c.want {
+			t.Errorf("%s's digest has %d tool calls, want %d: %+v", c.name, n, c.want, d.RecentActivity)
+		}
+	}
+}

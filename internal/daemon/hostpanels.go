@@ -16,6 +16,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/broker"
 	"github.com/switchboardhq/switchboard/internal/httpbind"
 	"github.com/switchboardhq/switchboard/internal/panel"
+	"github.com/switchboardhq/switchboard/panelspec"
 )
 
 // Host panels and data adapters declared by an app in any language (POST
@@ -466,6 +467,32 @@ func (d *Daemon) UndeclareAdapter(ctx context.Context, name string) error {
 	a, err := d.storedAdapter(ctx, name)
 	if err != nil {
 		return err
+	}
+	// A declared panel reading the adapter would be left showing an error:
+	// refuse, naming the panels, rather than break them silently.
+	panels, err := d.DeclaredPanels(ctx)
+	if err != nil {
+		return err
+	}
+	var users []string
+	for _, p := range panels {
+		var spec struct {
+			Sources map[string]panelspec.Source `json:"sources"`
+		}
+		if json.Unmarshal(p.Spec, &spec) != nil {
+			continue
+		}
+		for _, src := range spec.Sources {
+			if src.Adapter == name || src.Ref == name {
+				users = append(users, p.ID)
+				break
+			}
+		}
+	}
+	if len(users) > 0 {
+		return switchboard.Errorf(switchboard.CodeConflict,
+			"adapter %s is read by the declared panel(s) %s; delete them (DELETE /api/v1/panels/{id}) or declare them without it first", name, strings.Join(users, ", ")).
+			WithDetails(map[string]any{"panels": users})
 	}
 	if err := d.declStore.PanelRegistrationDelete(ctx, switchboard.RegistrationAdapter, name); err != nil {
 		return err

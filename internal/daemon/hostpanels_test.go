@@ -3,6 +3,7 @@ package daemon_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -369,6 +370,11 @@ func TestDeclaredAdapterOverHTTP(t *testing.T) {
 		t.Fatalf("data.projects.query went with the update (%d)", code)
 	}
 
+	// The adapter cannot go while a declared panel reads it.
+	if code, body := q.do(t, mcpToken, "DELETE", "/api/v1/adapters/projects", ""); code != 409 || panelErrCode(body) != string(switchboard.CodeConflict) ||
+		!strings.Contains(fmt.Sprint(body), "project.settings") {
+		t.Fatalf("delete the adapter its panel reads: %d %v; want CONFLICT naming the panel", code, body)
+	}
 	// Removing both: the panel is gone and so are the data tools.
 	if code, body := q.do(t, mcpToken, "DELETE", "/api/v1/panels/project.settings", ""); code != 204 {
 		t.Fatalf("delete the panel: %d %v", code, body)

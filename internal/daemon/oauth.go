@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/switchboardhq/switchboard/internal/broker"
+	"github.com/switchboardhq/switchboard/internal/httpapi"
 	"github.com/switchboardhq/switchboard/internal/oauth"
+	"github.com/switchboardhq/switchboard/internal/oauthas"
 )
 
 // OAuthOptions makes /mcp an OAuth 2.1 protected resource (package oauth,
@@ -33,6 +36,13 @@ type OAuthOptions struct {
 	// Issuer for RFC 8693 token exchange (bindings with tokenExchange);
 	// empty: no exchange.
 	ExchangeClientID, ExchangeClientSecret string
+	// LoginURL is the host app's sign-in page for the embedded
+	// authorization server (used when Issuer is empty): the browser is
+	// sent there with ?request=<id> (docs/oauth.md, "Mode 2").
+	LoginURL string
+	// MetadataHTTPClient fetches client ID metadata documents for the
+	// embedded server; nil refuses non-public addresses.
+	MetadataHTTPClient *http.Client
 }
 
 // startExchange builds the token exchanger bindings with tokenExchange
@@ -70,7 +80,7 @@ func (d *Daemon) startOAuth(ctx context.Context, opts Options) error {
 	}
 	d.resource = &oauth.Resource{URL: o.Resource, Scope: o.Scope}
 	if o.Issuer == "" {
-		return nil
+		return d.startAuthServer(opts)
 	}
 	v, err := oauth.NewVerifier(ctx, oauth.VerifierOptions{
 		Issuer: o.Issuer, Resource: o.Resource, UserClaim: o.UserClaim, HTTPClient: o.HTTPClient, Logger: d.log,
@@ -83,7 +93,32 @@ func (d *Daemon) startOAuth(ctx context.Context, opts Options) error {
 	return nil
 }
 
-// oauthRoutes serves the protected-resource metadata (no token needed).
+// startAuthServer starts the embedded authorization server (package
+// oauthas): the default without an external issuer. Its issuer is the
+// resource URL without its /mcp path (--public-url), and its tokens go
+// through the same Verifier as an external issuer's, with its key set
+// and a check of each token's grant.
+func (d *Daemon) startAuthServer(opts Options) error {
+	o := opts.OAuth
+	issuer := strings.TrimSuffix(strings.TrimSuffix(o.Resource, "/"), "/mcp")
+	as, err := oauthas.New(oauthas.Options{Store: opts.Store, Issuer: issuer, Resource: o.Resource, Scope: o.Scope,
+		LoginURL: o.LoginURL, HTTPClient: o.MetadataHTTPClient, Logger: d.log, Ledger: d.ledgerOrNil()})
+	if err != nil {
+		return err
+	}
+	v, err := oauth.NewVerifier(context.Background(), oauth.VerifierOptions{
+		Issuer: as.Issuer(), Resource: o.Resource, Logger: d.log, KeySet: as.KeySet(), Check: as.CheckToken,
+	})
+	if err != nil {
+		return err
+	}
+	d.authServer, d.oauth = as, v
+	d.resource.AuthorizationServers = []string{as.Issuer()}
+	return nil
+}
+
+// oauthRoutes serves the protected-resource metadata (no token needed)
+// and the embedded authorization server's endpoints.
 func (d *Daemon) oauthRoutes(extra map[string]http.Handler) {
 	if d.resource == nil {
 		return
@@ -91,4 +126,26 @@ func (d *Daemon) oauthRoutes(extra map[string]http.Handler) {
 	for pattern, h := range d.resource.Routes() {
 		extra[pattern] = h
 	}
+	if d.authServer != nil {
+		for pattern, h := range d.authServer.Routes() {
+			extra[pattern] = h
+		}
+	}
+}
+
+// oauthAPI is the embedded server's API side, or an untyped nil.
+func (d *Daemon) oauthAPI() httpapi.OAuthServer {
+	if d.authServer == nil {
+		return nil
+	}
+	return d.authServer
+}
+
+// ledgerOrNil is the activity ledger as oauthas takes it, or an untyped
+// nil without one.
+func (d *Daemon) ledgerOrNil() oauthas.Ledger {
+	if d.Ledger == nil {
+		return nil
+	}
+	return d.Ledger
 }

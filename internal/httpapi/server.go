@@ -92,6 +92,9 @@ type Options struct {
 	// lets agent tokens in where an agent may act; nil leaves those routes
 	// out and accepts only the admin token.
 	Governance *Governance
+	// OAuth serves the embedded authorization server's sign-in handshake
+	// and grants (/api/v1/oauth/...); nil leaves them out.
+	OAuth OAuthServer
 	// Ready answers GET /readyz: nil when the daemon can serve calls (its
 	// store answers). Nil Ready means ready whenever the process is up.
 	Ready func(context.Context) error
@@ -183,6 +186,7 @@ func (s *Server) routes() {
 	s.agentSessionRoutes()
 	s.workspaceRoutes()
 	s.taskRoutes()
+	s.oauthRoutes()
 	if s.opts.Metrics != nil {
 		s.mux.HandleFunc("GET /metrics", s.admin(s.opts.Metrics.ServeHTTP))
 	}

@@ -52,6 +52,15 @@ type VerifierOptions struct {
 	Logger *slog.Logger
 	// Now is the clock expiry is checked against; nil is time.Now.
 	Now func() time.Time
+	// KeySet, when set, verifies signatures instead of the JWKS named by
+	// the issuer's discovery, which is then not fetched: the embedded
+	// authorization server (internal/oauthas) hands its own key set over,
+	// as it cannot be discovered over HTTP before the daemon listens.
+	KeySet oidc.KeySet
+	// Check, when set, runs on every token whose signature and claims
+	// passed, with its claims; an error refuses it. The embedded server
+	// checks that the token's grant is still live.
+	Check func(ctx context.Context, claims map[string]any) error
 }
 
 // Verifier checks access tokens an external issuer signed: the signature
@@ -87,6 +96,9 @@ func NewVerifier(ctx context.Context, opts VerifierOptions) (*Verifier, error) {
 	// The key set's fetches outlive ctx (a request's or serve's start),
 	// so they get their own context carrying only the client.
 	keyCtx := oidc.ClientContext(context.Background(), client)
+	if opts.KeySet != nil {
+		return &Verifier{opts: opts, verifier: newIDVerifier(opts, opts.KeySet), log: log}, nil
+	}
 	dctx, cancel := context.WithTimeout(oidc.ClientContext(ctx, client), discoveryTimeout)
 	defer cancel()
 	p, err := oidc.NewProvider(dctx, opts.Issuer)
@@ -100,12 +112,15 @@ func NewVerifier(ctx context.Context, opts VerifierOptions) (*Verifier, error) {
 		return nil, fmt.Errorf("oauth: issuer %s publishes no jwks_uri in its discovery document", opts.Issuer)
 	}
 	keys := oidc.NewRemoteKeySet(keyCtx, meta.JWKS)
-	v := oidc.NewVerifier(opts.Issuer, keys, &oidc.Config{
+	return &Verifier{opts: opts, verifier: newIDVerifier(opts, keys), log: log}, nil
+}
+
+func newIDVerifier(opts VerifierOptions, keys oidc.KeySet) *oidc.IDTokenVerifier {
+	return oidc.NewVerifier(opts.Issuer, keys, &oidc.Config{
 		ClientID:             opts.Resource, // the audience check: aud must contain the resource URL
 		SupportedSigningAlgs: signingAlgs,
 		Now:                  opts.Now,
 	})
-	return &Verifier{opts: opts, verifier: v, log: log}, nil
 }
 
 // claims are what an access token says beyond iss, aud, exp and nbf.
@@ -161,6 +176,11 @@ func (v *Verifier) verify(ctx context.Context, raw string) (Token, error) {
 	}
 	if err := idt.Claims(&all); err != nil {
 		return Token{}, fmt.Errorf("claims: %w", err)
+	}
+	if v.opts.Check != nil {
+		if err := v.opts.Check(ctx, all); err != nil {
+			return Token{}, err
+		}
 	}
 	user, _ := all[v.opts.UserClaim].(string)
 	if user == "" {

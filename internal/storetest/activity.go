@@ -398,10 +398,19 @@ func testClosed(t *testing.T, s switchboard.Store) {
 		},
 		"SigningKeyList":   func() error { _, err := s.SigningKeyList(ctx, base); return err },
 		"SigningKeyDelete": func() error { _, err := s.SigningKeyDelete(ctx, base); return err },
-		"ApprovalCreate":   func() error { return s.ApprovalCreate(ctx, approval) },
-		"ApprovalGet":      func() error { _, err := s.ApprovalGet(ctx, "a"); return err },
-		"ApprovalList":     func() error { _, err := s.ApprovalList(ctx, switchboard.ApprovalFilter{}); return err },
-		"ApprovalConsume":  func() error { _, err := s.ApprovalConsume(ctx, "a", base); return err },
+		"OAuthPut": func() error {
+			return s.OAuthPut(ctx, switchboard.OAuthRecord{Kind: "grant", ID: "g", CreatedAt: base})
+		},
+		"OAuthGet":           func() error { _, err := s.OAuthGet(ctx, "grant", "g"); return err },
+		"OAuthUpdate":        func() error { return s.OAuthUpdate(ctx, "grant", "g", "", nil) },
+		"OAuthUse":           func() error { _, err := s.OAuthUse(ctx, "code", "c", base); return err },
+		"OAuthRevoke":        func() error { _, err := s.OAuthRevoke(ctx, "grant", "g", base); return err },
+		"OAuthList":          func() error { _, err := s.OAuthList(ctx, "grant", ""); return err },
+		"OAuthDeleteExpired": func() error { _, err := s.OAuthDeleteExpired(ctx, base); return err },
+		"ApprovalCreate":     func() error { return s.ApprovalCreate(ctx, approval) },
+		"ApprovalGet":        func() error { _, err := s.ApprovalGet(ctx, "a"); return err },
+		"ApprovalList":       func() error { _, err := s.ApprovalList(ctx, switchboard.ApprovalFilter{}); return err },
+		"ApprovalConsume":    func() error { _, err := s.ApprovalConsume(ctx, "a", base); return err },
 		"ApprovalDecide": func() error {
 			d := approval
 			d.Status = switchboard.ApprovalApproved

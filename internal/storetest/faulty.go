@@ -649,3 +649,80 @@ func (f *Faulty) PanelRegistrationList(ctx context.Context) ([]switchboard.Panel
 	}
 	return f.Store.PanelRegistrationList(ctx)
 }
+
+func (f *Faulty) OAuthPut(ctx context.Context, r switchboard.OAuthRecord) error {
+	if err := f.fail("OAuthPut"); err != nil {
+		return err
+	}
+	return f.Store.OAuthPut(ctx, r)
+}
+
+func (f *Faulty) OAuthGet(ctx context.Context, kind, id string) (switchboard.OAuthRecord, error) {
+	if err := f.fail("OAuthGet"); err != nil {
+		return switchboard.OAuthRecord{}, err
+	}
+	return f.Store.OAuthGet(ctx, kind, id)
+}
+
+func (f *Faulty) OAuthUpdate(ctx context.Context, kind, id, user string, data []byte) error {
+	if err := f.fail("OAuthUpdate"); err != nil {
+		return err
+	}
+	return f.Store.OAuthUpdate(ctx, kind, id, user, data)
+}
+
+func (f *Faulty) OAuthUse(ctx context.Context, kind, id string, at time.Time) (switchboard.OAuthRecord, error) {
+	if err := f.fail("OAuthUse"); err != nil {
+		return switchboard.OAuthRecord{}, err
+	}
+	return f.Store.OAuthUse(ctx, kind, id, at)
+}
+
+func (f *Faulty) OAuthRevoke(ctx context.Context, kind, id string, at time.Time) (switchboard.OAuthRecord, error) {
+	if err := f.fail("OAuthRevoke"); err != nil {
+		return switchboard.OAuthRecord{}, err
+	}
+	return f.Store.OAuthRevoke(ctx, kind, id, at)
+}
+
+func (f *Faulty) OAuthList(ctx context.Context, kind, user string) ([]switchboard.OAuthRecord, error) {
+	if err := f.fail("OAuthList"); err != nil {
+		return nil, err
+	}
+	return f.Store.OAuthList(ctx, kind, user)
+}
+
+func (f *Faulty) OAuthDeleteExpired(ctx context.Context, before time.Time) (int, error) {
+	if err := f.fail("OAuthDeleteExpired"); err != nil {
+		return 0, err
+	}
+	return f.Store.OAuthDeleteExpired(ctx, before)
+}
+
+func (f *Faulty) TaskCreate(ctx context.Context, t switchboard.Task) error {
+	if err := f.fail("TaskCreate"); err != nil {
+		return err
+	}
+	return f.Store.TaskCreate(ctx, t)
+}
+
+func (f *Faulty) TaskGet(ctx context.Context, id string) (switchboard.Task, error) {
+	if err := f.fail("TaskGet"); err != nil {
+		return switchboard.Task{}, err
+	}
+	return f.Store.TaskGet(ctx, id)
+}
+
+func (f *Faulty) TaskUpdate(ctx context.Context, t switchboard.Task) (switchboard.Task, error) {
+	if err := f.fail("TaskUpdate"); err != nil {
+		return t, err
+	}
+	return f.Store.TaskUpdate(ctx, t)
+}
+
+func (f *Faulty) TaskList(ctx context.Context, flt switchboard.TaskFilter) ([]switchboard.Task, error) {
+	if err := f.fail("TaskList"); err != nil {
+		return nil, err
+	}
+	return f.Store.TaskList(ctx, flt)
+}

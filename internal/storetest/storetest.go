@@ -78,6 +78,7 @@ var cases = []struct {
 	{"PanelInstances", testPanelInstances},
 	{"Tokens", testTokens},
 	{"SigningKeys", testSigningKeys},
+	{"OAuthRecords", testOAuthRecords},
 	{"ApprovalLifecycle", testApprovalLifecycle},
 	{"ApprovalDecideRace", testApprovalDecideRace},
 	{"Jobs", testJobs},

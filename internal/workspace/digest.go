@@ -418,12 +418,39 @@ func (w *Workspace) activity(ctx context.Context, f switchboard.ActivityFilter, 
 	}
 	out := make([]switchboard.ActivityEntry, 0, limit)
 	for i := len(entries) - 1; i >= 0 && len(out) < limit; i-- {
-		if w.toolVisible(ctx, entries[i].Target) {
+		if w.toolVisible(ctx, entries[i].Target) && seesEntry(ctx, entries[i]) {
 			out = append(out, entries[i])
 		}
 	}
 	slices.Reverse(out)
 	return out, nil
+}
+
+// seesEntry is the record rule (SeesRecord) for a reader bound to no tab
+// and not the operator — an agent over MCP or HTTP, acting for a user:
+// an entry naming the user a call was made for (a tool call's details)
+// is read as that call's record; an entry naming none only by its own
+// actor. A tab-bound reader's entries are chosen by ownerOf; the
+// operator, and the daemon's own reads with no principal, see all.
+func seesEntry(ctx context.Context, e switchboard.ActivityEntry) bool {
+	if viewerUser(ctx) != "" {
+		return true
+	}
+	p, ok := switchboard.PrincipalFrom(ctx)
+	if !ok {
+		return true
+	}
+	v := ViewerOf(p)
+	if v.admin() {
+		return true
+	}
+	var d struct {
+		User string `json:"user"`
+	}
+	if json.Unmarshal(e.Details, &d) != nil || d.User == "" {
+		return e.Actor == p.String()
+	}
+	return SeesRecord(v, e.Actor, d.User)
 }
 
 // clip shortens s to n runes, marking the cut.

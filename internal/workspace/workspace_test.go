@@ -160,8 +160,12 @@ func TestDigestIsScopedAndBoundToTheUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, entry := range []switchboard.ActivityEntry{
-		{Actor: "agent:assistant", Verb: activity.VerbToolCall, Target: "tasks.list"},
+		{Actor: "agent:bot", Verb: activity.VerbToolCall, Target: "tasks.list", Details: json.RawMessage(`{"user":"user:admin"}`)},
 		{Actor: "user:admin", Verb: activity.VerbToolCall, Target: "billing.charge"},
+		// The same agent name acting for bob, and another agent: records
+		// the bot (acting for the operator) does not read.
+		{Actor: "agent:bot", Verb: activity.VerbToolCall, Target: "tasks.list", Details: json.RawMessage(`{"user":"user:bob"}`)},
+		{Actor: "agent:other", Verb: activity.VerbToolCall, Target: "tasks.list", Details: json.RawMessage(`{"user":"user:admin"}`)},
 	} {
 		if err := e.ledger.Append(ctx, &entry); err != nil {
 			t.Fatal(err)
@@ -175,7 +179,7 @@ func TestDigestIsScopedAndBoundToTheUser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(all.Contexts) != 2 || all.Contexts[0].ID != "a" || len(all.RecentActivity) != 2 || len(all.Agents) != 1 || all.User != "user:admin" {
+	if len(all.Contexts) != 2 || all.Contexts[0].ID != "a" || len(all.RecentActivity) != 4 || len(all.Agents) != 1 || all.User != "user:admin" {
 		t.Fatalf("admin digest: %+v", all)
 	}
 	alice, _ := e.ws.Digest(WithUser(ctx, "alice"))
@@ -189,8 +193,8 @@ func TestDigestIsScopedAndBoundToTheUser(t *testing.T) {
 	if len(narrow.Contexts) != 0 || len(narrow.Agents) != 0 {
 		t.Fatalf("an agent outside workspace.* and agents.list sees contexts or agents: %+v", narrow)
 	}
-	if len(narrow.RecentActivity) != 1 || narrow.RecentActivity[0].Target != "tasks.list" {
-		t.Fatalf("scoped activity: %+v", narrow.RecentActivity)
+	if len(narrow.RecentActivity) != 1 || narrow.RecentActivity[0].Target != "tasks.list" || narrow.RecentActivity[0].Actor != "agent:bot" {
+		t.Fatalf("scoped activity (its own calls only, for its own user): %+v", narrow.RecentActivity)
 	}
 	wide, _ := e.ws.Digest(agentCtx("workspace.*", "agents.*"))
 	if len(wide.Contexts) != 2 || len(wide.Agents) != 1 || len(wide.RecentActivity) != 0 {

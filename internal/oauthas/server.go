@@ -1,0 +1,285 @@
+package oauthas
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/coreos/go-oidc/v3/oidc"
+	"github.com/zitadel/oidc/v3/pkg/op"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/oauth"
+)
+
+// Store is the part of switchboard.Store the server keeps its state in.
+type Store interface {
+	OAuthPut(ctx context.Context, r switchboard.OAuthRecord) error
+	OAuthGet(ctx context.Context, kind, id string) (switchboard.OAuthRecord, error)
+	OAuthUpdate(ctx context.Context, kind, id, user string, data []byte) error
+	OAuthUse(ctx context.Context, kind, id string, at time.Time) (switchboard.OAuthRecord, error)
+	OAuthRevoke(ctx context.Context, kind, id string, at time.Time) (switchboard.OAuthRecord, error)
+	OAuthList(ctx context.Context, kind, user string) ([]switchboard.OAuthRecord, error)
+	OAuthDeleteExpired(ctx context.Context, before time.Time) (int, error)
+}
+
+// Ledger is the activity ledger's append (*activity.Ledger).
+type Ledger interface {
+	Append(ctx context.Context, e *switchboard.ActivityEntry) error
+}
+
+// Defaults for Options.
+const (
+	DefaultAccessLifetime  = 15 * time.Minute
+	DefaultRefreshLifetime = 30 * 24 * time.Hour
+)
+
+// Paths of the endpoints (under the issuer).
+const (
+	MetadataPath  = "/.well-known/oauth-authorization-server"
+	AuthorizePath = "/oauth/authorize"
+	TokenPath     = "/oauth/token"
+	RevokePath    = "/oauth/revoke"
+	RegisterPath  = "/oauth/register"
+	KeysPath      = "/oauth/jwks"
+)
+
+// Options configures a Server. Store, Issuer and Resource are required.
+type Options struct {
+	Store Store
+	// Issuer is the server's issuer: the daemon's public base URL
+	// (https://app.example.com). The metadata is at Issuer +
+	// /.well-known/oauth-authorization-server.
+	Issuer string
+	// Resource is /mcp's URL: the audience of every token issued.
+	Resource string
+	// Scope is the scope /mcp requires (oauth.DefaultScope when empty).
+	Scope string
+	// LoginURL is the host app's sign-in page: the authorize endpoint
+	// sends the browser there with ?request=<id>. Empty: a page saying
+	// sign-in is not set up.
+	LoginURL string
+	// HTTPClient fetches client ID metadata documents; nil refuses
+	// non-public addresses (tests pass their own).
+	HTTPClient *http.Client
+	// AccessLifetime and RefreshLifetime bound the tokens (defaults
+	// above).
+	AccessLifetime, RefreshLifetime time.Duration
+	// Ledger, when set, records grants made, denied and revoked
+	// (oauth.grant, oauth.deny, oauth.revoke) in the activity ledger.
+	Ledger Ledger
+	Logger *slog.Logger
+	Now    func() time.Time
+}
+
+// Server is the embedded authorization server. Safe for concurrent use.
+type Server struct {
+	store                           Store
+	issuer, resource, scope         string
+	login                           *url.URL
+	http                            *http.Client
+	accessLifetime, refreshLifetime time.Duration
+	log                             *slog.Logger
+	now                             func() time.Time
+	keys                            *keyRing
+	cimd                            metadataCache
+	provider                        *op.Provider
+	ledger                          Ledger
+}
+
+// New builds the server.
+func New(opts Options) (*Server, error) {
+	if opts.Store == nil || opts.Issuer == "" || opts.Resource == "" {
+		return nil, errors.New("oauthas: Options.Store, Issuer and Resource are required")
+	}
+	iss, err := url.Parse(opts.Issuer)
+	if err != nil || (iss.Scheme != "https" && iss.Scheme != "http") || iss.Host == "" || iss.RawQuery != "" || iss.Fragment != "" {
+		return nil, fmt.Errorf("oauthas: issuer %q must be an absolute http(s) URL without query or fragment", opts.Issuer)
+	}
+	if _, err := oauth.ParseResource(opts.Resource); err != nil {
+		return nil, err
+	}
+	s := &Server{store: opts.Store, issuer: strings.TrimSuffix(opts.Issuer, "/"), resource: opts.Resource, scope: opts.Scope,
+		http: opts.HTTPClient, accessLifetime: opts.AccessLifetime, refreshLifetime: opts.RefreshLifetime,
+		log: opts.Logger, now: opts.Now, cimd: metadataCache{m: map[string]cachedMetadata{}}, ledger: opts.Ledger}
+	if opts.LoginURL != "" {
+		u, err := url.Parse(opts.LoginURL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.Fragment != "" {
+			return nil, fmt.Errorf("oauthas: the sign-in URL %q must be an absolute http(s) URL of the app's sign-in page", opts.LoginURL)
+		}
+		s.login = u
+	}
+	if s.scope == "" {
+		s.scope = oauth.DefaultScope
+	}
+	if s.http == nil {
+		s.http = publicOnlyClient()
+	}
+	if s.accessLifetime <= 0 {
+		s.accessLifetime = DefaultAccessLifetime
+	}
+	if s.refreshLifetime <= 0 {
+		s.refreshLifetime = DefaultRefreshLifetime
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	s.keys = &keyRing{store: opts.Store, now: s.now, lifetime: s.accessLifetime, pubs: map[string]*ecdsa.PublicKey{}}
+	// The crypto key encrypts the request id into each code; codes are
+	// only ever looked up by their hash, never decrypted, so each replica
+	// may hold its own random key.
+	var key [32]byte
+	_, _ = rand.Read(key[:])
+	cfg := &op.Config{CryptoKey: key, CodeMethodS256: true, GrantTypeRefreshToken: true}
+	opts2 := []op.Option{
+		op.WithCustomAuthEndpoint(op.NewEndpoint(strings.TrimPrefix(AuthorizePath, "/"))),
+		op.WithCustomTokenEndpoint(op.NewEndpoint(strings.TrimPrefix(TokenPath, "/"))),
+		op.WithCustomRevocationEndpoint(op.NewEndpoint(strings.TrimPrefix(RevokePath, "/"))),
+		op.WithCustomKeysEndpoint(op.NewEndpoint(strings.TrimPrefix(KeysPath, "/"))),
+		op.WithLogger(s.log),
+	}
+	if iss.Scheme == "http" {
+		opts2 = append(opts2, op.WithAllowInsecure()) // a loopback daemon without TLS, as serve starts by default
+	}
+	if s.provider, err = op.NewProvider(cfg, storage{s}, op.StaticIssuer(s.issuer), opts2...); err != nil {
+		return nil, fmt.Errorf("oauthas: %w", err)
+	}
+	return s, nil
+}
+
+// Issuer is the server's issuer URL.
+func (s *Server) Issuer() string { return s.issuer }
+
+// KeySet verifies the server's access tokens (oauth.VerifierOptions.KeySet).
+func (s *Server) KeySet() oidc.KeySet { return s.keys }
+
+// maxFormBytes bounds what the token, revocation and authorize endpoints
+// read.
+const maxFormBytes = 64 << 10
+
+// Routes are the server's handlers by http.ServeMux pattern: the metadata
+// and the endpoints, nothing else of the library's router (no userinfo,
+// introspection or OIDC discovery: this is an OAuth server for /mcp).
+func (s *Server) Routes() map[string]http.Handler {
+	path := ""
+	if u, err := url.Parse(s.issuer); err == nil {
+		path = strings.TrimSuffix(u.Path, "/")
+	}
+	lib := http.Handler(s.provider)
+	bounded := func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+			h.ServeHTTP(w, r)
+		})
+	}
+	return map[string]http.Handler{
+		MetadataPath + path:         http.HandlerFunc(s.metadata),
+		AuthorizePath:               bounded(http.HandlerFunc(s.authorize)),
+		AuthorizePath + "/callback": lib,
+		TokenPath:                   bounded(http.HandlerFunc(s.token)),
+		RevokePath:                  bounded(lib),
+		KeysPath:                    lib,
+		RegisterPath:                http.HandlerFunc(s.registerRoute),
+		ConsentPath:                 http.HandlerFunc(s.consent),
+		LoginPath:                   http.HandlerFunc(s.loginPage),
+	}
+}
+
+// authorize hands the request to the library with its RFC 8707 resource
+// values, which the library does not read (CreateAuthRequest checks them),
+// and asks for the resource's scope when the client named none.
+func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, "the authorization request cannot be parsed", http.StatusBadRequest)
+		return
+	}
+	if r.Form.Get("scope") == "" {
+		r.Form.Set("scope", s.scope)
+		q := r.URL.Query()
+		q.Set("scope", s.scope)
+		r.URL.RawQuery = q.Encode()
+	}
+	ctx := context.WithValue(r.Context(), resourceKey{}, r.Form["resource"])
+	s.provider.ServeHTTP(w, r.WithContext(ctx))
+}
+
+// token checks a resource named in a token request (RFC 8707 §2.2) before
+// the library runs it: tokens here are for /mcp only.
+func (s *Server) token(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request", "error_description": "the token request cannot be parsed"})
+		return
+	}
+	for _, res := range r.PostForm["resource"] {
+		if strings.TrimSuffix(res, "/") != strings.TrimSuffix(s.resource, "/") {
+			s.log.WarnContext(r.Context(), "OAuth token request refused", "reason", "resource "+res)
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_target",
+				"error_description": "this server issues tokens for " + s.resource + " only"})
+			return
+		}
+	}
+	s.provider.ServeHTTP(w, r)
+}
+
+func (s *Server) registerRoute(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "invalid_request", "error_description": "register with POST"})
+		return
+	}
+	s.register(w, r)
+}
+
+// metadata answers RFC 8414 authorization server metadata.
+func (s *Server) metadata(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	w.Header().Set("Access-Control-Allow-Origin", "*") // public, read by browser-based clients too
+	writeJSON(w, http.StatusOK, map[string]any{
+		"issuer":                                     s.issuer,
+		"authorization_endpoint":                     s.issuer + AuthorizePath,
+		"token_endpoint":                             s.issuer + TokenPath,
+		"registration_endpoint":                      s.issuer + RegisterPath,
+		"revocation_endpoint":                        s.issuer + RevokePath,
+		"jwks_uri":                                   s.issuer + KeysPath,
+		"response_types_supported":                   []string{"code"},
+		"response_modes_supported":                   []string{"query"},
+		"grant_types_supported":                      []string{"authorization_code", "refresh_token"},
+		"code_challenge_methods_supported":           []string{"S256"},
+		"token_endpoint_auth_methods_supported":      []string{"none"},
+		"revocation_endpoint_auth_methods_supported": []string{"none"},
+		"scopes_supported":                           []string{s.scope},
+		"client_id_metadata_document_supported":      true,
+	})
+}
+
+// record appends a ledger entry about a grant; a failure is logged, not
+// returned: the grant's state in the store is what counts.
+func (s *Server) record(ctx context.Context, actor, verb string, g Grant, details map[string]any) {
+	if s.ledger == nil {
+		return
+	}
+	d := map[string]any{"grant": g.ID, "user": g.User, "client": g.Client}
+	for k, v := range details {
+		d[k] = v
+	}
+	b, _ := json.Marshal(d)
+	e := &switchboard.ActivityEntry{Actor: actor, Verb: verb, Target: "agent:" + oauth.AgentID(g.Client), Details: b}
+	if err := s.ledger.Append(context.WithoutCancel(ctx), e); err != nil {
+		s.log.ErrorContext(ctx, "OAuth: append to the ledger", "verb", verb, "err", err)
+	}
+}

@@ -67,6 +67,16 @@ func TestDailyQuotaSharedByReplicas(t *testing.T) {
 			if _, err := admin.RegisterTools(ctx, switchboard.SourceHost, []switchboard.Tool{tool}); err != nil {
 				t.Fatal(err)
 			}
+			// The other replica learns of the tool over the bus: wait for
+			// it there (the condition, not a time).
+			for other := client.New(urls[1], "quota-token", nil); ; {
+				if _, err := other.GetTool(ctx, "test.ping"); err == nil {
+					break
+				} else if switchboard.CodeOf(err) != switchboard.CodeToolNotFound {
+					t.Fatal(err)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
 			token := func(agent, user string) string {
 				tok, err := admin.CreateToken(ctx, client.TokenRequest{Agent: agent, User: user, Allow: []string{"test.*"}})
 				if err != nil {

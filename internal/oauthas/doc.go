@@ -4,8 +4,13 @@
 // MCP authorization flow.
 //
 // It is zitadel/oidc's OpenID provider (pkg/op), which does the protocol:
-// authorization code with PKCE, the token endpoint, refresh, revocation
-// (RFC 7009) and JWT access tokens. This package supplies what the
+// authorization code with PKCE, client authentication, refresh,
+// revocation (RFC 7009) and JWT access tokens. The token endpoint runs
+// the op's own validation and signing functions but answers itself (see
+// Server.token): no ID token, refresh tokens without offline_access, and
+// an error_description on every refusal. The op logs only through
+// slog's process-wide default, which the command (not this package)
+// points at the daemon's logger. This package supplies what the
 // library leaves to its user: the storage (every record in the daemon's
 // store, so every replica sees the same requests, codes, grants and
 // keys), the clients (dynamic registration, RFC 7591, and client ID

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -43,20 +44,30 @@ func grantOfRecord(rec switchboard.OAuthRecord) Grant {
 		RedirectHost: d.RedirectHost, Scopes: d.Scopes, CreatedAt: rec.CreatedAt, RevokedAt: rec.RevokedAt}
 }
 
+// errGrantEnded is why a token's grant is not good: it names none, it is
+// unknown, or it was revoked.
+var errGrantEnded = errors.New("the grant ended")
+
+// grantEnded is an error matching errGrantEnded with its own message.
+type grantEnded struct{ msg string }
+
+func (e grantEnded) Error() string        { return e.msg }
+func (e grantEnded) Is(target error) bool { return target == errGrantEnded }
+
 // liveGrant returns the grant or why it is not good.
 func (s *Server) liveGrant(ctx context.Context, id string) (Grant, error) {
 	if !strings.HasPrefix(id, grantPrefix) {
-		return Grant{}, fmt.Errorf("the token names no grant")
+		return Grant{}, grantEnded{"the token names no grant"}
 	}
 	rec, err := s.store.OAuthGet(ctx, switchboard.OAuthGrant, id)
 	if switchboard.CodeOf(err) == switchboard.CodeNotFound {
-		return Grant{}, fmt.Errorf("the grant %s does not exist", id)
+		return Grant{}, grantEnded{fmt.Sprintf("the grant %s does not exist; authorize again", id)}
 	}
 	if err != nil {
 		return Grant{}, err
 	}
 	if !rec.RevokedAt.IsZero() {
-		return Grant{}, fmt.Errorf("the grant %s was revoked at %s; authorize again", id, rec.RevokedAt.UTC().Format(time.RFC3339))
+		return Grant{}, grantEnded{fmt.Sprintf("the grant %s was revoked at %s; authorize again", id, rec.RevokedAt.UTC().Format(time.RFC3339))}
 	}
 	return grantOfRecord(rec), nil
 }
@@ -107,8 +118,12 @@ func (s *Server) Revoke(ctx context.Context, id, user string) (Grant, error) {
 		}
 		return Grant{}, err
 	}
-	if rec, err = s.store.OAuthRevoke(ctx, switchboard.OAuthGrant, id, s.now()); err != nil {
+	rec, fresh, err := s.revokeGrant(ctx, id)
+	if err != nil {
 		return Grant{}, err
+	}
+	if !fresh {
+		return grantOfRecord(rec), nil // revoked already: the first revocation stands, recorded once
 	}
 	s.log.InfoContext(ctx, "OAuth grant revoked", "grant", id, "user", rec.User, "client", rec.Client)
 	actor := cmp.Or(user, switchboard.Operator)

@@ -67,9 +67,13 @@ type keyData struct {
 // else the freshest in the store (another replica's rotation), else a new
 // one.
 func (r *keyRing) signing(ctx context.Context) (*sigKey, error) {
-	now := r.now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.signingLocked(ctx)
+}
+
+func (r *keyRing) signingLocked(ctx context.Context) (*sigKey, error) {
+	now := r.now()
 	if r.cur != nil && now.Before(r.cur.created.Add(keyRotation)) {
 		return r.cur, nil
 	}
@@ -139,10 +143,16 @@ func (r *keyRing) load(ctx context.Context) ([]*sigKey, error) {
 	return out, nil
 }
 
-// public returns the published keys for the JWKS.
+// public returns the published keys for the JWKS. It makes the signing
+// key first if there is none yet, so the JWKS is never empty: a verifier
+// that fetches it before the first token is issued caches a key set it
+// can use.
 func (r *keyRing) public(ctx context.Context) ([]op.Key, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if _, err := r.signingLocked(ctx); err != nil {
+		return nil, err
+	}
 	keys, err := r.load(ctx)
 	if err != nil {
 		return nil, err

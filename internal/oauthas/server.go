@@ -188,7 +188,7 @@ func (s *Server) Routes() map[string]http.Handler {
 		AuthorizePath:               bounded(http.HandlerFunc(s.authorize)),
 		AuthorizePath + "/callback": lib,
 		TokenPath:                   bounded(http.HandlerFunc(s.token)),
-		RevokePath:                  bounded(lib),
+		RevokePath:                  bounded(http.HandlerFunc(s.revoke)),
 		KeysPath:                    lib,
 		RegisterPath:                http.HandlerFunc(s.registerRoute),
 		ConsentPath:                 http.HandlerFunc(s.consent),
@@ -214,20 +214,37 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	s.provider.ServeHTTP(w, r.WithContext(ctx))
 }
 
-// token checks a resource named in a token request (RFC 8707 §2.2) before
-// the library runs it: tokens here are for /mcp only.
-func (s *Server) token(w http.ResponseWriter, r *http.Request) {
+// revoke serves RFC 7009 revocation through the op, once the client has
+// said who it is. Every client here is public, so client_id is its whole
+// authentication (RFC 6749 §2.3.1 and §3.2.1, OAuth 2.1 §3.2.1): it is
+// required, because a token may be revoked only by the client it was
+// issued to (RFC 7009 §2.1), and the op's own refusal ("invalid
+// authorization") does not say so.
+func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
 	if err := r.ParseForm(); err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request", "error_description": "the token request cannot be parsed"})
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request", "error_description": "the revocation request cannot be parsed"})
 		return
 	}
-	for _, res := range r.PostForm["resource"] {
-		if strings.TrimSuffix(res, "/") != strings.TrimSuffix(s.resource, "/") {
-			s.log.WarnContext(r.Context(), "OAuth token request refused", "reason", "resource "+res)
-			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_target",
-				"error_description": "this server issues tokens for " + s.resource + " only"})
-			return
-		}
+	refuse := func(status int, code, desc string) {
+		s.log.WarnContext(r.Context(), "OAuth revocation refused", "error", code, "reason", desc, "client", r.PostForm.Get("client_id"))
+		writeJSON(w, status, map[string]string{"error": code, "error_description": desc})
+	}
+	id := r.PostForm.Get("client_id")
+	if _, _, basic := r.BasicAuth(); basic || r.PostForm.Has("client_secret") {
+		refuse(http.StatusUnauthorized, "invalid_client", "clients here are public and have no secret: send client_id in the form body and no client_secret or HTTP Basic credentials")
+		return
+	}
+	if id == "" {
+		refuse(http.StatusUnauthorized, "invalid_client", "client_id is required: send the client_id the token was issued to; only that client may revoke it")
+		return
+	}
+	if _, err := s.lookupClient(r.Context(), id); errors.Is(err, errUnknownClient) {
+		refuse(http.StatusUnauthorized, "invalid_client", "unknown client_id: send the client_id this server registered for you, or your client ID metadata document's URL")
+		return
+	} else if err != nil {
+		s.log.ErrorContext(r.Context(), "OAuth revocation: looking up the client failed", "client", id, "err", err)
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "server_error", "error_description": "the server failed to answer; retry"})
+		return
 	}
 	s.provider.ServeHTTP(w, r)
 }

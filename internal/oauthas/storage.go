@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -87,6 +86,11 @@ func (r *refreshRequest) GetSubject() string          { return r.grant.User }
 func (r *refreshRequest) SetCurrentScopes(s []string) { r.scopes = s }
 func (r *refreshRequest) grantID() string             { return r.grant.ID }
 
+// clientIDKey carries a token request's client_id from the token
+// endpoint to TokenRequestByRefreshToken, which the op calls with the
+// token only.
+type clientIDKey struct{}
+
 // resourceKey carries the authorize request's RFC 8707 resource values
 // from the HTTP wrapper to CreateAuthRequest.
 type resourceKey struct{}
@@ -133,7 +137,6 @@ func (st storage) CreateAuthRequest(ctx context.Context, r *oidc.AuthRequest, _ 
 	if !slices.Contains(scopes, s.scope) {
 		scopes = append([]string{s.scope}, scopes...) // a token for /mcp always carries its scope
 	}
-	scopes = append(scopes, oidc.ScopeOfflineAccess) // every grant gets refresh tokens
 	now := s.now()
 	a := &request{ID: randomID("sbr_"), ClientID: r.ClientID, RedirectURI: r.RedirectURI, State: r.State, Nonce: r.Nonce,
 		Scopes: scopes, ResponseMode: string(r.ResponseMode), Challenge: r.CodeChallenge, Expires: now.Add(requestLifetime),
@@ -183,22 +186,26 @@ func (st storage) AuthRequestByCode(ctx context.Context, code string) (op.AuthRe
 	if err != nil {
 		if switchboard.CodeOf(err) == switchboard.CodeConflict {
 			if a, _, lerr := st.loadRequest(ctx, rec.Ref); lerr == nil && a.Grant != "" {
-				s.revokeFor(ctx, a.Grant, "a replayed authorization code")
-				s.log.WarnContext(ctx, "OAuth authorization code replayed; its grant is revoked", "grant", a.Grant, "client", a.ClientID)
+				if s.revokeFor(ctx, a.Grant, "a replayed authorization code") {
+					s.log.WarnContext(ctx, "OAuth authorization code replayed; its grant is revoked", "grant", a.Grant, "client", a.ClientID)
+				}
 			}
-			return nil, errors.New("the authorization code was used already")
+			return nil, oidc.ErrInvalidGrant().WithDescription("the authorization code was used already; its grant is revoked, start the authorization again")
 		}
-		return nil, fmt.Errorf("unknown authorization code: %w", err)
+		if switchboard.CodeOf(err) == switchboard.CodeNotFound {
+			return nil, oidc.ErrInvalidGrant().WithDescription("unknown authorization code; start the authorization again")
+		}
+		return nil, oidc.ErrServerError().WithParent(err)
 	}
 	if s.now().After(rec.ExpiresAt) {
-		return nil, errors.New("the authorization code has expired")
+		return nil, oidc.ErrInvalidGrant().WithDescription("the authorization code has expired (codes last %s); start the authorization again", codeLifetime)
 	}
 	a, _, err := st.loadRequest(ctx, rec.Ref)
 	if err != nil {
-		return nil, err
+		return nil, oidc.ErrInvalidGrant().WithDescription("the authorization request of this code has expired; start the authorization again").WithParent(err)
 	}
 	if !a.Done() {
-		return nil, errors.New("the authorization request was not approved")
+		return nil, oidc.ErrInvalidGrant().WithDescription("the authorization request was not approved")
 	}
 	return a, nil
 }
@@ -229,7 +236,7 @@ func (st storage) CreateAccessToken(ctx context.Context, tr op.TokenRequest) (st
 	}
 	gr, err := st.s.liveGrant(ctx, g.grantID())
 	if err != nil {
-		return "", time.Time{}, oidc.ErrInvalidGrant().WithDescription("%v", err)
+		return "", time.Time{}, grantRefusal(err)
 	}
 	return gr.ID + "." + rand.Text(), st.s.now().Add(st.s.accessLifetime), nil
 }
@@ -249,7 +256,7 @@ func (st storage) CreateAccessAndRefreshTokens(ctx context.Context, tr op.TokenR
 	}
 	gr, err := s.liveGrant(ctx, g.grantID())
 	if err != nil {
-		return "", "", time.Time{}, oidc.ErrInvalidGrant().WithDescription("%v", err)
+		return "", "", time.Time{}, grantRefusal(err)
 	}
 	now := s.now()
 	refresh := rand.Text() + rand.Text()
@@ -265,30 +272,56 @@ type refreshData struct {
 	Scopes []string `json:"scopes"`
 }
 
-// TokenRequestByRefreshToken uses the refresh token up (rotation). A used
-// one presented again means it leaked: the grant is revoked (OAuth 2.1
-// §4.3.1), so neither the thief nor the client can go on.
+// TokenRequestByRefreshToken uses the refresh token up (rotation). A
+// refresh token of a grant that is revoked or gone is refused as such,
+// whether it was used or not: the client is told to authorize again, and
+// nothing is recorded, since its grant ended already. A used one of a
+// live grant presented again means it leaked: the grant is revoked (OAuth
+// 2.1 §4.3.1), so neither the thief nor the client can go on.
 func (st storage) TokenRequestByRefreshToken(ctx context.Context, token string) (op.RefreshTokenRequest, error) {
 	s := st.s
-	rec, err := s.store.OAuthUse(ctx, switchboard.OAuthRefresh, hashSecret(token), s.now())
+	rec, err := s.store.OAuthGet(ctx, switchboard.OAuthRefresh, hashSecret(token))
+	if switchboard.CodeOf(err) == switchboard.CodeNotFound {
+		return nil, oidc.ErrInvalidGrant().WithDescription("unknown refresh token; authorize again")
+	}
 	if err != nil {
-		if switchboard.CodeOf(err) == switchboard.CodeConflict {
-			s.revokeFor(ctx, rec.Ref, "a reused refresh token")
-			s.log.WarnContext(ctx, "OAuth refresh token reused; its grant is revoked", "grant", rec.Ref, "client", rec.Client)
-			return nil, oidc.ErrInvalidGrant().WithDescription("the refresh token was used already; the grant is revoked, authorize again")
-		}
-		return nil, oidc.ErrInvalidGrant().WithDescription("unknown refresh token")
+		return nil, oidc.ErrServerError().WithParent(err)
+	}
+	if id, ok := ctx.Value(clientIDKey{}).(string); ok && id != rec.Client {
+		// Refused before it is used up: the client it was issued to can
+		// still use it.
+		return nil, oidc.ErrInvalidGrant().WithDescription("the refresh token was not issued to this client_id")
+	}
+	gr, err := s.liveGrant(ctx, rec.Ref)
+	if err != nil {
+		return nil, grantRefusal(err)
 	}
 	if s.now().After(rec.ExpiresAt) {
 		return nil, oidc.ErrInvalidGrant().WithDescription("the refresh token has expired; authorize again")
 	}
-	gr, err := s.liveGrant(ctx, rec.Ref)
-	if err != nil {
-		return nil, oidc.ErrInvalidGrant().WithDescription("%v", err)
+	if rec, err = s.store.OAuthUse(ctx, switchboard.OAuthRefresh, rec.ID, s.now()); err != nil {
+		if switchboard.CodeOf(err) != switchboard.CodeConflict {
+			return nil, oidc.ErrServerError().WithParent(err)
+		}
+		if s.revokeFor(ctx, rec.Ref, "a reused refresh token") {
+			s.log.WarnContext(ctx, "OAuth refresh token reused; its grant is revoked", "grant", rec.Ref, "client", rec.Client)
+			return nil, oidc.ErrInvalidGrant().WithDescription("the refresh token was used already; the grant is revoked, authorize again")
+		}
+		// Revoked by someone else since liveGrant read it.
+		return nil, oidc.ErrInvalidGrant().WithDescription("the grant of this refresh token was revoked; authorize again")
 	}
 	var d refreshData
 	_ = json.Unmarshal(rec.Data, &d)
 	return &refreshRequest{grant: gr, scopes: d.Scopes, resource: s.resource}, nil
+}
+
+// grantRefusal is liveGrant's refusal as the token endpoint answers it:
+// invalid_grant with the reason, or a server error.
+func grantRefusal(err error) *oidc.Error {
+	if errors.Is(err, errGrantEnded) {
+		return oidc.ErrInvalidGrant().WithDescription("%v", err)
+	}
+	return oidc.ErrServerError().WithParent(err)
 }
 
 func (st storage) TerminateSession(context.Context, string, string) error { return nil }
@@ -324,9 +357,12 @@ func (st storage) RevokeToken(ctx context.Context, token, _, clientID string) *o
 	if rec.Client != clientID {
 		return oidc.ErrInvalidClient().WithDescription("the token was not issued to this client")
 	}
-	rv, err := s.store.OAuthRevoke(ctx, switchboard.OAuthGrant, id, s.now())
+	rv, fresh, err := s.revokeGrant(ctx, id)
 	if err != nil {
 		return oidc.ErrServerError().WithParent(err)
+	}
+	if !fresh {
+		return nil // revoked already: nothing changes, nothing to record
 	}
 	s.log.InfoContext(ctx, "OAuth grant revoked by its client", "grant", id, "client", clientID, "user", rec.User)
 	s.record(ctx, "agent:"+oauth.AgentID(clientID), "oauth.revoke", grantOfRecord(rv), map[string]any{"reason": "the client revoked a token (RFC 7009)"})
@@ -341,8 +377,21 @@ func (st storage) SignatureAlgorithms(context.Context) ([]jose.SignatureAlgorith
 }
 func (st storage) KeySet(ctx context.Context) ([]op.Key, error) { return st.s.keys.public(ctx) }
 
+// GetClientByClientID answers the op's OAuth errors: it passes ours on
+// as they are, and some of its callers would turn a plain one into a
+// server_error.
 func (st storage) GetClientByClientID(ctx context.Context, id string) (op.Client, error) {
-	return st.s.lookupClient(ctx, id)
+	if id == "" {
+		return nil, oidc.ErrInvalidClient().WithDescription("client_id is required: clients here are public and identify themselves with client_id")
+	}
+	c, err := st.s.lookupClient(ctx, id)
+	if errors.Is(err, errUnknownClient) {
+		return nil, oidc.ErrInvalidClient().WithDescription("unknown client_id: send the client_id this server registered for you, or your client ID metadata document's URL").WithParent(err)
+	}
+	if err != nil {
+		return nil, oidc.ErrServerError().WithParent(err)
+	}
+	return c, nil
 }
 
 // AuthorizeClientIDSecret: no client here has a secret.
@@ -385,11 +434,32 @@ func shownScopes(scopes []string, required string) []string {
 }
 
 // revokeFor revokes a grant the server caught misused, and records why.
-func (s *Server) revokeFor(ctx context.Context, id, why string) {
-	rec, err := s.store.OAuthRevoke(ctx, switchboard.OAuthGrant, id, s.now())
+// It reports whether this call revoked it: a grant revoked already (by
+// its user, the operator, or another replica's alarm) is left as it is,
+// with no second ledger entry.
+func (s *Server) revokeFor(ctx context.Context, id, why string) bool {
+	rec, fresh, err := s.revokeGrant(ctx, id)
 	if err != nil {
 		s.log.ErrorContext(ctx, "OAuth: revoking a misused grant failed", "grant", id, "err", err)
-		return
+		return false
 	}
-	s.record(ctx, "system", "oauth.revoke", grantOfRecord(rec), map[string]any{"reason": why})
+	if fresh {
+		s.record(ctx, "system", "oauth.revoke", grantOfRecord(rec), map[string]any{"reason": why})
+	}
+	return fresh
+}
+
+// revokeGrant revokes a grant unless it is revoked already; fresh says
+// whether this call did. Two replicas revoking the same live grant at
+// once may both see it live and both record it; the revocation itself
+// is the same either way (the store keeps the first time).
+func (s *Server) revokeGrant(ctx context.Context, id string) (rec switchboard.OAuthRecord, fresh bool, err error) {
+	if rec, err = s.store.OAuthGet(ctx, switchboard.OAuthGrant, id); err != nil {
+		return rec, false, err
+	}
+	if !rec.RevokedAt.IsZero() {
+		return rec, false, nil
+	}
+	rec, err = s.store.OAuthRevoke(ctx, switchboard.OAuthGrant, id, s.now())
+	return rec, err == nil, err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	stdlog "log"
 	"log/slog"
 	"math"
 	"net"
@@ -29,6 +30,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/oauth"
 	"github.com/switchboardhq/switchboard/internal/panel"
 	"github.com/switchboardhq/switchboard/internal/ratelimit"
+	"github.com/switchboardhq/switchboard/internal/redact"
 	"github.com/switchboardhq/switchboard/internal/session"
 	"github.com/switchboardhq/switchboard/internal/telemetry"
 	"github.com/switchboardhq/switchboard/internal/workspace"
@@ -317,6 +319,7 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 	if err != nil {
 		return usageError{err, c.CommandPath()}
 	}
+	defer logToDaemon(log)()
 	// Before the daemon is built, so its broker and agent runtime record to
 	// it; stopped last, after the daemon has shut down, so its spans go out.
 	stopTracing, err := startTracing(ctx, log)
@@ -676,6 +679,22 @@ func checkWindows(o session.Options) error {
 		return fmt.Errorf("--reconnect-window (sessions.reconnectWindow) %s is longer than sessions.keepWindow %s: a session must be kept at least as long as calls wait for its tab", o.Reconnect, keep)
 	}
 	return nil
+}
+
+// logToDaemon makes log the process-wide slog default (secrets
+// redacted, as the daemon's own logger) until the returned func restores
+// the previous one. The embedded authorization server's library,
+// zitadel/oidc's pkg/op, logs its refusals only through slog's default
+// (its WithLogger option does nothing), which otherwise prints them as
+// plain log-package lines beside the daemon's own.
+func logToDaemon(log *slog.Logger) (restore func()) {
+	prev, out, flags := slog.Default(), stdlog.Writer(), stdlog.Flags()
+	slog.SetDefault(slog.New(redact.Handler(log.Handler())))
+	return func() {
+		slog.SetDefault(prev)
+		stdlog.SetOutput(out)
+		stdlog.SetFlags(flags)
+	}
 }
 
 func newLogger(w interface{ Write([]byte) (int, error) }, level, format string) (*slog.Logger, error) {

@@ -124,3 +124,24 @@ func TestServeExposedBindWarnsAndNeedsToken(t *testing.T) {
 		t.Errorf("a loopback bind warned: %s", log.String())
 	}
 }
+
+// The embedded authorization server's library (zitadel/oidc's pkg/op)
+// logs its refusals through slog's process-wide default: serve routes
+// that to its own logger, so a refused authorization request is a line
+// of the daemon's log in the daemon's format, not a plain log-package
+// line on the process's stderr.
+func TestServeLogsOAuthLibraryThroughItsLogger(t *testing.T) {
+	port, log, _ := startServe(t, "127.0.0.1:0")
+	resp, err := http.Get("http://127.0.0.1:" + port + "/oauth/authorize?client_id=sbc_unknown&response_type=code&scope=mcp" +
+		"&redirect_uri=http%3A%2F%2F127.0.0.1%3A9%2Fcb&code_challenge=abc&code_challenge_method=S256")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("authorize for an unknown client: %d, want 400", resp.StatusCode)
+	}
+	if !regexp.MustCompile(`level=WARN msg="auth request[^"]*" oidc_error\.parent[^\n]*sbc_unknown`).MatchString(log.String()) {
+		t.Fatalf("the library's refusal is not in serve's log:\n%s", log.String())
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -28,6 +29,7 @@ var mcpOAuthClient = filepath.Join("testdata", "mcp-oauth-client")
 // nodeClient is one run of client.mjs; its JSON lines arrive on lines.
 type nodeClient struct {
 	lines chan map[string]json.RawMessage
+	stdin io.Writer // lines to client.mjs
 }
 
 func startNodeClient(t *testing.T, mcpURL, mode string) *nodeClient {
@@ -39,11 +41,15 @@ func startNodeClient(t *testing.T, mcpURL, mode string) *nodeClient {
 	if err != nil {
 		t.Fatal(err)
 	}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	n := &nodeClient{lines: make(chan map[string]json.RawMessage, 16)}
+	n := &nodeClient{lines: make(chan map[string]json.RawMessage, 16), stdin: in}
 	go func() {
 		defer close(n.lines)
 		sc := bufio.NewScanner(out)
@@ -253,6 +259,38 @@ func TestMCPOAuthEmbeddedServer(t *testing.T) {
 	}
 	if len(bobDigest.PendingApprovals) != 0 {
 		t.Fatalf("bob's digest shows approvals %+v (alice's is %s)", bobDigest.PendingApprovals, aprs[0].ID)
+	}
+
+	// The SDK refreshes bob's tokens: the scope it asked for, no ID token.
+	// After the operator revokes his grant, its refreshes fail with the
+	// SDK's InvalidGrantError saying the grant was revoked, each time, and
+	// the ledger holds that one revocation, no reuse alarm.
+	var refreshed struct {
+		Scope   string
+		IDToken bool
+	}
+	if err := json.Unmarshal(bob.next(t, "refreshed"), &refreshed); err != nil || refreshed.Scope != "mcp" || refreshed.IDToken {
+		t.Fatalf("the SDK's refresh: %+v %v, want scope mcp and no ID token", refreshed, err)
+	}
+	grants, err := admin.OAuthGrants(ctx, "user:bob")
+	if err != nil || len(grants) != 1 {
+		t.Fatalf("bob's grants: %+v %v", grants, err)
+	}
+	if _, err := admin.RevokeOAuthGrant(ctx, grants[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(bob.stdin, "revoked\n"); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		var refusal struct{ Name, Message string }
+		if err := json.Unmarshal(bob.next(t, "refusal"), &refusal); err != nil || refusal.Name != "InvalidGrantError" || !strings.Contains(refusal.Message, "revoked") {
+			t.Fatalf("the SDK's refresh after the revocation: %+v %v, want InvalidGrantError saying the grant was revoked", refusal, err)
+		}
+	}
+	revokes, err := admin.Activity(ctx, client.ActivityQuery{Verb: "oauth.revoke"})
+	if err != nil || len(revokes.Items) != 1 || revokes.Items[0].Actor != switchboard.Operator {
+		t.Fatalf("oauth.revoke entries: %+v %v, want the operator's one", revokes.Items, err)
 	}
 
 	// The operator approves alice's call (an override, recorded so); it runs once.

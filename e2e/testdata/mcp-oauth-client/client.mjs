@@ -7,11 +7,14 @@
 // Usage: node client.mjs <mcp URL> <mode: approve | digest>
 // Writes one JSON object per line to stdout: {"authorize": url}, then
 // {"ready": {tools, whoami}}, then for approve {"pending": the digest's
-// pending approvals} and {"result": ...}, for digest {"digest": ...}.
+// pending approvals} and {"result": ...}, for digest {"digest": ...},
+// {"refreshed": {scope, idToken}}, and after the line "revoked" on stdin
+// two {"refusal": {name, message}}.
 import http from "node:http";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+import { UnauthorizedError, discoverAuthorizationServerMetadata, refreshAuthorization } from "@modelcontextprotocol/sdk/client/auth.js";
+import readline from "node:readline";
 
 const [mcpURL, mode] = process.argv.slice(2);
 const say = (o) => process.stdout.write(JSON.stringify(o) + "\n");
@@ -90,6 +93,25 @@ if (mode === "approve") {
   say({ result: await call });
 } else {
   say({ digest: JSON.parse(await digest()) });
+  // The SDK's own refresh: once while the grant is live, then again
+  // after the test (the user's operator) revoked it, as a client does
+  // when its access token runs out.
+  const as = new URL(mcpURL).origin;
+  const metadata = await discoverAuthorizationServerMetadata(as);
+  const refresh = () => refreshAuthorization(as, { metadata, clientInformation: store.client, refreshToken: store.tokens.refresh_token,
+    resource: new URL(mcpURL) });
+  store.tokens = await refresh();
+  say({ refreshed: { scope: store.tokens.scope ?? null, idToken: store.tokens.id_token !== undefined } });
+  const lines = readline.createInterface({ input: process.stdin });
+  for await (const line of lines) if (line === "revoked") break;
+  for (let i = 0; i < 2; i++) { // and once more, as a client retrying would
+    try {
+      await refresh();
+      say({ refusal: { name: "none", message: "the refresh succeeded" } });
+    } catch (e) {
+      say({ refusal: { name: e.constructor.name, message: String(e.message ?? e) } });
+    }
+  }
 }
 await client.close();
 process.exit(0);

@@ -130,7 +130,18 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, err error, fallb
 	e := oidc.DefaultToServerError(err, "")
 	desc := ""
 	for x := error(e); x != nil; x = errors.Unwrap(x) {
-		if oe, ok := x.(*oidc.Error); ok && oe.Description != "" && oe.ErrorType != oidc.ServerError {
+		oe, ok := x.(*oidc.Error)
+		if !ok {
+			continue
+		}
+		if oe.ErrorType == oidc.ServerError {
+			// The op wraps every storage error of a refresh in
+			// invalid_grant, which tells a client to drop its tokens; a
+			// failure of ours must not.
+			e = oidc.ErrServerError().WithParent(err)
+			break
+		}
+		if oe.Description != "" {
 			desc = oe.Description // the innermost wins: it is the most specific
 		}
 	}

@@ -32,9 +32,11 @@ type nodeClient struct {
 	stdin io.Writer // lines to client.mjs
 }
 
-func startNodeClient(t *testing.T, mcpURL, mode string) *nodeClient {
+// startNodeClient runs client.mjs in mode; a clientID makes it a client
+// pre-registered at the authorization server.
+func startNodeClient(t *testing.T, mcpURL, mode string, clientID ...string) *nodeClient {
 	t.Helper()
-	cmd := exec.Command("node", "client.mjs", mcpURL, mode)
+	cmd := exec.Command("node", append([]string{"client.mjs", mcpURL, mode}, clientID...)...)
 	cmd.Dir = mcpOAuthClient
 	cmd.Stderr = &testLog{t: t, prefix: "client.mjs " + mode + ": "}
 	out, err := cmd.StdoutPipe()

@@ -4,19 +4,23 @@
 // sign in (here: prints the URL for the test's Chromium), receives the
 // code on a loopback redirect, and then lists and calls tools.
 //
-// Usage: node client.mjs <mcp URL> <mode: approve | digest>
+// Usage: node client.mjs <mcp URL> <mode: approve | digest | call> [client ID]
+// With a client ID the client is pre-registered at the authorization
+// server (an IdP without dynamic registration, as hosted IdPs are
+// configured for a desktop app): the SDK skips registration and uses it
+// as a public client with PKCE.
 // Writes one JSON object per line to stdout: {"authorize": url}, then
 // {"ready": {tools, whoami}}, then for approve {"pending": the digest's
 // pending approvals} and {"result": ...}, for digest {"digest": ...},
 // {"refreshed": {scope, idToken}}, and after the line "revoked" on stdin
-// two {"refusal": {name, message}}.
+// two {"refusal": {name, message}}; call stops after ready.
 import http from "node:http";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { UnauthorizedError, discoverAuthorizationServerMetadata, refreshAuthorization } from "@modelcontextprotocol/sdk/client/auth.js";
 import readline from "node:readline";
 
-const [mcpURL, mode] = process.argv.slice(2);
+const [mcpURL, mode, clientID] = process.argv.slice(2);
 const say = (o) => process.stdout.write(JSON.stringify(o) + "\n");
 
 // The loopback redirect (RFC 8252): any free port.
@@ -32,7 +36,7 @@ await new Promise((r) => cb.listen(0, "127.0.0.1", r));
 const redirectUrl = `http://127.0.0.1:${cb.address().port}/callback`;
 
 // The provider keeps everything in memory, as a one-shot client may.
-const store = {};
+const store = clientID ? { client: { client_id: clientID } } : {};
 const provider = {
   get redirectUrl() { return redirectUrl; },
   get clientMetadata() {
@@ -91,7 +95,7 @@ if (mode === "approve") {
   }
   say({ pending: d });
   say({ result: await call });
-} else {
+} else if (mode === "digest") {
   say({ digest: JSON.parse(await digest()) });
   // The SDK's own refresh: once while the grant is live, then again
   // after the test (the user's operator) revoked it, as a client does

@@ -522,6 +522,21 @@ func (d *Daemon) dropTool(ctx context.Context, source switchboard.Source, name s
 	}
 }
 
+// DeclaredAdapters lists the adapters declared over HTTP or in manifests,
+// by name (GET /api/v1/adapters). Their bindings hold no secret: a
+// credential header is an {"env": NAME} reference by the binding rules.
+func (d *Daemon) DeclaredAdapters(ctx context.Context) ([]switchboard.HostAdapter, error) {
+	stored, err := d.storedAdapters(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]switchboard.HostAdapter, 0, len(stored))
+	for _, name := range slices.Sorted(maps.Keys(stored)) {
+		out = append(out, stored[name].HostAdapter)
+	}
+	return out, nil
+}
+
 func (d *Daemon) storedAdapters(ctx context.Context) (map[string]storedAdapter, error) {
 	regs, err := d.declStore.PanelRegistrationList(ctx)
 	if err != nil {

@@ -370,6 +370,10 @@ func TestDeclaredAdapterOverHTTP(t *testing.T) {
 		t.Fatalf("data.projects.query went with the update (%d)", code)
 	}
 
+	// GET /adapters lists what was declared, by name.
+	if code, body := q.do(t, mcpToken, "GET", "/api/v1/adapters", ""); code != 200 || !strings.Contains(fmt.Sprint(body), "name:projects") {
+		t.Fatalf("GET /adapters: %d %v", code, body)
+	}
 	// The adapter cannot go while a declared panel reads it.
 	if code, body := q.do(t, mcpToken, "DELETE", "/api/v1/adapters/projects", ""); code != 409 || panelErrCode(body) != string(switchboard.CodeConflict) ||
 		!strings.Contains(fmt.Sprint(body), "project.settings") {

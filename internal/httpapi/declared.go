@@ -18,6 +18,7 @@ type Declarations interface {
 	DeclaredPanels(ctx context.Context) ([]switchboard.HostPanel, error)
 	UndeclarePanel(ctx context.Context, id string) error
 	DeclareAdapters(ctx context.Context, adapters []switchboard.HostAdapter) ([]switchboard.HostAdapter, error)
+	DeclaredAdapters(ctx context.Context) ([]switchboard.HostAdapter, error)
 	UndeclareAdapter(ctx context.Context, name string) error
 	InvalidateAdapter(ctx context.Context, name string) error
 	// DeclareManifest registers a manifest's tools, adapters and panels
@@ -36,6 +37,7 @@ func (s *Server) declaredRoutes() {
 	s.mux.HandleFunc("GET /api/v1/panels", s.admin(s.declaredPanels))
 	s.mux.HandleFunc("DELETE /api/v1/panels/{id}", s.admin(s.undeclarePanel))
 	s.mux.HandleFunc("POST /api/v1/adapters", s.admin(s.declareAdapters))
+	s.mux.HandleFunc("GET /api/v1/adapters", s.admin(s.declaredAdapters))
 	s.mux.HandleFunc("DELETE /api/v1/adapters/{name}", s.admin(s.undeclareAdapter))
 	s.mux.HandleFunc("POST /api/v1/adapters/{name}/invalidate", s.admin(s.invalidateAdapter))
 }
@@ -78,6 +80,15 @@ func (s *Server) declareAdapters(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out, err := s.opts.Declarations.DeclareAdapters(r.Context(), adapters)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"adapters": out})
+}
+
+func (s *Server) declaredAdapters(w http.ResponseWriter, r *http.Request) {
+	out, err := s.opts.Declarations.DeclaredAdapters(r.Context())
 	if err != nil {
 		s.writeError(w, r, err)
 		return

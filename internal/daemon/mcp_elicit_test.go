@@ -362,6 +362,40 @@ func TestMCPElicitationURLLinksConsole(t *testing.T) {
 	if res := <-out; res.IsError || e.runs.Load() != 2 {
 		t.Fatalf("call %s, runs %d", text(res), e.runs.Load())
 	}
+
+	// A client whose answer to the link comes only after the console
+	// decided (a slow client, a loaded machine): the call goes on without
+	// it, and the client is still told the elicitation is complete.
+	late, lateDone := make(chan struct{}), make(chan string, 1)
+	slow := e.connect(&mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
+		ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			select {
+			case <-late:
+			case <-ctx.Done():
+			}
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		},
+		ElicitationCompleteHandler: func(_ context.Context, r *mcp.ElicitationCompleteNotificationRequest) {
+			lateDone <- r.Params.ElicitationID
+		}})
+	go func() { out <- e.place(slow, map[string]any{"qty": 7}, nil) }()
+	a = e.pending()
+	if _, err := e.admin.Decide(context.Background(), a.ID, client.Decision{Approve: true}); err != nil {
+		t.Fatal(err)
+	}
+	if res := <-out; res.IsError || e.runs.Load() != 3 {
+		t.Fatalf("call %s, runs %d", text(res), e.runs.Load())
+	}
+	close(late)
+	select {
+	case id := <-lateDone:
+		if id != a.ID {
+			t.Fatalf("elicitation complete for %q, want %q", id, a.ID)
+		}
+	case <-time.After(time.Minute): // a bound, not a timing assertion
+		t.Fatal("a client whose answer came late was never told the elicitation is complete")
+	}
 }
 
 // `switchboard mcp` relays the daemon's question to its stdio client and

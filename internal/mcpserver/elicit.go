@@ -157,6 +157,13 @@ func (e *elicitor) ask(inv switchboard.Invocation) {
 	if err != nil {
 		if qctx.Err() == nil {
 			log.InfoContext(ctx, "elicitation failed; the approval stays pending for the console, CLI and tab", "approval", a.ID, "err", err)
+			return
+		}
+		// Withdrawn because the console decided (or the call ended) before
+		// the client's answer to the link came back: a client that was
+		// shown the link is still owed its completion.
+		if mode == "url" && e.decidedNow(context.WithoutCancel(ctx), a.ID) {
+			_ = e.ss.NotifyElicitationComplete(context.WithoutCancel(ctx), &mcp.ElicitationCompleteParams{ElicitationID: a.ID})
 		}
 		return
 	}

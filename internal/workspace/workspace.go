@@ -156,7 +156,14 @@ func New(opts Options) (*Workspace, error) {
 	}
 	w := &Workspace{opts: opts, log: opts.Logger, now: opts.Now, tabs: map[string]*tab{},
 		changed: make(chan struct{}), cache: map[string]cached{}, stop: make(chan struct{}), done: make(chan struct{})}
-	go w.watchLedger()
+	// The first wake channel is taken here, not in the goroutine: an
+	// entry appended once New has returned must be a change batch even if
+	// the goroutine has not run yet.
+	var next <-chan struct{}
+	if opts.Ledger != nil {
+		_, next = opts.Ledger.Head()
+	}
+	go w.watchLedger(next)
 	if err := w.startRelay(); err != nil {
 		w.Close()
 		return nil, err
@@ -197,19 +204,20 @@ func (w *Workspace) Changed() (<-chan struct{}, uint64) {
 	return w.changed, w.version
 }
 
-// watchLedger turns new ledger entries into change batches.
-func (w *Workspace) watchLedger() {
+// watchLedger turns new ledger entries into change batches, starting
+// from next, the ledger's wake channel when the workspace was made.
+func (w *Workspace) watchLedger(next <-chan struct{}) {
 	defer close(w.done)
 	if w.opts.Ledger == nil {
 		<-w.stop
 		return
 	}
 	for {
-		_, next := w.opts.Ledger.Head()
 		select {
 		case <-w.stop:
 			return
 		case <-next:
+			_, next = w.opts.Ledger.Head()
 			w.Touch()
 		}
 	}

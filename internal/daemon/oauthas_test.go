@@ -85,8 +85,8 @@ type flow struct {
 	base     string // the issuer
 	client   string
 	redirect string
-	scope    string // "mcp" when empty
-	resource string // base + /mcp when empty
+	scope    string       // "mcp" when empty
+	resource string       // base + /mcp when empty
 	hc       *http.Client // never follows redirects: each hop is checked
 }
 

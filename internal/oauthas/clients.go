@@ -102,8 +102,8 @@ var errUnknownClient = errors.New("unknown client")
 // lookupClient finds a registered client or fetches a client ID metadata
 // document.
 func (s *Server) lookupClient(ctx context.Context, id string) (*client, error) {
-	if id == ConsoleClientID {
-		if c := s.consoleClient(); c != nil {
+	if id == ConsoleClientID || id == CLIClientID {
+		if c := s.builtinClient(id); c != nil {
 			return c, nil
 		}
 		return nil, errUnknownClient

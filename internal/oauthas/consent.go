@@ -88,7 +88,7 @@ code{background:#f2f2f2;padding:0 .25rem;border-radius:3px}button{font:inherit;p
 {{if .WellKnown}}<p class="warn" id="unverified">The client chose the name “{{.ClientName}}” itself; it is not verified. Approve only if you just added this app in that client, and its address below is the one you expect.</p>{{end}}
 <p>Signed in as <strong id="user">{{.User}}</strong>.</p>
 <p>After you answer, your browser goes to <strong id="redirect-host">{{.RedirectHost}}</strong>.
-{{if .Builtin}}This is switchboard's own console, at this same address.{{else if .Document}}The client is identified by its metadata at <code>{{.ClientID}}</code>.{{else}}The client registered itself as <code>{{.ClientID}}</code>.{{end}}</p>
+{{if .Builtin}}This is switchboard's own {{.ClientName}}, built in; it stands for you, not for an agent.{{else if .Document}}The client is identified by its metadata at <code>{{.ClientID}}</code>.{{else}}The client registered itself as <code>{{.ClientID}}</code>.{{end}}</p>
 <p>It will be able to:</p>
 <ul id="scopes">{{range .Scopes}}<li><code>{{.Name}}</code>: {{.Means}}</li>{{end}}</ul>
 <p>You can revoke this at any time; its access stops at its next call.</p>

@@ -1,6 +1,6 @@
 package oauthas
 
-// The console client: switchboard's own console is a built-in public
+// The console's and the CLI's clients: switchboard's own console is a built-in public
 // client of this server, so a person of the host app signs in to it the
 // way they sign in an MCP client — through the host app, with PKCE, a
 // consent page and a grant they can revoke — and sees only their own
@@ -12,6 +12,14 @@ package oauthas
 // its one redirect URI is Issuer + ConsolePath.
 const ConsoleClientID = "switchboard-console"
 
+// CLIClientID is the command line's client_id (switchboard login): a
+// native app, redirected to a loopback port it picks (RFC 8252 §7.3), with
+// the console's audience and scope — the person, at their terminal.
+const CLIClientID = "switchboard-cli"
+
+// CLIRedirect is the CLI's redirect URI; any port of it is accepted.
+const CLIRedirect = "http://127.0.0.1/callback"
+
 // ConsoleScope is the scope of console tokens: see and manage one's own
 // approvals, agents, grants, runs and ledger entries.
 const ConsoleScope = "console"
@@ -22,20 +30,26 @@ const ConsolePath = "/console/"
 // consoleName is the console's name on the consent page and in grants.
 const consoleName = "switchboard console"
 
-// consoleClient is the built-in console client, or nil when the server
-// has no API resource to issue its tokens for.
-func (s *Server) consoleClient() *client {
+// builtinClient is the console's or the CLI's client, or nil when id is
+// neither or the server has no API resource to issue their tokens for.
+func (s *Server) builtinClient(id string) *client {
 	if s.apiResource == "" {
 		return nil
 	}
-	return &client{id: ConsoleClientID, data: clientData{Name: consoleName,
-		RedirectURIs: []string{s.issuer + ConsolePath}, Builtin: true}, s: s}
+	switch id {
+	case ConsoleClientID:
+		return &client{id: id, data: clientData{Name: consoleName, RedirectURIs: []string{s.issuer + ConsolePath}, Builtin: true}, s: s}
+	case CLIClientID:
+		return &client{id: id, data: clientData{Name: "switchboard command line", RedirectURIs: []string{CLIRedirect}, Builtin: true}, s: s}
+	}
+	return nil
 }
 
 // audienceOf is the resource a client's tokens are for and the scope
-// they carry: the console's, or /mcp's for every other client.
+// they carry: the built-in clients' (the person, on the HTTP API), or
+// /mcp's for every other client.
 func (s *Server) audienceOf(clientID string) (resource, scope string) {
-	if clientID == ConsoleClientID && s.apiResource != "" {
+	if (clientID == ConsoleClientID || clientID == CLIClientID) && s.apiResource != "" {
 		return s.apiResource, ConsoleScope
 	}
 	return s.resource, s.scope

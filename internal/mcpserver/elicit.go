@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/approval"
+	"github.com/switchboardhq/switchboard/internal/workspace"
 )
 
 // Elicitation chooses whether and how an external agent's call that waits
@@ -191,30 +192,12 @@ func (e *elicitor) ask(inv switchboard.Invocation) {
 		reason, _ = res.Content["reason"].(string)
 	}
 	_, err = e.s.opts.Approvals.Decide(context.WithoutCancel(ctx), a.ID, approval.Decision{
-		By: e.decider(a), Approve: approve, Reason: reason, Channel: approval.ChannelElicitation})
+		By: workspace.AskedOf(a), Approve: approve, Reason: reason, Channel: approval.ChannelElicitation})
 	if err != nil && switchboard.CodeOf(err) != switchboard.CodeConflict {
 		log.WarnContext(ctx, "decide an approval from an elicitation answer", "approval", a.ID, "err", err)
 	}
 	// CONFLICT: another channel decided first; its decision stands and the
 	// call proceeds by it.
-}
-
-// decider is the user an elicitation answer speaks for: the person the
-// call was made for (the one approval.Service.Decide lets decide it,
-// workspace.MayDecide), else the user the agent's session acts for, else
-// the operator.
-func (e *elicitor) decider(a switchboard.ApprovalRequest) switchboard.Principal {
-	if p, ok := switchboard.UserPrincipal(a.User); ok {
-		return p
-	}
-	if uo, ok := e.s.opts.Agents.(interface{ UserOf(string) (string, bool) }); ok && a.AgentID != "" {
-		if u, ok := uo.UserOf(a.AgentID); ok {
-			if p, ok := switchboard.UserPrincipal(u); ok {
-				return p
-			}
-		}
-	}
-	return switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"}
 }
 
 // elicitMessage says once who wants to do what, with the arguments.

@@ -17,6 +17,7 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/approval"
 	"github.com/switchboardhq/switchboard/internal/broker"
+	"github.com/switchboardhq/switchboard/internal/workspace"
 )
 
 // Approvals for the 2026-07-28 revision (multi round-trip requests,
@@ -229,9 +230,8 @@ func (s *Server) answered(ctx context.Context, c caller, st requestState, r *mcp
 	if err != nil || a.Status != switchboard.ApprovalPending {
 		return // decided already: that decision stands
 	}
-	e := &elicitor{s: s}
 	_, err = s.opts.Approvals.Decide(context.WithoutCancel(ctx), a.ID, approval.Decision{
-		By: e.decider(a), Approve: approve, Reason: reason, Channel: approval.ChannelElicitation})
+		By: workspace.AskedOf(a), Approve: approve, Reason: reason, Channel: approval.ChannelElicitation})
 	if err != nil && switchboard.CodeOf(err) != switchboard.CodeConflict {
 		s.log.WarnContext(ctx, "decide an approval from an input response", "approval", a.ID, "err", err)
 	}

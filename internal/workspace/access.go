@@ -101,6 +101,15 @@ func (a *Agents) ActsFor(id, user string) bool {
 // nobody (recorded before users were) is the operator's.
 func approvalUser(apr switchboard.ApprovalRequest) string { return userOf(apr.User) }
 
+// AskedOf is the person apr is asked of, as the principal a channel that
+// answers for that person decides as (an MCP client's elicitation
+// answer): the user the call was made for, or the operator for a request
+// that names nobody — the same person SeesApproval and MayDecide read.
+func AskedOf(apr switchboard.ApprovalRequest) switchboard.Principal {
+	p, _ := switchboard.UserPrincipal(approvalUser(apr))
+	return p
+}
+
 // SeesApproval is the one rule of who may see an approval request, for
 // every channel that lists, shows or decides one (the approvals routes,
 // the digest, a tab's events, MCP elicitation, a chat's resume, and

@@ -22,8 +22,12 @@ const (
 
 // RunInfo is a run's public record (GET /runs/{id}).
 type RunInfo struct {
-	RunID      string    `json:"runId"`
-	ThreadID   string    `json:"threadId"`
+	RunID    string `json:"runId"`
+	ThreadID string `json:"threadId"`
+	// User is whom the run acts for ("user:<id>"): the user of the tab
+	// that started it, the operator for a run the admin token started.
+	// The acting agent is the built-in assistant.
+	User       string    `json:"user,omitempty"`
 	SessionID  string    `json:"sessionId,omitempty"`
 	Status     RunStatus `json:"status"`
 	Harness    string    `json:"harness"`
@@ -116,6 +120,8 @@ type RunFilter struct {
 	// Status, if set, keeps the runs in that status (RunRunning: the run
 	// a chat has in progress on whichever replica holds it).
 	Status RunStatus
+	// User, if set, keeps the runs acting for that user ("user:<id>").
+	User string
 	// Limit bounds the answer; 0 means 100.
 	Limit int
 }

@@ -27,7 +27,7 @@ const learnAdmin = "bench-learn-admin"
 // Schemas lose their "required" lists so that a call with {} passes
 // validation; required lists are not indexed. Names and empty
 // descriptions are adapted as TestSearchThroughStores does.
-func learnDaemon(t *testing.T, set *benchkit.RetrievalSet, learn bool) (admin, agent *client.Client, d *daemon.Daemon, fwd, back map[string]string) {
+func learnDaemon(t *testing.T, set *benchkit.RetrievalSet, learn bool) (admin *client.Client, agents []*client.Client, d *daemon.Daemon, fwd, back map[string]string) {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, sqlite.Memory, nil)
@@ -51,12 +51,23 @@ func learnDaemon(t *testing.T, set *benchkit.RetrievalSet, learn bool) (admin, a
 	if _, err := admin.RegisterTools(ctx, switchboard.SourceHost, tools); err != nil {
 		t.Fatal(err)
 	}
-	tok, err := admin.CreateToken(ctx, client.TokenRequest{Agent: "bench"})
-	if err != nil {
-		t.Fatal(err)
+	for i := range learnFeeders {
+		tok, err := admin.CreateToken(ctx, client.TokenRequest{Agent: fmt.Sprintf("bench-%d", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		agents = append(agents, client.New(srv.URL, tok.Token, nil))
 	}
-	return admin, client.New(srv.URL, tok.Token, nil), d, fwd, back
+	return admin, agents, d, fwd, back
 }
+
+// learnFeeders is how many agent tokens feed the training queries, in
+// turn. One token alone would meet its own bound (registry.LearnPerCaller
+// examples) before half of Seal-Tools is fed (its training half makes about
+// 1,700 examples), and the bench would measure that bound rather than what
+// a catalog learns from half a set's usage. Each query is still fed by one
+// caller, so every example keeps one caller's weight.
+const learnFeeders = 4
 
 // learnTools adapts set's catalog for registration, with the maps between
 // the set's names and the registered ones: see learnDaemon.
@@ -139,7 +150,7 @@ func TestLearnedSearch(t *testing.T) {
 			upto := min(len(train), int(share*float64(len(set.Queries))+0.5))
 			for ; fed < upto; fed++ {
 				q := train[fed]
-				for _, c := range []*client.Client{agentOn, agentOff} {
+				for _, c := range []*client.Client{agentOn[fed%learnFeeders], agentOff[fed%learnFeeders]} {
 					if _, err := c.SearchTools(ctx, switchboard.SearchQuery{Query: q.Query}); err != nil {
 						t.Fatal(err)
 					}
@@ -154,6 +165,17 @@ func TestLearnedSearch(t *testing.T) {
 				}
 			}
 			on.Registry.WaitLearned()
+			stored := 0
+			for _, tl := range set.Tools {
+				l, err := on.Registry.Learned(ctx, fwd[tl.Name])
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, q := range l.Queries {
+					stored += q.Callers
+				}
+			}
+			t.Logf("%s at %d queries fed: %d examples stored", set.Name, fed, stored)
 			var seenQ, unseenQ []benchkit.RetrievalQuery
 			for _, q := range eval {
 				if slices.ContainsFunc(q.Gold, func(g string) bool { return seen[g] }) {

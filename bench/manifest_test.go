@@ -75,6 +75,11 @@ func TestManifestSize(t *testing.T) {
 			pc := func(a int) string { return fmt.Sprintf("%.1f%%", 100*float64(a)/float64(nf)) }
 			fmt.Fprintf(&b, "| %s | %d | %d | %d (%s) | %d (%s) | **%d (%s)**, %d lines, %.0f%% of tools in a group | %d (%s) |\n",
 				src.name, len(tools), nf, nm, pc(nm), nd, pc(nd), ng, pc(ng), lines, covered, nn, pc(nn))
+			// A large catalog's deferred listing must cost at most a tenth
+			// of its full manifest.
+			if n >= 500 && 10*ng > nf {
+				t.Errorf("%s at %d tools: the grouped listing is %d tokens, over a tenth of the manifest's %d", src.name, n, ng, nf)
+			}
 		}
 	}
 	t.Log(b.String())

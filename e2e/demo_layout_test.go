@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -74,5 +75,9 @@ func TestDemoLayoutInChromium(t *testing.T) {
 	poll(t, nk, `document.body.dataset.status === "closed" && !!document.querySelector("#page h1")`)
 	if shown := eval[bool](t, nk, `!document.getElementById("drive").hidden`); shown {
 		t.Error(`a tab without a session still shows "attached as session …"`)
+	}
+	// Its commands name this daemon, not the default port's.
+	if cmd := eval[string](t, nk, `document.querySelector("#page pre").textContent`); !strings.Contains(cmd, e.srv.URL+"/api/v1/sessions") || strings.Contains(cmd, ":7766") {
+		t.Errorf("the no-session commands name another daemon: %q", cmd)
 	}
 }

@@ -269,3 +269,20 @@ func TestStoreConfigForms(t *testing.T) {
 		t.Fatalf("bad durability: %v", err)
 	}
 }
+
+// TestServeSaysItStartsFirst: serve says it is starting before it touches
+// the data root or opens the store (migrating a store and building the
+// catalog can take a while on a busy machine, and a silent terminal looks
+// hung), so even a start that fails there has said so first.
+func TestServeSaysItStartsFirst(t *testing.T) {
+	t.Setenv("SWITCHBOARD_STORE", "")
+	notDir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notDir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := run(t, "serve", "--addr", "127.0.0.1:0", "--data", notDir, "--token", testToken)
+	started, failed := strings.Index(errs, "switchboard serve starting"), strings.Index(errs, "error:")
+	if code != 1 || started < 0 || failed < started {
+		t.Errorf("exit %d, stderr %q: want the start said before the data root's error", code, errs)
+	}
+}

@@ -496,11 +496,15 @@ func (rt *Runtime) Get(id string) (*Run, error) {
 // List returns the newest runs, at most limit: with a run store, the
 // stored runs of every replica (this process's own as it holds them, which
 // is fresher than the store); without, the runs in progress and the
-// recently finished ones this process holds.
-func (rt *Runtime) List(ctx context.Context, limit int) ([]switchboard.RunInfo, error) {
+// recently finished ones this process holds. A user ("user:<id>") keeps
+// the runs acting for that user; "" keeps all.
+func (rt *Runtime) List(ctx context.Context, limit int, user string) ([]switchboard.RunInfo, error) {
 	out := rt.listLocal()
+	if user != "" {
+		out = slices.DeleteFunc(out, func(in switchboard.RunInfo) bool { return in.User != user })
+	}
 	if rt.opts.Runs != nil {
-		stored, err := rt.opts.Runs.RunList(ctx, switchboard.RunFilter{Limit: limit})
+		stored, err := rt.opts.Runs.RunList(ctx, switchboard.RunFilter{Limit: limit, User: user})
 		if err != nil {
 			return nil, err
 		}

@@ -191,7 +191,7 @@ func (r *Run) infoLocked() switchboard.RunInfo {
 	in := switchboard.RunInfo{
 		RunID: r.id, ThreadID: r.thread, SessionID: r.session, Status: r.status, Harness: r.harness.Name,
 		Steps: r.steps, Events: len(r.records), Queued: len(r.queue), Error: r.err,
-		CreatedAt: r.created, FinishedAt: r.finished,
+		CreatedAt: r.created, FinishedAt: r.finished, User: r.principal.ActsFor(),
 		Usage: switchboard.RunUsage{InputTokens: r.usage.InputTokens, OutputTokens: r.usage.OutputTokens, TotalTokens: r.usage.Total(), CachedInputTokens: r.usage.CachedInputTokens},
 	}
 	if b := r.binding; b != nil {

@@ -14,6 +14,9 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/scope"
 )
@@ -31,6 +34,11 @@ const (
 	// OAuth is an OAuth access token from the authorization server /mcp
 	// trusts (package oauth): an agent (the client) acting for a user.
 	OAuth Kind = "oauth"
+	// User is a person signed in to the console through the embedded
+	// authorization server (an OAuth access token for the HTTP API, not
+	// for /mcp): the user themself, no agent. Routes that show or manage
+	// a person's own records take it.
+	User Kind = "user"
 )
 
 // sessionPrefix starts every session id, and so every session token
@@ -70,12 +78,17 @@ type OAuthTokens interface {
 }
 
 // Options configures an Authenticator. AdminToken is required; leave
-// Agents, Sessions or OAuth nil (an untyped nil) when the daemon has none.
+// Agents, Sessions, OAuth or Users nil (an untyped nil) when the daemon
+// has none.
 type Options struct {
 	AdminToken string
 	Agents     AgentTokens
 	Sessions   Sessions
 	OAuth      OAuthTokens
+	// Users checks console sign-ins: OAuth access tokens whose audience
+	// is UsersAudience (the HTTP API), each standing for its user.
+	Users         OAuthTokens
+	UsersAudience string
 }
 
 // Authenticator checks bearer credentials. Safe for concurrent use.
@@ -84,6 +97,8 @@ type Authenticator struct {
 	agents   AgentTokens
 	sessions Sessions
 	oauth    OAuthTokens
+	users    OAuthTokens
+	usersAud string
 }
 
 // New returns an Authenticator.
@@ -91,7 +106,8 @@ func New(opts Options) (*Authenticator, error) {
 	if opts.AdminToken == "" {
 		return nil, errors.New("authn: Options.AdminToken is required")
 	}
-	return &Authenticator{admin: []byte(opts.AdminToken), agents: opts.Agents, sessions: opts.Sessions, oauth: opts.OAuth}, nil
+	return &Authenticator{admin: []byte(opts.AdminToken), agents: opts.Agents, sessions: opts.Sessions, oauth: opts.OAuth,
+		users: opts.Users, usersAud: opts.UsersAudience}, nil
 }
 
 // Authenticate checks the request's bearer token (see Token). A request
@@ -129,6 +145,14 @@ func (a *Authenticator) Token(ctx context.Context, tok string) (Credential, erro
 			return Credential{Kind: Session}, err
 		}
 		return Credential{Kind: Session, Principal: switchboard.Principal{Kind: switchboard.PrincipalSession, ID: id}}, nil
+	case a.users != nil && IsJWT(tok) && forAudience(tok, a.usersAud):
+		// The audience read unverified only picks the verifier; the
+		// verifier checks it with the signature.
+		p, scopes, err := a.users.Authenticate(ctx, tok)
+		if err != nil {
+			return Credential{Kind: User}, err
+		}
+		return Credential{Kind: User, Principal: p, Scopes: scopes}, nil
 	case a.oauth != nil && IsJWT(tok):
 		p, scopes, err := a.oauth.Authenticate(ctx, tok)
 		if err != nil {
@@ -161,4 +185,25 @@ func Bearer(r *http.Request) (string, bool) {
 		return "", false
 	}
 	return strings.TrimSpace(h[len(prefix):]), true
+}
+
+// maxPeekBytes bounds the token forAudience parses (the verifiers refuse
+// larger ones anyway).
+const maxPeekBytes = 16 << 10
+
+// forAudience reports whether the JWT tok names aud in its aud claim,
+// read without verifying it: only to choose which verifier checks it.
+func forAudience(tok, aud string) bool {
+	if aud == "" || len(tok) > maxPeekBytes {
+		return false
+	}
+	t, err := jwt.ParseSigned(tok, []jose.SignatureAlgorithm{jose.ES256, jose.ES384, jose.ES512, jose.RS256, jose.RS384, jose.RS512, jose.PS256, jose.PS384, jose.PS512, jose.EdDSA})
+	if err != nil {
+		return false
+	}
+	var c jwt.Claims
+	if t.UnsafeClaimsWithoutVerification(&c) != nil {
+		return false
+	}
+	return c.Audience.Contains(aud)
 }

@@ -179,8 +179,10 @@ type Daemon struct {
 	// authServer is the embedded authorization server; nil with an
 	// external issuer or without a resource.
 	authServer *oauthas.Server
-	api        *httpapi.Server
-	mcp        *mcpserver.Server
+	// consoleUsers checks console sign-ins; nil without the embedded server.
+	consoleUsers authn.OAuthTokens
+	api          *httpapi.Server
+	mcp          *mcpserver.Server
 }
 
 // New wires a Daemon over opts.Store.

@@ -84,6 +84,9 @@ func (d *Daemon) newAuth(opts Options) (*authn.Authenticator, error) {
 	if d.oauth != nil {
 		ao.OAuth = d.oauth
 	}
+	if d.consoleUsers != nil {
+		ao.Users, ao.UsersAudience = d.consoleUsers, d.authServer.APIResource()
+	}
 	return authn.New(ao)
 }
 

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
+	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/broker"
 	"github.com/switchboardhq/switchboard/internal/httpapi"
 	"github.com/switchboardhq/switchboard/internal/oauth"
@@ -102,7 +104,7 @@ func (d *Daemon) startAuthServer(opts Options) error {
 	o := opts.OAuth
 	issuer := strings.TrimSuffix(strings.TrimSuffix(o.Resource, "/"), "/mcp")
 	as, err := oauthas.New(oauthas.Options{Store: opts.Store, Issuer: issuer, Resource: o.Resource, Scope: o.Scope,
-		LoginURL: o.LoginURL, HTTPClient: o.MetadataHTTPClient, Logger: d.log, Ledger: d.ledgerOrNil()})
+		APIResource: issuer + "/api/v1", LoginURL: o.LoginURL, HTTPClient: o.MetadataHTTPClient, Logger: d.log, Ledger: d.ledgerOrNil()})
 	if err != nil {
 		return err
 	}
@@ -112,7 +114,15 @@ func (d *Daemon) startAuthServer(opts Options) error {
 	if err != nil {
 		return err
 	}
-	d.authServer, d.oauth = as, v
+	// The console's sign-ins: the same keys and grant check, the API's
+	// audience, and the person as the principal.
+	cv, err := oauth.NewVerifier(context.Background(), oauth.VerifierOptions{
+		Issuer: as.Issuer(), Resource: as.APIResource(), Logger: d.log, KeySet: as.KeySet(), Check: as.CheckToken,
+	})
+	if err != nil {
+		return err
+	}
+	d.authServer, d.oauth, d.consoleUsers = as, v, consoleUsers{cv}
 	d.resource.AuthorizationServers = []string{as.Issuer()}
 	return nil
 }
@@ -148,4 +158,21 @@ func (d *Daemon) ledgerOrNil() oauthas.Ledger {
 		return nil
 	}
 	return d.Ledger
+}
+
+// consoleUsers checks the console's tokens (authn.Options.Users): issued
+// to the console client with its scope, each is its user.
+type consoleUsers struct{ v *oauth.Verifier }
+
+func (c consoleUsers) Authenticate(ctx context.Context, raw string) (switchboard.Principal, []string, error) {
+	t, err := c.v.Verify(ctx, raw)
+	if err != nil {
+		return switchboard.Principal{}, nil, err
+	}
+	u, ok := switchboard.UserPrincipal(t.Principal.User)
+	if t.ClientID != oauthas.ConsoleClientID || !slices.Contains(t.Scopes, oauthas.ConsoleScope) || !ok {
+		return switchboard.Principal{}, nil, switchboard.Errorf(switchboard.CodeUnauthorized,
+			"the access token is not valid for this resource: only the console's sign-ins are tokens for the HTTP API")
+	}
+	return u, t.Scopes, nil
 }

@@ -2,6 +2,7 @@ package daemon_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -84,6 +85,8 @@ type flow struct {
 	base     string // the issuer
 	client   string
 	redirect string
+	scope    string       // "mcp" when empty
+	resource string       // base + /mcp when empty
 	hc       *http.Client // never follows redirects: each hop is checked
 }
 
@@ -152,8 +155,11 @@ func (f *flow) authorize(q url.Values) *http.Response {
 
 func (f *flow) params(challenge string) url.Values {
 	return url.Values{"client_id": {f.client}, "redirect_uri": {f.redirect}, "response_type": {"code"}, "state": {"st-1"},
-		"scope": {"mcp"}, "code_challenge": {challenge}, "code_challenge_method": {"S256"}, "resource": {f.base + "/mcp"}}
+		"scope": {cmp.Or(f.scope, "mcp")}, "code_challenge": {challenge}, "code_challenge_method": {"S256"}, "resource": {f.audience()}}
 }
+
+// audience is the resource the flow's tokens are for.
+func (f *flow) audience() string { return cmp.Or(f.resource, f.base+"/mcp") }
 
 // signIn starts an authorization and plays the host: its sign-in page
 // gets ?request=, its backend vouches for user with the admin token and
@@ -191,7 +197,7 @@ func (f *flow) consent(consentURL, decision string) *url.URL {
 		f.t.Fatal(err)
 	}
 	res.Body.Close()
-	for res.StatusCode/100 == 3 && strings.HasPrefix(res.Header.Get("Location"), f.base) {
+	for res.StatusCode/100 == 3 && strings.HasPrefix(res.Header.Get("Location"), f.base) && !strings.HasPrefix(res.Header.Get("Location"), f.redirect+"?") {
 		if res, err = f.hc.Get(res.Header.Get("Location")); err != nil {
 			f.t.Fatal(err)
 		}
@@ -219,7 +225,7 @@ func (f *flow) code(user string) (code, verifier string) {
 func (f *flow) exchange(code, verifier string) (int, map[string]any) {
 	f.t.Helper()
 	return f.form("/oauth/token", url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {f.redirect},
-		"client_id": {f.client}, "code_verifier": {verifier}, "resource": {f.base + "/mcp"}})
+		"client_id": {f.client}, "code_verifier": {verifier}, "resource": {f.audience()}})
 }
 
 func (f *flow) tokens(user string) (access, refresh string) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -18,10 +19,10 @@ import (
 // The ledger's routes. There is no route that updates or deletes an entry:
 // the ledger is append-only (a PUT, PATCH or DELETE falls through to 404).
 func (s *Server) activityRoutes() {
-	s.mux.HandleFunc("GET /api/v1/activity", s.admin(s.listActivity))
+	s.mux.HandleFunc("GET /api/v1/activity", s.adminOrUser(s.listActivity))
 	s.mux.HandleFunc("GET /api/v1/activity/verify", s.admin(s.verifyActivity))
 	s.mux.HandleFunc("GET /api/v1/activity/checkpoint", s.admin(s.checkpointActivity))
-	s.mux.HandleFunc("GET /api/v1/activity/{id}", s.admin(s.getActivity))
+	s.mux.HandleFunc("GET /api/v1/activity/{id}", s.adminOrUser(s.getActivity))
 	if s.opts.Broker != nil {
 		s.mux.HandleFunc("POST /api/v1/activity/{id}/reverse", s.caller(s.reverseActivity))
 	}
@@ -80,6 +81,10 @@ func (s *Server) listActivity(w http.ResponseWriter, r *http.Request) {
 		s.followActivity(w, r, f, cursor)
 		return
 	}
+	if ownUser(r) != "" {
+		s.listOwnActivity(w, r, f, cursor)
+		return
+	}
 	l := s.opts.Governance.Ledger
 	var items []switchboard.ActivityEntry
 	if cursor {
@@ -97,6 +102,61 @@ func (s *Server) listActivity(w http.ResponseWriter, r *http.Request) {
 	} else if cursor {
 		page.NextCursor = strconv.FormatInt(f.AfterID, 10)
 	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+// ownActivityScan bounds the entries one page of a person's own ledger
+// reads: the ledger is one chain of everyone's entries, so theirs are
+// found by reading it (workspace.SeesEntry), a bounded stretch per page.
+const ownActivityScan = 2000
+
+// listOwnActivity pages the entries a person signed in to the console
+// may see. The newest page reads the newest ownActivityScan entries;
+// with ?after= it reads forward from the cursor. NextCursor is where the
+// read stopped, so the next page continues the scan even when a
+// stretch held none of theirs.
+func (s *Server) listOwnActivity(w http.ResponseWriter, r *http.Request, f switchboard.ActivityFilter, cursor bool) {
+	p, want := principal(r), f.Limit
+	f.Limit = ownActivityScan
+	l := s.opts.Governance.Ledger
+	var (
+		read []switchboard.ActivityEntry
+		err  error
+	)
+	if cursor {
+		read, err = l.List(r.Context(), f)
+	} else {
+		read, err = l.Tail(r.Context(), f)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	page := activityPage{Items: []switchboard.ActivityEntry{}}
+	if !cursor { // the newest of theirs, oldest first like Tail
+		for i := len(read) - 1; i >= 0 && len(page.Items) < want; i-- {
+			if workspace.SeesEntry(p, read[i]) {
+				page.Items = append(page.Items, read[i])
+			}
+		}
+		slices.Reverse(page.Items)
+		if n := len(read); n > 0 {
+			page.NextCursor = strconv.FormatInt(read[n-1].ID, 10)
+		}
+		writeJSON(w, http.StatusOK, page)
+		return
+	}
+	last := f.AfterID
+	for _, e := range read {
+		if len(page.Items) == want {
+			break
+		}
+		last = e.ID
+		if workspace.SeesEntry(p, e) {
+			page.Items = append(page.Items, e)
+		}
+	}
+	page.NextCursor = strconv.FormatInt(last, 10)
 	writeJSON(w, http.StatusOK, page)
 }
 
@@ -133,7 +193,11 @@ func (s *Server) followActivity(w http.ResponseWriter, r *http.Request, f switch
 			}
 		}
 	}()
+	own, p := ownUser(r) != "", principal(r)
 	err := s.opts.Governance.Ledger.Follow(ctx, after, f, func(e switchboard.ActivityEntry) error {
+		if own && !workspace.SeesEntry(p, e) {
+			return nil
+		}
 		b, _ := json.Marshal(e)
 		sw.Event(sse.Event{ID: strconv.FormatInt(e.ID, 10), Event: "activity", Data: b})
 		return sw.Flush()
@@ -150,6 +214,9 @@ func (s *Server) getActivity(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	e, err := s.opts.Governance.Ledger.Get(r.Context(), id)
+	if err == nil && ownUser(r) != "" && !workspace.SeesEntry(principal(r), e) {
+		err = switchboard.Errorf(switchboard.CodeNotFound, "no activity entry %q", r.PathValue("id")) // one answer for unknown and not theirs
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -38,7 +38,7 @@ func (s *Server) agentRoutes() {
 		return
 	}
 	s.mux.HandleFunc("POST /api/v1/runs", s.agentAuth(s.startRun))
-	s.mux.HandleFunc("GET /api/v1/runs", s.admin(s.listRuns))
+	s.mux.HandleFunc("GET /api/v1/runs", s.adminOrUser(s.listRuns))
 	s.mux.HandleFunc("GET /api/v1/runs/{id}", s.agentAuth(s.getRun))
 	s.mux.HandleFunc("POST /api/v1/runs/{id}/cancel", s.agentAuth(s.cancelRun))
 	s.mux.HandleFunc("GET /api/v1/runs/{id}/events", s.agentAuth(s.runEvents))
@@ -77,6 +77,8 @@ func (s *Server) agentAuth(h agentHandler) http.HandlerFunc {
 		if err != nil {
 			if c.Kind == authn.Agent && c.Principal.ID != "" { // a valid agent token: FORBIDDEN here, as on admin routes
 				err = switchboard.Errorf(switchboard.CodeForbidden, "%s %s is the in-app assistant's, for the user's tabs; %s's agent token cannot use it (agents call tools over /mcp or /api/v1/tools)", r.Method, r.URL.Path, c.Principal)
+			} else if c.Kind == authn.User && c.Principal.ID != "" {
+				err = notAdmin(r, c, err)
 			}
 			s.writeError(w, r, err)
 			return

@@ -35,7 +35,7 @@ type viewerKey struct{}
 func (s *Server) viewerAuth(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		c, err := s.credential(r, "missing Authorization: Bearer token: the admin token, an agent token or a tab's session token",
-			authn.Admin, authn.Agent, authn.Session)
+			authn.Admin, authn.Agent, authn.Session, authn.User)
 		if err != nil {
 			s.writeError(w, r, err)
 			return

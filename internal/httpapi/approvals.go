@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"sync"
@@ -20,7 +21,7 @@ func (s *Server) approvalRoutes() {
 	s.mux.HandleFunc("GET /api/v1/approvals/{id}", s.decider(s.getApproval))
 	s.mux.HandleFunc("POST /api/v1/approvals/{id}", s.decider(s.decideApproval))
 	if s.opts.Governance.ApprovalEvents != nil {
-		s.mux.HandleFunc("GET /api/v1/approvals/events", s.admin(s.approvalEvents))
+		s.mux.HandleFunc("GET /api/v1/approvals/events", s.adminOrUser(s.approvalEvents))
 	}
 }
 
@@ -41,7 +42,14 @@ func (s *Server) approvalEvents(w http.ResponseWriter, r *http.Request) {
 	ch := make(chan event, approvalEventBuffer)
 	overflow := make(chan struct{})
 	var once sync.Once
+	v := workspace.ViewerOf(principal(r))
 	cancel, err := s.opts.Governance.ApprovalEvents(func(kind string, data []byte) {
+		if ownUser(r) != "" { // a person signed in to the console: their own approvals' events
+			var a switchboard.ApprovalRequest
+			if json.Unmarshal(data, &a) != nil || !workspace.SeesApproval(r.Context(), s.opts.Agents, v, a) {
+				return
+			}
+		}
 		select {
 		case ch <- event{kind, bytes.Clone(data)}:
 		default:
@@ -89,6 +97,17 @@ func (s *Server) decider(h http.HandlerFunc) http.HandlerFunc {
 	viaCaller := s.caller(h)
 	return func(w http.ResponseWriter, r *http.Request) {
 		tok, _ := bearer(r)
+		if authn.IsJWT(tok) {
+			// A person signed in to the console decides as themself.
+			if c, err := s.credential(r, "", authn.User); c.Kind == authn.User {
+				if err != nil {
+					s.writeError(w, r, err)
+					return
+				}
+				h(w, r.WithContext(switchboard.WithPrincipal(r.Context(), c.Principal)))
+				return
+			}
+		}
 		if !authn.IsSessionToken(tok) || s.opts.Sessions == nil || s.auth.IsAdmin(tok) {
 			viaCaller(w, r)
 			return

@@ -100,7 +100,7 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	items, err := s.opts.Agent.List(r.Context(), n)
+	items, err := s.opts.Agent.List(r.Context(), n, ownUser(r))
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -58,7 +58,7 @@ type grantUserKey struct{}
 // grants.
 func (s *Server) grantOwner(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		c, err := s.credential(r, "missing Authorization: Bearer token: the admin token or a tab's session token", authn.Admin, authn.Session)
+		c, err := s.credential(r, "missing Authorization: Bearer token: the admin token or a tab's session token", authn.Admin, authn.Session, authn.User)
 		if err != nil {
 			if (c.Kind == authn.Agent || c.Kind == authn.OAuth) && c.Principal.ID != "" {
 				err = switchboard.Errorf(switchboard.CodeForbidden, "%s %s is for the user; %s's token cannot manage grants", r.Method, r.URL.Path, c.Principal)
@@ -67,7 +67,9 @@ func (s *Server) grantOwner(h http.HandlerFunc) http.HandlerFunc {
 			return
 		}
 		user := ""
-		if sid := c.SessionID(); sid != "" {
+		if c.Kind == authn.User { // a person signed in to the console: their own grants
+			user = c.Principal.String()
+		} else if sid := c.SessionID(); sid != "" {
 			if user, err = s.sessionUser(r, sid); err != nil {
 				s.writeError(w, r, err)
 				return

@@ -282,13 +282,7 @@ func (s *Server) admin(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		c, err := s.credential(r, "missing Authorization: Bearer token; the admin token is in <data>/admin.token", authn.Admin)
 		if err != nil {
-			switch {
-			case c.Kind == authn.Agent && c.Principal.ID != "": // a valid agent token is FORBIDDEN here, not UNAUTHORIZED
-				err = switchboard.Errorf(switchboard.CodeForbidden, "%s %s is for the user; %s's agent token cannot use it", r.Method, r.URL.Path, c.Principal)
-			case validSession(c):
-				err = switchboard.Errorf(switchboard.CodeForbidden, "%s %s needs the admin token; a tab's session token cannot use it", r.Method, r.URL.Path)
-			}
-			s.writeError(w, r, err)
+			s.writeError(w, r, notAdmin(r, c, err))
 			return
 		}
 		h(w, r.WithContext(switchboard.WithPrincipal(r.Context(), c.Principal)))

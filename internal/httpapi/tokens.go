@@ -71,6 +71,8 @@ func (s *Server) caller(h http.HandlerFunc) http.HandlerFunc {
 		if err != nil {
 			if validSession(c) {
 				err = switchboard.Errorf(switchboard.CodeForbidden, "%s %s needs the admin token or an agent token; a tab's session token cannot use it", r.Method, r.URL.Path)
+			} else if c.Kind == authn.User && c.Principal.ID != "" {
+				err = notAdmin(r, c, err)
 			}
 			s.writeError(w, r, err)
 			return

@@ -44,6 +44,9 @@ type clientData struct {
 	// Document is true for a client ID metadata document: its id is the
 	// URL the document was fetched from, so its host is verified.
 	Document bool `json:"document,omitempty"`
+	// Builtin is switchboard's own console (ConsoleClientID), never
+	// stored.
+	Builtin bool `json:"-"`
 }
 
 // client is an op.Client: public (no secret, PKCE), code flow with
@@ -80,8 +83,12 @@ func (c *client) RestrictAdditionalAccessTokenScopes() func([]string) []string {
 	return func(s []string) []string { return s }
 }
 
-// IsScopeAllowed: the resource's scope and tools:<glob> narrowings.
+// IsScopeAllowed: the resource's scope and tools:<glob> narrowings; the
+// console's one scope for the console.
 func (c *client) IsScopeAllowed(s string) bool {
+	if c.data.Builtin {
+		return s == ConsoleScope
+	}
 	return s == c.s.scope || strings.HasPrefix(s, "tools:")
 }
 func (c *client) IDTokenUserinfoClaimsAssertion() bool { return false }
@@ -95,6 +102,12 @@ var errUnknownClient = errors.New("unknown client")
 // lookupClient finds a registered client or fetches a client ID metadata
 // document.
 func (s *Server) lookupClient(ctx context.Context, id string) (*client, error) {
+	if id == ConsoleClientID {
+		if c := s.consoleClient(); c != nil {
+			return c, nil
+		}
+		return nil, errUnknownClient
+	}
 	if strings.HasPrefix(id, "https://") {
 		d, err := s.fetchMetadata(ctx, id)
 		if err != nil {

@@ -70,7 +70,7 @@ const LoginPath = "/oauth/login"
 
 type consentView struct {
 	Ticket, ClientName, ClientID, RedirectHost, User, LookAlike string
-	Document, WellKnown                                         bool
+	Document, WellKnown, Builtin                                bool
 	Scopes                                                      []scopeView
 }
 
@@ -88,7 +88,7 @@ code{background:#f2f2f2;padding:0 .25rem;border-radius:3px}button{font:inherit;p
 {{if .WellKnown}}<p class="warn" id="unverified">The client chose the name “{{.ClientName}}” itself; it is not verified. Approve only if you just added this app in that client, and its address below is the one you expect.</p>{{end}}
 <p>Signed in as <strong id="user">{{.User}}</strong>.</p>
 <p>After you answer, your browser goes to <strong id="redirect-host">{{.RedirectHost}}</strong>.
-{{if .Document}}The client is identified by its metadata at <code>{{.ClientID}}</code>.{{else}}The client registered itself as <code>{{.ClientID}}</code>.{{end}}</p>
+{{if .Builtin}}This is switchboard's own console, at this same address.{{else if .Document}}The client is identified by its metadata at <code>{{.ClientID}}</code>.{{else}}The client registered itself as <code>{{.ClientID}}</code>.{{end}}</p>
 <p>It will be able to:</p>
 <ul id="scopes">{{range .Scopes}}<li><code>{{.Name}}</code>: {{.Means}}</li>{{end}}</ul>
 <p>You can revoke this at any time; its access stops at its next call.</p>
@@ -180,11 +180,15 @@ func (s *Server) showConsent(w http.ResponseWriter, r *http.Request) {
 	}
 	v := consentView{Ticket: r.URL.Query().Get("ticket"), ClientName: c.data.Name, ClientID: c.id, User: a.User,
 		RedirectHost: redirectHost(a.RedirectURI), Document: c.data.Document, LookAlike: lookalike(c.data.Name),
-		WellKnown: !c.data.Document && claimsWellKnown(c.data.Name)}
-	for _, x := range a.scopesShown(s.scope) {
+		WellKnown: !c.data.Document && !c.data.Builtin && claimsWellKnown(c.data.Name), Builtin: c.data.Builtin}
+	_, required := s.audienceOf(a.ClientID)
+	for _, x := range a.scopesShown(required) {
 		means := "use the app's tools as you, within what you may do; calls that need approval still ask you"
 		if g, ok := strings.CutPrefix(x, oauth.ToolScopePrefix); ok {
 			means = "only the tools matching " + g
+		}
+		if x == ConsoleScope {
+			means = "show you, in switchboard's console, your own approvals (and decide them), agents, grants, runs and activity; nobody else's"
 		}
 		v.Scopes = append(v.Scopes, scopeView{x, means})
 	}
@@ -212,9 +216,10 @@ func (s *Server) answerConsent(w http.ResponseWriter, r *http.Request) {
 		op.AuthRequestError(w, r, a, oidc.ErrAccessDenied().WithDescription("the user denied the request"), s.provider)
 		return
 	}
+	_, required := s.audienceOf(a.ClientID)
 	g := Grant{ID: randomID(grantPrefix), User: a.User, Client: a.ClientID}
 	data, _ := json.Marshal(grantData{ClientName: c.data.Name, Agent: oauth.AgentID(a.ClientID),
-		RedirectHost: redirectHost(a.RedirectURI), Scopes: a.scopesShown(s.scope)})
+		RedirectHost: redirectHost(a.RedirectURI), Scopes: a.scopesShown(required)})
 	if err := s.store.OAuthPut(r.Context(), switchboard.OAuthRecord{Kind: switchboard.OAuthGrant, ID: g.ID, User: g.User,
 		Client: g.Client, Ref: a.ID, Data: data, CreatedAt: s.now()}); err != nil {
 		s.log.ErrorContext(r.Context(), "OAuth grant could not be stored", "err", err)
@@ -230,7 +235,7 @@ func (s *Server) answerConsent(w http.ResponseWriter, r *http.Request) {
 	}
 	s.log.InfoContext(r.Context(), "OAuth grant made", "grant", g.ID, "user", g.User, "client", g.Client)
 	s.record(r.Context(), g.User, "oauth.grant", g, map[string]any{"clientName": c.data.Name,
-		"redirectHost": redirectHost(a.RedirectURI), "scopes": a.scopesShown(s.scope)})
+		"redirectHost": redirectHost(a.RedirectURI), "scopes": a.scopesShown(required)})
 	http.Redirect(w, r, op.AuthCallbackURL(s.provider)(op.ContextWithIssuer(r.Context(), s.issuer), a.ID), http.StatusSeeOther)
 }
 

@@ -63,6 +63,11 @@ type Options struct {
 	Resource string
 	// Scope is the scope /mcp requires (oauth.DefaultScope when empty).
 	Scope string
+	// APIResource is the HTTP API's URL (Issuer + /api/v1): the audience
+	// of the built-in console client's tokens (ConsoleClientID). Empty:
+	// there is no console client, and people sign in to the console with
+	// the admin token only.
+	APIResource string
 	// LoginURL is the host app's sign-in page: the authorize endpoint
 	// sends the browser there with ?request=<id>. Empty: a page saying
 	// sign-in is not set up.
@@ -84,6 +89,7 @@ type Options struct {
 type Server struct {
 	store                           Store
 	issuer, resource, scope         string
+	apiResource                     string
 	login                           *url.URL
 	http                            *http.Client
 	accessLifetime, refreshLifetime time.Duration
@@ -107,7 +113,12 @@ func New(opts Options) (*Server, error) {
 	if _, err := oauth.ParseResource(opts.Resource); err != nil {
 		return nil, err
 	}
-	s := &Server{store: opts.Store, issuer: strings.TrimSuffix(opts.Issuer, "/"), resource: opts.Resource, scope: opts.Scope,
+	if opts.APIResource != "" {
+		if _, err := oauth.ParseResource(opts.APIResource); err != nil {
+			return nil, err
+		}
+	}
+	s := &Server{store: opts.Store, issuer: strings.TrimSuffix(opts.Issuer, "/"), resource: opts.Resource, scope: opts.Scope, apiResource: opts.APIResource,
 		http: opts.HTTPClient, accessLifetime: opts.AccessLifetime, refreshLifetime: opts.RefreshLifetime,
 		log: opts.Logger, now: opts.Now, cimd: metadataCache{m: map[string]cachedMetadata{}}, ledger: opts.Ledger}
 	if opts.LoginURL != "" {
@@ -205,9 +216,10 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Form.Get("scope") == "" {
-		r.Form.Set("scope", s.scope)
+		_, scope := s.audienceOf(r.Form.Get("client_id"))
+		r.Form.Set("scope", scope)
 		q := r.URL.Query()
-		q.Set("scope", s.scope)
+		q.Set("scope", scope)
 		r.URL.RawQuery = q.Encode()
 	}
 	ctx := context.WithValue(r.Context(), resourceKey{}, r.Form["resource"])
@@ -279,7 +291,7 @@ func (s *Server) metadata(w http.ResponseWriter, r *http.Request) {
 		"code_challenge_methods_supported":           []string{"S256"},
 		"token_endpoint_auth_methods_supported":      []string{"none"},
 		"revocation_endpoint_auth_methods_supported": []string{"none"},
-		"scopes_supported":                           []string{s.scope},
+		"scopes_supported":                           s.scopesSupported(),
 		"client_id_metadata_document_supported":      true,
 	})
 }

@@ -123,24 +123,27 @@ func (st storage) CreateAuthRequest(ctx context.Context, r *oidc.AuthRequest, _ 
 	if r.CodeChallengeMethod != oidc.CodeChallengeMethodS256 {
 		return nil, oidc.ErrInvalidRequest().WithDescription("code_challenge_method must be S256 (plain is not accepted)")
 	}
+	resource, required := s.audienceOf(r.ClientID)
 	if rs, _ := ctx.Value(resourceKey{}).([]string); len(rs) > 0 {
 		for _, res := range rs {
-			if strings.TrimSuffix(res, "/") != strings.TrimSuffix(s.resource, "/") {
-				return nil, (&oidc.Error{ErrorType: "invalid_target"}).WithDescription("this server issues tokens for %s only, not %q", s.resource, res)
+			if strings.TrimSuffix(res, "/") != strings.TrimSuffix(resource, "/") {
+				return nil, (&oidc.Error{ErrorType: "invalid_target"}).WithDescription("this server issues this client tokens for %s only, not %q", resource, res)
 			}
 		}
 	}
 	if r.ResponseMode != "" && r.ResponseMode != oidc.ResponseModeQuery {
 		return nil, oidc.ErrInvalidRequest().WithDescription("response_mode must be query")
 	}
-	scopes := slices.DeleteFunc(slices.Clone(r.Scopes), func(x string) bool { return x != s.scope && !strings.HasPrefix(x, "tools:") })
-	if !slices.Contains(scopes, s.scope) {
-		scopes = append([]string{s.scope}, scopes...) // a token for /mcp always carries its scope
+	scopes := slices.DeleteFunc(slices.Clone(r.Scopes), func(x string) bool {
+		return x != required && (required == ConsoleScope || !strings.HasPrefix(x, "tools:"))
+	})
+	if !slices.Contains(scopes, required) {
+		scopes = append([]string{required}, scopes...) // a token always carries its resource's scope
 	}
 	now := s.now()
 	a := &request{ID: randomID("sbr_"), ClientID: r.ClientID, RedirectURI: r.RedirectURI, State: r.State, Nonce: r.Nonce,
 		Scopes: scopes, ResponseMode: string(r.ResponseMode), Challenge: r.CodeChallenge, Expires: now.Add(requestLifetime),
-		ResourceURL: s.resource, RequiredScope: s.scope}
+		ResourceURL: resource, RequiredScope: required}
 	data, _ := json.Marshal(a)
 	if err := s.store.OAuthPut(ctx, switchboard.OAuthRecord{Kind: switchboard.OAuthRequest, ID: a.ID, Client: a.ClientID,
 		Data: data, CreatedAt: now, ExpiresAt: a.Expires}); err != nil {
@@ -312,7 +315,8 @@ func (st storage) TokenRequestByRefreshToken(ctx context.Context, token string) 
 	}
 	var d refreshData
 	_ = json.Unmarshal(rec.Data, &d)
-	return &refreshRequest{grant: gr, scopes: d.Scopes, resource: s.resource}, nil
+	resource, _ := s.audienceOf(rec.Client)
+	return &refreshRequest{grant: gr, scopes: d.Scopes, resource: resource}, nil
 }
 
 // grantRefusal is liveGrant's refusal as the token endpoint answers it:
@@ -410,8 +414,9 @@ func (st storage) SetIntrospectionFromToken(context.Context, *oidc.Introspection
 
 // GetPrivateClaimsFromScopes puts the granted scopes in the access token
 // (scope, RFC 9068), which /mcp maps to the agent's tool scope.
-func (st storage) GetPrivateClaimsFromScopes(_ context.Context, _, _ string, scopes []string) (map[string]any, error) {
-	return map[string]any{"scope": strings.Join(shownScopes(scopes, st.s.scope), " ")}, nil
+func (st storage) GetPrivateClaimsFromScopes(_ context.Context, _, clientID string, scopes []string) (map[string]any, error) {
+	_, required := st.s.audienceOf(clientID)
+	return map[string]any{"scope": strings.Join(shownScopes(scopes, required), " ")}, nil
 }
 func (st storage) GetKeyByIDAndClientID(context.Context, string, string) (*jose.JSONWebKey, error) {
 	return nil, errors.New("no JWT profile clients")

@@ -34,10 +34,12 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "invalid_request", "error_description": "send token requests with POST"})
 		return
 	}
-	// RFC 8707 §2.2: tokens here are for /mcp only.
+	// RFC 8707 §2.2: tokens here are for /mcp only (the console's, for
+	// the API only).
+	resource, _ := s.audienceOf(r.PostForm.Get("client_id"))
 	for _, res := range r.PostForm["resource"] {
-		if strings.TrimSuffix(res, "/") != strings.TrimSuffix(s.resource, "/") {
-			s.refuse(w, r, (&oidc.Error{ErrorType: oidc.InvalidTarget}).WithDescription("this server issues tokens for %s only", s.resource), "")
+		if strings.TrimSuffix(res, "/") != strings.TrimSuffix(resource, "/") {
+			s.refuse(w, r, (&oidc.Error{ErrorType: oidc.InvalidTarget}).WithDescription("this server issues this client tokens for %s only", resource), "")
 			return
 		}
 	}
@@ -100,6 +102,7 @@ func (s *Server) exchangeRefresh(r *http.Request) (*oidc.AccessTokenResponse, er
 // the resource's scope and any tools: narrowing.
 func (s *Server) issue(ctx context.Context, tr op.TokenRequest, client op.Client, refreshToken string) (*oidc.AccessTokenResponse, error) {
 	st := storage{s}
+	_, required := s.audienceOf(client.GetID())
 	id, refresh, exp, err := st.CreateAccessAndRefreshTokens(ctx, tr, refreshToken)
 	if err != nil {
 		return nil, err
@@ -109,7 +112,7 @@ func (s *Server) issue(ctx context.Context, tr op.TokenRequest, client op.Client
 		return nil, oidc.ErrServerError().WithParent(err)
 	}
 	return &oidc.AccessTokenResponse{AccessToken: access, RefreshToken: refresh, TokenType: oidc.BearerToken,
-		ExpiresIn: uint64(max(exp.Sub(s.now()).Seconds(), 0)), Scope: shownScopes(tr.GetScopes(), s.scope)}, nil
+		ExpiresIn: uint64(max(exp.Sub(s.now()).Seconds(), 0)), Scope: shownScopes(tr.GetScopes(), required)}, nil
 }
 
 // defaultDescriptions say what to do about a refusal that came with no

@@ -97,7 +97,13 @@ func (r *Registry) noteSearch(ctx context.Context, q switchboard.SearchQuery) {
 	}
 	agent, _ := switchboard.AgentSessionFrom(ctx)
 	run, _ := ctx.Value(searchRunKey{}).(string)
-	query, ok := search.Scrub(q.Query)
+	// A regex is a pattern over names, not a request in the caller's
+	// words: it is a new search (it ends the attribution of the caller's
+	// earlier ones) that teaches nothing.
+	query, ok := "", false
+	if !q.Regex {
+		query, ok = search.Scrub(q.Query)
+	}
 	if !ok {
 		query = ""
 	}

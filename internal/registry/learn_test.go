@@ -149,6 +149,15 @@ func TestLearnAttribution(t *testing.T) {
 		return qs
 	}
 
+	// A regex search teaches nothing: its pattern is not a request in words.
+	if _, err := r.SearchMeta(agentCtx("a9"), switchboard.SearchQuery{Query: `(?i)users roster`, Regex: true}, nil); err != nil {
+		t.Fatal(err)
+	}
+	r.Observe(callEntry("agent:a9", "users.list", "i0", switchboard.StatusSucceeded, c.now()))
+	if got := learned("users.list"); len(got) != 0 {
+		t.Fatalf("learned from a regex search: %+v", got)
+	}
+
 	// Past the window: nothing.
 	search(agentCtx("a1"), "team roster")
 	c.add(registry.LearnWindow + time.Second)

@@ -14,7 +14,7 @@ import (
 // Agent runs: the record and event log of each run, written by the replica
 // that runs it in batches (internal/agent/persist.go) and read by any replica.
 
-const runCols = `id, thread, session, owner, replica, status, harness, model, steps, usage, cost, events, error, waiting, created_at, finished_at`
+const runCols = `id, thread, session, owner, replica, status, harness, model, steps, usage, cost, events, error, waiting, created_at, finished_at, acts_for`
 
 const sqlSelectRun = `SELECT ` + runCols + ` FROM runs WHERE id = ?`
 
@@ -33,7 +33,7 @@ func scanRun(row Row) (switchboard.RunRecord, error) {
 		status                    string
 	)
 	err := row.Scan(&r.RunID, &r.ThreadID, &r.SessionID, &r.Owner, &r.Replica, &status, &r.Harness, scanJSON(&model),
-		&r.Steps, scanJSON(&usage), &cost, &r.Events, scanJSON(&errJ), scanJSON(&waitJ), scanTime(&r.CreatedAt), scanTime(&r.FinishedAt))
+		&r.Steps, scanJSON(&usage), &cost, &r.Events, scanJSON(&errJ), scanJSON(&waitJ), scanTime(&r.CreatedAt), scanTime(&r.FinishedAt), &r.User)
 	if err != nil {
 		return r, err
 	}
@@ -116,9 +116,9 @@ func (s *Store) RunCreate(ctx context.Context, r switchboard.RunRecord) error {
 				return err
 			}
 		}
-		_, err = tx.Exec(ctx, s.sql(`INSERT INTO runs (`+runCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)`),
+		_, err = tx.Exec(ctx, s.sql(`INSERT INTO runs (`+runCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)`),
 			r.RunID, r.ThreadID, r.SessionID, r.Owner, r.Replica, string(r.Status), r.Harness, model, r.Steps, usage, cost,
-			errJ, waiting, s.d.Time(created), s.time(r.FinishedAt))
+			errJ, waiting, s.d.Time(created), s.time(r.FinishedAt), r.User)
 		return err
 	})
 	if switchboard.CodeOf(err) == switchboard.CodeConflict { // the check above, or a racing insert's unique violation
@@ -223,6 +223,9 @@ func (s *Store) RunList(ctx context.Context, f switchboard.RunFilter) ([]switchb
 	}
 	if f.Status != "" {
 		q, args = q+` AND status = ?`, append(args, string(f.Status))
+	}
+	if f.User != "" {
+		q, args = q+` AND acts_for = ?`, append(args, f.User)
 	}
 	return list(ctx, s, "run list", q+` ORDER BY created_at DESC, id DESC LIMIT ?`, append(args, limit), scanRun)
 }

@@ -134,6 +134,18 @@ func testRuns(t *testing.T, s switchboard.Store) {
 	if none, _ := s.RunList(ctx, switchboard.RunFilter{ThreadID: "chat-nobody", Status: switchboard.RunRunning}); len(none) != 0 {
 		t.Fatalf("a chat with no runs: %+v", none)
 	}
+	// A person's own runs: by whom they act for, kept as written.
+	alices := runRecord("r4", "rep_a", base.Add(4*time.Hour))
+	alices.User = "user:alice"
+	must(t, s.RunCreate(ctx, alices))
+	mine, err := s.RunList(ctx, switchboard.RunFilter{User: "user:alice"})
+	must(t, err)
+	if len(mine) != 1 || mine[0].RunID != "r4" || mine[0].User != "user:alice" {
+		t.Fatalf("alice's runs: %+v", mine)
+	}
+	if got, _ := s.RunGet(ctx, "r4"); got.User != "user:alice" {
+		t.Fatalf("stored run's user: %+v", got)
+	}
 	wantCode(t, s.RunCreate(ctx, switchboard.RunRecord{}), switchboard.CodeInvalidInput)
 }
 

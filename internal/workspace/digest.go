@@ -440,6 +440,15 @@ func seesEntry(ctx context.Context, e switchboard.ActivityEntry) bool {
 	if !ok {
 		return true
 	}
+	return SeesEntry(p, e)
+}
+
+// SeesEntry is the record rule for ledger entries read by p — the
+// operator, a person (the console's user) or an agent, not a tab: an
+// entry naming the user a call was made for (a tool call's details) is
+// read as that call's record (SeesRecord); an entry naming none only by
+// its own actor.
+func SeesEntry(p switchboard.Principal, e switchboard.ActivityEntry) bool {
 	v := ViewerOf(p)
 	if v.admin() {
 		return true

@@ -311,6 +311,11 @@ async function start() {
     document.getElementById("drive").hidden = true;
     main.replaceChildren(document.getElementById("no-session").content.cloneNode(true));
     if (why) main.querySelector("[data-why]").textContent = why;
+    // The commands name this daemon, whatever port it listens on (the
+    // template's default address is only right for the default port).
+    main.querySelectorAll("code, pre").forEach((c) => {
+      c.textContent = c.textContent.replaceAll("http://127.0.0.1:7766", location.origin);
+    });
     return;
   }
   sb = connect({ url: location.origin, ...creds });

@@ -1,0 +1,94 @@
+package daemon_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/client"
+	"github.com/switchboardhq/switchboard/internal/daemon"
+	"github.com/switchboardhq/switchboard/sqlite"
+)
+
+// Learned search through the HTTP API: an agent token's search followed by
+// a successful call teaches the tool the scrubbed query; GET
+// /tools/{name}/learned shows it to the admin only, DELETE forgets it, and
+// the catalog stops finding the tool by those words.
+func TestLearnedThroughTheAPI(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, sqlite.Memory, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	token := daemon.NewSecret()
+	d, err := daemon.New(ctx, daemon.Options{Store: st, AdminToken: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	for name, desc := range map[string]string{"image.resize": "Resize an image.", "deck.export": "Export a deck as a PDF file."} {
+		tl := switchboard.Tool{Name: name, Description: desc, Class: switchboard.ClassRead, InputSchema: json.RawMessage(`{"type":"object"}`)}
+		if err := d.RegisterFunc(ctx, tl, func(context.Context, json.RawMessage) (any, error) { return map[string]string{}, nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := httptest.NewServer(d.Handler())
+	t.Cleanup(srv.Close)
+	admin := client.New(srv.URL, token, nil)
+	tok, err := admin.CreateToken(ctx, client.TokenRequest{Agent: "designer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := client.New(srv.URL, tok.Token, nil)
+	finds := func(q string) bool {
+		t.Helper()
+		res, err := admin.SearchTools(ctx, switchboard.SearchQuery{Query: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(res.Items) > 0 && res.Items[0].Name == "image.resize"
+	}
+	if finds("brand colours") {
+		t.Fatal("brand colours finds image.resize before anything was learned")
+	}
+
+	if _, err := agent.SearchTools(ctx, switchboard.SearchQuery{Query: "match the brand colours for ann@example.com"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := agent.CallTool(ctx, "image.resize", nil, client.CallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	d.Registry.WaitLearned()
+
+	l, err := admin.ToolLearned(ctx, "image.resize")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !l.Enabled || len(l.Queries) != 1 || l.Queries[0].Query != "match the brand colours for" || l.Queries[0].Callers != 1 {
+		t.Fatalf("learned = %+v", l)
+	}
+	if !finds("brand colours") {
+		t.Fatal("brand colours does not find image.resize after it was learned")
+	}
+	if _, err := agent.ToolLearned(ctx, "image.resize"); switchboard.CodeOf(err) != switchboard.CodeForbidden {
+		t.Fatalf("an agent reads what a tool learned: %v", err)
+	}
+	if _, err := admin.ToolLearned(ctx, "image.nope"); switchboard.CodeOf(err) != switchboard.CodeToolNotFound {
+		t.Fatalf("learned of an unknown tool: %v", err)
+	}
+
+	n, err := admin.ForgetToolLearned(ctx, "image.resize")
+	if err != nil || n != 1 {
+		t.Fatalf("forget = %d, %v", n, err)
+	}
+	if l, err := admin.ToolLearned(ctx, "image.resize"); err != nil || len(l.Queries) != 0 {
+		t.Fatalf("after forget: %+v, %v", l, err)
+	}
+	if finds("brand colours") {
+		t.Fatal("brand colours still finds image.resize after forget")
+	}
+}

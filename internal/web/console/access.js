@@ -63,6 +63,7 @@ async function list(path, body, count, row, none, noun) {
   }
   const items = res.items || [];
   labelled($(body), items.map(row));
+  $(body).closest('.scroll').hidden = !items.length; // no empty table under "none yet"
   $(count).textContent = items.length ? `${items.length} ${items.length === 1 ? noun.replace(/s$/, '') : noun}, newest first` : none;
 }
 

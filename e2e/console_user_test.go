@@ -198,8 +198,8 @@ func TestConsoleSignedInAsUserInChromium(t *testing.T) {
 		_, _ = io.Copy(&b, res.Body)
 		return res.StatusCode, b.String()
 	}
-	if code, body := as(token, http.MethodPost, "/mcp", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`); code != http.StatusUnauthorized && code != http.StatusForbidden {
-		t.Errorf("the console's token on /mcp: %d %s, want it refused", code, body)
+	if code, body := as(token, http.MethodPost, "/mcp", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`); code != http.StatusUnauthorized {
+		t.Errorf("the console's token on /mcp: %d %s, want 401 (its audience is the API, not /mcp)", code, body)
 	}
 	if code, body := as(token, http.MethodGet, "/api/v1/tools", ""); code != http.StatusForbidden {
 		t.Errorf("the console's token on GET /api/v1/tools: %d %s, want 403", code, body)

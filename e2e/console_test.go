@@ -15,7 +15,8 @@ import (
 // TestConsoleInChromium signs in to the operator console with the admin
 // token, searches the catalog and describes the best hit; a wrong token is
 // refused and lands back on the sign-in form. Tool descriptions carrying
-// markup must appear as text, never as elements.
+// markup must appear as text, never as elements. A daemon without its own
+// authorization server offers no user sign-in and says why.
 func TestConsoleInChromium(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
@@ -30,7 +31,10 @@ func TestConsoleInChromium(t *testing.T) {
 	tab, cancel := e.tab(t, e.srv.URL+"/")
 	defer cancel()
 
-	do(t, tab, chromedp.WaitVisible("html[data-console=ready] #signin-token"), chromedp.SendKeys("#signin-token", "wrong"), chromedp.Click("#login-form button"))
+	do(t, tab, chromedp.WaitVisible("html[data-console=ready] #signin-token"))
+	// This daemon runs no authorization server: no user sign-in, and why.
+	poll(t, tab, `document.getElementById('user-signin-note').textContent.includes('no authorization server') && document.getElementById('signin-user').hidden`)
+	do(t, tab, chromedp.SendKeys("#signin-token", "wrong"), chromedp.Click("#login-form button"))
 	poll(t, tab, `document.getElementById('login-error').textContent.includes('UNAUTHORIZED')`)
 
 	do(t, tab, chromedp.SendKeys("#signin-token", adminToken), chromedp.Click("#login-form button"), chromedp.WaitVisible("#tools tr"))

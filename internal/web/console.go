@@ -19,10 +19,12 @@ var consoleFiles embed.FS
 // should that ever slip.
 const consolePolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 
-// Console serves the operator console at / : its page, one ES module per
-// view, the stylesheet and the favicon, all from internal/web/console. The page is
-// static and public; every API call it makes carries the admin token the
-// operator pastes in, kept in sessionStorage for that tab only.
+// Console serves the operator console at / : its page (also at
+// /console/), one ES module per view, the stylesheet and the favicon, all
+// from internal/web/console. The page is static and public; every API call
+// it makes carries the token the tab signed in with (the admin token the
+// operator pastes in, or a user's access token), kept in sessionStorage
+// for that tab only.
 func Console() http.Handler {
 	loaded := map[string]*file{}
 	_ = fs.WalkDir(consoleFiles, "console", func(p string, d fs.DirEntry, err error) error {
@@ -44,7 +46,14 @@ func Console() http.Handler {
 			return
 		}
 		p := r.URL.Path
-		if p == "/" {
+		if p == "/console" {
+			http.Redirect(w, r, "/console/", http.StatusFound)
+			return
+		}
+		// /console/ is the page too: it is where a user's sign-in through
+		// the authorization server comes back to (the console client's
+		// redirect URI); its modules and stylesheet are the ones at /.
+		if p == "/" || p == "/console/" {
 			p = "/index.html"
 		}
 		f, ok := loaded[p]

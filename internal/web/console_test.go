@@ -10,8 +10,8 @@ import (
 
 func TestConsoleServesPageWithPolicy(t *testing.T) {
 	h := Console()
-	want := map[string]int{"/": 200, "/nope": 404, "/sdk/x": 404, "/console/console.js": 404}
-	types := map[string]string{"/": "text/html; charset=utf-8", "/favicon.svg": "image/svg+xml", "/console.css": "text/css; charset=utf-8"}
+	want := map[string]int{"/": 200, "/console/": 200, "/console": 302, "/nope": 404, "/sdk/x": 404, "/console/console.js": 404}
+	types := map[string]string{"/": "text/html; charset=utf-8", "/console/": "text/html; charset=utf-8", "/favicon.svg": "image/svg+xml", "/console.css": "text/css; charset=utf-8"}
 	for _, name := range consoleNames(t) {
 		want["/"+name] = 200
 		if strings.HasSuffix(name, ".js") {

@@ -2,8 +2,10 @@
 // entry's outcome, full date and details; filters by actor and verb (asked
 // of the daemon) and by target (applied to the page shown); Reverse on
 // tool calls whose tool declares an inverse (POST /activity/{id}/reverse,
-// through approval like any call); Verify recomputes the hash chain.
-import { $, el, api, button, badge, statusKind, when, duration, jsonBlock, showError, followCall, labelled } from './lib.js';
+// through approval like any call); Verify recomputes the hash chain. A
+// user signed in as themselves sees their own entries (the daemon picks
+// them) and neither Reverse nor Verify, which are the operator's.
+import { $, el, api, button, badge, statusKind, when, duration, jsonBlock, showError, followCall, labelled, userMode } from './lib.js';
 
 function details(e) {
   if (!e.details) return {};
@@ -66,6 +68,7 @@ function row(e, tools) {
 }
 
 async function toolMap() {
+  if (userMode()) return new Map(); // the catalog is the operator's: no Reverse
   try {
     const m = await api('GET', '/api/v1/tools');
     return new Map(m.tools.map((t) => [t.name, t]));

@@ -5,7 +5,7 @@
 // one; a daemon without that route says so instead of failing) and agent
 // tokens (mint with allow and deny globs over tool names, the secret shown
 // once; list; revoke, which cuts the agent off at its next request).
-import { $, el, api, button, badge, statusKind, when, jsonBlock, absent, showError, labelled } from './lib.js';
+import { $, el, api, button, badge, statusKind, when, jsonBlock, absent, showError, labelled, userMode } from './lib.js';
 
 function agentRow(a) {
   const tr = el('tr');
@@ -87,7 +87,8 @@ async function loadQuotas() {
 }
 
 export async function loadAgents() {
-  await Promise.all([loadAgentList(), loadQuotas()]);
+  // Quotas are the operator's; a user signed in as themselves sees their agents.
+  await Promise.all([loadAgentList(), userMode() ? null : loadQuotas()]);
 }
 
 async function loadAgentList() {

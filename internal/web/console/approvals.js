@@ -2,8 +2,11 @@
 // approval event stream (GET /approvals/events) while the console is
 // signed in, whatever view is showing, with a count in the navigation.
 // After a decision the card stays with its outcome: approved → the call's
-// status and result (read from its invocation), denied → denied.
-import { $, el, api, stream, button, badge, statusKind, when, jsonBlock, absent, followCall } from './lib.js';
+// status and result (read from its invocation), denied → denied. A user
+// signed in as themselves sees (and the stream announces) their own
+// requests only; an approved call's outcome is read from their activity,
+// invocations being the operator's.
+import { $, el, api, stream, button, badge, statusKind, when, jsonBlock, absent, followCall, userMode } from './lib.js';
 
 const decided = new Map(); // approval id → card showing its outcome
 let ctrl = null;
@@ -52,7 +55,26 @@ async function outcome(out, a) {
   const head = el('p');
   head.append(badge(a.status, statusKind(a.status)), el('span', ` by ${a.decidedBy || 'you'}` + (a.reason ? ` — ${a.reason}` : ''), 'muted'));
   out.replaceChildren(head);
-  if (a.status === 'approved' && a.invocationId) await followCall(out, a.invocationId);
+  if (a.status === 'approved' && a.invocationId) await (userMode() ? followInActivity : followCall)(out, a.invocationId);
+}
+
+// followInActivity waits for the ledger entry of the call's completion
+// (tool.call, details.invocationId) and shows its status.
+async function followInActivity(out, id) {
+  const line = el('p', 'running…', 'muted');
+  out.append(line);
+  for (let i = 0; i < 120; i++) {
+    let res;
+    try { res = await api('GET', '/api/v1/activity?verb=tool.call&limit=50'); } catch (e) { line.textContent = e.message; line.className = 'error'; return; }
+    const e = (res.items || []).find((x) => x.details && x.details.invocationId === id && x.details.status);
+    if (e) {
+      line.className = '';
+      line.replaceChildren(el('span', 'call '), badge(e.details.status, statusKind(e.details.status)), el('small', ` activity #${e.id}`, 'muted'));
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  line.textContent = 'The call has not finished yet; its outcome will show in Activity.';
 }
 
 export async function loadApprovals() {
@@ -105,4 +127,13 @@ export function followApprovals() {
 export function stopApprovals() {
   if (ctrl) ctrl.abort();
   ctrl = null;
+}
+
+// forgetApprovals clears the inbox at sign-out: whoever signs in next (the
+// operator, another user) must not see the cards decided here before.
+export function forgetApprovals() {
+  stopApprovals();
+  decided.clear();
+  $('approval-list').replaceChildren();
+  $('approval-count').hidden = true;
 }

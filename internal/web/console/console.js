@@ -2,10 +2,15 @@
 // from the daemon goes through textContent. This module is the shell:
 // sign-in and sign-out, the views and which one shows (the URL's #hash),
 // and the live approvals stream while signed in. Each view is its own
-// module.
-import { $, KEY, el, whenUnauthorized } from './lib.js';
+// module. Two ways in: the operator's admin token (everything), or a
+// person of the host app signed in through the daemon's authorization
+// server (auth.js), who gets their own approvals, activity, agents and
+// access only.
+import { $, KEY, MODE, REFRESH, el, userMode, whenUnauthorized, whenExpired } from './lib.js';
+import { userSignIn, startUserSignIn, finishUserSignIn, renewUserToken, signedInAs } from './auth.js';
+import { loadAccess } from './access.js';
 import { loadCatalog, initCatalog } from './catalog.js';
-import { loadApprovals, followApprovals, stopApprovals } from './approvals.js';
+import { loadApprovals, followApprovals, forgetApprovals } from './approvals.js';
 import { loadActivity, initActivity } from './activity.js';
 import { loadCalls, initCalls } from './calls.js';
 import { loadAgents, loadTabs, initTabs, loadTokens, initTokens } from './agents.js';
@@ -13,15 +18,30 @@ import { loadAssistant, refreshModelStatus, hideModelStatus } from './assistant.
 
 const views = {
   catalog: loadCatalog, approvals: loadApprovals, activity: loadActivity, calls: loadCalls,
-  tokens: loadTokens, agents: loadAgents, tabs: loadTabs, assistant: loadAssistant,
+  tokens: loadTokens, agents: loadAgents, tabs: loadTabs, assistant: loadAssistant, access: loadAccess,
 };
+// The views a user signed in as themselves has; the first is theirs to start on.
+const userViews = ['approvals', 'activity', 'agents', 'access'];
+
+// offerUserSignIn shows the "Sign in as a user" button, or the sentence
+// saying why this daemon has none.
+let offered = null;
+async function offerUserSignIn() {
+  offered = offered || userSignIn();
+  const o = await offered;
+  $('signin-user').hidden = !o.offered;
+  $('user-signin-note').textContent = o.offered ? 'You go to the app\'s sign-in page, then approve this console; then you are back here.' : o.why;
+}
 
 function signedOut(message) {
   sessionStorage.removeItem(KEY);
+  sessionStorage.removeItem(MODE);
+  sessionStorage.removeItem(REFRESH);
+  document.body.classList.remove('as-user');
   // However the session ended (sign-out, a refused token), the next
   // sign-in must start the approvals stream again.
   following = false;
-  stopApprovals();
+  forgetApprovals();
   hideModelStatus();
   document.querySelectorAll('.view').forEach((v) => (v.hidden = true));
   $('login').hidden = false;
@@ -31,6 +51,7 @@ function signedOut(message) {
   $('signout').hidden = true;
   $('nav').hidden = true;
   $('signin-token').focus();
+  offerUserSignIn();
 }
 
 // guard runs a view's work and shows what went wrong in the view itself;
@@ -48,11 +69,16 @@ async function guard(fn) {
 
 let following = false;
 
-whenUnauthorized((e) => signedOut('That token was refused: ' + e.message));
+whenUnauthorized((e, why) => signedOut(why || 'That token was refused: ' + e.message));
+whenExpired(renewUserToken);
 
 async function show() {
   if (!sessionStorage.getItem(KEY)) return signedOut();
-  const name = location.hash.slice(1) in views ? location.hash.slice(1) : 'catalog';
+  const asUser = userMode();
+  const allowed = asUser ? userViews : Object.keys(views).filter((v) => v !== 'access');
+  const want = location.hash.slice(1);
+  const name = allowed.includes(want) ? want : allowed[0];
+  document.body.classList.toggle('as-user', asUser);
   $('login').hidden = true;
   $('nav').hidden = false;
   $('signout').hidden = false;
@@ -64,21 +90,33 @@ async function show() {
   });
   // The hash names a view, not a place to jump to: keep the header in sight.
   window.scrollTo(0, 0);
-  $('status').textContent = 'signed in';
+  $('status').textContent = asUser ? 'signed in as ' + (signedInAs() || 'a user') : 'signed in';
   $('status').className = 'pill ok';
   if (!following) {
     following = true;
     followApprovals();
-    if (name !== 'assistant') refreshModelStatus(); // the view reads it itself
+    // The assistant view reads it itself; a user has no model status.
+    if (name !== 'assistant' && !asUser) refreshModelStatus();
   }
   await guard(views[name]);
 }
 
 $('login-form').addEventListener('submit', async (ev) => {
   ev.preventDefault();
+  sessionStorage.removeItem(MODE);
+  sessionStorage.removeItem(REFRESH);
   sessionStorage.setItem(KEY, $('signin-token').value.trim());
   $('signin-token').value = '';
   await show();
+});
+$('signin-user').addEventListener('click', async () => {
+  $('signin-user').disabled = true;
+  try {
+    await startUserSignIn(location.hash.slice(1));
+  } catch (e) {
+    $('login-error').textContent = 'Could not start the sign-in: ' + e.message;
+    $('signin-user').disabled = false;
+  }
 });
 $('signout').addEventListener('click', () => signedOut('Signed out. The token is forgotten in this tab.'));
 initCatalog(guard);
@@ -89,4 +127,7 @@ initTokens(guard);
 window.addEventListener('hashchange', show);
 // data-console=ready says the handlers above are attached: a sign-in typed
 // before then would submit the bare form (and tests wait for it).
-show().finally(() => { document.documentElement.dataset.console = 'ready'; });
+// A sign-in the authorization server sent back here is finished first.
+finishUserSignIn()
+  .then((failed) => (failed ? signedOut(failed) : show()))
+  .finally(() => { document.documentElement.dataset.console = 'ready'; });

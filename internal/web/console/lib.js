@@ -1,9 +1,16 @@
 // Shared helpers of the operator console: DOM building (textContent only,
-// never innerHTML), the API client with the operator's token, an SSE reader
-// over fetch (EventSource cannot send the Authorization header) and a few
-// formatters.
+// never innerHTML), the API client with the token this tab signed in with
+// (the operator's admin token, or a user's access token, renewed once on a
+// 401), an SSE reader over fetch (EventSource cannot send the
+// Authorization header) and a few formatters.
 export const $ = (id) => document.getElementById(id);
 export const KEY = 'switchboard.console.token';
+// MODE is 'user' while a person of the host app is signed in through the
+// daemon's authorization server (auth.js); absent for the operator.
+export const MODE = 'switchboard.console.mode';
+// REFRESH is that user's refresh token.
+export const REFRESH = 'switchboard.console.refresh';
+export const userMode = () => sessionStorage.getItem(MODE) === 'user';
 
 export function el(tag, text, cls) {
   const e = document.createElement(tag);
@@ -32,35 +39,71 @@ export class ApiError extends Error {
 }
 
 let onUnauthorized = () => {};
+// whenUnauthorized sets what a refused token does: fn(err, why), why being
+// the reason a user's sign-in could not be renewed (else undefined).
 export function whenUnauthorized(fn) { onUnauthorized = fn; }
 
-function headers(body) {
-  return { Authorization: 'Bearer ' + (sessionStorage.getItem(KEY) || ''), ...(body ? { 'Content-Type': 'application/json' } : {}) };
+let renew = null;
+// whenExpired sets how a user's access token is renewed: fn() resolves to
+// null once a new one is stored, or to why it could not be.
+export function whenExpired(fn) { renew = fn; }
+
+let renewing = null; // one renewal shared by the requests refused together
+
+// renewed answers a 401 to a request sent with token sent: {again: true}
+// when it is worth sending again with the token now stored (renewed by
+// this call, or by another request's meanwhile), else {why} it is not
+// (why is undefined for a token that is not renewed at all: only a user's
+// is; the operator's admin token does not expire).
+async function renewed(sent) {
+  if (!userMode() || !renew || !sent) return {};
+  const now = sessionStorage.getItem(KEY);
+  if (now && now !== sent) return { again: true };
+  if (!renewing) renewing = renew().finally(() => { renewing = null; });
+  const why = await renewing;
+  return why === null ? { again: true } : { why };
+}
+
+// refused reports a 401 that renewing did not cure — unless the tab has
+// since signed out or in again: an answer to an older token must not end
+// (or rewrite the message of) what came after it.
+function refused(sent, err, why) {
+  if (sent && sessionStorage.getItem(KEY) === sent) onUnauthorized(err, why);
+}
+
+function headers(token, body) {
+  return { Authorization: 'Bearer ' + (token || ''), ...(body ? { 'Content-Type': 'application/json' } : {}) };
+}
+
+// send makes one request; a user's 401 is answered by renewing the token
+// once and sending again.
+async function send(path, init, signal) {
+  for (let retried = false; ; retried = true) {
+    const sent = sessionStorage.getItem(KEY);
+    const res = await fetch(path, { ...init, headers: headers(sent, init.body), signal });
+    if (res.ok) return res;
+    const data = await res.json().catch(() => null);
+    const err = new ApiError(res.status, data, res.statusText);
+    if (res.status === 401 && !(signal && signal.aborted)) {
+      const r = retried ? {} : await renewed(sent);
+      if (r.again) continue;
+      // Aborted while its body was read (another request's 401 signed
+      // out first): its bare "Unauthorized" must not replace that message.
+      if (!(signal && signal.aborted)) refused(sent, err, r.why);
+    }
+    throw err;
+  }
 }
 
 export async function api(method, path, body) {
-  const res = await fetch(path, { method, headers: headers(body), body: body ? JSON.stringify(body) : undefined });
-  const data = res.status === 204 ? null : await res.json().catch(() => null);
-  if (!res.ok) {
-    const err = new ApiError(res.status, data, res.statusText);
-    if (res.status === 401) onUnauthorized(err);
-    throw err;
-  }
-  return data;
+  const res = await send(path, { method, body: body ? JSON.stringify(body) : undefined });
+  return res.status === 204 ? null : await res.json().catch(() => null);
 }
 
 // stream reads an SSE route and calls onEvent(kind, data) per frame until
 // signal aborts; it resolves when the stream ends (the caller reconnects).
 export async function stream(path, onEvent, signal) {
-  const res = await fetch(path, { headers: headers(), signal });
-  if (!res.ok) {
-    const data = await res.json().catch(() => null);
-    const err = new ApiError(res.status, data, res.statusText);
-    // Aborted while its body was read (another request's 401 signed out
-    // first): its bare "Unauthorized" must not replace that message.
-    if (res.status === 401 && !(signal && signal.aborted)) onUnauthorized(err);
-    throw err;
-  }
+  const res = await send(path, {}, signal);
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
   let buf = '';
   for (;;) {

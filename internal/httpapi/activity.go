@@ -105,19 +105,24 @@ func (s *Server) listActivity(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, page)
 }
 
-// ownActivityScan bounds the entries one page of a person's own ledger
-// reads: the ledger is one chain of everyone's entries, so theirs are
-// found by reading it (workspace.SeesEntry), a bounded stretch per page.
+// ownActivityScan bounds the entries one forward page of a person's own
+// ledger reads: the ledger is one chain of everyone's entries, so theirs
+// are found by reading it (workspace.SeesEntry), a bounded stretch per
+// page. The newest page reads the ledger's in-memory tail only
+// (activity.DefaultRingSize entries), so it never scans the store.
 const ownActivityScan = 2000
 
 // listOwnActivity pages the entries a person signed in to the console
-// may see. The newest page reads the newest ownActivityScan entries;
-// with ?after= it reads forward from the cursor. NextCursor is where the
-// read stopped, so the next page continues the scan even when a
-// stretch held none of theirs.
+// may see. The newest page is theirs among the newest entries of the
+// ledger's in-memory tail; with ?after= (0 for the start) it reads
+// forward from the cursor. NextCursor is where the read stopped, so the
+// next page continues the scan even when a stretch held none of theirs.
 func (s *Server) listOwnActivity(w http.ResponseWriter, r *http.Request, f switchboard.ActivityFilter, cursor bool) {
 	p, want := principal(r), f.Limit
 	f.Limit = ownActivityScan
+	if !cursor {
+		f.Limit = activity.DefaultRingSize
+	}
 	l := s.opts.Governance.Ledger
 	var (
 		read []switchboard.ActivityEntry

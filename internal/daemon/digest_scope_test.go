@@ -146,3 +146,48 @@ func TestAgentDigestShowsOnlyItsOwnRecords(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentDigestApprovalsMatchTheRoute: an agent's digest lists the
+// pending approvals its GET /approvals lists, by one rule: its own calls'
+// requests, not another agent's acting for the same user.
+func TestAgentDigestApprovalsMatchTheRoute(t *testing.T) {
+	t.Parallel()
+	e := newWorkspaceDaemon(t)
+	ctx := context.Background()
+	if err := e.d.RegisterFunc(ctx, switchboard.Tool{Name: "tasks.create", Description: "Create a task.", Class: switchboard.ClassMutate, InputSchema: objectSchema},
+		func(context.Context, json.RawMessage) (any, error) { return map[string]string{"id": "t1"}, nil }); err != nil {
+		t.Fatal(err)
+	}
+	token := func(agent string) string {
+		var tok struct {
+			Token string `json:"token"`
+		}
+		if code, c := e.do(t, "POST", "/api/v1/tokens", wsToken, map[string]any{"agent": agent, "user": "user:alice"}, &tok); code != http.StatusCreated {
+			t.Fatalf("token: %d %s", code, c)
+		}
+		return tok.Token
+	}
+	writer, reader := token("writer"), token("reader")
+	var resp switchboard.CallResponse
+	if code, c := e.do(t, "POST", "/api/v1/tools/tasks.create/call", writer, map[string]any{"input": map[string]any{}, "async": true}, &resp); code != http.StatusAccepted || resp.Status != switchboard.StatusAwaitingApproval {
+		t.Fatalf("the writer's call: %d %s %+v", code, c, resp)
+	}
+	for _, who := range []struct {
+		name, tok string
+		want      int
+	}{{"writer", writer, 1}, {"reader", reader, 0}} {
+		var d switchboard.WorkspaceDigest
+		if code, c := e.do(t, "GET", "/api/v1/digest", who.tok, nil, &d); code != http.StatusOK {
+			t.Fatalf("%s's digest: %d %s", who.name, code, c)
+		}
+		var list struct {
+			Items []switchboard.ApprovalRequest `json:"items"`
+		}
+		if code, c := e.do(t, "GET", "/api/v1/approvals?status=pending", who.tok, nil, &list); code != http.StatusOK {
+			t.Fatalf("%s's approvals: %d %s", who.name, code, c)
+		}
+		if len(d.PendingApprovals) != who.want || len(list.Items) != who.want {
+			t.Errorf("%s: the digest lists %d pending approvals, GET /approvals %d; want %d in both", who.name, len(d.PendingApprovals), len(list.Items), who.want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -24,7 +25,7 @@ import (
 //   - A pending approval of a durable call (recorded awaiting_approval, not
 //     a browser call, whose tab died with the daemon's streams) stays
 //     pending, and resume waits for its decision. One decided while the
-//     call's replica was down is carried out by resume too (keepDecided).
+//     call's replica was down is carried out by resume too (stillOwed).
 //     Every other pending approval of those owners is cancelled with an
 //     approval.decide entry.
 //   - A call awaiting an approval that was not kept ends cancelled
@@ -62,9 +63,7 @@ func (d *Daemon) sweep(ctx context.Context, st switchboard.Store, owners map[str
 	for _, a := range kept {
 		keep[a.InvocationID] = a.ID
 	}
-	if err := d.keepDecided(ctx, st, owners, keep); err != nil {
-		return nil, fmt.Errorf("settle calls decided while their replica was down: %w", err)
-	}
+	var lookupErr error
 	ended, err := st.InvocationFailInFlight(ctx, time.Now(), func(inv switchboard.Invocation) (*switchboard.Error, *switchboard.ActivityEntry) {
 		if !owners[inv.Replica] {
 			return nil, nil // another replica's call, in flight there
@@ -74,6 +73,15 @@ func (d *Daemon) sweep(ctx context.Context, st switchboard.Store, owners map[str
 			if _, ok := keep[inv.ID]; ok {
 				return nil, nil
 			}
+			apr, ok, err := d.stillOwed(ctx, inv)
+			if err != nil {
+				lookupErr = cmp.Or(lookupErr, err)
+				return nil, nil // left as it is; the sweep fails and is retried
+			}
+			if ok {
+				keep[inv.ID] = apr
+				return nil, nil
+			}
 			cause = errNotRun
 		}
 		done := inv
@@ -81,6 +89,9 @@ func (d *Daemon) sweep(ctx context.Context, st switchboard.Store, owners map[str
 		done.FinishedAt = time.Now()
 		return cause, broker.SweptEntry(done)
 	})
+	if err == nil && lookupErr != nil {
+		err = fmt.Errorf("settle calls decided while their replica was down: %w", lookupErr)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("resolve calls left in flight: %w", err)
 	}
@@ -113,36 +124,35 @@ func (d *Daemon) sweep(ctx context.Context, st switchboard.Store, owners map[str
 	return keep, d.releaseOrphanKeys(ctx, st)
 }
 
-// keepDecided adds to keep the durable calls of owners still awaiting
-// approval whose request was decided (approved and not yet used, denied or
-// expired) after their replica stopped and before this sweep: nobody
-// waits for those decisions any more, so resume carries them out — the
-// approved call runs once (the approval is consumed and the record moves
-// to dispatched by compare-and-swap, so a second survivor cannot run it
-// too), a denied one ends denied — and the approval and the invocation
-// tell the same story. Recover has already kept the pending ones.
-func (d *Daemon) keepDecided(ctx context.Context, st switchboard.Store, owners map[string]bool, keep map[string]string) error {
-	waiting, err := st.InvocationList(ctx, switchboard.InvocationFilter{Status: switchboard.StatusAwaitingApproval, Limit: 1000})
+// stillOwed reports whether inv, a durable call of a stopped owner still
+// recorded awaiting approval, has an approval whose outcome is still owed
+// to it, and which: one still pending (Recover keeps those, but reads
+// them a page at a time, and stops at a page it kept whole), or one
+// decided (approved and not yet used, denied or expired) after its
+// replica stopped and before this sweep. Nobody waits for those decisions
+// any more, so resume carries them out — the approved call runs once (the
+// approval is consumed and the record moves to dispatched by
+// compare-and-swap, so a second survivor cannot run it too), a denied one
+// ends denied — and the approval and the invocation tell the same story.
+// It is asked of every such call the sweep meets, however many calls wait
+// on other replicas.
+func (d *Daemon) stillOwed(ctx context.Context, inv switchboard.Invocation) (string, bool, error) {
+	if inv.Surface == switchboard.SurfaceBrowser {
+		return "", false, nil // its tab's streams died with the replica
+	}
+	list, err := d.approvalsOf(ctx, inv)
 	if err != nil {
-		return err
+		return "", false, err
 	}
-	for _, inv := range waiting {
-		if _, ok := keep[inv.ID]; ok || !owners[inv.Replica] || inv.Surface == switchboard.SurfaceBrowser {
-			continue
-		}
-		list, err := d.approvalsOf(ctx, inv)
-		if err != nil {
-			return err
-		}
-		for _, a := range list {
-			switch {
-			case a.Status == switchboard.ApprovalApproved && a.ConsumedAt.IsZero(),
-				a.Status == switchboard.ApprovalDenied, a.Status == switchboard.ApprovalExpired:
-				keep[inv.ID] = a.ID
-			}
+	for _, a := range list {
+		switch {
+		case a.Status == switchboard.ApprovalPending,
+			a.Status == switchboard.ApprovalApproved && a.ConsumedAt.IsZero(),
+			a.Status == switchboard.ApprovalDenied, a.Status == switchboard.ApprovalExpired:
+			return a.ID, true, nil
 		}
 	}
-	return nil
+	return "", false, nil
 }
 
 // approvalsOf is the approval request inv names; a record written before

@@ -273,7 +273,7 @@ type Store interface {
 	// and returns the stored record and false. An older record is
 	// replaced once its invocation is terminal (or gone); one whose call
 	// is still in flight is kept whatever its age, so a retry finds that
-	// call rather than starting another (RELIABILITY row 30). A key is
+	// call rather than starting another. A key is
 	// never stored without its invocation, so no crash can leave a key
 	// behind that nothing settles.
 	IdempotencyClaim(ctx context.Context, r IdempotencyRecord, notBefore time.Time, inv Invocation) (IdempotencyRecord, bool, error)

@@ -167,7 +167,7 @@ func goFuncSides(tb testing.TB) []side {
 	br.Handle("tasks.create", brokerCreateTask)
 	// The same work as a read tool: recorded in one transaction at its end
 	// (broker RecordAfter), where a mutate call's started record is
-	// committed before it runs (RELIABILITY row 13).
+	// committed before it runs.
 	if _, err := reg.Register(benchAdmin, switchboard.SourceHost, []switchboard.Tool{{
 		Name: "tasks.preview", Description: "Preview a task.", Class: switchboard.ClassRead,
 		InputSchema: brokerInputSchema, Binding: &switchboard.Binding{Go: true},

@@ -11,7 +11,7 @@ import (
 	"github.com/switchboardhq/switchboard"
 )
 
-// The hostile corpus (RELIABILITY.md rows 20 and 21): every file in
+// The hostile corpus: every file in
 // testdata/hostile is refused with the listed code at the listed pointer,
 // without a panic and within a memory bound. Inputs too big to commit are
 // generated below.

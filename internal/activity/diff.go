@@ -88,7 +88,7 @@ func jsonEqual(a, b json.RawMessage) bool {
 // RecordToolChange is the registry's audit hook (registry.Options.Audit):
 // a registration or removal that changes what agents were told, or where
 // a call goes (the binding), writes one ledger entry whose details carry
-// the diff (RELIABILITY row 6, rug pull). Re-registering an identical
+// the diff (rug pull). Re-registering an identical
 // descriptor writes nothing. The diff is redacted by redactDiff, not by
 // Append; the other details (source,
 // versions) are switchboard's own and hold no secrets.

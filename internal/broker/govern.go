@@ -410,7 +410,7 @@ func (b *Broker) tryClaim(ctx context.Context, c *call, req *CallRequest) (inv s
 	}
 	if got.CreatedAt.Before(b.now().Add(-b.opts.IdempotencyTTL)) {
 		// Past its TTL the key is free once its call is terminal; until
-		// then it holds (RELIABILITY row 30), so a retry finds that call
+		// then it holds, so a retry finds that call
 		// instead of starting a second one. The store's claim applies
 		// the same rule.
 		prev, err := b.store.InvocationGet(ctx, got.InvocationID)

@@ -105,7 +105,7 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, agentList{Items: items, NextCursor: next})
 }
 
-// Paging of GET /agents (RELIABILITY row 28: a listing stays small however
+// Paging of GET /agents (a listing stays small however
 // many sessions a principal opened).
 const (
 	DefaultAgentPage = 100

@@ -38,7 +38,7 @@ func (s *Server) callRoutes() {
 // that failed answers with the error's status and a body that is both the
 // CallResponse and an error envelope (it carries "error"), so clients can
 // read the invocation id either way. An Idempotency-Key header makes a
-// retry replay the first call's answer (RELIABILITY rows 10-12).
+// retry replay the first call's answer.
 func (s *Server) callTool(w http.ResponseWriter, r *http.Request) {
 	var body callBody
 	if err := s.decode(w, r, &body, 0, "/input"); err != nil {

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Connection timeouts of the daemon's HTTP server (RELIABILITY row 27: a
+// Connection timeouts of the daemon's HTTP server (a
 // client that announces a body and never sends it, or holds thousands of
 // idle keep-alive connections, must not hold the daemon's sockets).
 const (

@@ -330,7 +330,7 @@ func waitLive(t *testing.T, br *bridge, n int) {
 	}
 }
 
-// The return path's failure cases, over HTTP (RELIABILITY rows 5 and 14).
+// The return path's failure cases, over HTTP.
 func TestReturnPath(t *testing.T) {
 	t.Parallel()
 	br := newBridge(t, bridgeOpts{session: session.Options{MaxResultBytes: 1 << 10}})

@@ -16,7 +16,7 @@ import (
 	"github.com/switchboardhq/switchboard/sqlite"
 )
 
-// Issue 14 item 8 (RELIABILITY row 21) over HTTP: a call body and its tool
+// Issue 14 item 8 over HTTP: a call body and its tool
 // input are parsed strictly. Each ambiguous body is refused with the
 // pointer of the offending member, and the tool never runs: before the
 // fix, {"input": benign, "INPUT": evil} ran the evil input.

@@ -50,7 +50,7 @@ func rpcReply(t *testing.T, resp *http.Response) (int, map[string]any) {
 	return resp.StatusCode, m
 }
 
-// Issue 14 item 8 (RELIABILITY row 21) over MCP: a tools/call message and
+// Issue 14 item 8 over MCP: a tools/call message and
 // its arguments are parsed strictly, as on HTTP. A duplicate "name" is a
 // JSON-RPC error naming /params/name (before the fix the last one won);
 // an ambiguous argument is the tool error SCHEMA_VIOLATION with the

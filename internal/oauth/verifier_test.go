@@ -50,7 +50,7 @@ func TestVerifierAcceptsProviderToken(t *testing.T) {
 	}
 }
 
-// Every forged or misused token (RELIABILITY row 23) is UNAUTHORIZED,
+// Every forged or misused token is UNAUTHORIZED,
 // which /mcp answers as error="invalid_token".
 func TestVerifierRefuses(t *testing.T) {
 	t.Parallel()

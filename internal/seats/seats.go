@@ -1,5 +1,5 @@
 // Package seats bounds the sessions each principal holds at once and how
-// fast it opens new ones (RELIABILITY row 28: one token opening thousands
+// fast it opens new ones (one token opening thousands
 // of MCP or agent sessions). A seat is taken when a session opens and
 // given back when it ends; counts live in memory, per daemon process.
 package seats

@@ -47,7 +47,7 @@ var (
 	sqlExpireInvocations = `DELETE FROM invocations WHERE id ` + in(ExpireBatch) +
 		` AND status ` + in(len(terminalStatuses))
 	// A key whose call is not terminal is kept whatever its age
-	// (RELIABILITY row 30): a retry must find the call, not start another.
+	//: a retry must find the call, not start another.
 	sqlExpireKeys = `DELETE FROM idempotency_keys WHERE (scope, key) IN
 		(SELECT k.scope, k.key FROM idempotency_keys k WHERE k.created_at < ? AND ` + sqlKeySettled + `
 		ORDER BY k.created_at LIMIT ?)`

@@ -10,7 +10,7 @@ import (
 )
 
 // Faulty wraps a Store and fails chosen calls before they reach it, the way
-// a busy or failing database would (RELIABILITY.md row 17): the call returns
+// a busy or failing database would: the call returns
 // the injected error and the wrapped store is not touched, so nothing is
 // half-written and a retry reaches the real store.
 //

@@ -282,7 +282,7 @@ func testIdempotencyClaim(t *testing.T, s switchboard.Store) {
 		t.Fatalf("the same key in another scope: %v %v", ok, err)
 	}
 	// Past the horizon the old record holds while its call is in flight
-	// (RELIABILITY row 30), and is replaced once the call is terminal.
+	//, and is replaced once the call is terminal.
 	got, ok, err = claim(again, base.Add(time.Second))
 	must(t, err)
 	if ok || got.InvocationID != "inv-1" {

@@ -134,7 +134,7 @@ func wantGone(t *testing.T, s switchboard.Store, ids ...string) {
 
 // testIdempotencyExpire: keys older than the bound go, oldest first and at
 // most limit at a time; newer keys stay, and so does an old key whose call
-// is not terminal (RELIABILITY row 30), until it is.
+// is not terminal, until it is.
 func testIdempotencyExpire(t *testing.T, s switchboard.Store) {
 	ctx := context.Background()
 	finish := func(id string) {

@@ -93,7 +93,7 @@ type AgentsOptions struct {
 	FlushInterval time.Duration
 	// Registered caps the registered sessions (POST /agents: Spec.Heartbeat)
 	// one principal holds on this replica and how fast it registers them
-	// (RELIABILITY row 28): past either, Start is RATE_LIMITED. Zero fields
+	//: past either, Start is RATE_LIMITED. Zero fields
 	// mean DefaultRegisteredLimits' field; a negative Max or PerSecond, no
 	// cap.
 	Registered SessionLimits

@@ -58,6 +58,9 @@ func Compile(raw json.RawMessage) (*Schema, error) {
 	if err != nil {
 		return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "schema does not compile: %s", trimURL(err.Error()))
 	}
+	if err := checkExpansion(s); err != nil {
+		return nil, err
+	}
 	return &Schema{s: s, raw: raw}, nil
 }
 

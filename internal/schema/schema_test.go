@@ -3,6 +3,7 @@ package schema
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -80,4 +81,64 @@ func TestValidateStrict(t *testing.T) {
 			t.Errorf("%q: %v, want SCHEMA_VIOLATION at %s", in, e, ptr)
 		}
 	}
+}
+
+// bomb is a schema whose every level's allOf has four branches that all
+// $ref the level below: small as text, exponential to validate.
+func bomb(levels int) json.RawMessage {
+	defs := map[string]any{"l0": map[string]any{"type": "object"}}
+	for i := 1; i <= levels; i++ {
+		ref := map[string]any{"$ref": fmt.Sprintf("#/$defs/l%d", i-1)}
+		defs[fmt.Sprintf("l%d", i)] = map[string]any{"allOf": []any{ref, ref, ref, ref}}
+	}
+	b, _ := json.Marshal(map[string]any{"$defs": defs, "$ref": fmt.Sprintf("#/$defs/l%d", levels)})
+	return b
+}
+
+// A schema that would make every validation walk millions of subschemas
+// is refused when it is compiled (a tab's tool, a registration, an
+// import), not discovered one slow call at a time; a shallower one of the
+// same shape, and a recursive one, compile.
+func TestExpansionBudget(t *testing.T) {
+	raw := bomb(10)
+	if len(raw) > 2048 {
+		t.Fatalf("the bomb is %d bytes; it should be small", len(raw))
+	}
+	_, err := Compile(raw)
+	if switchboard.CodeOf(err) != switchboard.CodeInvalidInput || !strings.Contains(err.Error(), "expands to over") {
+		t.Fatalf("10 levels of 4-way allOf: %v, want INVALID_INPUT naming the expansion", err)
+	}
+	s, err := Compile(bomb(6)) // 4⁶ = 4,096 visits: fine
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Validate(json.RawMessage(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	tree := `{"type":"object","properties":{"name":{"type":"string"},"children":{"type":"array","items":{"$ref":"#"}}}}`
+	if _, err := Compile(json.RawMessage(tree)); err != nil {
+		t.Fatalf("a recursive schema: %v", err)
+	}
+}
+
+func FuzzCompile(f *testing.F) {
+	f.Add([]byte(`{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}`))
+	f.Add([]byte(bomb(3)))
+	f.Add([]byte(`{"$defs":{"a":{"allOf":[{"$ref":"#/$defs/a"},{"$ref":"#"}]}},"$ref":"#/$defs/a"}`))
+	f.Add([]byte(`{"items":[{"$ref":"#"}],"additionalItems":{"anyOf":[{"$ref":"#"},true]}}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if len(raw) > 4096 {
+			return
+		}
+		s, err := Compile(raw)
+		if err != nil {
+			if switchboard.CodeOf(err) != switchboard.CodeInvalidInput {
+				t.Fatalf("refusal %v is not INVALID_INPUT", err)
+			}
+			return
+		}
+		if n := expansion(s.s, MaxExpansion); n > MaxExpansion {
+			t.Fatalf("compiled a schema that expands to %d", n)
+		}
+	})
 }

@@ -112,6 +112,23 @@ func TestConsoleSignedInAsUser(t *testing.T) {
 				t.Fatalf("alice reads bob's entry %s: %d", bobEntry, code)
 			}
 
+			// Her tasks: one she hands the assistant from the console is
+			// hers to list and cancel; bob does not see it.
+			code, task := do(t, srv, alice, "POST", "/api/v1/tasks", map[string]any{"goal": "Tidy my notes."})
+			if code != http.StatusCreated || task["owner"] != "user:alice" || task["creator"] != "user:alice" {
+				t.Fatalf("alice creates a task: %d %v", code, task)
+			}
+			taskID := task["id"].(string)
+			if code, _ := do(t, srv, bob, "GET", "/api/v1/tasks/"+taskID, nil); code != http.StatusNotFound {
+				t.Fatalf("bob reads alice's task: %d", code)
+			}
+			if _, l := do(t, srv, bob, "GET", "/api/v1/tasks", nil); len(l["items"].([]any)) != 0 {
+				t.Fatalf("bob's tasks: %v", l)
+			}
+			if _, l := do(t, srv, alice, "GET", "/api/v1/tasks", nil); len(l["items"].([]any)) != 1 {
+				t.Fatalf("alice's tasks: %v", l)
+			}
+
 			// Her grants: the console's sign-in, not bob's.
 			grants := listGrants(t, base, alice)
 			if len(grants) != 1 || grants[0]["client"] != "switchboard-console" || grants[0]["user"] != "user:alice" {

@@ -47,3 +47,20 @@ func notAdmin(r *http.Request, c authn.Credential, err error) error {
 	}
 	return err
 }
+
+// ownerAuth admits the admin token, an agent token and a person signed in
+// to the console: routes whose records the service narrows itself by the
+// record rule (tasks), so each sees and manages only their own.
+func (s *Server) ownerAuth(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		c, err := s.credential(r, "missing Authorization: Bearer token; the admin token is in <data>/admin.token, agents use their own token, people sign in to the console", authn.Admin, authn.Agent, authn.User)
+		if err != nil {
+			if validSession(c) {
+				err = switchboard.Errorf(switchboard.CodeForbidden, "%s %s needs the admin token, an agent token or a console sign-in; a tab's session token cannot use it", r.Method, r.URL.Path)
+			}
+			s.writeError(w, r, err)
+			return
+		}
+		h(w, r.WithContext(switchboard.WithPrincipal(r.Context(), c.Principal)))
+	}
+}

@@ -8,19 +8,20 @@ import (
 	"github.com/switchboardhq/switchboard/internal/task"
 )
 
-// Delegated tasks (/api/v1/tasks): the admin token or an agent token
-// acting for a user creates them, for that user; each sees only the tasks
+// Delegated tasks (/api/v1/tasks): the admin token, an agent token
+// acting for a user, or the person signed in to the console creates them,
+// for that user; each sees only the tasks
 // it may (the admin all), and another's task answers NOT_FOUND as an
 // unknown id does.
 func (s *Server) taskRoutes() {
 	if s.opts.Tasks == nil {
 		return
 	}
-	s.mux.HandleFunc("POST /api/v1/tasks", s.caller(s.createTask))
-	s.mux.HandleFunc("GET /api/v1/tasks", s.caller(s.listTasks))
-	s.mux.HandleFunc("GET /api/v1/tasks/{id}", s.caller(s.getTask))
-	s.mux.HandleFunc("POST /api/v1/tasks/{id}/cancel", s.caller(s.cancelTask))
-	s.mux.HandleFunc("POST /api/v1/tasks/{id}/resume", s.caller(s.resumeTask))
+	s.mux.HandleFunc("POST /api/v1/tasks", s.ownerAuth(s.createTask))
+	s.mux.HandleFunc("GET /api/v1/tasks", s.ownerAuth(s.listTasks))
+	s.mux.HandleFunc("GET /api/v1/tasks/{id}", s.ownerAuth(s.getTask))
+	s.mux.HandleFunc("POST /api/v1/tasks/{id}/cancel", s.ownerAuth(s.cancelTask))
+	s.mux.HandleFunc("POST /api/v1/tasks/{id}/resume", s.ownerAuth(s.resumeTask))
 }
 
 func (s *Server) createTask(w http.ResponseWriter, r *http.Request) {

@@ -9,6 +9,7 @@
 import { $, KEY, MODE, REFRESH, el, userMode, whenUnauthorized, whenExpired } from './lib.js';
 import { userSignIn, startUserSignIn, finishUserSignIn, renewUserToken, signedInAs } from './auth.js';
 import { loadAccess } from './access.js';
+import { loadTasks, initTasks } from './tasks.js';
 import { loadCatalog, initCatalog } from './catalog.js';
 import { loadApprovals, followApprovals, forgetApprovals } from './approvals.js';
 import { loadActivity, initActivity } from './activity.js';
@@ -18,10 +19,10 @@ import { loadAssistant, refreshModelStatus, hideModelStatus } from './assistant.
 
 const views = {
   catalog: loadCatalog, approvals: loadApprovals, activity: loadActivity, calls: loadCalls,
-  tokens: loadTokens, agents: loadAgents, tabs: loadTabs, assistant: loadAssistant, access: loadAccess,
+  tokens: loadTokens, agents: loadAgents, tabs: loadTabs, assistant: loadAssistant, access: loadAccess, tasks: loadTasks,
 };
 // The views a user signed in as themselves has; the first is theirs to start on.
-const userViews = ['approvals', 'activity', 'agents', 'access'];
+const userViews = ['approvals', 'activity', 'agents', 'tasks', 'access'];
 
 // offerUserSignIn shows the "Sign in as a user" button, or the sentence
 // saying why this daemon has none.
@@ -121,6 +122,7 @@ $('signin-user').addEventListener('click', async () => {
 $('signout').addEventListener('click', () => signedOut('Signed out. The token is forgotten in this tab.'));
 initCatalog(guard);
 initActivity(guard);
+initTasks(guard);
 initCalls(guard);
 initTabs(guard);
 initTokens(guard);

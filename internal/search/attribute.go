@@ -14,7 +14,9 @@ import (
 // the whole request teaches each of them the other tools' words, which
 // then pull it up for requests meant for those tools. Clauses and
 // Attribute keep from each tool the parts that are plainly another called
-// tool's.
+// tool's. Measured as a candidate and not chosen (bench/README.md,
+// "Attributing a multi-part request"): the registry teaches the whole
+// request; these stay so the bench's table can be reproduced.
 
 // Clauses cuts a request into its sentences: at '.', '?', '!' or ';'
 // followed by a space or the end, and at line breaks. Empty pieces are

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/benchkit"
 	"github.com/switchboardhq/switchboard/internal/registry"
 	"github.com/switchboardhq/switchboard/internal/search"
@@ -16,8 +17,26 @@ import (
 // learnSetting is one way of scoring the learned field.
 type learnSetting struct {
 	name string
+	attr attribution
 	opts search.Options
 }
+
+// attribution is what each tool called after one search learns of it.
+type attribution string
+
+const (
+	// attrWhole: every called tool learns the whole query (the rule until
+	// the attribution candidates were added).
+	attrWhole attribution = "whole"
+	// attrExclude: search.Attribute, what production does if chosen: each
+	// tool learns every clause except those sharing strictly more words
+	// with another tool called after the same search.
+	attrExclude attribution = "exclude"
+	// attrOwn: each tool learns only the clause(s) sharing most words with
+	// its own text, the whole query when none shares a word (the earlier
+	// uncommitted experiment, for comparison).
+	attrOwn attribution = "own"
+)
 
 // learnGrid is the grid TestLearnedCV chooses from, declared before any
 // of it was measured: the learned field as one more BM25F field (weight ×
@@ -31,7 +50,7 @@ func learnGrid() []learnSetting {
 		for _, b := range []float64{0.3, 0.75} {
 			f := d
 			f.Learned = search.Field{Weight: w, B: b}
-			grid = append(grid, learnSetting{fmt.Sprintf("field w %g b %g", w, b),
+			grid = append(grid, learnSetting{fmt.Sprintf("field w %g b %g", w, b), attrWhole,
 				search.Options{Fields: &f, Boost: &search.LearnedBoost{}}})
 		}
 	}
@@ -39,17 +58,65 @@ func learnGrid() []learnSetting {
 	noField.Learned = search.Field{}
 	for _, scale := range []float64{0.25, 0.5, 1} {
 		for _, c := range []float64{0.1, 0.2, 0.4} {
-			grid = append(grid, learnSetting{fmt.Sprintf("boost scale %g cap %g", scale, c),
+			grid = append(grid, learnSetting{fmt.Sprintf("boost scale %g cap %g", scale, c), attrWhole,
 				search.Options{Fields: &noField, Boost: &search.LearnedBoost{Scale: scale, Cap: c, B: 0.75}}})
 		}
 	}
 	for _, n := range []int{10, 30} {
 		for _, c := range []float64{0.2, 0.4} {
-			grid = append(grid, learnSetting{fmt.Sprintf("re-rank top %d cap %g", n, c),
+			grid = append(grid, learnSetting{fmt.Sprintf("re-rank top %d cap %g", n, c), attrWhole,
 				search.Options{Fields: &noField, Boost: &search.LearnedBoost{Scale: 1, Cap: c, B: 0.75, TopN: n}}})
 		}
 	}
+	// Added later, declared before measured: the two clause attributions,
+	// each with every field setting above.
+	for _, a := range []attribution{attrExclude, attrOwn} {
+		for _, w := range []float64{0.25, 0.5, 1, 1.5} {
+			for _, b := range []float64{0.3, 0.75} {
+				f := d
+				f.Learned = search.Field{Weight: w, B: b}
+				grid = append(grid, learnSetting{fmt.Sprintf("%s: field w %g b %g", a, w, b), a,
+					search.Options{Fields: &f, Boost: &search.LearnedBoost{}}})
+			}
+		}
+	}
 	return grid
+}
+
+// attribute returns what each gold tool of one search learns under a.
+func attribute(a attribution, query string, tools []switchboard.Tool) []string {
+	out := make([]string, len(tools))
+	whole, ok := search.Scrub(query)
+	if !ok {
+		return out
+	}
+	clauses, _ := search.ScrubClauses(query)
+	switch a {
+	case attrExclude:
+		return search.Attribute(clauses, tools)
+	case attrOwn:
+		ov := search.Overlaps(clauses, tools)
+		for i := range tools {
+			best := 0
+			for ci := range clauses {
+				best = max(best, ov[ci][i])
+			}
+			var kept []string
+			for ci, c := range clauses {
+				if best > 0 && ov[ci][i] == best {
+					kept = append(kept, c)
+				}
+			}
+			if out[i], ok = search.Scrub(strings.Join(kept, " ")); !ok {
+				out[i] = whole
+			}
+		}
+		return out
+	}
+	for i := range out {
+		out[i] = whole
+	}
+	return out
 }
 
 // learnFolds is how many folds the training half is cut into.
@@ -65,27 +132,30 @@ func fold(q benchkit.RetrievalQuery) int {
 
 // learnedFrom returns the learned queries a daemon would hold after one
 // caller searched each of qs in order and then called its gold tools: the
-// query scrubbed by search.Scrub (nothing learned if refused), at most
+// query scrubbed by search.Scrub (nothing learned if refused) and
+// attributed by a (once all of a search's calls are in), at most
 // registry.LearnToolsPerSearch tools a search, each (tool, query) once,
 // the caller's newest registry.LearnPerCallerTool queries per tool and
 // registry.LearnPerCaller overall, each at one caller's weight (½; all
 // are recent).
-func learnedFrom(qs []benchkit.RetrievalQuery, fwd map[string]string) map[string][]search.Learned {
+func learnedFrom(qs []benchkit.RetrievalQuery, fwd map[string]string, a attribution, byName map[string]switchboard.Tool) map[string][]search.Learned {
 	type example struct{ tool, query string }
 	var kept []example // oldest first
 	for _, q := range qs {
-		query, ok := search.Scrub(q.Query)
-		if !ok {
-			continue
-		}
 		var tools []string
+		var called []switchboard.Tool
 		for _, g := range q.Gold {
 			if len(tools) < registry.LearnToolsPerSearch && !slices.Contains(tools, fwd[g]) {
 				tools = append(tools, fwd[g])
+				called = append(called, byName[fwd[g]])
 			}
 		}
-		for _, tool := range tools {
-			e := example{tool, query}
+		taught := attribute(a, q.Query, called)
+		for ti, tool := range tools {
+			if taught[ti] == "" {
+				continue
+			}
+			e := example{tool, taught[ti]}
 			// A repeat only moves its time: it becomes the newest.
 			kept = slices.DeleteFunc(kept, func(k example) bool { return k == e })
 			kept = append(kept, e)
@@ -206,6 +276,10 @@ func TestLearnedCV(t *testing.T) {
 	for si, set := range sets {
 		train, _ := split(set.Queries)
 		tools, fwd, back := learnTools(set)
+		byName := map[string]switchboard.Tool{}
+		for _, tl := range tools {
+			byName[tl.Name] = tl
+		}
 		base := search.New(nil)
 		base.Replace(tools)
 		for k := range learnFolds {
@@ -217,7 +291,10 @@ func TestLearnedCV(t *testing.T) {
 					fed = append(fed, q)
 				}
 			}
-			learned := learnedFrom(fed, fwd)
+			learned := map[attribution]map[string][]search.Learned{}
+			for _, a := range []attribution{attrWhole, attrExclude, attrOwn} {
+				learned[a] = learnedFrom(fed, fwd, a, byName)
+			}
 			seen := map[string]bool{}
 			for _, q := range fed {
 				for _, g := range q.Gold {
@@ -227,7 +304,7 @@ func TestLearnedCV(t *testing.T) {
 			baseR := recallAt5(t, indexSearcher(base, back), held)
 			for gi, g := range grid {
 				x := search.New(&g.opts)
-				x.ReplaceLearned(learned)
+				x.ReplaceLearned(learned[g.attr])
 				x.Replace(tools)
 				r := recallAt5(t, indexSearcher(x, back), held)
 				res := &results[gi][si]

@@ -133,6 +133,15 @@ var (
 	handle = regexp.MustCompile(`[@#]\S+`)
 )
 
+// stripValues blanks quoted values, e-mail addresses, URLs, domains and
+// file names, @handles and #tags.
+func stripValues(q string) string {
+	q = quoted.ReplaceAllString(q, " ")
+	q = email.ReplaceAllString(q, " ")
+	q = urlLike.ReplaceAllString(q, " ")
+	return handle.ReplaceAllString(q, " ")
+}
+
 // Scrub returns the part of a search query that may be kept as a learned
 // example, or ok false when nothing may: a query holding anything that
 // looks like a secret (internal/redact's patterns) is refused whole. From
@@ -145,10 +154,7 @@ func Scrub(q string) (string, bool) {
 	if redact.String(q) != q {
 		return "", false
 	}
-	q = quoted.ReplaceAllString(q, " ")
-	q = email.ReplaceAllString(q, " ")
-	q = urlLike.ReplaceAllString(q, " ")
-	q = handle.ReplaceAllString(q, " ")
+	q = stripValues(q)
 	words := strings.FieldsFunc(q, func(r rune) bool {
 		return unicode.IsSpace(r) || (unicode.IsPunct(r) && r != '-' && r != '_' && r != '\'' && r != '.')
 	})

@@ -57,8 +57,11 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		_ = enc.Encode(switchboard.ErrorEnvelope{Error: e})
 	} else {
 		fmt.Fprintf(stderr, "error: %s: %s\n", e.Code, e.Message)
-		if e.Code == switchboard.CodeForbidden && g.loginUser != "" {
+		switch {
+		case e.Code == switchboard.CodeForbidden && g.loginUser != "":
 			fmt.Fprintf(stderr, "(signed in as %s: pass --token, or run 'switchboard logout', to act as the operator)\n", g.loginUser)
+		case e.Code == switchboard.CodeUnauthorized && g.loginUser != "":
+			fmt.Fprintf(stderr, "(the sign-in of %s was refused: run 'switchboard login' again, or 'switchboard logout')\n", g.loginUser)
 		}
 	}
 	return 1

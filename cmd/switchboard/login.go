@@ -57,6 +57,10 @@ func (l *login) config() *oauth2.Config {
 		Endpoint: oauth2.Endpoint{TokenURL: l.TokenURL, AuthStyle: oauth2.AuthStyleInParams}}
 }
 
+func (l *login) token() *oauth2.Token {
+	return &oauth2.Token{AccessToken: l.Access, RefreshToken: l.Refresh, Expiry: l.Expiry, TokenType: "Bearer"}
+}
+
 func (g *globals) loginPath() (string, error) {
 	if err := g.readClientConfig(); err != nil {
 		return "", err
@@ -125,8 +129,23 @@ func (g *globals) loginToken(ctx context.Context) (string, error) {
 	if err != nil || l == nil {
 		return "", err
 	}
-	old := &oauth2.Token{AccessToken: l.Access, RefreshToken: l.Refresh, Expiry: l.Expiry, TokenType: "Bearer"}
+	old := l.token()
 	if old.Valid() {
+		g.loginUser = l.User
+		return l.Access, nil
+	}
+	// One refresh at a time: two commands started together would spend
+	// the same refresh token, and its second use revokes the grant. The
+	// one that waited reads what the other saved.
+	unlock, err := lockFile(path + ".lock")
+	if err != nil {
+		return "", switchboard.Errorf(switchboard.CodeInternal, "lock the sign-in: %v", err)
+	}
+	defer unlock()
+	if l, path, err = g.readLogin(); err != nil || l == nil {
+		return "", err
+	}
+	if old = l.token(); old.Valid() {
 		g.loginUser = l.User
 		return l.Access, nil
 	}
@@ -374,6 +393,7 @@ $SWITCHBOARD_TOKEN or <data>/admin.token again.`,
 			if err := os.Remove(path); err != nil {
 				return switchboard.Errorf(switchboard.CodeInternal, "remove %s: %v", path, err)
 			}
+			_ = os.Remove(path + ".lock")
 			if l.User != "" {
 				fmt.Fprintf(g.stdout, "signed out %s\n", l.User)
 			} else {

@@ -260,6 +260,25 @@ func TestCLILogin(t *testing.T) {
 	if code, _, errs := run(t, append(g, "grant", "list")...); code != 0 {
 		t.Fatalf("after the refresh: %d %s", code, errs)
 	}
+	// Commands started together refresh once: a second use of the spent
+	// refresh token would revoke the grant.
+	_ = json.Unmarshal(b, &l)
+	l.Expiry = time.Now().Add(-time.Minute)
+	if err := writeLogin(file, &l); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	codes := make([]int, 4)
+	for i := range codes {
+		wg.Go(func() {
+			var o, e bytes.Buffer
+			codes[i] = Run(ctx, append(g, "grant", "list"), strings.NewReader(""), &o, &e)
+		})
+	}
+	wg.Wait()
+	if code, _, errs := run(t, append(g, "approvals", "list")...); code != 0 || codes[0]+codes[1]+codes[2]+codes[3] != 0 {
+		t.Fatalf("commands refreshing together: %v, then %d %s", codes, code, errs)
+	}
 
 	// logout revokes the grant and forgets the sign-in.
 	if code, out, errs := run(t, append(g, "logout")...); code != 0 || !strings.Contains(out, "signed out user:alice") || errs != "" {

@@ -99,7 +99,7 @@ file unless a flag or variable gives them.`,
 	}
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.addr, "addr", envOr("SWITCHBOARD_ADDR", client.DefaultAddr), "daemon address (host:port) [$SWITCHBOARD_ADDR]")
-	pf.StringVar(&g.token, "token", os.Getenv("SWITCHBOARD_TOKEN"), "bearer token [$SWITCHBOARD_TOKEN; default: <data>/admin.token]")
+	pf.StringVar(&g.token, "token", os.Getenv("SWITCHBOARD_TOKEN"), "bearer token [$SWITCHBOARD_TOKEN; default: the sign-in of 'switchboard login', else <data>/admin.token]")
 	pf.StringVar(&g.data, "data", "", "data root [$SWITCHBOARD_DATA; default: ~/.local/share/switchboard]")
 	pf.StringVar(&g.config, "config", "", "YAML config file: serve reads all of it, client commands the daemon address and data root (flags and environment win)")
 	pf.BoolVar(&g.json, "json", false, "print machine-readable JSON instead of tables")

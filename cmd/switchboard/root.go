@@ -23,6 +23,7 @@ type globals struct {
 	config            string // --config: serve reads all of it, client commands addr and data
 	addrSet, dataSet  bool   // --addr, --data given on the command line
 	configRead        bool
+	loginUser         string // set when a command uses the sign-in of 'switchboard login'
 	json              bool
 	stdin             io.Reader
 	stdout, stderr    io.Writer
@@ -56,6 +57,12 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		_ = enc.Encode(switchboard.ErrorEnvelope{Error: e})
 	} else {
 		fmt.Fprintf(stderr, "error: %s: %s\n", e.Code, e.Message)
+		switch {
+		case e.Code == switchboard.CodeForbidden && g.loginUser != "":
+			fmt.Fprintf(stderr, "(signed in as %s: pass --token, or run 'switchboard logout', to act as the operator)\n", g.loginUser)
+		case e.Code == switchboard.CodeUnauthorized && g.loginUser != "":
+			fmt.Fprintf(stderr, "(the sign-in of %s was refused: run 'switchboard login' again, or 'switchboard logout')\n", g.loginUser)
+		}
 	}
 	return 1
 }
@@ -74,8 +81,10 @@ in one searchable catalog and is reachable the same way from the HTTP API, this
 CLI, MCP and the built-in assistant.
 
 Start the daemon with 'switchboard serve'; every other command talks to it.
-The daemon address comes from --addr or $SWITCHBOARD_ADDR (default 127.0.0.1:7766)
-and the token from --token, $SWITCHBOARD_TOKEN or <data>/admin.token. With
+The daemon address comes from --addr or $SWITCHBOARD_ADDR (default 127.0.0.1:7766).
+The token is the first of: --token, $SWITCHBOARD_TOKEN, the sign-in of
+'switchboard login' for that address (<data>/login.json: commands act as that
+person; 'switchboard logout' forgets it), <data>/admin.token (the operator). With
 --config FILE (the file serve reads) the address and data root come from the
 file unless a flag or variable gives them.`,
 		SilenceUsage:  true,
@@ -90,7 +99,7 @@ file unless a flag or variable gives them.`,
 	}
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.addr, "addr", envOr("SWITCHBOARD_ADDR", client.DefaultAddr), "daemon address (host:port) [$SWITCHBOARD_ADDR]")
-	pf.StringVar(&g.token, "token", os.Getenv("SWITCHBOARD_TOKEN"), "bearer token [$SWITCHBOARD_TOKEN; default: <data>/admin.token]")
+	pf.StringVar(&g.token, "token", os.Getenv("SWITCHBOARD_TOKEN"), "bearer token [$SWITCHBOARD_TOKEN; default: the sign-in of 'switchboard login', else <data>/admin.token]")
 	pf.StringVar(&g.data, "data", "", "data root [$SWITCHBOARD_DATA; default: ~/.local/share/switchboard]")
 	pf.StringVar(&g.config, "config", "", "YAML config file: serve reads all of it, client commands the daemon address and data root (flags and environment win)")
 	pf.BoolVar(&g.json, "json", false, "print machine-readable JSON instead of tables")
@@ -100,6 +109,7 @@ file unless a flag or variable gives them.`,
 	root.AddCommand(newMCP(g))
 	root.AddCommand(newSpec(g))
 	root.AddCommand(newApprovals(g), newActivity(g), newToken(g), newGrant(g))
+	root.AddCommand(newLogin(g), newLogout(g))
 	root.AddCommand(newInvocation(g), newJobs(g), newAgents(g), newDocuments(g), newTasks(g))
 	root.AddCommand(newSessions(g), newPanels(g))
 	root.AddCommand(newVersion(g), newBackup(g), newRestore(g), newDoctor(g))
@@ -114,9 +124,23 @@ func envOr(name, def string) string {
 	return def
 }
 
-// client returns a client for the configured daemon, finding the token in
-// the data root when no flag or variable names one.
+// client returns a client for the configured daemon: with --token or
+// $SWITCHBOARD_TOKEN, that token; else the person signed in with
+// 'switchboard login' to this daemon, if any; else the admin token in the
+// data root.
 func (g *globals) client() (*client.Client, error) {
+	if err := g.readClientConfig(); err != nil {
+		return nil, err
+	}
+	if g.token == "" {
+		tok, err := g.loginToken(context.Background())
+		if err != nil {
+			return nil, err
+		}
+		if tok != "" {
+			return client.New(g.addr, tok, nil), nil
+		}
+	}
 	tok, err := g.resolveToken()
 	if err != nil {
 		return nil, err

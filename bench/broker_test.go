@@ -98,7 +98,7 @@ func BenchmarkBrokerGoFunc(b *testing.B) {
 	}
 	br.Handle("tasks.create", brokerCreateTask)
 	floor := storeWrites(b)
-	req := broker.CallRequest{Tool: "tasks.create", Input: brokerInput}
+	req := broker.CallRequest{Tool: "tasks.create", Input: brokerInput, Caller: &benchCaller}
 	for range 200 { // warm caches, the WAL and the connection pools
 		if _, err := br.Call(ctx, req); err != nil {
 			b.Fatal(err)
@@ -173,7 +173,7 @@ func BenchmarkBrokerHTTP(b *testing.B) {
 			b.Fatalf("direct call: %v %s", err, out)
 		}
 	}
-	req := broker.CallRequest{Tool: "tasks.create", Input: brokerInput}
+	req := broker.CallRequest{Tool: "tasks.create", Input: brokerInput, Caller: &benchCaller}
 	for range 200 {
 		callDirect()
 		if _, err := br.Call(ctx, req); err != nil {
@@ -288,7 +288,7 @@ func BenchmarkBrokerOwnWork(b *testing.B) {
 	br := broker.New(broker.Options{Store: discardWrites{st}, Registry: reg})
 	b.Cleanup(br.Close)
 	br.Handle("tasks.create", brokerCreateTask)
-	req := broker.CallRequest{Tool: "tasks.create", Input: brokerInput}
+	req := broker.CallRequest{Tool: "tasks.create", Input: brokerInput, Caller: &benchCaller}
 	via := make(brokerDurations, 0, b.N)
 	b.ResetTimer()
 	for range b.N {

@@ -68,7 +68,7 @@ func brokerOn(tb testing.TB, st switchboard.Store) *broker.Broker {
 
 // brokerSide calls tool through br.
 func brokerSide(name string, br *broker.Broker, tool string) side {
-	req := broker.CallRequest{Tool: tool, Input: brokerInput}
+	req := broker.CallRequest{Tool: tool, Input: brokerInput, Caller: &benchCaller}
 	return side{name, func(context.Context) error {
 		_, err := br.Call(benchAdmin, req)
 		return err

@@ -150,6 +150,9 @@ func loadAverage() string {
 	return "load average " + strings.Join(f[:3], " ")
 }
 
+// benchCaller is the caller of the benchmarks' broker calls.
+var benchCaller = switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"}
+
 var benchAdmin = switchboard.WithPrincipal(context.Background(), switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"})
 
 // goFuncSides: the function called directly (and its result encoded, as
@@ -175,14 +178,14 @@ func goFuncSides(tb testing.TB) []side {
 		tb.Fatal(err)
 	}
 	br.Handle("tasks.preview", brokerCreateTask)
-	readReq := broker.CallRequest{Tool: "tasks.preview", Input: brokerInput}
+	readReq := broker.CallRequest{Tool: "tasks.preview", Input: brokerInput, Caller: &benchCaller}
 	floor, err := sqlite.Open(context.Background(), filepath.Join(tb.TempDir(), "floor.db"), nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { floor.Close() })
 	writes := callWritesErr(floor)
-	req := broker.CallRequest{Tool: "tasks.create", Input: brokerInput}
+	req := broker.CallRequest{Tool: "tasks.create", Input: brokerInput, Caller: &benchCaller}
 	return []side{
 		{"function called directly", func(ctx context.Context) error {
 			v, err := brokerCreateTask(ctx, brokerInput)

@@ -40,7 +40,7 @@ func TestMetricsOverhead(t *testing.T) {
 	}
 	plain := meteredBroker(t, false)
 	metered := meteredBroker(t, true)
-	req := broker.CallRequest{Tool: "tasks.create", Input: brokerInput}
+	req := broker.CallRequest{Tool: "tasks.create", Input: brokerInput, Caller: &benchCaller}
 	cmp := runComparison(t, n, 1, rounds, warm,
 		side{"Go-function tool, ledger observer only", func(context.Context) error { _, err := plain.Call(benchAdmin, req); return err }},
 		side{"the same with metrics", func(context.Context) error { _, err := metered.Call(benchAdmin, req); return err }},

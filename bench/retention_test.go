@@ -59,7 +59,7 @@ func TestRetentionLongRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	br.Handle("tasks.create", brokerCreateTask)
-	req := broker.CallRequest{Tool: "tasks.create", Input: brokerInput}
+	req := broker.CallRequest{Tool: "tasks.create", Input: brokerInput, Caller: &benchCaller}
 
 	n := *retentionCalls
 	const window = 10_000 // calls per throughput sample

@@ -50,7 +50,7 @@ func TestTracingOverhead(t *testing.T) {
 	// a daemon without OTEL_* configuration uses.
 	br := observedBroker(t, false, switchProvider{on: tp.Tracer("bench"), off: otel.Tracer("bench")})
 	traced := context.WithValue(benchAdmin, tracedKey{}, true)
-	req := broker.CallRequest{Tool: "tasks.create", Input: brokerInput}
+	req := broker.CallRequest{Tool: "tasks.create", Input: brokerInput, Caller: &benchCaller}
 	cmp := runComparison(t, n, 1, rounds, warm,
 		side{"Go-function tool, tracing off", func(context.Context) error { _, err := br.Call(benchAdmin, req); return err }},
 		side{"the same again (control: the noise floor of a ratio)", func(context.Context) error { _, err := br.Call(benchAdmin, req); return err }},

@@ -439,7 +439,11 @@ func (rt *Runtime) runCall(ctx context.Context, st *runState, c call, auto *auto
 			"toolCallId": c.id, "tool": c.name, "progress": pr.Progress, "total": pr.Total, "message": pr.Message,
 		}})
 	})
-	req := broker.CallRequest{Tool: c.name, Input: json.RawMessage(argsOrEmpty(c.args)), SessionID: st.run.session, RunID: st.run.id}
+	// The run names its caller: the assistant acting for the run's owner,
+	// and the agent session the run is recorded as.
+	caller := st.run.principal
+	req := broker.CallRequest{Tool: c.name, Input: json.RawMessage(argsOrEmpty(c.args)), SessionID: st.run.session, RunID: st.run.id, Caller: &caller}
+	req.AgentSession, _ = switchboard.AgentSessionFrom(ctx)
 	if st.run.idemScope != "" && c.tool != nil && c.tool.kind == kindCatalog {
 		req.IdempotencyKey, req.IdempotencyScope = rt.callKey(ctx, c.name, req.Input), st.run.idemScope
 		req.AwaitInFlight = req.IdempotencyKey != ""

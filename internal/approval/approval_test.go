@@ -110,7 +110,7 @@ func (e *env) callAsync(t *testing.T, p switchboard.Principal, tool, input strin
 	t.Helper()
 	out := make(chan outcome, 1)
 	go func() {
-		inv, err := e.b.Call(switchboard.WithPrincipal(context.Background(), p), broker.CallRequest{Tool: tool, Input: json.RawMessage(input)})
+		inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: tool, Input: json.RawMessage(input), Caller: &p})
 		out <- outcome{inv, err}
 	}()
 	select {
@@ -343,22 +343,22 @@ func TestApproveAfterExpiry(t *testing.T) {
 func TestUserOnlyAndScope(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx := context.Background()
-	inv, err := e.b.Call(switchboard.WithPrincipal(ctx, planner), broker.CallRequest{Tool: "tasks.purge"})
+	inv, err := e.b.Call(ctx, broker.CallRequest{Tool: "tasks.purge", Caller: &planner})
 	wantCode(t, err, switchboard.CodeToolNotFound)
 	if inv.ID != "" {
 		t.Fatal("a refused call was recorded")
 	}
 	scoped := switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "s", Allow: []string{"tasks.*"}, Deny: []string{"*.delete"}}
-	_, err = e.b.Call(switchboard.WithPrincipal(ctx, scoped), broker.CallRequest{Tool: "tasks.delete", Input: json.RawMessage(`{"id":1}`)})
+	_, err = e.b.Call(ctx, broker.CallRequest{Tool: "tasks.delete", Input: json.RawMessage(`{"id":1}`), Caller: &scoped})
 	wantCode(t, err, switchboard.CodeToolNotFound)
-	if _, err := e.b.Call(switchboard.WithPrincipal(ctx, scoped), broker.CallRequest{Tool: "tasks.list"}); err != nil {
+	if _, err := e.b.Call(ctx, broker.CallRequest{Tool: "tasks.list", Caller: &scoped}); err != nil {
 		t.Fatal(err)
 	}
 	// The user runs user-only and hitl tools directly: the user is the human.
-	if _, err := e.b.Call(switchboard.WithPrincipal(ctx, user), broker.CallRequest{Tool: "tasks.purge"}); err != nil {
+	if _, err := e.b.Call(ctx, broker.CallRequest{Tool: "tasks.purge", Caller: &user}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.b.Call(switchboard.WithPrincipal(ctx, user), broker.CallRequest{Tool: "tasks.delete", Input: json.RawMessage(`{"id":1}`)}); err != nil {
+	if _, err := e.b.Call(ctx, broker.CallRequest{Tool: "tasks.delete", Input: json.RawMessage(`{"id":1}`), Caller: &user}); err != nil {
 		t.Fatal(err)
 	}
 	if n := e.runs.Load(); n != 3 {
@@ -374,11 +374,11 @@ func TestUserOnlyFloor(t *testing.T) {
 		o.Floor = map[switchboard.Class]switchboard.Approval{switchboard.ClassMutate: switchboard.ApprovalUserOnly}
 	})
 	ctx := context.Background()
-	_, err := e.b.Call(switchboard.WithPrincipal(ctx, planner), broker.CallRequest{Tool: "tasks.touch"})
+	_, err := e.b.Call(ctx, broker.CallRequest{Tool: "tasks.touch", Caller: &planner})
 	if ue := wantCode(t, err, switchboard.CodeForbidden); !strings.Contains(ue.Message, "user-only") {
 		t.Fatalf("refusal %v", ue)
 	}
-	if _, err := e.b.Call(switchboard.WithPrincipal(ctx, user), broker.CallRequest{Tool: "tasks.touch"}); err != nil {
+	if _, err := e.b.Call(ctx, broker.CallRequest{Tool: "tasks.touch", Caller: &user}); err != nil {
 		t.Fatal(err)
 	}
 	if n := e.runs.Load(); n != 1 {
@@ -393,14 +393,14 @@ func TestQueuesAreIndependent(t *testing.T) {
 	ctx := context.Background()
 	id, out := e.callAsync(t, planner, "tasks.touch", `{}`) // maxConcurrency 1
 	// The slot is free: the user's call of the same tool runs now.
-	if _, err := e.b.Call(switchboard.WithPrincipal(ctx, user), broker.CallRequest{Tool: "tasks.touch"}); err != nil {
+	if _, err := e.b.Call(ctx, broker.CallRequest{Tool: "tasks.touch", Caller: &user}); err != nil {
 		t.Fatalf("a pending approval held the tool's slot: %v", err)
 	}
 	// The planner's queue is full; the other agent's is not.
-	_, err := e.b.Call(switchboard.WithPrincipal(ctx, planner), broker.CallRequest{Tool: "tasks.touch"})
+	_, err := e.b.Call(ctx, broker.CallRequest{Tool: "tasks.touch", Caller: &planner})
 	wantCode(t, err, switchboard.CodeRateLimited)
 	id2, out2 := e.callAsync(t, other, "tasks.touch", `{}`)
-	if _, err := e.b.Call(switchboard.WithPrincipal(ctx, other), broker.CallRequest{Tool: "tasks.list"}); err != nil {
+	if _, err := e.b.Call(ctx, broker.CallRequest{Tool: "tasks.list", Caller: &other}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.svc.Decide(ctx, id2, approval.Decision{By: user, Approve: true}); err != nil {
@@ -420,10 +420,10 @@ func TestQueuesAreIndependent(t *testing.T) {
 // A caller that stops waiting cancels its request.
 func TestCallerGoneCancelsRequest(t *testing.T) {
 	e := newEnv(t, nil)
-	ctx, cancel := context.WithCancel(switchboard.WithPrincipal(context.Background(), planner))
+	ctx, cancel := context.WithCancel(context.Background())
 	out := make(chan error, 1)
 	go func() {
-		_, err := e.b.Call(ctx, broker.CallRequest{Tool: "tasks.delete", Input: json.RawMessage(`{"id":1}`)})
+		_, err := e.b.Call(ctx, broker.CallRequest{Tool: "tasks.delete", Input: json.RawMessage(`{"id":1}`), Caller: &planner})
 		out <- err
 	}()
 	var ev event
@@ -512,13 +512,13 @@ func TestDelegatesSkipTheFloor(t *testing.T) {
 // with ErrStopped (the daemon stopping) leaves the request pending.
 func TestRecoverKeepsOrCancelsWithEntries(t *testing.T) {
 	e := newEnv(t, nil)
-	ctx, stop := context.WithCancelCause(switchboard.WithPrincipal(context.Background(), planner))
+	ctx, stop := context.WithCancelCause(context.Background())
 	keepID, cancelID := "", ""
 	outs := make([]chan error, 2)
 	for i := range outs {
 		outs[i] = make(chan error, 1)
 		go func() {
-			_, err := e.b.Call(ctx, broker.CallRequest{Tool: "tasks.delete", Input: json.RawMessage(fmt.Sprintf(`{"id":%d}`, i))})
+			_, err := e.b.Call(ctx, broker.CallRequest{Tool: "tasks.delete", Input: json.RawMessage(fmt.Sprintf(`{"id":%d}`, i)), Caller: &planner})
 			outs[i] <- err
 		}()
 		ev := <-e.events

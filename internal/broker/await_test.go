@@ -30,7 +30,7 @@ func TestSubmitAndAwait(t *testing.T) {
 	t.Cleanup(other.Close)
 
 	ctx := context.Background()
-	inv, err := e.b.Submit(ctx, broker.CallRequest{Tool: "test.block"})
+	inv, err := e.b.Submit(ctx, broker.CallRequest{Tool: "test.block", Caller: &operator})
 	if err != nil || inv.ID == "" || inv.Status.Terminal() {
 		t.Fatalf("Submit = %+v, %v; want a recorded call in flight", inv, err)
 	}
@@ -58,7 +58,7 @@ func TestAwaitEnds(t *testing.T) {
 	if _, err := e.b.Await(ctx, "no-such-call", nil); switchboard.CodeOf(err) != switchboard.CodeNotFound {
 		t.Fatalf("Await of an unknown id: %v, want NOT_FOUND", err)
 	}
-	inv, err := e.b.Submit(ctx, broker.CallRequest{Tool: "test.block"})
+	inv, err := e.b.Submit(ctx, broker.CallRequest{Tool: "test.block", Caller: &operator})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestAwaitEnds(t *testing.T) {
 		t.Fatalf("Await = %s, %v", got.Status, err)
 	}
 	// A call refused before it is recorded: no record, the refusal.
-	if got, err := e.b.Submit(ctx, broker.CallRequest{Tool: "test.nothing"}); got.ID != "" || switchboard.CodeOf(err) != switchboard.CodeToolNotFound {
+	if got, err := e.b.Submit(ctx, broker.CallRequest{Tool: "test.nothing", Caller: &operator}); got.ID != "" || switchboard.CodeOf(err) != switchboard.CodeToolNotFound {
 		t.Fatalf("Submit of an unknown tool = %+v, %v", got, err)
 	}
 }

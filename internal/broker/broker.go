@@ -241,12 +241,13 @@ type CallRequest struct {
 	SessionID string
 	RunID     string
 	// Caller is who calls: a user, an agent (with the user it acts for in
-	// Principal.User), a tab's session, or nil for an in-process call
-	// that a transport did not authenticate. Transports set it from the
-	// credential they checked; scope, approval policy, the idempotency
-	// scope and the record's Caller all read it. A request without one
-	// falls back to the principal in ctx (switchboard.WithPrincipal), the
-	// older way, kept for embedders.
+	// Principal.User) or a tab's session. Every submitter sets it from the
+	// principal it knows (a transport from the credential it checked);
+	// scope, approval policy, the idempotency scope and the record's
+	// Caller all read it. A request without one is refused (INTERNAL):
+	// the principal in ctx is never read to decide who calls. The broker
+	// puts Caller into the call's context for what the call reaches (a Go
+	// function reads it with switchboard.PrincipalFrom).
 	Caller *switchboard.Principal
 	// AgentSession is the agent session the call belongs to (the ledger's
 	// and the digest's "who is busy"); "" falls back to
@@ -404,8 +405,14 @@ func (b *Broker) dispatch(ctx, cctx context.Context, c *call, inv switchboard.In
 // prepare resolves the tool, validates the input and admits the caller:
 // every refusal that happens before anything is recorded.
 func (b *Broker) prepare(ctx context.Context, req CallRequest) (*call, error) {
-	c := &call{}
-	c.caller, c.hasCaller = switchboard.PrincipalFrom(ctx)
+	if req.Caller == nil {
+		// Who calls is the request's to say, never the ambient context's:
+		// a submitter that forgot it fails here instead of running the
+		// call as nobody.
+		return nil, switchboard.Errorf(switchboard.CodeInternal,
+			"call of %s names no caller: the submitter must set CallRequest.Caller", req.Tool)
+	}
+	c := &call{caller: *req.Caller, hasCaller: true}
 	c.agentID, _ = switchboard.AgentSessionFrom(ctx)
 	if err := b.resolve(ctx, req, c); err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/switchboardhq/switchboard"
@@ -100,9 +101,9 @@ func wantCode(t *testing.T, err error, code switchboard.Code) *switchboard.Error
 func TestCallGoFunctionRecordsEverything(t *testing.T) {
 	e := newEnv(t, nil)
 	e.goTool(t, echoTool, echo)
-	ctx := switchboard.WithPrincipal(context.Background(), switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"})
+	ctx := context.Background()
 
-	inv, err := e.b.Call(ctx, broker.CallRequest{Tool: "test.echo", Input: json.RawMessage(`{"msg":"hi"}`), RunID: "run-1"})
+	inv, err := e.b.Call(ctx, broker.CallRequest{Tool: "test.echo", Input: json.RawMessage(`{"msg":"hi"}`), RunID: "run-1", Caller: &operator})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,10 +149,10 @@ func TestCallRefusalsRecordNothing(t *testing.T) {
 	e.goTool(t, echoTool, echo)
 	ctx := context.Background()
 
-	_, err := e.b.Call(ctx, broker.CallRequest{Tool: "test.nope"})
+	_, err := e.b.Call(ctx, broker.CallRequest{Tool: "test.nope", Caller: &operator})
 	wantCode(t, err, switchboard.CodeToolNotFound)
 
-	inv, err := e.b.Call(ctx, broker.CallRequest{Tool: "test.echo", Input: json.RawMessage(`{"msg":"x","n":-1}`)})
+	inv, err := e.b.Call(ctx, broker.CallRequest{Tool: "test.echo", Input: json.RawMessage(`{"msg":"x","n":-1}`), Caller: &operator})
 	se := wantCode(t, err, switchboard.CodeSchemaViolation)
 	if inv.ID != "" {
 		t.Fatalf("a refused call has a record: %+v", inv)
@@ -159,11 +160,11 @@ func TestCallRefusalsRecordNothing(t *testing.T) {
 	if d, _ := se.Details.(map[string]any); d["pointer"] != "/n" || !strings.Contains(se.Message, "/n") {
 		t.Fatalf("violation does not name /n: %s %v", se.Message, se.Details)
 	}
-	_, err = e.b.Call(ctx, broker.CallRequest{Tool: "test.echo", Input: json.RawMessage(`{}`)})
+	_, err = e.b.Call(ctx, broker.CallRequest{Tool: "test.echo", Input: json.RawMessage(`{}`), Caller: &operator})
 	wantCode(t, err, switchboard.CodeSchemaViolation)
-	_, err = e.b.Call(ctx, broker.CallRequest{Tool: "test.echo", Input: json.RawMessage(`[1]`)})
+	_, err = e.b.Call(ctx, broker.CallRequest{Tool: "test.echo", Input: json.RawMessage(`[1]`), Caller: &operator})
 	wantCode(t, err, switchboard.CodeSchemaViolation)
-	_, err = e.b.Call(ctx, broker.CallRequest{Tool: "test.echo", Input: json.RawMessage(`{"msg":`)})
+	_, err = e.b.Call(ctx, broker.CallRequest{Tool: "test.echo", Input: json.RawMessage(`{"msg":`), Caller: &operator})
 	wantCode(t, err, switchboard.CodeInvalidInput)
 	if n := len(e.ledger(t)); n != 0 {
 		t.Fatalf("refused calls wrote %d ledger entries", n)
@@ -179,7 +180,7 @@ func TestUnavailableBindings(t *testing.T) {
 	goOnly.Binding = &switchboard.Binding{Go: true}
 	e.register(t, unbound, goOnly)
 	for _, name := range []string{"test.unbound", "test.elsewhere"} {
-		inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: name, Input: json.RawMessage(`{"msg":"x"}`)})
+		inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: name, Input: json.RawMessage(`{"msg":"x"}`), Caller: &operator})
 		wantCode(t, err, switchboard.CodeToolUnavailable)
 		if inv.Status != switchboard.StatusFailed || inv.Error == nil {
 			t.Fatalf("%s: record %+v", name, inv)
@@ -205,7 +206,7 @@ func TestGoFunctionErrors(t *testing.T) {
 		"test.panics":  switchboard.CodeInternal,
 		"test.badjson": switchboard.CodeUpstreamError,
 	} {
-		inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: name, Input: json.RawMessage(`{"msg":"x"}`)})
+		inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: name, Input: json.RawMessage(`{"msg":"x"}`), Caller: &operator})
 		wantCode(t, err, code)
 		stored, gerr := e.b.Get(context.Background(), inv.ID)
 		if gerr != nil || stored.Status != switchboard.StatusFailed || stored.Error.Code != code {
@@ -220,7 +221,7 @@ func TestOutputSchemaViolationFailsTheCall(t *testing.T) {
 	tool.Name = "test.typed"
 	tool.OutputSchema = json.RawMessage(`{"type":"object","properties":{"count":{"type":"integer"}},"required":["count"]}`)
 	e.goTool(t, tool, func(context.Context, json.RawMessage) (any, error) { return map[string]any{"count": "three"}, nil })
-	inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.typed", Input: json.RawMessage(`{"msg":"x"}`)})
+	inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.typed", Input: json.RawMessage(`{"msg":"x"}`), Caller: &operator})
 	se := wantCode(t, err, switchboard.CodeSchemaViolation)
 	if !strings.Contains(se.Message, "outputSchema") || !strings.Contains(se.Message, "/count") {
 		t.Fatalf("message = %s", se.Message)
@@ -242,7 +243,7 @@ func TestTypedHandler(t *testing.T) {
 	e.goTool(t, echoTool, broker.Typed(func(_ context.Context, v in) (out, error) {
 		return out{Repeated: strings.Repeat(v.Msg, v.N)}, nil
 	}))
-	inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: json.RawMessage(`{"msg":"ab","n":3}`)})
+	inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: json.RawMessage(`{"msg":"ab","n":3}`), Caller: &operator})
 	if err != nil || string(inv.Result) != `{"repeated":"ababab"}` {
 		t.Fatalf("%s %v", inv.Result, err)
 	}
@@ -255,7 +256,7 @@ func TestConcurrentCallsAllRecorded(t *testing.T) {
 	errs := make(chan error, 40)
 	for range 40 {
 		wg.Go(func() {
-			_, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: json.RawMessage(`{"msg":"x"}`)})
+			_, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: json.RawMessage(`{"msg":"x"}`), Caller: &operator})
 			errs <- err
 		})
 	}
@@ -268,5 +269,46 @@ func TestConcurrentCallsAllRecorded(t *testing.T) {
 	}
 	if n := len(e.ledger(t)); n != 40 {
 		t.Fatalf("ledger has %d entries, want 40", n)
+	}
+}
+
+// operator is the caller of the tests' calls that are about something
+// else than who calls.
+var operator = switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"}
+
+// Who calls is the request's to say. A request that names no caller is
+// refused before anything runs or is recorded — even when ctx carries a
+// principal, which is never read in its place — and a request that names
+// one hands it to a Go function in its context.
+func TestCallWithoutCallerIsRefused(t *testing.T) {
+	e := newEnv(t, nil)
+	var runs atomic.Int32
+	var seen switchboard.Principal
+	e.goTool(t, echoTool, func(ctx context.Context, in json.RawMessage) (any, error) {
+		runs.Add(1)
+		seen, _ = switchboard.PrincipalFrom(ctx)
+		return echo(ctx, in)
+	})
+	ambient := switchboard.WithPrincipal(context.Background(), operator)
+	req := broker.CallRequest{Tool: "test.echo", Input: json.RawMessage(`{"msg":"hi"}`)}
+	for name, call := range map[string]func(context.Context, broker.CallRequest) (switchboard.Invocation, error){
+		"Call": e.b.Call, "Submit": e.b.Submit,
+	} {
+		inv, err := call(ambient, req)
+		se := wantCode(t, err, switchboard.CodeInternal)
+		if inv.ID != "" || !strings.Contains(se.Message, "test.echo") || !strings.Contains(se.Message, "CallRequest.Caller") {
+			t.Errorf("%s without a caller: %+v %v", name, inv, err)
+		}
+	}
+	if n := runs.Load(); n != 0 {
+		t.Fatalf("the tool ran %d times without a caller", n)
+	}
+	if n := len(e.ledger(t)); n != 0 {
+		t.Fatalf("refused calls wrote %d ledger entries", n)
+	}
+	bot := switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "bot"}
+	req.Caller = &bot
+	if inv, err := e.b.Call(ambient, req); err != nil || inv.Caller != bot.String() || seen.String() != bot.String() {
+		t.Fatalf("with a caller: %+v %v; the tool saw %v", inv, err, seen)
 	}
 }

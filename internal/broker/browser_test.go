@@ -97,10 +97,10 @@ func TestBrowserToolThroughTheSeam(t *testing.T) {
 		}()
 		return nil
 	}
-	_, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "view.scroll", Input: json.RawMessage(`{"to":"left"}`)})
+	_, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "view.scroll", Input: json.RawMessage(`{"to":"left"}`), Caller: &operator})
 	wantCode(t, err, switchboard.CodeSchemaViolation) // the live schema applies
 
-	inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "view.scroll", Input: json.RawMessage(`{"to":"top"}`)})
+	inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "view.scroll", Input: json.RawMessage(`{"to":"top"}`), Caller: &operator})
 	if err != nil || string(inv.Result) != `{"scrolled":true}` {
 		t.Fatalf("%+v %v", inv, err)
 	}
@@ -120,7 +120,7 @@ func TestBrowserToolThroughTheSeam(t *testing.T) {
 		gone <- switchboard.Errorf(switchboard.CodeSessionGone, "the tab closed")
 		return nil
 	}
-	inv, err = e.b.Call(context.Background(), broker.CallRequest{Tool: "view.scroll", Input: json.RawMessage(`{"to":"top"}`)})
+	inv, err = e.b.Call(context.Background(), broker.CallRequest{Tool: "view.scroll", Input: json.RawMessage(`{"to":"top"}`), Caller: &operator})
 	wantCode(t, err, switchboard.CodeSessionGone)
 	terminal(t, e, inv.ID, switchboard.StatusFailed, switchboard.CodeSessionGone)
 	if code := tb.withdrawnAs(inv.ID); code != switchboard.CodeSessionGone {
@@ -134,11 +134,11 @@ func TestBrowserToolThroughTheSeam(t *testing.T) {
 	tb.deliver = func(switchboard.Invocation, chan<- error) error {
 		return switchboard.Errorf(switchboard.CodeSessionGone, "session tab-1 has no connected tab")
 	}
-	inv, err = e.b.Call(context.Background(), broker.CallRequest{Tool: "view.scroll", Input: json.RawMessage(`{"to":"top"}`)})
+	inv, err = e.b.Call(context.Background(), broker.CallRequest{Tool: "view.scroll", Input: json.RawMessage(`{"to":"top"}`), Caller: &operator})
 	wantCode(t, err, switchboard.CodeSessionGone)
 	terminal(t, e, inv.ID, switchboard.StatusFailed, switchboard.CodeSessionGone)
 
-	_, err = e.b.Call(context.Background(), broker.CallRequest{Tool: "view.zoom"})
+	_, err = e.b.Call(context.Background(), broker.CallRequest{Tool: "view.zoom", Caller: &operator})
 	wantCode(t, err, switchboard.CodeToolNotFound)
 }
 
@@ -150,7 +150,7 @@ func TestBrowserCallTimesOutInTheBroker(t *testing.T) {
 	short.TimeoutMs = 20
 	tb := &tab{tool: short, deliver: func(switchboard.Invocation, chan<- error) error { return nil }}
 	e := newEnv(t, func(o *broker.Options) { o.Browser = tb })
-	inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "view.scroll", Input: json.RawMessage(`{"to":"top"}`)})
+	inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "view.scroll", Input: json.RawMessage(`{"to":"top"}`), Caller: &operator})
 	wantCode(t, err, switchboard.CodeTimeout)
 	terminal(t, e, inv.ID, switchboard.StatusTimedOut, switchboard.CodeTimeout)
 	if code := tb.withdrawnAs(inv.ID); code != switchboard.CodeTimeout {
@@ -194,7 +194,7 @@ func TestBrowserAnswerOnAnotherReplica(t *testing.T) {
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		inv, err := brokers[0].Call(ctx, broker.CallRequest{Tool: "view.scroll", Input: json.RawMessage(`{"to":"top"}`)})
+		inv, err := brokers[0].Call(ctx, broker.CallRequest{Tool: "view.scroll", Input: json.RawMessage(`{"to":"top"}`), Caller: &operator})
 		done <- outcome{inv, err}
 	}()
 	inv := <-delivered
@@ -225,6 +225,6 @@ func TestBrowserAnswerOnAnotherReplica(t *testing.T) {
 func TestBrowserToolWithoutBrowser(t *testing.T) {
 	e := newEnv(t, nil)
 	e.register(t, scrollTool)
-	_, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "view.scroll", Input: json.RawMessage(`{"to":"top"}`)})
+	_, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "view.scroll", Input: json.RawMessage(`{"to":"top"}`), Caller: &operator})
 	wantCode(t, err, switchboard.CodeToolUnavailable)
 }

@@ -34,10 +34,12 @@ func ExampleBroker_Call() {
 	type in struct{ A, B int }
 	b.Handle("math.add", broker.Typed(func(_ context.Context, v in) (int, error) { return v.A + v.B, nil }))
 
-	inv, err := b.Call(ctx, broker.CallRequest{Tool: "math.add", Input: json.RawMessage(`{"a":2,"b":3}`)})
+	// Every call names who makes it: here, the workspace's administrator.
+	admin := switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"}
+	inv, err := b.Call(ctx, broker.CallRequest{Tool: "math.add", Input: json.RawMessage(`{"a":2,"b":3}`), Caller: &admin})
 	fmt.Println(inv.Status, string(inv.Result), err)
 
-	_, err = b.Call(ctx, broker.CallRequest{Tool: "math.add", Input: json.RawMessage(`{"a":2}`)})
+	_, err = b.Call(ctx, broker.CallRequest{Tool: "math.add", Input: json.RawMessage(`{"a":2}`), Caller: &admin})
 	fmt.Println(switchboard.CodeOf(err))
 	// Output:
 	// succeeded 5 <nil>

@@ -117,7 +117,7 @@ func TestFinishRetriesUnderAStoreLock(t *testing.T) {
 				time.Sleep(300 * time.Millisecond) // several failed attempts
 				unlock()
 			}()
-			inv, err := b.Call(ctx, broker.CallRequest{Tool: "test.send"})
+			inv, err := b.Call(ctx, broker.CallRequest{Tool: "test.send", Caller: &operator})
 			if err != nil || inv.Status != switchboard.StatusSucceeded {
 				t.Fatalf("the call under a store lock: %+v %v; want its success, recorded", inv, err)
 			}
@@ -164,7 +164,7 @@ func TestFinishGivesUpWithOutcomeUnknown(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.Handle("test.send", func(context.Context, json.RawMessage) (any, error) { return "sent", nil })
-	inv, err := b.Call(ctx, broker.CallRequest{Tool: "test.send"})
+	inv, err := b.Call(ctx, broker.CallRequest{Tool: "test.send", Caller: &operator})
 	e := wantCode(t, err, switchboard.CodeOutcomeUnknown)
 	d, _ := e.Details.(map[string]any)
 	if d["status"] != switchboard.StatusSucceeded || d["recorded"] != false || inv.Status != switchboard.StatusSucceeded {
@@ -213,7 +213,7 @@ func TestFinishThatLandedUnansweredIsNotLedgeredTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.Handle("test.send", func(context.Context, json.RawMessage) (any, error) { return map[string]bool{"sent": true}, nil })
-	inv, err := b.Call(ctx, broker.CallRequest{Tool: "test.send"})
+	inv, err := b.Call(ctx, broker.CallRequest{Tool: "test.send", Caller: &operator})
 	if err != nil || inv.Status != switchboard.StatusSucceeded {
 		t.Fatalf("call: %+v %v; want its success", inv, err)
 	}

@@ -30,8 +30,8 @@ func TestIdempotencyKey(t *testing.T) {
 	e := newEnv(t, nil)
 	var runs atomic.Int32
 	e.goTool(t, echoTool, counted(&runs))
-	ctx := switchboard.WithPrincipal(context.Background(), agentA)
-	req := broker.CallRequest{Tool: "test.echo", Input: json.RawMessage(`{"msg":"hi"}`), IdempotencyKey: "k1"}
+	ctx := context.Background()
+	req := broker.CallRequest{Tool: "test.echo", Input: json.RawMessage(`{"msg":"hi"}`), IdempotencyKey: "k1", Caller: &agentA}
 
 	first, err := e.b.Call(ctx, req)
 	if err != nil {
@@ -49,8 +49,8 @@ func TestIdempotencyKey(t *testing.T) {
 		t.Fatalf("the tool ran %d times, want 1", n)
 	}
 	// Keys are scoped to the caller: another agent's k1 is its own call.
-	other := switchboard.WithPrincipal(context.Background(), switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "b"})
-	if inv, err := e.b.Call(other, req); err != nil || inv.ID == first.ID {
+	req.Caller = &switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "b"}
+	if inv, err := e.b.Call(ctx, req); err != nil || inv.ID == first.ID {
 		t.Fatalf("another caller's key: %+v %v", inv, err)
 	}
 	if got := len(e.ledger(t)); got != 2 {
@@ -65,8 +65,8 @@ func TestIdempotencyKeyComparesValues(t *testing.T) {
 	e := newEnv(t, nil)
 	var runs atomic.Int32
 	e.goTool(t, echoTool, counted(&runs))
-	ctx := switchboard.WithPrincipal(context.Background(), agentA)
-	req := broker.CallRequest{Tool: "test.echo", Input: json.RawMessage(`{"msg":"hi","n":0}`), IdempotencyKey: "k1"}
+	ctx := context.Background()
+	req := broker.CallRequest{Tool: "test.echo", Input: json.RawMessage(`{"msg":"hi","n":0}`), IdempotencyKey: "k1", Caller: &agentA}
 
 	first, err := e.b.Call(ctx, req)
 	if err != nil {
@@ -97,7 +97,7 @@ func TestIdempotencyReplaysFailure(t *testing.T) {
 		runs.Add(1)
 		return nil, switchboard.Errorf(switchboard.CodeNotFound, "no such thing")
 	})
-	req := broker.CallRequest{Tool: "test.echo", Input: json.RawMessage(`{"msg":"x"}`), IdempotencyKey: "k"}
+	req := broker.CallRequest{Tool: "test.echo", Input: json.RawMessage(`{"msg":"x"}`), IdempotencyKey: "k", Caller: &operator}
 	first, err := e.b.Call(context.Background(), req)
 	wantCode(t, err, switchboard.CodeNotFound)
 	again, err := e.b.Call(context.Background(), req)
@@ -117,7 +117,7 @@ func TestIdempotencyConcurrentDuplicates(t *testing.T) {
 		runs.Add(1)
 		return bl.fn(ctx, in)
 	})
-	req := broker.CallRequest{Tool: "test.slow", IdempotencyKey: "dup"}
+	req := broker.CallRequest{Tool: "test.slow", IdempotencyKey: "dup", Caller: &operator}
 	done := make(chan switchboard.Invocation, 1)
 	go func() {
 		inv, _ := e.b.Call(context.Background(), req)
@@ -167,7 +167,7 @@ func TestIdempotencyAwaitInFlight(t *testing.T) {
 	})
 	waiting := make(chan string, 100)
 	broker.SetAwaitHook(e.b, func(key string) { waiting <- key })
-	req := broker.CallRequest{Tool: "test.slow", IdempotencyKey: "dup", AwaitInFlight: true}
+	req := broker.CallRequest{Tool: "test.slow", IdempotencyKey: "dup", AwaitInFlight: true, Caller: &operator}
 	done := make(chan switchboard.Invocation, 1)
 	go func() {
 		inv, _ := e.b.Call(context.Background(), req)
@@ -223,7 +223,7 @@ func TestIdempotencyAwaitInFlightAcrossBrokers(t *testing.T) {
 	waiting := make(chan string, 100)
 	broker.SetAwaitHook(other, func(key string) { waiting <- key })
 
-	req := broker.CallRequest{Tool: "test.slow", IdempotencyKey: "k", AwaitInFlight: true}
+	req := broker.CallRequest{Tool: "test.slow", IdempotencyKey: "k", AwaitInFlight: true, Caller: &operator}
 	done := make(chan switchboard.Invocation, 1)
 	go func() {
 		inv, _ := e.b.Call(context.Background(), req)
@@ -259,20 +259,20 @@ func TestIdempotencyOrphanedClaim(t *testing.T) {
 	input := json.RawMessage(`{"msg":"hi"}`)
 	digest := broker.CallDigest("test.echo", "", input)
 	_, fresh, err := e.store.IdempotencyClaim(context.Background(), switchboard.IdempotencyRecord{
-		Scope: "anonymous", Key: "young", Digest: digest, InvocationID: "inv-young", CreatedAt: time.Now(),
+		Scope: operator.Key(), Key: "young", Digest: digest, InvocationID: "inv-young", CreatedAt: time.Now(),
 	}, time.Now().Add(-broker.DefaultIdempotencyTTL), switchboard.Invocation{ID: "inv-young", Tool: "test.echo", Status: switchboard.StatusDispatched})
 	if err != nil || !fresh {
 		t.Fatalf("plant: %v %v", fresh, err)
 	}
-	_, err = e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: input, IdempotencyKey: "young"})
+	_, err = e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: input, IdempotencyKey: "young", Caller: &operator})
 	wantCode(t, err, switchboard.CodeConflict)
 
-	seedOrphanKey(t, e.path, "anonymous", "orphan", digest)
-	inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: input, IdempotencyKey: "orphan"})
+	seedOrphanKey(t, e.path, operator.Key(), "orphan", digest)
+	inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: input, IdempotencyKey: "orphan", Caller: &operator})
 	if err != nil || inv.Status != switchboard.StatusSucceeded || runs.Load() != 1 {
 		t.Fatalf("retry of an orphaned key: %+v %v (ran %d times)", inv, err, runs.Load())
 	}
-	again, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: input, IdempotencyKey: "orphan"})
+	again, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: input, IdempotencyKey: "orphan", Caller: &operator})
 	if err != nil || again.ID != inv.ID || runs.Load() != 1 {
 		t.Fatalf("replay after the orphan was taken over: %+v %v", again, err)
 	}
@@ -305,13 +305,13 @@ func TestIdempotencyLegacyDigest(t *testing.T) {
 	}
 	id := broker.NewID()
 	_, fresh, err := e.store.IdempotencyClaim(context.Background(), switchboard.IdempotencyRecord{
-		Scope: "anonymous", Key: "old", Digest: broker.LegacyDigest("test.echo", "", input),
+		Scope: operator.Key(), Key: "old", Digest: broker.LegacyDigest("test.echo", "", input),
 		InvocationID: id, CreatedAt: time.Now(),
 	}, time.Now().Add(-broker.DefaultIdempotencyTTL), switchboard.Invocation{ID: id, Tool: "test.echo", Status: switchboard.StatusDispatched})
 	if err != nil || !fresh {
 		t.Fatalf("plant: %v %v", fresh, err)
 	}
-	_, err = e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: input, IdempotencyKey: "old"})
+	_, err = e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: input, IdempotencyKey: "old", Caller: &operator})
 	wantCode(t, err, switchboard.CodeConflict)
 }
 
@@ -324,19 +324,19 @@ func TestIdempotencyKeyReleasedOnRefusal(t *testing.T) {
 	broker.SetQueuedHook(e.b, func(tool string) { queued <- tool })
 	done := make(chan struct{}, 2)
 	background := func() {
-		e.b.Call(context.Background(), broker.CallRequest{Tool: "test.slow"})
+		e.b.Call(context.Background(), broker.CallRequest{Tool: "test.slow", Caller: &operator})
 		done <- struct{}{}
 	}
 	go background()
 	<-bl.started
 	go background()
 	<-queued
-	_, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.slow", IdempotencyKey: "k"})
+	_, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.slow", IdempotencyKey: "k", Caller: &operator})
 	wantCode(t, err, switchboard.CodeRateLimited)
 	close(bl.release)
 	<-done
 	<-done
-	if inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.slow", IdempotencyKey: "k"}); err != nil || inv.Status != switchboard.StatusSucceeded {
+	if inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.slow", IdempotencyKey: "k", Caller: &operator}); err != nil || inv.Status != switchboard.StatusSucceeded {
 		t.Fatalf("retry after a refusal: %+v %v", inv, err)
 	}
 }
@@ -356,7 +356,7 @@ func TestRateLimit(t *testing.T) {
 	e.goTool(t, echoTool, counted(&runs))
 	in := json.RawMessage(`{"msg":"x"}`)
 	call := func(p switchboard.Principal) error {
-		_, err := e.b.Call(switchboard.WithPrincipal(context.Background(), p), broker.CallRequest{Tool: "test.echo", Input: in})
+		_, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: in, Caller: &p})
 		return err
 	}
 	for i := range 3 {
@@ -411,7 +411,7 @@ func TestOnActivity(t *testing.T) {
 	})
 	e.goTool(t, echoTool, echo)
 	for range 3 {
-		if _, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: json.RawMessage(`{"msg":"x"}`)}); err != nil {
+		if _, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: json.RawMessage(`{"msg":"x"}`), Caller: &operator}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -433,12 +433,12 @@ func TestExpiredKeyHoldsWhileInFlight(t *testing.T) {
 	digest := broker.CallDigest("test.echo", "", input)
 	old := time.Now().Add(-2 * broker.DefaultIdempotencyTTL)
 	_, fresh, err := e.store.IdempotencyClaim(context.Background(), switchboard.IdempotencyRecord{
-		Scope: "anonymous", Key: "stale", Digest: digest, InvocationID: "inv-waiting", CreatedAt: old,
+		Scope: operator.Key(), Key: "stale", Digest: digest, InvocationID: "inv-waiting", CreatedAt: old,
 	}, old.Add(-time.Hour), switchboard.Invocation{ID: "inv-waiting", Tool: "test.echo", Status: switchboard.StatusAwaitingApproval, CreatedAt: old, UpdatedAt: old})
 	if err != nil || !fresh {
 		t.Fatalf("plant: %v %v", fresh, err)
 	}
-	_, err = e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: input, IdempotencyKey: "stale"})
+	_, err = e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: input, IdempotencyKey: "stale", Caller: &operator})
 	wantCode(t, err, switchboard.CodeConflict)
 	if det, _ := switchboard.AsError(err).Details.(map[string]any); det["invocationId"] != "inv-waiting" || runs.Load() != 0 {
 		t.Fatalf("the retry: %v (ran %d times); want CONFLICT naming inv-waiting, nothing run", err, runs.Load())
@@ -447,7 +447,7 @@ func TestExpiredKeyHoldsWhileInFlight(t *testing.T) {
 	if _, err := e.store.InvocationUpdate(context.Background(), done, switchboard.StatusAwaitingApproval); err != nil {
 		t.Fatal(err)
 	}
-	inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: input, IdempotencyKey: "stale"})
+	inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: input, IdempotencyKey: "stale", Caller: &operator})
 	if err != nil || inv.ID == "inv-waiting" || inv.Status != switchboard.StatusSucceeded || runs.Load() != 1 {
 		t.Fatalf("a call with the expired key of a finished call: %+v %v (ran %d times); want a new call", inv, err, runs.Load())
 	}

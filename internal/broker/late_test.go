@@ -49,7 +49,7 @@ func TestFastReadIsOneTransaction(t *testing.T) {
 	e.goTool(t, echoTool, echo)
 	var onRecord []switchboard.Status
 	inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: json.RawMessage(`{"msg":"x"}`),
-		OnRecord: func(inv switchboard.Invocation) { onRecord = append(onRecord, inv.Status) }})
+		OnRecord: func(inv switchboard.Invocation) { onRecord = append(onRecord, inv.Status) }, Caller: &operator})
 	if err != nil || inv.Status != switchboard.StatusSucceeded {
 		t.Fatalf("call: %+v %v", inv, err)
 	}
@@ -102,7 +102,7 @@ func TestMutateIsRecordedBeforeItRuns(t *testing.T) {
 				seenErr = err
 				return "ok", nil
 			})
-			inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: json.RawMessage(`{"msg":"x"}`)})
+			inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: json.RawMessage(`{"msg":"x"}`), Caller: &operator})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -134,7 +134,7 @@ func TestSlowReadIsRecordedWhileItRuns(t *testing.T) {
 		return "slow", nil
 	})
 	inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: json.RawMessage(`{"msg":"x"}`),
-		OnRecord: func(inv switchboard.Invocation) { heard = append(heard, inv.Status) }})
+		OnRecord: func(inv switchboard.Invocation) { heard = append(heard, inv.Status) }, Caller: &operator})
 	if err != nil || inv.Status != switchboard.StatusSucceeded || id.Load() != inv.ID {
 		t.Fatalf("call: %+v %v (created %v)", inv, err, id.Load())
 	}
@@ -157,7 +157,7 @@ func TestFastReadRetriesAStoreFault(t *testing.T) {
 		o.RecordAfter = broker.DefaultTimeout
 	})
 	e.goTool(t, echoTool, echo)
-	inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: json.RawMessage(`{"msg":"x"}`)})
+	inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: json.RawMessage(`{"msg":"x"}`), Caller: &operator})
 	if err != nil || inv.Status != switchboard.StatusSucceeded {
 		t.Fatalf("call: %+v %v", inv, err)
 	}

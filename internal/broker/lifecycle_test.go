@@ -62,7 +62,7 @@ func TestCancellationIsRecorded(t *testing.T) {
 	e.goTool(t, slowTool("test.slow", 0, 0, ""), bl.fn)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-bl.started; cancel() }()
-	inv, err := e.b.Call(ctx, broker.CallRequest{Tool: "test.slow", Input: noInput})
+	inv, err := e.b.Call(ctx, broker.CallRequest{Tool: "test.slow", Input: noInput, Caller: &operator})
 	wantCode(t, err, switchboard.CodeCancelled)
 	terminal(t, e, inv.ID, switchboard.StatusCancelled, switchboard.CodeCancelled)
 	if es := e.ledger(t); len(es) != 1 || !strings.Contains(string(es[0].Details), `"cancelled"`) {
@@ -76,7 +76,7 @@ func TestGoHandlerTimeout(t *testing.T) {
 		<-ctx.Done()
 		return nil, errors.New("interrupted") // whatever the handler says, the deadline ended it
 	})
-	inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.stuck", Input: noInput})
+	inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.stuck", Input: noInput, Caller: &operator})
 	wantCode(t, err, switchboard.CodeTimeout)
 	terminal(t, e, inv.ID, switchboard.StatusTimedOut, switchboard.CodeTimeout)
 	if running, _ := e.b.Load("test.stuck"); running != 0 {
@@ -98,7 +98,7 @@ func TestBackendHangTimesOutAndNothingStaysPending(t *testing.T) {
 	tool := slowTool("test.hang", 0, 0, "")
 	tool.Binding = &switchboard.Binding{HTTP: &switchboard.HTTPBinding{Method: "GET", URL: srv.URL + "/slow", TimeoutMs: 50}}
 	e.register(t, tool)
-	inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.hang", Input: noInput})
+	inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.hang", Input: noInput, Caller: &operator})
 	se := wantCode(t, err, switchboard.CodeTimeout)
 	if !strings.Contains(se.Message, "50ms") {
 		t.Fatalf("message does not name the timeout: %s", se.Message)
@@ -128,13 +128,13 @@ func TestUpstreamErrorExcerptIsRedacted(t *testing.T) {
 		io.WriteString(w, b.body)
 	}))
 	t.Cleanup(srv.Close)
-	ctx := switchboard.WithPrincipal(context.Background(), switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "a1"})
+	ctx, a1 := context.Background(), switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "a1"}
 	for path := range bodies {
 		name := "test.broken" + strings.ReplaceAll(path, "/", "_")
 		tool := slowTool(name, 0, 0, "")
 		tool.Binding = &switchboard.Binding{HTTP: &switchboard.HTTPBinding{Method: "POST", URL: srv.URL + path}}
 		e.register(t, tool)
-		inv, err := e.b.Call(ctx, broker.CallRequest{Tool: name, Input: noInput})
+		inv, err := e.b.Call(ctx, broker.CallRequest{Tool: name, Input: noInput, Caller: &a1})
 		se := wantCode(t, err, switchboard.CodeUpstreamError)
 		stored, _ := e.b.Get(context.Background(), inv.ID)
 		for _, what := range []any{se, stored.Error} {
@@ -164,8 +164,8 @@ func TestUpstreamFailureIsRecordedWithStatus(t *testing.T) {
 	tool := slowTool("test.broken", 0, 0, "")
 	tool.Binding = &switchboard.Binding{HTTP: &switchboard.HTTPBinding{Method: "POST", URL: srv.URL + "/x"}}
 	e.register(t, tool)
-	ctx := switchboard.WithPrincipal(context.Background(), switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "a1"})
-	inv, err := e.b.Call(ctx, broker.CallRequest{Tool: "test.broken", Input: noInput})
+	ctx, a1 := context.Background(), switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "a1"}
+	inv, err := e.b.Call(ctx, broker.CallRequest{Tool: "test.broken", Input: noInput, Caller: &a1})
 	se := wantCode(t, err, switchboard.CodeUpstreamError)
 	d := se.Details.(map[string]any)
 	if d["status"] != float64(500) || d["excerpt"] != "database unavailable" {
@@ -192,14 +192,14 @@ func TestConcurrencyLimitQueuesInOrder(t *testing.T) {
 	errs := make(chan error, 3)
 	for range 2 {
 		wg.Go(func() {
-			_, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.render", Input: noInput})
+			_, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.render", Input: noInput, Caller: &operator})
 			errs <- err
 		})
 	}
 	<-bl.started
 	<-bl.started
 	wg.Go(func() {
-		_, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.render", Input: noInput})
+		_, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.render", Input: noInput, Caller: &operator})
 		errs <- err
 	})
 	<-queued // the third call waits instead of failing
@@ -228,7 +228,7 @@ func TestConcurrencyLimitRefusals(t *testing.T) {
 
 	first := make(chan error, 1)
 	go func() {
-		_, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.one", Input: noInput})
+		_, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.one", Input: noInput, Caller: &operator})
 		first <- err
 	}()
 	<-bl.started
@@ -236,7 +236,7 @@ func TestConcurrencyLimitRefusals(t *testing.T) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		defer cancel()
-		inv, err := e.b.Call(ctx, broker.CallRequest{Tool: "test.one", Input: noInput})
+		inv, err := e.b.Call(ctx, broker.CallRequest{Tool: "test.one", Input: noInput, Caller: &operator})
 		if inv.ID != "" {
 			t.Errorf("a call that never ran has a record")
 		}
@@ -244,7 +244,7 @@ func TestConcurrencyLimitRefusals(t *testing.T) {
 	}()
 	<-queued
 	// The queue (1 × limit 1) is full: the next call is refused at once.
-	inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.one", Input: noInput})
+	inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.one", Input: noInput, Caller: &operator})
 	wantCode(t, err, switchboard.CodeRateLimited)
 	if inv.ID != "" {
 		t.Fatalf("a refused call has a record")
@@ -281,7 +281,7 @@ func TestBackendAnswersThatAreNotResults(t *testing.T) {
 		tool := slowTool("test.get"+strings.TrimPrefix(path, "/"), 0, 0, "")
 		tool.Binding = &switchboard.Binding{HTTP: &switchboard.HTTPBinding{Method: "GET", URL: srv.URL + path}}
 		e.register(t, tool)
-		inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: tool.Name, Input: noInput})
+		inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: tool.Name, Input: noInput, Caller: &operator})
 		if code == "" {
 			if err != nil || string(inv.Result) != `{"contentType":"text/plain","text":"pong"}` {
 				t.Fatalf("%s: %s %v", path, inv.Result, err)
@@ -309,7 +309,7 @@ func TestHTTPBindingSendsIdempotencyKey(t *testing.T) {
 	e.register(t, tool)
 	var ids []string
 	for range 2 {
-		inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.post", Input: noInput})
+		inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.post", Input: noInput, Caller: &operator})
 		if err != nil {
 			t.Fatal(err)
 		}

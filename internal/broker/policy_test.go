@@ -49,14 +49,14 @@ func TestPolicySeam(t *testing.T) {
 	e.goTool(t, risky, echo)
 	in := json.RawMessage(`{"msg":"x"}`)
 
-	inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.secret", Input: in})
+	inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.secret", Input: in, Caller: &operator})
 	wantCode(t, err, switchboard.CodeForbidden)
 	if inv.ID != "" {
 		t.Fatal("a forbidden call was recorded")
 	}
 	// The policy comes before validation: bad input to a forbidden tool is
 	// still FORBIDDEN, so the error does not describe the tool's schema.
-	_, err = e.b.Call(context.Background(), broker.CallRequest{Tool: "test.secret", Input: json.RawMessage(`{"msg":7}`)})
+	_, err = e.b.Call(context.Background(), broker.CallRequest{Tool: "test.secret", Input: json.RawMessage(`{"msg":7}`), Caller: &operator})
 	wantCode(t, err, switchboard.CodeForbidden)
 
 	g.decide = func(inv switchboard.Invocation) error {
@@ -65,12 +65,12 @@ func TestPolicySeam(t *testing.T) {
 		}
 		return switchboard.Errorf(switchboard.CodeUserDenied, "the user said no")
 	}
-	inv, err = e.b.Call(context.Background(), broker.CallRequest{Tool: "test.risky", Input: in})
+	inv, err = e.b.Call(context.Background(), broker.CallRequest{Tool: "test.risky", Input: in, Caller: &operator})
 	wantCode(t, err, switchboard.CodeUserDenied)
 	terminal(t, e, inv.ID, switchboard.StatusDenied, switchboard.CodeUserDenied)
 
 	g.decide = func(switchboard.Invocation) error { return nil }
-	if inv, err = e.b.Call(context.Background(), broker.CallRequest{Tool: "test.risky", Input: in}); err != nil || inv.Status != switchboard.StatusSucceeded {
+	if inv, err = e.b.Call(context.Background(), broker.CallRequest{Tool: "test.risky", Input: in, Caller: &operator}); err != nil || inv.Status != switchboard.StatusSucceeded {
 		t.Fatalf("approved call: %+v %v", inv, err)
 	}
 }
@@ -94,7 +94,7 @@ func TestDurableCallLeftAwaitingApproval(t *testing.T) {
 			cancel(tc.cause)
 			return context.Cause(ctx) // as approval.Service does for approval.ErrStopped
 		}
-		inv, err := e.b.Call(ctx, broker.CallRequest{Tool: "test.risky", Input: json.RawMessage(`{"msg":"x"}`), Durable: stopped})
+		inv, err := e.b.Call(ctx, broker.CallRequest{Tool: "test.risky", Input: json.RawMessage(`{"msg":"x"}`), Durable: stopped, Caller: &operator})
 		if err == nil {
 			t.Fatalf("cause %v: no error", tc.cause)
 		}

@@ -43,7 +43,7 @@ func TestFinishIsOneWrite(t *testing.T) {
 		o.RecordAfter = -1
 	})
 	e.goTool(t, echoTool, echo)
-	if _, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: json.RawMessage(`{"msg":"x"}`)}); err != nil {
+	if _, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: json.RawMessage(`{"msg":"x"}`), Caller: &operator}); err != nil {
 		t.Fatal(err)
 	}
 	if fs.finishes.Load() != 1 || fs.updates.Load() != 0 || len(e.ledger(t)) != 1 {
@@ -77,7 +77,7 @@ func TestFirstTerminalWriteWins(t *testing.T) {
 		}
 		return map[string]string{"late": "result"}, nil
 	})
-	inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: json.RawMessage(`{"msg":"x"}`)})
+	inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: json.RawMessage(`{"msg":"x"}`), Caller: &operator})
 	wantCode(t, err, switchboard.CodeCancelled)
 	if inv.Status != switchboard.StatusCancelled || len(inv.Result) != 0 {
 		t.Fatalf("the later result overwrote the first terminal state: %+v", inv)

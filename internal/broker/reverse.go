@@ -25,7 +25,8 @@ type callDetails struct {
 
 // PlanReversal checks that ledger entry id can be reversed and returns the
 // inverse call, or CONFLICT saying plainly why not (not a tool call, did
-// not succeed, the tool is irreversible, or is itself a reversal).
+// not succeed, the tool is irreversible, or is itself a reversal). The
+// request names no Caller: whoever asks for the reversal sets it.
 func (b *Broker) PlanReversal(ctx context.Context, id int64) (CallRequest, error) {
 	e, err := b.ledgerEntry(ctx, id)
 	if err != nil {
@@ -75,16 +76,17 @@ func (b *Broker) PlanReversal(ctx context.Context, id int64) (CallRequest, error
 	}, nil
 }
 
-// Reverse runs ledger entry id's inverse as a fresh call under the caller
-// in ctx: scope, approval and the ledger apply as to any call. It returns
-// the inverse call's record; its tool.call entry links back to entry id.
+// Reverse runs ledger entry id's inverse as a fresh call by caller:
+// scope, approval and the ledger apply as to any call. It returns the
+// inverse call's record; its tool.call entry links back to entry id.
 // onRecord, if set, hears the record as soon as it exists (CallRequest's
 // OnRecord).
-func (b *Broker) Reverse(ctx context.Context, id int64, onRecord func(switchboard.Invocation)) (switchboard.Invocation, error) {
+func (b *Broker) Reverse(ctx context.Context, caller switchboard.Principal, id int64, onRecord func(switchboard.Invocation)) (switchboard.Invocation, error) {
 	req, err := b.PlanReversal(ctx, id)
 	if err != nil {
 		return switchboard.Invocation{}, err
 	}
+	req.Caller = &caller
 	req.OnRecord = onRecord
 	return b.Call(ctx, req)
 }

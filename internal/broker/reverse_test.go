@@ -76,7 +76,7 @@ func TestReversalGoesThroughApproval(t *testing.T) {
 		return map[string]bool{"ok": true}, nil
 	})
 	b.Handle("mail.send", func(context.Context, json.RawMessage) (any, error) { return nil, nil })
-	agent := switchboard.WithPrincipal(ctx, switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "planner"})
+	agent := switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "planner"}
 	user := switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"}
 	approve := func() {
 		t.Helper()
@@ -88,7 +88,7 @@ func TestReversalGoesThroughApproval(t *testing.T) {
 		t.Helper()
 		out := make(chan switchboard.Invocation, 1)
 		go func() {
-			inv, _ := b.Call(agent, broker.CallRequest{Tool: tool, Input: json.RawMessage(input)})
+			inv, _ := b.Call(ctx, broker.CallRequest{Tool: tool, Input: json.RawMessage(input), Caller: &agent})
 			out <- inv
 		}()
 		approve()
@@ -111,7 +111,7 @@ func TestReversalGoesThroughApproval(t *testing.T) {
 	// The agent's reversal waits for the user like any of its mutations.
 	out := make(chan switchboard.Invocation, 1)
 	go func() {
-		inv, err := b.Reverse(agent, entryOf(created), nil)
+		inv, err := b.Reverse(ctx, agent, entryOf(created), nil)
 		if err != nil {
 			t.Error(err)
 		}
@@ -134,7 +134,7 @@ func TestReversalGoesThroughApproval(t *testing.T) {
 		t.Fatalf("the inverse's entry does not link back: %s", es[0].Reversal)
 	}
 	// Reversing again replays the first reversal; nothing runs twice.
-	again, err := b.Reverse(agent, entryOf(created), nil)
+	again, err := b.Reverse(ctx, agent, entryOf(created), nil)
 	if err != nil || again.ID != undo.ID || deletes.Load() != 1 {
 		t.Fatalf("second reversal: %+v %v (deletes %d)", again, err, deletes.Load())
 	}
@@ -155,7 +155,7 @@ func TestReversalGoesThroughApproval(t *testing.T) {
 		{entryOf(undo), "declares no inverse"},
 		{decision, "not a tool call"},
 	} {
-		_, err := b.Reverse(agent, c.id, nil)
+		_, err := b.Reverse(ctx, agent, c.id, nil)
 		if switchboard.CodeOf(err) != switchboard.CodeConflict || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("reverse entry %d: %v, want CONFLICT %q", c.id, err, c.want)
 		}
@@ -200,9 +200,9 @@ func TestDeniedReversalDoesNotBlockTheUser(t *testing.T) {
 		deletes.Add(1)
 		return map[string]bool{"ok": true}, nil
 	})
-	user := switchboard.WithPrincipal(ctx, switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"})
-	agent := switchboard.WithPrincipal(ctx, switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "notebot"})
-	created, err := b.Call(user, broker.CallRequest{Tool: "notes.create", Input: json.RawMessage(`{}`)})
+	user := switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"}
+	agent := switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "notebot"}
+	created, err := b.Call(ctx, broker.CallRequest{Tool: "notes.create", Input: json.RawMessage(`{}`), Caller: &user})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,18 +214,18 @@ func TestDeniedReversalDoesNotBlockTheUser(t *testing.T) {
 		}
 	}
 	done := make(chan error, 1)
-	go func() { _, err := b.Reverse(agent, entry, nil); done <- err }()
+	go func() { _, err := b.Reverse(ctx, agent, entry, nil); done <- err }()
 	if _, err := svc.Decide(ctx, <-asked, approval.Decision{By: switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; switchboard.CodeOf(err) != switchboard.CodeUserDenied {
 		t.Fatalf("the agent's reversal: %v, want USER_DENIED", err)
 	}
-	undo, err := b.Reverse(user, entry, nil)
+	undo, err := b.Reverse(ctx, user, entry, nil)
 	if err != nil || undo.Status != switchboard.StatusSucceeded || deletes.Load() != 1 {
 		t.Fatalf("the user's own undo: %+v %v (deletes %d)", undo, err, deletes.Load())
 	}
-	again, err := b.Reverse(user, entry, nil)
+	again, err := b.Reverse(ctx, user, entry, nil)
 	if err != nil || again.ID != undo.ID || deletes.Load() != 1 {
 		t.Fatalf("a second undo: %+v %v (deletes %d)", again, err, deletes.Load())
 	}

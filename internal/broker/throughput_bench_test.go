@@ -32,7 +32,7 @@ func BenchmarkCallStore(b *testing.B) {
 				tool.MaxConcurrency = 128
 				e.goTool(b, tool, echo)
 				ctx := context.Background()
-				req := broker.CallRequest{Tool: "test.echo", Input: json.RawMessage(`{"msg":"x"}`)}
+				req := broker.CallRequest{Tool: "test.echo", Input: json.RawMessage(`{"msg":"x"}`), Caller: &operator}
 				for range 100 {
 					if _, err := e.b.Call(ctx, req); err != nil {
 						b.Fatal(err)

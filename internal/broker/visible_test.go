@@ -66,14 +66,15 @@ func TestHiddenToolsAreUnknownAtCallTime(t *testing.T) {
 	vault.Name, own.Name, own.Approval = "view.vault", "view.own", switchboard.ApprovalUserOnly
 	spy.tools = map[string]switchboard.Tool{scrollTool.Name: scrollTool, vault.Name: vault, own.Name: own}
 
-	agent := switchboard.WithPrincipal(context.Background(), switchboard.Principal{
-		Kind: switchboard.PrincipalAgent, ID: "planner", Allow: []string{"test.*", "view.*"}, Deny: []string{"*.secret", "*.vault"}})
+	ctx := context.Background()
+	agent := switchboard.Principal{
+		Kind: switchboard.PrincipalAgent, ID: "planner", Allow: []string{"test.*", "view.*"}, Deny: []string{"*.secret", "*.vault"}}
 	in := json.RawMessage(`{"msg":"x"}`)
 	for _, sid := range []string{"", "ses_gone"} {
-		_, unknown := e.b.Call(agent, broker.CallRequest{Tool: "test.nope", Input: in, SessionID: sid})
+		_, unknown := e.b.Call(ctx, broker.CallRequest{Tool: "test.nope", Input: in, SessionID: sid, Caller: &agent})
 		want := switchboard.AsError(unknown)
 		for _, name := range []string{"test.secret", "test.purge", "view.vault", "view.own"} {
-			inv, err := e.b.Call(agent, broker.CallRequest{Tool: name, Input: in, SessionID: sid})
+			inv, err := e.b.Call(ctx, broker.CallRequest{Tool: name, Input: in, SessionID: sid, Caller: &agent})
 			got := switchboard.AsError(err)
 			if inv.ID != "" || got == nil || got.Code != want.Code || got.Details != nil ||
 				got.Message != strings.ReplaceAll(want.Message, "test.nope", name) {
@@ -92,18 +93,17 @@ func TestHiddenToolsAreUnknownAtCallTime(t *testing.T) {
 	}
 
 	// The same tools are the user's to run, and a visible one the agent's.
-	user := switchboard.WithPrincipal(context.Background(), switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"})
 	for _, name := range []string{"test.secret", "test.purge"} {
-		if _, err := e.b.Call(user, broker.CallRequest{Tool: name, Input: in}); err != nil {
+		if _, err := e.b.Call(ctx, broker.CallRequest{Tool: name, Input: in, Caller: &operator}); err != nil {
 			t.Errorf("user calls %s: %v", name, err)
 		}
 	}
 	for _, name := range []string{"view.vault", "view.own"} {
-		if _, err := e.b.Call(user, broker.CallRequest{Tool: name, Input: json.RawMessage(`{"to":"top"}`)}); err != nil {
+		if _, err := e.b.Call(ctx, broker.CallRequest{Tool: name, Input: json.RawMessage(`{"to":"top"}`), Caller: &operator}); err != nil {
 			t.Errorf("user calls %s: %v", name, err)
 		}
 	}
-	if _, err := e.b.Call(agent, broker.CallRequest{Tool: "view.scroll", Input: json.RawMessage(`{"to":"top"}`)}); err != nil {
+	if _, err := e.b.Call(ctx, broker.CallRequest{Tool: "view.scroll", Input: json.RawMessage(`{"to":"top"}`), Caller: &agent}); err != nil {
 		t.Errorf("agent calls view.scroll: %v", err)
 	}
 }

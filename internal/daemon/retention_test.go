@@ -36,12 +36,12 @@ func TestRetentionSweep(t *testing.T) {
 	if err := d.RegisterFunc(ctx, tool, func(context.Context, json.RawMessage) (any, error) { return "ok", nil }); err != nil {
 		t.Fatal(err)
 	}
-	cctx := switchboard.WithPrincipal(ctx, switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"})
-	plain, err := d.Broker.Call(cctx, broker.CallRequest{Tool: "notes.read", Input: json.RawMessage(`{}`)})
+	admin := switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"}
+	plain, err := d.Broker.Call(ctx, broker.CallRequest{Tool: "notes.read", Input: json.RawMessage(`{}`), Caller: &admin})
 	if err != nil {
 		t.Fatal(err)
 	}
-	keyed, err := d.Broker.Call(cctx, broker.CallRequest{Tool: "notes.read", Input: json.RawMessage(`{}`), IdempotencyKey: "k1"})
+	keyed, err := d.Broker.Call(ctx, broker.CallRequest{Tool: "notes.read", Input: json.RawMessage(`{}`), IdempotencyKey: "k1", Caller: &admin})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,13 +126,13 @@ func TestRetentionKeepsKeyOfCallInFlight(t *testing.T) {
 	if err := d.RegisterFunc(ctx, tool, func(context.Context, json.RawMessage) (any, error) { runs.Add(1); return "sent", nil }); err != nil {
 		t.Fatal(err)
 	}
-	agent := switchboard.WithPrincipal(ctx, switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "bot"})
-	req := broker.CallRequest{Tool: "mail.send", Input: json.RawMessage(`{}`), IdempotencyKey: "k1"}
+	bot := switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "bot"}
+	req := broker.CallRequest{Tool: "mail.send", Input: json.RawMessage(`{}`), IdempotencyKey: "k1", Caller: &bot}
 	recorded := make(chan switchboard.Invocation, 1)
 	first := req
 	first.OnRecord = func(inv switchboard.Invocation) { recorded <- inv }
 	done := make(chan error, 1)
-	go func() { _, err := d.Broker.Call(agent, first); done <- err }()
+	go func() { _, err := d.Broker.Call(ctx, first); done <- err }()
 	var inv switchboard.Invocation
 	select {
 	case inv = <-recorded:
@@ -147,7 +147,7 @@ func TestRetentionKeepsKeyOfCallInFlight(t *testing.T) {
 	if keys, recs := d.SweepRetention(ctx, st, ret); keys != 0 || recs != 0 {
 		t.Fatalf("the sweep deleted %d keys, %d records; want none (the call waits)", keys, recs)
 	}
-	_, err = d.Broker.Call(agent, req)
+	_, err = d.Broker.Call(ctx, req)
 	if e := switchboard.AsError(err); e == nil || e.Code != switchboard.CodeConflict {
 		t.Fatalf("the retry while the approval waits: %v; want CONFLICT (in flight)", err)
 	} else if det, _ := e.Details.(map[string]any); det["invocationId"] != inv.ID {
@@ -163,7 +163,7 @@ func TestRetentionKeepsKeyOfCallInFlight(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("the approved call: %v", err)
 	}
-	again, err := d.Broker.Call(agent, req)
+	again, err := d.Broker.Call(ctx, req)
 	if err != nil || again.ID != inv.ID || again.Status != switchboard.StatusSucceeded || runs.Load() != 1 {
 		t.Fatalf("the retry after approval: %+v %v (ran %d times); want the first call's outcome, run once", again, err, runs.Load())
 	}

@@ -45,7 +45,7 @@ func TestStartupReleasesOrphanKeys(t *testing.T) {
 			input := json.RawMessage(`{"n":1}`)
 			st := db.open(t)
 			d := openDaemon(t, st, &runs)
-			kept, err := d.Broker.Call(ctx, broker.CallRequest{Tool: "test.echo", Input: input, IdempotencyKey: "kept"})
+			kept, err := d.Broker.Call(ctx, broker.CallRequest{Tool: "test.echo", Input: input, IdempotencyKey: "kept", Caller: &operator})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -53,25 +53,28 @@ func TestStartupReleasesOrphanKeys(t *testing.T) {
 			st.Close()
 
 			db.exec(t, `INSERT INTO idempotency_keys (scope, key, digest, invocation_id, created_at) VALUES (?, ?, ?, ?, `+db.now+`)`,
-				"anonymous", "orphan", "digest-of-a-call-never-recorded", broker.NewID())
+				operator.Key(), "orphan", "digest-of-a-call-never-recorded", broker.NewID())
 			st = db.open(t)
 			defer st.Close()
-			if _, err := st.IdempotencyGet(ctx, "anonymous", "orphan"); err != nil {
+			if _, err := st.IdempotencyGet(ctx, operator.Key(), "orphan"); err != nil {
 				t.Fatalf("the seeded orphan: %v", err)
 			}
 			d = openDaemon(t, st, &runs)
 			defer d.Close()
-			if _, err := st.IdempotencyGet(ctx, "anonymous", "orphan"); switchboard.CodeOf(err) != switchboard.CodeNotFound {
+			if _, err := st.IdempotencyGet(ctx, operator.Key(), "orphan"); switchboard.CodeOf(err) != switchboard.CodeNotFound {
 				t.Fatalf("the orphan after start: %v; want it released", err)
 			}
-			inv, err := d.Broker.Call(ctx, broker.CallRequest{Tool: "test.echo", Input: input, IdempotencyKey: "orphan"})
+			inv, err := d.Broker.Call(ctx, broker.CallRequest{Tool: "test.echo", Input: input, IdempotencyKey: "orphan", Caller: &operator})
 			if err != nil || inv.Status != switchboard.StatusSucceeded || runs.Load() != 2 {
 				t.Fatalf("the retry of the orphan's call: %+v %v (runs %d)", inv, err, runs.Load())
 			}
-			again, err := d.Broker.Call(ctx, broker.CallRequest{Tool: "test.echo", Input: input, IdempotencyKey: "kept"})
+			again, err := d.Broker.Call(ctx, broker.CallRequest{Tool: "test.echo", Input: input, IdempotencyKey: "kept", Caller: &operator})
 			if err != nil || again.ID != kept.ID || runs.Load() != 2 {
 				t.Fatalf("the kept key replays: %+v %v (runs %d)", again, err, runs.Load())
 			}
 		})
 	}
 }
+
+// operator is the caller of the tests' calls: the workspace's administrator.
+var operator = switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"}

@@ -38,7 +38,8 @@ func TestApprovalFloorHidesFromAgents(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	agent := switchboard.WithPrincipal(ctx, switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "planner"})
+	planner := switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "planner"}
+	agent := switchboard.WithPrincipal(ctx, planner) // what the registry's listing reads
 	listed, err := d.Registry.List(agent, "")
 	var names []string
 	for _, tl := range listed {
@@ -49,7 +50,7 @@ func TestApprovalFloorHidesFromAgents(t *testing.T) {
 	if err != nil || len(names) != 1 || names[0] != "tasks.list" {
 		t.Fatalf("the agent lists %v (%v), want only tasks.list", names, err)
 	}
-	if _, err := d.Broker.Call(agent, broker.CallRequest{Tool: "tasks.create"}); switchboard.CodeOf(err) != switchboard.CodeToolNotFound {
+	if _, err := d.Broker.Call(ctx, broker.CallRequest{Tool: "tasks.create", Caller: &planner}); switchboard.CodeOf(err) != switchboard.CodeToolNotFound {
 		t.Fatalf("the agent calls tasks.create: %v, want TOOL_NOT_FOUND", err)
 	}
 	if all, _ := d.Registry.List(ctx, ""); len(all) != 6 || ran != 0 { // the two tasks tools and four core ones

@@ -295,6 +295,9 @@ func (s *Server) reverseActivity(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	if p, ok := switchboard.PrincipalFrom(r.Context()); ok {
+		req.Caller = &p // the inverse runs as whoever asked for it
+	}
 	s.answerCall(w, r, wantsAsync(r, body.Async), req)
 }
 

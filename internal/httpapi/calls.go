@@ -96,11 +96,13 @@ func (s *Server) answerCall(w http.ResponseWriter, r *http.Request, async bool, 
 	if !async {
 		ctx, done := s.acting(r.Context())
 		defer done()
+		req.AgentSession, _ = switchboard.AgentSessionFrom(ctx)
 		inv, err := s.opts.Broker.Call(ctx, req)
 		s.writeCall(w, r, inv, err)
 		return
 	}
 	ctx, done := s.acting(context.WithoutCancel(r.Context()))
+	req.AgentSession, _ = switchboard.AgentSessionFrom(ctx)
 	inv, err := s.opts.Broker.Submit(ctx, req)
 	if inv.ID == "" || inv.Status.Terminal() {
 		// Refused, a replay, or a fast read recorded once it finished

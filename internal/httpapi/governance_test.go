@@ -346,10 +346,10 @@ func TestApprovalThroughTheTab(t *testing.T) {
 	}
 
 	// The tab's own assistant calls in that tab.
-	asst := switchboard.WithPrincipal(ctx, switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "assistant"})
+	asst := switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "assistant"}
 	done := make(chan switchboard.Invocation, 1)
 	go func() {
-		inv, _ := g.broker.Call(asst, broker.CallRequest{Tool: "tasks.create", Input: json.RawMessage(`{"title":"Ship it"}`), SessionID: cred.SessionID})
+		inv, _ := g.broker.Call(ctx, broker.CallRequest{Tool: "tasks.create", Input: json.RawMessage(`{"title":"Ship it"}`), SessionID: cred.SessionID, Caller: &asst})
 		done <- inv
 	}()
 	// The first event after ready is the assistant's: the external agent's
@@ -602,10 +602,10 @@ func TestTabDecisionNamesTheUserOnce(t *testing.T) {
 			if ev, err := stream.Next(); err != nil || ev.Kind != session.KindReady {
 				t.Fatalf("first frame %+v %v", ev, err)
 			}
-			asst := switchboard.WithPrincipal(ctx, switchboard.Assistant())
+			asst := switchboard.Assistant()
 			done := make(chan switchboard.Invocation, 1)
 			go func() {
-				inv, _ := g.broker.Call(asst, broker.CallRequest{Tool: "tasks.create", Input: json.RawMessage(`{"title":"Ship it"}`), SessionID: cred.SessionID})
+				inv, _ := g.broker.Call(ctx, broker.CallRequest{Tool: "tasks.create", Input: json.RawMessage(`{"title":"Ship it"}`), SessionID: cred.SessionID, Caller: &asst})
 				done <- inv
 			}()
 			ev, err := stream.Next()

@@ -55,7 +55,7 @@ func newEnv(t *testing.T, fn broker.Func) *env {
 
 func (e *env) start(t *testing.T, ctx context.Context) switchboard.Job {
 	t.Helper()
-	inv, err := e.b.Call(ctx, broker.CallRequest{Tool: "deck.export"})
+	inv, err := e.b.Call(ctx, broker.CallRequest{Tool: "deck.export", Caller: &operator})
 	if err != nil || inv.Status != switchboard.StatusSucceeded {
 		t.Fatalf("start: %+v %v", inv, err)
 	}
@@ -183,3 +183,6 @@ func TestRecover(t *testing.T) {
 		t.Fatalf("lost job: %+v", j)
 	}
 }
+
+// operator is the caller of the tests' calls: the workspace's administrator.
+var operator = switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"}

@@ -146,6 +146,7 @@ func (s *Server) invoke(ctx context.Context, c caller, req *mcp.CallToolRequest,
 		ctx, done = s.opts.Agents.Work(ctx, id) // an interrupt of the agent cancels the call
 		defer done()
 	}
+	cr.AgentSession, _ = switchboard.AgentSessionFrom(ctx)
 
 	if rounds != "" {
 		// Progress reaches the client while this round's request is open.

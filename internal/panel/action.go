@@ -141,7 +141,14 @@ func (s *Service) runAction(ctx context.Context, in *instance, req ActionRequest
 	// Submit returns once the call is recorded: at once, with its approval
 	// requested, when the approval policy holds it for a person; after a
 	// concurrency slot when it runs; or refused.
-	inv, err := s.caller.Submit(cctx, broker.CallRequest{Tool: tool, Input: body, SessionID: in.session})
+	// The action's call is made by whoever runs the action (the
+	// principal its request carried), within that agent's session if any.
+	call := broker.CallRequest{Tool: tool, Input: body, SessionID: in.session}
+	if p, ok := switchboard.PrincipalFrom(ctx); ok {
+		call.Caller = &p
+	}
+	call.AgentSession, _ = switchboard.AgentSessionFrom(ctx)
+	inv, err := s.caller.Submit(cctx, call)
 	if err != nil || inv.Status.Terminal() {
 		stop()
 		cancel()

@@ -244,7 +244,7 @@ func TestActionApprovalIsThePolicysAnswer(t *testing.T) {
 	// Another call holds the tool's one slot, so the action's call queues.
 	held := make(chan error, 1)
 	go func() {
-		_, err := e.br.Call(switchboard.WithPrincipal(context.Background(), agentP), broker.CallRequest{Tool: "test.slow"})
+		_, err := e.br.Call(context.Background(), broker.CallRequest{Tool: "test.slow", Caller: &agentP})
 		held <- err
 	}()
 	for running, _ := e.br.Load("test.slow"); running == 0; running, _ = e.br.Load("test.slow") {

@@ -113,7 +113,7 @@ func callAsync(t *testing.T, e *env, ctx context.Context, tool string, input any
 	b, _ := json.Marshal(input)
 	out := make(chan callOutcome, 1)
 	go func() {
-		inv, err := e.br.Call(ctx, broker.CallRequest{Tool: tool, Input: b})
+		inv, err := e.br.Call(ctx, requestIn(ctx, tool, b))
 		out <- callOutcome{inv, err}
 	}()
 	return out

@@ -77,7 +77,7 @@ func (s *Service) loadOne(ctx context.Context, src panelspec.Source, state any, 
 		if err != nil {
 			return nil, err
 		}
-		inv, err := s.caller.Call(switchboard.WithPrincipal(ctx, owner), broker.CallRequest{Tool: src.Tool, Input: input, SessionID: session})
+		inv, err := s.caller.Call(ctx, broker.CallRequest{Tool: src.Tool, Input: input, SessionID: session, Caller: &owner})
 		if err != nil {
 			return nil, err
 		}

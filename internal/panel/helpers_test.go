@@ -199,15 +199,27 @@ func (e *env) call(t *testing.T, p switchboard.Principal, tool string, input any
 	return e.callIn(t, switchboard.WithPrincipal(context.Background(), p), tool, input)
 }
 
-// callIn runs a panel tool through the broker with ctx (its principal and
-// agent session).
+// callIn runs a panel tool through the broker as the principal the test
+// put in ctx (the admin when it put none), within ctx's agent session.
 func (e *env) callIn(t *testing.T, ctx context.Context, tool string, input any) (switchboard.Invocation, error) {
 	t.Helper()
 	b, err := json.Marshal(input)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return e.br.Call(ctx, broker.CallRequest{Tool: tool, Input: b})
+	return e.br.Call(ctx, requestIn(ctx, tool, b))
+}
+
+// requestIn is a call of tool by the principal the test put in ctx (the
+// admin when it put none), within ctx's agent session.
+func requestIn(ctx context.Context, tool string, input json.RawMessage) broker.CallRequest {
+	p, ok := switchboard.PrincipalFrom(ctx)
+	if !ok {
+		p = switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"}
+	}
+	req := broker.CallRequest{Tool: tool, Input: input, Caller: &p}
+	req.AgentSession, _ = switchboard.AgentSessionFrom(ctx)
+	return req
 }
 
 // as is ctx for principal p acting in agent session agentID ("" for none).

@@ -139,13 +139,13 @@ type outcome struct {
 // terminal record.
 func (f *fixture) call(tool, sessionID, input string) (switchboard.Invocation, <-chan outcome) {
 	f.t.Helper()
-	return callOn(f.t, f.ctx, f.b, broker.CallRequest{Tool: tool, SessionID: sessionID, Input: json.RawMessage(input)})
+	return callOn(f.t, f.ctx, f.b, broker.CallRequest{Tool: tool, SessionID: sessionID, Input: json.RawMessage(input), Caller: &operator})
 }
 
 // callCtx is call bounded by ctx.
 func (f *fixture) callCtx(ctx context.Context, tool, sessionID, input string) (switchboard.Invocation, <-chan outcome) {
 	f.t.Helper()
-	return callOn(f.t, ctx, f.b, broker.CallRequest{Tool: tool, SessionID: sessionID, Input: json.RawMessage(input)})
+	return callOn(f.t, ctx, f.b, broker.CallRequest{Tool: tool, SessionID: sessionID, Input: json.RawMessage(input), Caller: &operator})
 }
 
 func callOn(t *testing.T, ctx context.Context, b *broker.Broker, req broker.CallRequest) (switchboard.Invocation, <-chan outcome) {
@@ -252,3 +252,6 @@ func scrollTool() switchboard.Tool {
 func contextWithCancel(f *fixture) (context.Context, context.CancelFunc) {
 	return context.WithCancel(f.ctx)
 }
+
+// operator is the caller of the tests' calls: the workspace's administrator.
+var operator = switchboard.Principal{Kind: switchboard.PrincipalUser, ID: "admin"}

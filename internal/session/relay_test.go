@@ -131,7 +131,7 @@ func TestReplicasBindRunElsewhere(t *testing.T) {
 		if err != nil || tg.SessionID != ids[0] {
 			t.Fatalf("the run bound on c to a's tab resolves %+v %v", tg, err)
 		}
-		inv, done := callOn(t, r.ctx, r.b[2], broker.CallRequest{Tool: "nav.goto", SessionID: ids[0], RunID: "run-c", Input: []byte(`{"page":"media"}`)})
+		inv, done := callOn(t, r.ctx, r.b[2], broker.CallRequest{Tool: "nav.goto", SessionID: ids[0], RunID: "run-c", Input: []byte(`{"page":"media"}`), Caller: &operator})
 		if req := request(t, next(t, conns[0])); req.InvocationID != inv.ID || req.RunID != "run-c" {
 			t.Fatalf("a's tab got %+v", req)
 		}

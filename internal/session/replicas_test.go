@@ -117,7 +117,7 @@ func TestReplicasAdvertisementStreamAndCallApart(t *testing.T) {
 		if err != nil || tg.SessionID != id {
 			t.Fatalf("resolve on c of the tab attached to a: %+v %v", tg, err)
 		}
-		inv, done := callOn(t, r.ctx, r.b[2], broker.CallRequest{Tool: "nav.goto", SessionID: id, RunID: "run-1", Input: []byte(`{"page":"media"}`)})
+		inv, done := callOn(t, r.ctx, r.b[2], broker.CallRequest{Tool: "nav.goto", SessionID: id, RunID: "run-1", Input: []byte(`{"page":"media"}`), Caller: &operator})
 		req := request(t, next(t, conn))
 		if req.InvocationID != inv.ID {
 			t.Fatalf("the tab on a got %s, want %s", req.InvocationID, inv.ID)
@@ -300,7 +300,7 @@ func TestReplicasStreamMoves(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		inv, done := callOn(t, r.ctx, r.b[2], broker.CallRequest{Tool: "nav.goto", SessionID: id, RunID: "run-1", Input: []byte(`{"page":"media"}`)})
+		inv, done := callOn(t, r.ctx, r.b[2], broker.CallRequest{Tool: "nav.goto", SessionID: id, RunID: "run-1", Input: []byte(`{"page":"media"}`), Caller: &operator})
 		first := request(t, next(t, connA))
 		connA.Close() // the network blinks before the tab answers
 

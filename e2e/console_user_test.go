@@ -124,7 +124,7 @@ func TestConsoleSignedInAsUserInChromium(t *testing.T) {
 
 	// Her views only: the operator's are not offered.
 	shown := `[...document.querySelectorAll(SEL)].filter(x => x.offsetParent !== null)`
-	if nav := eval[string](t, tab, strings.Replace(shown, "SEL", `'#nav a'`, 1)+`.map(a => a.dataset.view).join(' ')`); nav != "approvals activity agents access" {
+	if nav := eval[string](t, tab, strings.Replace(shown, "SEL", `'#nav a'`, 1)+`.map(a => a.dataset.view).join(' ')`); nav != "approvals activity agents tasks access" {
 		t.Errorf("signed in as a user, the console offers %q", nav)
 	}
 	if eval[bool](t, tab, `document.getElementById("model-status").offsetParent !== null`) {
@@ -240,7 +240,7 @@ func TestConsoleSignedInAsUserInChromium(t *testing.T) {
 	if s := text(t, tab, "#status"); s != "signed in" {
 		t.Errorf("the operator's status says %q", s)
 	}
-	if nav := eval[string](t, tab, strings.Replace(shown, "SEL", `'#nav a'`, 1)+`.map(a => a.dataset.view).join(' ')`); nav != "catalog approvals activity calls agents tabs tokens assistant" {
+	if nav := eval[string](t, tab, strings.Replace(shown, "SEL", `'#nav a'`, 1)+`.map(a => a.dataset.view).join(' ')`); nav != "catalog approvals activity calls agents tasks tabs tokens assistant" {
 		t.Errorf("the operator is offered %q", nav)
 	}
 }

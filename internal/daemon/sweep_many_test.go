@@ -46,8 +46,8 @@ func TestSweepKeepsEveryCallAwaitingApproval(t *testing.T) {
 	const n = 1002
 	ids := make([]string, n)
 	for i := range ids {
-		agent := switchboard.WithPrincipal(ctx, switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "bot"})
-		inv, err := d.Broker.Submit(agent, broker.CallRequest{Tool: "mail.send", Input: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i))})
+		bot := switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "bot"}
+		inv, err := d.Broker.Submit(ctx, broker.CallRequest{Tool: "mail.send", Caller: &bot, Input: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i))})
 		if err != nil || inv.Status != switchboard.StatusAwaitingApproval {
 			t.Fatalf("call %d: %+v %v", i, inv, err)
 		}

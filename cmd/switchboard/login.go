@@ -25,6 +25,7 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/client"
 	"github.com/switchboardhq/switchboard/internal/daemon"
+	"github.com/switchboardhq/switchboard/internal/filelock"
 	"github.com/switchboardhq/switchboard/internal/oauthas"
 )
 
@@ -137,7 +138,7 @@ func (g *globals) loginToken(ctx context.Context) (string, error) {
 	// One refresh at a time: two commands started together would spend
 	// the same refresh token, and its second use revokes the grant. The
 	// one that waited reads what the other saved.
-	unlock, err := lockFile(path + ".lock")
+	unlock, err := filelock.Lock(path + ".lock")
 	if err != nil {
 		return "", switchboard.Errorf(switchboard.CodeInternal, "lock the sign-in: %v", err)
 	}

@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/switchboardhq/switchboard/internal/filelock"
 )
 
 // installTimeout bounds the one-time `npm ci`.
@@ -46,7 +48,7 @@ func Require(t testing.TB) {
 		// `go test ./...` and share node_modules: one installs while the
 		// others wait on the lock, and a finished install is known by its
 		// marker, not by a directory that npm ci may still be filling.
-		unlock, err := lockInstall(filepath.Join(dir, ".npm-install.lock"))
+		unlock, err := filelock.Lock(filepath.Join(dir, ".npm-install.lock"))
 		if err != nil {
 			installErr = "lock the npm install: " + err.Error()
 			return

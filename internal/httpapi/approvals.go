@@ -42,9 +42,9 @@ func (s *Server) approvalEvents(w http.ResponseWriter, r *http.Request) {
 	ch := make(chan event, approvalEventBuffer)
 	overflow := make(chan struct{})
 	var once sync.Once
-	v := workspace.ViewerOf(principal(r))
+	v, own := workspace.ViewerOf(principal(r)), ownUser(r) != ""
 	cancel, err := s.opts.Governance.ApprovalEvents(func(kind string, data []byte) {
-		if ownUser(r) != "" { // a person signed in to the console: their own approvals' events
+		if own { // a person signed in to the console: their own approvals' events
 			var a switchboard.ApprovalRequest
 			if json.Unmarshal(data, &a) != nil || !workspace.SeesApproval(r.Context(), s.opts.Agents, v, a) {
 				return
@@ -87,34 +87,23 @@ func (s *Server) approvalEvents(w http.ResponseWriter, r *http.Request) {
 }
 
 // decider accepts the admin token, an agent token (to list its own
-// requests; deciding is FORBIDDEN) and a browser session token. A tab is the
+// requests; deciding is FORBIDDEN), a person signed in to the console (as
+// themself) and a browser session token, checked once. A tab is the
 // signed-in user's own, so its decision is the user's (channel "sdk") — but
 // only for the approvals workspace.TabMayDecide gives it: its own
 // assistant's calls in that tab, and the escalated calls of background and
 // external agents acting for its user. Anything else is decided with the
 // user's token (console, CLI).
 func (s *Server) decider(h http.HandlerFunc) http.HandlerFunc {
-	viaCaller := s.caller(h)
 	return func(w http.ResponseWriter, r *http.Request) {
-		tok, _ := bearer(r)
-		if authn.IsJWT(tok) {
-			// A person signed in to the console decides as themself.
-			if c, err := s.credential(r, "", authn.User); c.Kind == authn.User {
-				if err != nil {
-					s.writeError(w, r, err)
-					return
-				}
-				h(w, r.WithContext(switchboard.WithPrincipal(r.Context(), c.Principal)))
-				return
-			}
-		}
-		if !authn.IsSessionToken(tok) || s.opts.Sessions == nil || s.auth.IsAdmin(tok) {
-			viaCaller(w, r)
-			return
-		}
-		c, err := s.credential(r, "", authn.Session)
+		c, err := s.credential(r, "missing Authorization: Bearer token: the admin token, an agent token, a tab's session token or a console sign-in",
+			authn.Admin, authn.Agent, authn.User, authn.Session)
 		if err != nil {
 			s.writeError(w, r, err)
+			return
+		}
+		if c.Kind != authn.Session { // the operator, an agent, or a person signed in as themself
+			h(w, r.WithContext(switchboard.WithPrincipal(r.Context(), c.Principal)))
 			return
 		}
 		sid := c.SessionID()

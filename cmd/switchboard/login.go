@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -219,7 +218,7 @@ func (g *globals) login(ctx context.Context, noBrowser bool, timeout time.Durati
 	cfg := l.config()
 	cfg.Endpoint.AuthURL, cfg.RedirectURL = md.AuthURL, redirect
 	resource := oauth2.SetAuthURLParam("resource", strings.TrimSuffix(md.Issuer, "/")+"/api/v1")
-	verifier, state := oauth2.GenerateVerifier(), randomState()
+	verifier, state := oauth2.GenerateVerifier(), oauth2.GenerateVerifier() // the state: 32 random bytes too
 	authURL := cfg.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier), resource)
 
 	type answer struct {
@@ -321,12 +320,6 @@ func discover(ctx context.Context, base string) (*asMetadata, error) {
 		return nil, switchboard.Errorf(switchboard.CodeUnavailable, "authorization server metadata at %s: incomplete (%v)", base, err)
 	}
 	return &md, nil
-}
-
-func randomState() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	return base64.RawURLEncoding.EncodeToString(b)
 }
 
 // subject is the sub claim of a JWT access token, read without checking

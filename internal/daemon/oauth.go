@@ -170,7 +170,7 @@ func (c consoleUsers) Authenticate(ctx context.Context, raw string) (switchboard
 		return switchboard.Principal{}, nil, err
 	}
 	u, ok := switchboard.UserPrincipal(t.Principal.User)
-	if (t.ClientID != oauthas.ConsoleClientID && t.ClientID != oauthas.CLIClientID) || !slices.Contains(t.Scopes, oauthas.ConsoleScope) || !ok {
+	if !oauthas.Person(t.ClientID) || !slices.Contains(t.Scopes, oauthas.ConsoleScope) || !ok {
 		return switchboard.Principal{}, nil, switchboard.Errorf(switchboard.CodeUnauthorized,
 			"the access token is not valid for this resource: only the console's sign-ins are tokens for the HTTP API")
 	}

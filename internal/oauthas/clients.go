@@ -102,7 +102,7 @@ var errUnknownClient = errors.New("unknown client")
 // lookupClient finds a registered client or fetches a client ID metadata
 // document.
 func (s *Server) lookupClient(ctx context.Context, id string) (*client, error) {
-	if id == ConsoleClientID || id == CLIClientID {
+	if Person(id) {
 		if c := s.builtinClient(id); c != nil {
 			return c, nil
 		}

@@ -30,6 +30,10 @@ const ConsolePath = "/console/"
 // consoleName is the console's name on the consent page and in grants.
 const consoleName = "switchboard console"
 
+// Person reports whether clientID is one of the built-in clients whose
+// tokens stand for the person themself (the console's and the CLI's).
+func Person(clientID string) bool { return clientID == ConsoleClientID || clientID == CLIClientID }
+
 // builtinClient is the console's or the CLI's client, or nil when id is
 // neither or the server has no API resource to issue their tokens for.
 func (s *Server) builtinClient(id string) *client {
@@ -49,7 +53,7 @@ func (s *Server) builtinClient(id string) *client {
 // they carry: the built-in clients' (the person, on the HTTP API), or
 // /mcp's for every other client.
 func (s *Server) audienceOf(clientID string) (resource, scope string) {
-	if (clientID == ConsoleClientID || clientID == CLIClientID) && s.apiResource != "" {
+	if Person(clientID) && s.apiResource != "" {
 		return s.apiResource, ConsoleScope
 	}
 	return s.resource, s.scope

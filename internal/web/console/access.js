@@ -3,7 +3,7 @@
 // theirs; Revoke is DELETE /oauth/grants/{id}, which stops that client's
 // tokens at their next request — this console's own grant included) and
 // their assistant runs (GET /runs answers theirs).
-import { $, el, api, button, badge, statusKind, when, absent, showError, labelled } from './lib.js';
+import { el, api, button, badge, statusKind, when, showError, fillTable } from './lib.js';
 
 const CONSOLE_CLIENT = 'switchboard-console';
 
@@ -53,23 +53,9 @@ function runRow(r) {
   return tr;
 }
 
-async function list(path, body, count, row, none, noun) {
-  let res;
-  try {
-    res = await api('GET', path);
-  } catch (e) {
-    if (absent(e)) { $(body).replaceChildren(); $(count).textContent = `This daemon cannot list ${noun} (not available).`; return; }
-    throw e;
-  }
-  const items = res.items || [];
-  labelled($(body), items.map(row));
-  $(body).closest('.scroll').hidden = !items.length; // no empty table under "none yet"
-  $(count).textContent = items.length ? `${items.length} ${items.length === 1 ? noun.replace(/s$/, '') : noun}, newest first` : none;
-}
-
 export async function loadAccess() {
   await Promise.all([
-    list('/api/v1/oauth/grants', 'grant-list', 'grant-count', grantRow, 'You have not let any app act for you.', 'grants'),
-    list('/api/v1/runs?limit=100', 'myrun-list', 'myrun-count', runRow, 'Your assistant has not run yet.', 'runs'),
+    fillTable('/api/v1/oauth/grants', 'grant-list', 'grant-count', grantRow, 'grants', 'You have not let any app act for you.'),
+    fillTable('/api/v1/runs?limit=100', 'myrun-list', 'myrun-count', runRow, 'runs', 'Your assistant has not run yet.'),
   ]);
 }

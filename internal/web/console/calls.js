@@ -2,7 +2,7 @@
 // progress (GET /jobs) and the assistant's runs (GET /runs), each run's
 // AG-UI event timeline read from GET /runs/{id}/events. Refresh re-reads;
 // a daemon without a list route says so instead of failing.
-import { $, el, api, stream, button, badge, statusKind, when, jsonBlock, absent, showError, labelled } from './lib.js';
+import { $, el, api, stream, button, badge, statusKind, when, jsonBlock, showError, fillTable } from './lib.js';
 
 const open = ['pending', 'awaiting_approval', 'dispatched', 'running'];
 
@@ -113,17 +113,8 @@ function runRow(run) {
 }
 
 async function fill(path, body, count, row, noun) {
-  let res;
-  try {
-    res = await api('GET', path);
-  } catch (e) {
-    if (absent(e)) { $(body).replaceChildren(); $(count).textContent = `This daemon cannot list ${noun} (not available).`; return; }
-    throw e;
-  }
-  const items = res.items || [];
+  const items = await fillTable(path, body, count, row, noun);
   if (items.some((x) => open.includes(x.status))) busy = true;
-  labelled($(body), items.map(row));
-  $(count).textContent = items.length ? `${items.length} ${items.length === 1 ? noun.replace(/s$/, '') : noun}, newest first` : `No ${noun} yet.`;
 }
 
 const status = () => $('c-status').value;

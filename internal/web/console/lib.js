@@ -213,3 +213,23 @@ export function labelled(tbody, rows) {
   for (const tr of rows) [...tr.cells].forEach((td, i) => { if (heads[i]) td.dataset.label = heads[i]; });
   tbody.replaceChildren(...rows);
 }
+
+// fillTable reads a list route ({items}) into tbody with one row per item,
+// says how many in count (none, or "No <noun> yet.", when there are none,
+// and the empty table is hidden), and answers the items: [] when this
+// daemon has no such route.
+export async function fillTable(path, body, count, row, noun, none) {
+  let res;
+  try {
+    res = await api('GET', path);
+  } catch (e) {
+    if (absent(e)) { $(body).replaceChildren(); $(count).textContent = `This daemon cannot list ${noun} (not available).`; return []; }
+    throw e;
+  }
+  const items = res.items || [];
+  labelled($(body), items.map(row));
+  const box = $(body).closest('.scroll');
+  if (box) box.hidden = !items.length;
+  $(count).textContent = items.length ? `${items.length} ${items.length === 1 ? noun.replace(/s$/, '') : noun}, newest first` : (none || `No ${noun} yet.`);
+  return items;
+}

@@ -2,7 +2,7 @@
 // sees every user's; a person signed in as themself sees and hands over
 // their own. Cancel and Resume are the task routes'; a task's steps,
 // budget and answer are in its row's details.
-import { $, el, api, button, badge, statusKind, when, absent, showError, labelled, jsonBlock } from './lib.js';
+import { $, el, api, button, badge, statusKind, when, showError, jsonBlock, fillTable } from './lib.js';
 
 const open = ['submitted', 'working', 'input_required'];
 
@@ -41,18 +41,17 @@ function taskRow(t) {
   return tr;
 }
 
+let timer = null;
+
+// loadTasks lists the tasks; while one is open and the view shows, it
+// reads them again every two seconds, so a task's end shows without a
+// reload.
 export async function loadTasks() {
-  let res;
-  try {
-    res = await api('GET', '/api/v1/tasks?limit=100');
-  } catch (e) {
-    if (absent(e)) { $('task-list').replaceChildren(); $('task-count').textContent = 'This daemon runs no tasks.'; return; }
-    throw e;
+  clearTimeout(timer);
+  const items = await fillTable('/api/v1/tasks?limit=100', 'task-list', 'task-count', taskRow, 'tasks');
+  if (items.some((t) => open.includes(t.status))) {
+    timer = setTimeout(() => { if (!$('tasks').hidden) loadTasks().catch(() => {}); }, 2000);
   }
-  const items = res.items || [];
-  labelled($('task-list'), items.map(taskRow));
-  $('task-list').closest('.scroll').hidden = !items.length;
-  $('task-count').textContent = items.length ? `${items.length} ${items.length === 1 ? 'task' : 'tasks'}, newest first` : 'No tasks yet.';
 }
 
 export function initTasks(guard) {

@@ -80,6 +80,20 @@ func learnGrid() []learnSetting {
 			}
 		}
 	}
+	// Added later, declared before measured: learned queries as
+	// neighbours, boosting (field off) or gating the current field.
+	for _, th := range []float64{0.3, 0.5, 0.7} {
+		for _, l := range []float64{0.5, 1, 2} {
+			grid = append(grid, learnSetting{fmt.Sprintf("neighbour boost θ %g λ %g", th, l), attrWhole,
+				search.Options{Fields: &noField, Boost: &search.LearnedBoost{}, Neighbours: &search.Neighbours{Threshold: th, Scale: l}}})
+		}
+	}
+	for _, th := range []float64{0.3, 0.5, 0.7} {
+		f := d
+		f.Learned = search.Field{Weight: 0.5, B: 0.3}
+		grid = append(grid, learnSetting{fmt.Sprintf("gated field w 0.5 b 0.3 θ %g", th), attrWhole,
+			search.Options{Fields: &f, Boost: &search.LearnedBoost{}, Neighbours: &search.Neighbours{Threshold: th, Gate: true}}})
+	}
 	return grid
 }
 

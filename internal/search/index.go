@@ -81,9 +81,10 @@ func DefaultLearnedBoost() LearnedBoost { return LearnedBoost{} }
 // Options configures an Index. A nil *Options, a zero K1, a nil Fields and
 // a nil Boost mean the defaults.
 type Options struct {
-	K1     float64
-	Fields *Fields
-	Boost  *LearnedBoost
+	K1         float64
+	Fields     *Fields
+	Boost      *LearnedBoost
+	Neighbours *Neighbours
 }
 
 // Index is the search index of one catalog. It is safe for concurrent use:
@@ -94,6 +95,7 @@ type Index struct {
 	weights [numFields]float64
 	b       [numFields]float64
 	boost   LearnedBoost
+	nbOpts  Neighbours
 
 	// writeMu serialises writers, so a writer can build a new corpus
 	// without holding mu; mu guards the corpus against readers.
@@ -103,6 +105,9 @@ type Index struct {
 	// learned holds each tool's learned queries by name, apart from the
 	// tools, so a tool's new description keeps them; guarded by writeMu.
 	learned map[string][]Learned
+	// nb indexes the learned queries one by one when nbOpts is on; written
+	// under writeMu and mu, read under mu.
+	nb *nbIndex
 
 	accPool sync.Pool // *accumulator, reused across searches
 }
@@ -111,12 +116,16 @@ type Index struct {
 type corpus struct {
 	an      analyzer
 	learned map[string][]Learned // the Index's, read by upsert under writeMu
-	docs    []doc                // by doc id; removed docs stay as tombstones until compaction
-	byNm    map[string]int       // live doc id by tool name
-	terms   map[string]int       // term id by term
-	post    [][]posting          // postings by term id, ordered by doc id then field
-	df      []int                // live documents containing the term, by term id
-	dead    int                  // tombstones in docs
+	// learnedField: learned queries are indexed as the learned field (not
+	// when they boost as neighbours; they still change the content hash,
+	// so cursors go stale when learning changes ranking).
+	learnedField bool
+	docs         []doc          // by doc id; removed docs stay as tombstones until compaction
+	byNm         map[string]int // live doc id by tool name
+	terms        map[string]int // term id by term
+	post         [][]posting    // postings by term id, ordered by doc id then field
+	df           []int          // live documents containing the term, by term id
+	dead         int            // tombstones in docs
 	// fieldLen sums live field lengths, for BM25's average length.
 	fieldLen [numFields]int
 	// fingerprint identifies the indexed content: the sum of the live docs'
@@ -151,9 +160,11 @@ const tfUnit = 16
 // New returns an empty index.
 func New(opts *Options) *Index {
 	x := &Index{k1: DefaultK1, learned: map[string][]Learned{}}
-	x.c = newCorpus(nil, x.learned)
-	fields, boost := DefaultFields(), DefaultLearnedBoost()
+	fields, boost, nbOpts := DefaultFields(), DefaultLearnedBoost(), DefaultNeighbours()
 	if opts != nil {
+		if opts.Neighbours != nil {
+			nbOpts = *opts.Neighbours
+		}
 		if opts.K1 > 0 {
 			x.k1 = opts.K1
 		}
@@ -166,6 +177,11 @@ func New(opts *Options) *Index {
 	}
 	x.boost = LearnedBoost{Scale: max(boost.Scale, 0), Cap: max(boost.Cap, 0),
 		B: min(max(boost.B, 0), 1), TopN: max(boost.TopN, 0)}
+	x.nbOpts = Neighbours{Threshold: min(max(nbOpts.Threshold, 0), 1), Scale: max(nbOpts.Scale, 0), Gate: nbOpts.Gate}
+	if x.nbOpts.on() {
+		x.nb = newNbIndex(nil)
+	}
+	x.c = x.newCorpus(nil)
 	for i, f := range []Field{fields.Name, fields.Namespace, fields.Summary,
 		fields.Description, fields.Params, fields.ParamDocs, fields.Learned} {
 		x.weights[i] = max(f.Weight, 0)
@@ -174,10 +190,14 @@ func New(opts *Options) *Index {
 	return x
 }
 
-func newCorpus(tools []switchboard.Tool, learned map[string][]Learned) *corpus {
+// newCorpus indexes tools with the learned queries. When learned queries
+// only boost as neighbours, their words are left out of the corpus, so a
+// search no learned query is near scores exactly as without learning.
+func (x *Index) newCorpus(tools []switchboard.Tool) *corpus {
 	c := &corpus{
-		an: analyzer{stems: map[string]string{}}, learned: learned,
-		byNm: make(map[string]int, len(tools)), terms: map[string]int{},
+		an: analyzer{stems: map[string]string{}}, learned: x.learned,
+		learnedField: !(x.nbOpts.on() && x.nbOpts.Scale > 0),
+		byNm:         make(map[string]int, len(tools)), terms: map[string]int{},
 	}
 	for _, t := range tools {
 		c.upsert(t)
@@ -191,7 +211,7 @@ func newCorpus(tools []switchboard.Tool, learned map[string][]Learned) *corpus {
 func (x *Index) Replace(tools []switchboard.Tool) {
 	x.writeMu.Lock()
 	defer x.writeMu.Unlock()
-	c := newCorpus(tools, x.learned)
+	c := x.newCorpus(tools)
 	x.mu.Lock()
 	x.c = c
 	x.mu.Unlock()
@@ -239,7 +259,7 @@ func (x *Index) maybeCompact() {
 			live = append(live, d.tool)
 		}
 	}
-	c := newCorpus(live, x.learned)
+	c := x.newCorpus(live)
 	x.mu.Lock()
 	x.c = c
 	x.mu.Unlock()
@@ -284,7 +304,7 @@ func (c *corpus) upsert(t switchboard.Tool) {
 		for _, s := range f[fi] {
 			add(fi, s, tfUnit)
 		}
-		if fi == fieldLearned {
+		if fi == fieldLearned && c.learnedField {
 			for _, l := range learned {
 				add(fi, l.Query, l.unit())
 			}

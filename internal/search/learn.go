@@ -49,10 +49,20 @@ func (x *Index) SetLearned(name string, ls []Learned) {
 	} else {
 		x.learned[name] = ls
 	}
+	var nb *nbIndex
+	if x.nb != nil && x.nb.needsCompact() {
+		nb = newNbIndex(x.learned)
+	}
 	x.mu.Lock()
 	if id, ok := x.c.byNm[name]; ok {
 		t := x.c.docs[id].tool
 		x.c.upsert(t)
+	}
+	switch {
+	case nb != nil:
+		x.nb = nb
+	case x.nb != nil:
+		x.nb.set(name, x.learned[name])
 	}
 	x.mu.Unlock()
 	x.maybeCompact()
@@ -77,9 +87,16 @@ func (x *Index) ReplaceLearned(all map[string][]Learned) {
 			live = append(live, d.tool)
 		}
 	}
-	c := newCorpus(live, x.learned)
+	c := x.newCorpus(live)
+	var nb *nbIndex
+	if x.nb != nil {
+		nb = newNbIndex(x.learned)
+	}
 	x.mu.Lock()
 	x.c = c
+	if nb != nil {
+		x.nb = nb
+	}
 	x.mu.Unlock()
 }
 

@@ -144,6 +144,18 @@ func (x *Index) score(c *corpus, text string, top *topK, keep func(uint32) bool)
 		acc = &accumulator{score: make([]float64, n), learned: make([]float64, n)}
 	}
 	boost := x.boost.Scale > 0
+	// Learned queries as neighbours: the learned field counts only when
+	// gated open; the boost is added once the words-only scores are in.
+	skipLearned := false
+	var near []nbMatch
+	if x.nb != nil {
+		var best float64
+		best, near = x.nb.similar(words, x.nbOpts.Threshold)
+		skipLearned = x.nbOpts.Scale > 0 || best < x.nbOpts.Threshold
+		if x.nbOpts.Scale == 0 {
+			near = nil
+		}
+	}
 
 	n := float64(len(c.byNm))
 	var avg [numFields]float64
@@ -165,6 +177,9 @@ func (x *Index) score(c *corpus, text string, top *topK, keep func(uint32) bool)
 			tf, tfL := 0.0, 0.0
 			for ; j < len(p) && p[j].doc == id; j++ {
 				fi := p[j].field
+				if skipLearned && fi == fieldLearned {
+					continue
+				}
 				if boost && fi == fieldLearned {
 					norm := 1.0
 					if avg[fi] > 0 {
@@ -195,6 +210,9 @@ func (x *Index) score(c *corpus, text string, top *topK, keep func(uint32) bool)
 	}
 	if boost {
 		x.addBoost(acc)
+	}
+	if len(near) > 0 {
+		x.addNeighbours(c, acc, near)
 	}
 	for _, id := range acc.touched {
 		s := acc.score[id]
@@ -237,6 +255,28 @@ func (x *Index) addBoost(acc *accumulator) {
 			continue
 		}
 		acc.score[id] += min(x.boost.Scale*l, limit)
+	}
+}
+
+// addNeighbours adds each near learned query's bounded boost to its
+// tool's score (Neighbours).
+func (x *Index) addNeighbours(c *corpus, acc *accumulator, near []nbMatch) {
+	best := 0.0
+	for _, id := range acc.touched {
+		best = max(best, acc.score[id])
+	}
+	if best == 0 {
+		best = 1 // no tool matches by its words: the learned pairs alone rank
+	}
+	for _, m := range near {
+		id, ok := c.byNm[m.tool]
+		if !ok {
+			continue
+		}
+		if acc.score[id] == 0 && acc.learned[id] == 0 {
+			acc.touched = append(acc.touched, uint32(id))
+		}
+		acc.score[uint32(id)] += x.nbOpts.Scale * m.weight * m.sim * best
 	}
 }
 

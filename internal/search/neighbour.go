@@ -1,0 +1,176 @@
+package search
+
+import (
+	"math"
+	"slices"
+)
+
+// Neighbours scores learned queries one by one instead of pooling their
+// words into the tool's learned field: a search is compared with each
+// stored (tool, query) pair as a whole, and only a pair alike enough
+// (cosine of IDF-weighted term sets at least Threshold) counts. A search
+// unlike every learned query is ranked by the tool's own words alone.
+//
+// With Scale > 0 the learned field is not scored; a tool whose best pair
+// has similarity s ≥ Threshold gains Scale × weight × s × the search's
+// best words-only score (weight is the pair's Learned.Weight), so a boost
+// is bounded by Scale times that score whatever was learned. With Scale 0
+// and Gate set, the learned field is scored only for a search whose best
+// pair reaches Threshold. Threshold 0 turns both off.
+type Neighbours struct {
+	Threshold float64
+	Scale     float64
+	Gate      bool
+}
+
+// on reports whether learned queries are scored as neighbours.
+func (n Neighbours) on() bool { return n.Threshold > 0 && (n.Scale > 0 || n.Gate) }
+
+// nbIndex indexes each learned (tool, query) pair as its own entry, for
+// similarity to a search. Entries of a tool are replaced together; old
+// ones stay as tombstones until they outnumber the live ones. Written
+// under the Index's writeMu and mu; read under mu's read lock.
+type nbIndex struct {
+	an      analyzer
+	terms   map[string]int32
+	df      []int32   // live entries holding the term, by term id
+	post    [][]int32 // entry ids by term id
+	entries []nbEntry
+	byTool  map[string][]int32
+	dead    int
+}
+
+type nbEntry struct {
+	tool   string
+	weight float64
+	terms  []int32 // distinct
+	alive  bool
+}
+
+func newNbIndex(learned map[string][]Learned) *nbIndex {
+	nb := &nbIndex{an: analyzer{stems: map[string]string{}}, terms: map[string]int32{}, byTool: map[string][]int32{}}
+	for name, ls := range learned {
+		nb.set(name, ls)
+	}
+	return nb
+}
+
+// set replaces the entries of tool by ls (none: drops them).
+func (nb *nbIndex) set(tool string, ls []Learned) {
+	for _, e := range nb.byTool[tool] {
+		en := &nb.entries[e]
+		for _, t := range en.terms {
+			nb.df[t]--
+		}
+		*en = nbEntry{}
+		nb.dead++
+	}
+	delete(nb.byTool, tool)
+	var words []string
+	for _, l := range ls {
+		words = nb.an.terms(words[:0], l.Query, true)
+		slices.Sort(words)
+		words = slices.Compact(words)
+		if len(words) == 0 {
+			continue
+		}
+		id := int32(len(nb.entries))
+		en := nbEntry{tool: tool, weight: l.Weight, alive: true, terms: make([]int32, 0, len(words))}
+		for _, w := range words {
+			t, ok := nb.terms[w]
+			if !ok {
+				t = int32(len(nb.post))
+				nb.terms[w] = t
+				nb.post = append(nb.post, nil)
+				nb.df = append(nb.df, 0)
+			}
+			nb.df[t]++
+			nb.post[t] = append(nb.post[t], id)
+			en.terms = append(en.terms, t)
+		}
+		nb.entries = append(nb.entries, en)
+		nb.byTool[tool] = append(nb.byTool[tool], id)
+	}
+}
+
+// live is the number of live entries.
+func (nb *nbIndex) live() int { return len(nb.entries) - nb.dead }
+
+// needsCompact reports whether tombstones outnumber live entries enough
+// that rebuilding pays.
+func (nb *nbIndex) needsCompact() bool { return nb.dead >= 1024 && nb.dead >= nb.live() }
+
+// idf is a term's inverse document frequency over the live entries, from
+// its df (0 for a term no entry holds: the largest).
+func (nb *nbIndex) idf(df int32) float64 {
+	n := float64(nb.live())
+	return math.Log(1 + (n-float64(df)+0.5)/(float64(df)+0.5))
+}
+
+// nbMatch is a tool's best learned entry for one search.
+type nbMatch struct {
+	tool   string
+	sim    float64
+	weight float64
+}
+
+// similar returns, for each tool with an entry whose similarity to the
+// search terms words (distinct) is at least threshold, its best such
+// entry by weight × similarity, and the best similarity over all
+// entries.
+func (nb *nbIndex) similar(words []string, threshold float64) (best float64, out []nbMatch) {
+	if nb.live() == 0 || len(words) == 0 {
+		return 0, nil
+	}
+	qNorm := 0.0
+	dot := map[int32]float64{}
+	for _, w := range words {
+		t, ok := nb.terms[w]
+		df := int32(0)
+		if ok {
+			df = nb.df[t]
+		}
+		idf := nb.idf(df)
+		qNorm += idf * idf
+		if df == 0 {
+			continue
+		}
+		for _, e := range nb.post[t] {
+			if nb.entries[e].alive {
+				dot[e] += idf * idf
+			}
+		}
+	}
+	qNorm = math.Sqrt(qNorm)
+	byTool := map[string]int{}
+	ids := make([]int32, 0, len(dot))
+	for e := range dot {
+		ids = append(ids, e)
+	}
+	slices.Sort(ids) // map order must not decide ties
+	for _, e := range ids {
+		en := &nb.entries[e]
+		eNorm := 0.0
+		for _, t := range en.terms {
+			idf := nb.idf(nb.df[t])
+			eNorm += idf * idf
+		}
+		sim := dot[e] / (qNorm * math.Sqrt(eNorm))
+		best = max(best, sim)
+		if sim < threshold {
+			continue
+		}
+		m := nbMatch{en.tool, sim, en.weight}
+		if i, ok := byTool[en.tool]; !ok {
+			byTool[en.tool] = len(out)
+			out = append(out, m)
+		} else if m.sim*m.weight > out[i].sim*out[i].weight {
+			out[i] = m
+		}
+	}
+	return best, out
+}
+
+// DefaultNeighbours returns the default: off (the learned field is scored
+// as one more BM25F field, DefaultFields).
+func DefaultNeighbours() Neighbours { return Neighbours{} }

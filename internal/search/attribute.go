@@ -134,3 +134,33 @@ func Attribute(clauses []string, tools []switchboard.Tool) []string {
 	}
 	return out
 }
+
+// AttributeDisjoint returns what each of tools, all called after one
+// search, learns of the search's clauses (as Attribute takes them): every
+// clause except those the tool's own text shares no word with while
+// another of the tools' does. Tools of one task (one API's endpoints)
+// share words with each other's sentences and keep them; a chain of
+// unrelated tools does not. A clause naming no tool stays with all; a
+// single tool learns every clause; a tool every clause was withheld from
+// learns them all.
+func AttributeDisjoint(clauses []string, tools []switchboard.Tool) []string {
+	out := make([]string, len(tools))
+	ov := Overlaps(clauses, tools)
+	for i := range tools {
+		var kept []string
+		for ci, c := range clauses {
+			other := false
+			for j := range tools {
+				other = other || (j != i && ov[ci][j] > 0)
+			}
+			if ov[ci][i] > 0 || !other {
+				kept = append(kept, c)
+			}
+		}
+		if len(kept) == 0 {
+			kept = clauses
+		}
+		out[i], _ = Scrub(strings.Join(kept, " "))
+	}
+	return out
+}

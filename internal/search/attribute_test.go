@@ -50,3 +50,25 @@ func TestAttribute(t *testing.T) {
 		t.Fatalf("nothing left: %q", got)
 	}
 }
+
+// TestAttributeDisjoint: a sentence goes from a tool only when the tool's
+// own words miss it and another called tool's match it; endpoints of one
+// API keep each other's sentences, which name the API.
+func TestAttributeDisjoint(t *testing.T) {
+	clips := switchboard.Tool{Name: "kick.get_channel_clips", Description: "Clips of a Kick channel."}
+	details := switchboard.Tool{Name: "kick.get_channel_details", Description: "Details of a Kick channel."}
+	pdf := switchboard.Tool{Name: "deck.export", Description: "Export a deck as a PDF file."}
+	clauses := []string{"i follow a streamer", "show the channel clips", "export the deck as a pdf"}
+	got := AttributeDisjoint(clauses, []switchboard.Tool{clips, details, pdf})
+	want := []string{
+		"i follow a streamer show the channel clips", // the PDF sentence shares no word with the channel tools
+		"i follow a streamer show the channel clips", // the clips sentence names the details tool's channel too
+		"i follow a streamer export the deck as a pdf",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("AttributeDisjoint = %q, want %q", got, want)
+	}
+	if got := AttributeDisjoint(clauses, []switchboard.Tool{pdf}); got[0] != "i follow a streamer show the channel clips export the deck as a pdf" {
+		t.Fatalf("one tool: %q", got)
+	}
+}

@@ -293,3 +293,55 @@ func TestAssignedAgentFailsTask(t *testing.T) {
 		t.Fatalf("resuming a task its agent has: %v, want CONFLICT", err)
 	}
 }
+
+// A tab acts for the user it was opened for: its session token lists,
+// reads and cancels that user's tasks, while another user's task is
+// NOT_FOUND to it as an unknown id is; creating, resuming and completing
+// a task are FORBIDDEN to a tab.
+func TestTabSeesItsUsersTasks(t *testing.T) {
+	t.Parallel()
+	e := newAssigneeDaemon(t, durables(t)[0])
+	ctx := context.Background()
+	admin := e.client(e.token)
+	sess, err := admin.CreateSession(ctx, "user:alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab := e.client(sess.SessionToken)
+	e.mint(t, "bookkeeper", "user:alice")
+	e.mint(t, "bookkeeper", "user:bob")
+	alices, err := e.client(e.mint(t, "planner", "user:alice")).CreateTask(ctx, client.TaskRequest{Goal: "Alice's", Assignee: "agent:bookkeeper"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bobs, err := e.client(e.mint(t, "planner", "user:bob")).CreateTask(ctx, client.TaskRequest{Goal: "Bob's", Assignee: "agent:bookkeeper"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ts, err := tab.Tasks(ctx, 0); err != nil || len(ts) != 1 || ts[0].ID != alices.ID {
+		t.Fatalf("the tab lists %+v, %v; want alice's task only", ts, err)
+	}
+	if got, err := tab.Task(ctx, alices.ID); err != nil || got.Goal != "Alice's" {
+		t.Fatalf("the tab reads its user's task: %+v, %v", got, err)
+	}
+	for _, try := range []func() error{
+		func() error { _, err := tab.Task(ctx, bobs.ID); return err },
+		func() error { _, err := tab.CancelTask(ctx, bobs.ID); return err },
+	} {
+		if err := try(); switchboard.CodeOf(err) != switchboard.CodeNotFound {
+			t.Fatalf("another user's task from the tab: %v, want NOT_FOUND", err)
+		}
+	}
+	for _, try := range []func() error{
+		func() error { _, err := tab.CreateTask(ctx, client.TaskRequest{Goal: "x"}); return err },
+		func() error { _, err := tab.ResumeTask(ctx, alices.ID); return err },
+		func() error { _, err := tab.CompleteTask(ctx, alices.ID, "done"); return err },
+	} {
+		if err := try(); switchboard.CodeOf(err) != switchboard.CodeForbidden {
+			t.Fatalf("a tab starting or ending work: %v, want FORBIDDEN", err)
+		}
+	}
+	if got, err := tab.CancelTask(ctx, alices.ID); err != nil || got.Status != switchboard.TaskCancelled {
+		t.Fatalf("the tab cancels its user's task: %+v, %v", got, err)
+	}
+}

@@ -88,7 +88,9 @@ type Task struct {
 	Owner   string `json:"owner"`
 	Creator string `json:"creator"`
 	// Assignee is who works on it: "agent:assistant", the built-in
-	// assistant.
+	// assistant (the daemon runs it), or "agent:<name>", an agent acting
+	// for the owner that works it through its own calls (it declares them
+	// with the task's id and ends it with complete or fail).
 	Assignee string       `json:"assignee"`
 	Goal     string       `json:"goal"`
 	Projects []string     `json:"projects,omitempty"`
@@ -126,6 +128,9 @@ type TaskFilter struct {
 	// creator's.
 	Owner   string
 	Creator string
+	// Assignee, if set, keeps the tasks assigned to that agent
+	// ("agent:planner").
+	Assignee string
 	// Status, if set, keeps tasks in one of these statuses.
 	Status []TaskStatus
 	// Limit bounds the answer; 0 means 100.

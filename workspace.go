@@ -225,6 +225,8 @@ type DigestTask struct {
 	Status TaskStatus `json:"status"`
 	Calls  int        `json:"calls"`
 	Owner  string     `json:"owner"`
+	// Assignee is who works on it ("agent:assistant", "agent:planner").
+	Assignee string `json:"assignee,omitempty"`
 }
 
 // DigestActivity is one recent ledger entry.

@@ -24,6 +24,10 @@ type CallExtra struct {
 	// Async answers as soon as the call is recorded (202 with status
 	// awaiting_approval or dispatched); poll GetInvocation for the outcome.
 	Async bool
+	// Task names the delegated task assigned to the calling agent that
+	// the call is made for (Switchboard-Task header): the task's envelope
+	// and budget apply, and the call becomes one of its steps.
+	Task string
 }
 
 // CallToolWith is CallTool with an idempotency key and/or asynchronously.
@@ -37,9 +41,12 @@ func (c *Client) CallToolWith(ctx context.Context, name string, input json.RawMe
 	if len(body.Input) == 0 {
 		body.Input = json.RawMessage(`{}`)
 	}
-	var hdr http.Header
+	hdr := http.Header{}
 	if x.IdempotencyKey != "" {
-		hdr = http.Header{"Idempotency-Key": {x.IdempotencyKey}}
+		hdr.Set("Idempotency-Key", x.IdempotencyKey)
+	}
+	if x.Task != "" {
+		hdr.Set("Switchboard-Task", x.Task)
 	}
 	var resp switchboard.CallResponse
 	err := c.doWith(ctx, http.MethodPost, "/api/v1/tools/"+pathEscape(name)+"/call", hdr, body, &resp)

@@ -31,7 +31,8 @@ code is 1; --json prints the whole response, with its invocation id.`,
   echo '{"projectId":"p1"}' | switchboard tools call tasks.list --input -
   switchboard tools call view.scroll --session 3f2a... --input '{"to":"top"}'
   switchboard tools call tasks.delete --input '{"taskId":"t1"}' --async   # returns while it awaits approval
-  switchboard tools call tasks.create --input @task.json --idempotency-key 7d1c   # a retry replays, never re-runs`,
+  switchboard tools call tasks.create --input @task.json --idempotency-key 7d1c   # a retry replays, never re-runs
+  switchboard tools call finance.read --task task_3f2a...   # a call for a task assigned to this agent`,
 		Args: exactArgs(1, "one tool NAME"),
 		RunE: func(c *cobra.Command, args []string) error {
 			in, err := readInput(g, input)
@@ -43,6 +44,7 @@ code is 1; --json prints the whole response, with its invocation id.`,
 	}
 	c.Flags().BoolVar(&x.Async, "async", false, "return as soon as the call is recorded (e.g. awaiting approval); follow it with 'switchboard invocation ID'")
 	c.Flags().StringVar(&x.IdempotencyKey, "idempotency-key", "", "a key that makes a retry of the same call replay its first answer")
+	c.Flags().StringVar(&x.Task, "task", "", "the task assigned to this agent that the call is made for (its envelope and budget apply)")
 	c.Flags().StringVar(&input, "input", "{}", "the input object: JSON, @FILE to read a file, or - to read stdin")
 	c.Flags().StringVar(&o.SessionID, "session", "", "the browser session that runs a browser tool")
 	c.Flags().StringVar(&o.RunID, "run", "", "the run this call belongs to")

@@ -24,9 +24,15 @@ tokens and dollars, a deadline). It moves submitted → working ⇄
 input_required (a call waits for approval) → completed | failed | cancelled.
 A tool outside the envelope is TOOL_NOT_FOUND to the assistant; a spent budget
 ends the task with BUDGET_EXCEEDED, a passed deadline with TIMEOUT. An agent
-token's tasks are its user's, narrowed to the token's scope.`,
+token's tasks are its user's, narrowed to the token's scope.
+
+With --assignee agent:NAME the task goes to another agent acting for the same
+user: it lists it with 'tasks list --assignee me', makes its calls for it with
+'tools call NAME --task ID' (the envelope and budget apply) and ends it with
+'tasks complete ID RESULT' or 'tasks fail ID MESSAGE'.`,
 	}
-	c.AddCommand(newTasksCreate(g), newTasksList(g), newTasksShow(g), newTasksAction(g, "cancel"), newTasksAction(g, "resume"))
+	c.AddCommand(newTasksCreate(g), newTasksList(g), newTasksShow(g), newTasksAction(g, "cancel"), newTasksAction(g, "resume"),
+		newTasksEnd(g, "complete"), newTasksEnd(g, "fail"))
 	return c
 }
 
@@ -39,7 +45,8 @@ func newTasksCreate(g *globals) *cobra.Command {
 		Use:   "create GOAL",
 		Short: "Delegate a task to the assistant",
 		Example: `  switchboard tasks create "Prepare the Q3 board pack" --project finance --project design \
-    --allow 'finance.*' --allow 'design.*' --deny 'finance.delete*' --max-calls 200 --max-cost 2 --deadline 2026-12-11T17:00:00Z`,
+    --allow 'finance.*' --allow 'design.*' --deny 'finance.delete*' --max-calls 200 --max-cost 2 --deadline 2026-12-11T17:00:00Z
+  switchboard tasks create "Reconcile the Q3 invoices" --assignee agent:bookkeeper --allow 'finance.*' --max-calls 50`,
 		Args: exactArgs(1, "the goal, in quotes"),
 		RunE: func(c *cobra.Command, args []string) error {
 			cl, err := g.client()
@@ -70,6 +77,7 @@ func newTasksCreate(g *globals) *cobra.Command {
 	}
 	fl := c.Flags()
 	fl.StringArrayVar(&req.Projects, "project", nil, "a project the task spans (repeatable)")
+	fl.StringVar(&req.Assignee, "assignee", "", "who works on it: the built-in assistant (default), or agent:NAME, an agent acting for the same user")
 	fl.StringArrayVar(&req.Envelope.Allow, "allow", nil, "a tool glob the task may call (repeatable; none: what you may call)")
 	fl.StringArrayVar(&req.Envelope.Deny, "deny", nil, "a tool glob the task may not call (repeatable)")
 	fl.IntVar(&req.Envelope.MaxCalls, "max-calls", 0, "at most this many tool calls (0: no budget)")
@@ -81,8 +89,9 @@ func newTasksCreate(g *globals) *cobra.Command {
 
 func newTasksList(g *globals) *cobra.Command {
 	var (
-		status []string
-		limit  int
+		status   []string
+		limit    int
+		assignee string
 	)
 	c := &cobra.Command{
 		Use:     "list",
@@ -98,7 +107,15 @@ func newTasksList(g *globals) *cobra.Command {
 			for _, s := range status {
 				st = append(st, switchboard.TaskStatus(s))
 			}
-			ts, err := cl.Tasks(c.Context(), limit, st...)
+			list := cl.Tasks
+			switch assignee {
+			case "":
+			case "me":
+				list = cl.AssignedTasks
+			default:
+				return usageError{fmt.Errorf("--assignee takes only me (the tasks assigned to this agent), not %q", assignee), c.CommandPath()}
+			}
+			ts, err := list(c.Context(), limit, st...)
 			if err != nil {
 				return err
 			}
@@ -116,6 +133,7 @@ func newTasksList(g *globals) *cobra.Command {
 	}
 	c.Flags().StringArrayVar(&status, "status", nil, "only tasks in this status (repeatable)")
 	c.Flags().IntVar(&limit, "limit", 0, "at most this many (default 100)")
+	c.Flags().StringVar(&assignee, "assignee", "", "me: the tasks assigned to this agent (an agent token)")
 	return c
 }
 
@@ -174,6 +192,45 @@ func newTasksAction(g *globals, verb string) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// newTasksEnd is tasks complete and tasks fail: the assigned agent ends
+// its task.
+func newTasksEnd(g *globals, verb string) *cobra.Command {
+	var code string
+	c := &cobra.Command{
+		Use:     verb + " ID RESULT",
+		Short:   "End a task assigned to this agent: completed with its result",
+		Example: "  switchboard tasks complete task_3f2a... 'The invoices reconcile; 2 corrections filed.'",
+		Args:    exactArgs(2, "the task ID and the result"),
+		RunE: func(c *cobra.Command, args []string) error {
+			cl, err := g.client()
+			if err != nil {
+				return err
+			}
+			var t switchboard.Task
+			if verb == "complete" {
+				t, err = cl.CompleteTask(c.Context(), args[0], args[1])
+			} else {
+				t, err = cl.FailTask(c.Context(), args[0], switchboard.Code(code), args[1])
+			}
+			if err != nil {
+				return err
+			}
+			if g.json {
+				return g.printJSON(t)
+			}
+			fmt.Fprintf(g.stdout, "%s %s\n", t.ID, t.Status)
+			return nil
+		},
+	}
+	if verb == "fail" {
+		c.Use, c.Short = "fail ID MESSAGE", "End a task assigned to this agent: failed, saying why"
+		c.Example = "  switchboard tasks fail task_3f2a... 'The ledger export is locked' --code UNAVAILABLE"
+		c.Args = exactArgs(2, "the task ID and why it failed")
+		c.Flags().StringVar(&code, "code", "", "an error code (default UPSTREAM_ERROR)")
+	}
+	return c
 }
 
 func printTask(g *globals, t switchboard.Task) {

@@ -71,3 +71,55 @@ func TestTasksCommands(t *testing.T) {
 		t.Fatalf("a bad deadline: %d %q", code, errs)
 	}
 }
+
+// TestTasksAssigneeCommands: a task handed to another agent with
+// --assignee, which lists it with --assignee me, calls for it with
+// tools call --task (a tool outside the envelope is TOOL_NOT_FOUND) and
+// completes it; an agent that does not act for the owner is refused.
+func TestTasksAssigneeCommands(t *testing.T) {
+	d, srv := newTestDaemon(t)
+	ctx := context.Background()
+	for _, name := range []string{"finance.read", "billing.read"} {
+		if err := d.RegisterFunc(ctx, switchboard.Tool{Name: name, Description: "Read " + name + ".", Class: switchboard.ClassRead,
+			InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, json.RawMessage) (any, error) {
+			return map[string]any{"ok": true}, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	admin := client.New(srv.URL, testToken, nil)
+	mint := func(agent, user string) []string {
+		tok, err := admin.CreateToken(ctx, client.TokenRequest{Agent: agent, User: user})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []string{"--addr", srv.URL, "--token", tok.Token}
+	}
+	planner, keeper := mint("planner", "user:alice"), mint("bookkeeper", "user:alice")
+	mint("stranger", "user:bob")
+	code, _, errs := run(t, append(planner, "tasks", "create", "x", "--assignee", "agent:stranger")...)
+	if code == 0 || !strings.Contains(errs, "AGENT_NOT_FOUND") {
+		t.Fatalf("a task for another user's agent: %d %q", code, errs)
+	}
+	code, out, errs := run(t, append(planner, "--json", "tasks", "create", "Reconcile the Q3 invoices", "--assignee", "agent:bookkeeper", "--allow", "finance.*")...)
+	var tk switchboard.Task
+	if code != 0 || json.Unmarshal([]byte(out), &tk) != nil || tk.Assignee != "agent:bookkeeper" || tk.Status != switchboard.TaskSubmitted {
+		t.Fatalf("tasks create --assignee: %d %q %q", code, out, errs)
+	}
+	if code, out, _ := run(t, append(keeper, "tasks", "list", "--assignee", "me")...); code != 0 || !strings.Contains(out, tk.ID) {
+		t.Fatalf("tasks list --assignee me: %d %q", code, out)
+	}
+	if code, out, errs := run(t, append(keeper, "tools", "call", "finance.read", "--task", tk.ID)...); code != 0 {
+		t.Fatalf("tools call --task: %d %q %q", code, out, errs)
+	}
+	if code, _, errs := run(t, append(keeper, "tools", "call", "billing.read", "--task", tk.ID)...); code == 0 || !strings.Contains(errs, "TOOL_NOT_FOUND") {
+		t.Fatalf("tools call --task outside the envelope: %d %q", code, errs)
+	}
+	if code, out, errs := run(t, append(keeper, "tasks", "complete", tk.ID, "The invoices reconcile.")...); code != 0 || !strings.Contains(out, "completed") {
+		t.Fatalf("tasks complete: %d %q %q", code, out, errs)
+	}
+	code, out, _ = run(t, append(planner, "tasks", "show", tk.ID)...)
+	if code != 0 || !strings.Contains(out, "step 1: call finance.read succeeded") || !strings.Contains(out, "The invoices reconcile.") || !strings.Contains(out, "assignee: agent:bookkeeper") {
+		t.Fatalf("tasks show: %d %q", code, out)
+	}
+}

@@ -297,7 +297,7 @@ func TestTasksAreTheirOwners(t *testing.T) {
 
 	for _, bad := range []client.TaskRequest{
 		{Goal: " "},
-		{Goal: "x", Assignee: "agent:someone"},
+		{Goal: "x", Assignee: "user:someone"},
 		{Goal: "x", Envelope: switchboard.TaskEnvelope{Allow: []string{"bad glob"}}},
 		{Goal: "x", Envelope: switchboard.TaskEnvelope{MaxCalls: -1}},
 		{Goal: "x", Envelope: switchboard.TaskEnvelope{Deadline: time.Now().Add(-time.Hour)}},

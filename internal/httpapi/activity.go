@@ -298,7 +298,7 @@ func (s *Server) reverseActivity(w http.ResponseWriter, r *http.Request) {
 	if p, ok := switchboard.PrincipalFrom(r.Context()); ok {
 		req.Caller = &p // the inverse runs as whoever asked for it
 	}
-	s.answerCall(w, r, wantsAsync(r, body.Async), req)
+	s.answerCall(w, r, wantsAsync(r, body.Async), req, nil)
 }
 
 func mustJSON(v any) json.RawMessage {

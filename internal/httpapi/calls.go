@@ -55,8 +55,28 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request) {
 	if p, ok := switchboard.PrincipalFrom(r.Context()); ok {
 		req.Caller = &p // who the route authenticated
 	}
-	s.answerCall(w, r, wantsAsync(r, body.Async), req)
+	var ended func(switchboard.Invocation)
+	if id := r.Header.Get(TaskHeader); id != "" {
+		// A call an agent makes for a task assigned to it: the task
+		// service admits it (budget, deadline) and gives the principal
+		// that carries the task's envelope into the broker's check.
+		if s.opts.Tasks == nil || req.Caller == nil {
+			s.writeError(w, r, switchboard.Errorf(switchboard.CodeNotFound, "task get: no task %q", id))
+			return
+		}
+		p, call, err := s.opts.Tasks.Enter(r.Context(), *req.Caller, id)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		req.Caller, ended = &p, call.Done
+	}
+	s.answerCall(w, r, wantsAsync(r, body.Async), req, ended)
 }
+
+// TaskHeader names the delegated task a call is made for (docs/tasks.md,
+// "Handing a task to another agent").
+const TaskHeader = "Switchboard-Task"
 
 // wrapHint turns the unknown-field error of a call body into how to wrap
 // the input: the usual cause is a tool's fields sent at top level, as
@@ -91,13 +111,18 @@ func wantsAsync(r *http.Request, async bool) bool {
 // answers as soon as the call is recorded (Submit) and 202 carries the
 // invocation — for a call waiting for approval, status awaiting_approval;
 // the call runs on after the request, under the same principal and, for
-// an agent, within its work (an interrupt ends it).
-func (s *Server) answerCall(w http.ResponseWriter, r *http.Request, async bool, req broker.CallRequest) {
+// an agent, within its work (an interrupt ends it). ended, if set,
+// hears the call's final record (a refused call's empty one) once.
+func (s *Server) answerCall(w http.ResponseWriter, r *http.Request, async bool, req broker.CallRequest, ended func(switchboard.Invocation)) {
+	if ended == nil {
+		ended = func(switchboard.Invocation) {}
+	}
 	if !async {
 		ctx, done := s.acting(r.Context())
 		defer done()
 		req.AgentSession, _ = switchboard.AgentSessionFrom(ctx)
 		inv, err := s.opts.Broker.Call(ctx, req)
+		ended(inv)
 		s.writeCall(w, r, inv, err)
 		return
 	}
@@ -109,6 +134,7 @@ func (s *Server) answerCall(w http.ResponseWriter, r *http.Request, async bool, 
 		// (broker RecordAfter): its outcome is the answer, as for a sync
 		// call.
 		done()
+		ended(inv)
 		s.writeCall(w, r, inv, err)
 		return
 	}
@@ -117,7 +143,11 @@ func (s *Server) answerCall(w http.ResponseWriter, r *http.Request, async bool, 
 		// An interrupt cancels ctx (the call's, through Work): the work
 		// ends when the call has recorded its end, not when ctx does, so
 		// the interrupt's answer is definite.
-		_, _ = s.opts.Broker.Await(context.WithoutCancel(ctx), inv.ID, broker.Terminal)
+		end, err := s.opts.Broker.Await(context.WithoutCancel(ctx), inv.ID, broker.Terminal)
+		if err != nil || end.ID == "" {
+			end = inv
+		}
+		ended(end)
 	}()
 	w.Header().Set("Location", "/api/v1/invocations/"+inv.ID)
 	writeJSON(w, http.StatusAccepted, switchboard.CallResponse{InvocationID: inv.ID, Status: inv.Status})

@@ -45,8 +45,8 @@ func (s *Store) TaskCreate(ctx context.Context, t switchboard.Task) error {
 	if err := s.check(op); err != nil {
 		return err
 	}
-	if t.ID == "" || t.Owner == "" || t.Status == "" {
-		return switchboard.Errorf(switchboard.CodeInvalidInput, "%s: id, owner and status are required", op)
+	if t.ID == "" || t.Owner == "" || t.Status == "" || t.Assignee == "" {
+		return switchboard.Errorf(switchboard.CodeInvalidInput, "%s: id, owner, assignee and status are required", op)
 	}
 	t.CreatedAt = normTime(s.stamp(t.CreatedAt))
 	t.UpdatedAt = normTime(s.stamp(t.UpdatedAt))
@@ -56,8 +56,8 @@ func (s *Store) TaskCreate(ctx context.Context, t switchboard.Task) error {
 		return err
 	}
 	err = s.db.Write(ctx, op, func(q Querier) error {
-		_, err := q.Exec(ctx, s.sql(`INSERT INTO tasks (id, owner, creator, status, replica, revision, created_at, updated_at, doc)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`), t.ID, t.Owner, t.Creator, string(t.Status), t.Replica, t.Revision,
+		_, err := q.Exec(ctx, s.sql(`INSERT INTO tasks (id, owner, creator, assignee, status, replica, revision, created_at, updated_at, doc)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`), t.ID, t.Owner, t.Creator, t.Assignee, string(t.Status), t.Replica, t.Revision,
 			s.d.Time(t.CreatedAt), s.d.Time(t.UpdatedAt), doc)
 		return err
 	})
@@ -129,6 +129,9 @@ func (s *Store) TaskList(ctx context.Context, f switchboard.TaskFilter) ([]switc
 	}
 	if f.Creator != "" {
 		q, args = q+` AND creator = ?`, append(args, f.Creator)
+	}
+	if f.Assignee != "" {
+		q, args = q+` AND assignee = ?`, append(args, f.Assignee)
 	}
 	if len(f.Status) > 0 {
 		q += ` AND status ` + in(len(f.Status))

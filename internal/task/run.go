@@ -312,8 +312,8 @@ func (s *Service) Recover(ctx context.Context, owners map[string]bool) (int, err
 	}
 	n := 0
 	for _, t := range ts {
-		if !owners[t.Replica] || t.Replica == s.opts.Replica {
-			continue
+		if !owners[t.Replica] || t.Replica == s.opts.Replica || external(t) {
+			continue // an agent's task is worked by that agent: nothing here to resume
 		}
 		from := t.Replica
 		claimed, err := s.st.TaskUpdate(ctx, withReplica(t, s.opts.Replica))

@@ -44,6 +44,8 @@ type Store interface {
 	TaskUpdate(ctx context.Context, t switchboard.Task) (switchboard.Task, error)
 	TaskList(ctx context.Context, f switchboard.TaskFilter) ([]switchboard.Task, error)
 	InvocationGet(ctx context.Context, id string) (switchboard.Invocation, error)
+	// TokenList finds the agent a task is assigned to (assignee.go).
+	TokenList(ctx context.Context) ([]switchboard.AgentToken, error)
 }
 
 // Tools tells whether a tool still exists (*registry.Registry).
@@ -101,7 +103,8 @@ func New(opts Options) (*Service, error) {
 // CreateRequest is POST /api/v1/tasks.
 type CreateRequest struct {
 	Goal string `json:"goal"`
-	// Assignee is "assistant" (the default): the built-in assistant.
+	// Assignee is "assistant" (the default): the built-in assistant; or
+	// "agent:<name>", an agent acting for the same user (assignee.go).
 	Assignee string                   `json:"assignee,omitempty"`
 	Projects []string                 `json:"projects,omitempty"`
 	Envelope switchboard.TaskEnvelope `json:"envelope"`
@@ -118,10 +121,17 @@ func (s *Service) Create(ctx context.Context, by switchboard.Principal, req Crea
 	if err != nil {
 		return t, err
 	}
+	if t.Assignee, err = s.assignee(ctx, t.Owner, req.Assignee); err != nil {
+		return switchboard.Task{}, err
+	}
 	if err := s.st.TaskCreate(ctx, t); err != nil {
 		return t, err
 	}
 	t.Revision = 1
+	if external(t) {
+		s.changedTask(t) // its agent picks it up: it stays submitted until then
+		return t, nil
+	}
 	return s.start(ctx, t, "", false)
 }
 
@@ -132,12 +142,6 @@ func (s *Service) newTask(by switchboard.Principal, req CreateRequest) (switchbo
 		return switchboard.Task{}, switchboard.Errorf(switchboard.CodeInvalidInput, "a task needs a goal: say in a sentence what the assistant should do")
 	case len(goal) > MaxGoalBytes || !utf8.ValidString(goal):
 		return switchboard.Task{}, switchboard.Errorf(switchboard.CodeInvalidInput, "the goal must be valid UTF-8 of at most %d bytes", MaxGoalBytes)
-	}
-	switch req.Assignee {
-	case "", switchboard.AssistantID, switchboard.Assistant().String():
-	default:
-		return switchboard.Task{}, switchboard.Errorf(switchboard.CodeInvalidInput,
-			"assignee %q: tasks are assigned to the built-in assistant (\"assistant\"); other agents take work through A2A or a handoff", req.Assignee)
 	}
 	if len(req.Projects) > MaxProjects {
 		return switchboard.Task{}, switchboard.Errorf(switchboard.CodeInvalidInput, "a task spans at most %d projects", MaxProjects)
@@ -164,7 +168,7 @@ func (s *Service) newTask(by switchboard.Principal, req CreateRequest) (switchbo
 		return switchboard.Task{}, switchboard.Errorf(switchboard.CodeInvalidInput, "the deadline %s has already passed", env.Deadline.UTC().Format(time.RFC3339))
 	}
 	t := switchboard.Task{
-		ID: "task_" + newID(), Owner: by.ActsFor(), Creator: by.String(), Assignee: switchboard.Assistant().String(),
+		ID: "task_" + newID(), Owner: by.ActsFor(), Creator: by.String(),
 		Goal: goal, Projects: req.Projects, Status: switchboard.TaskSubmitted, Context: req.Context, Message: req.Message,
 		Steps: []switchboard.TaskStep{}, Artifacts: []switchboard.TaskArtifact{},
 		CreatedAt: now, UpdatedAt: now,
@@ -252,7 +256,7 @@ func (s *Service) Get(ctx context.Context, v switchboard.Principal, id string) (
 	if err != nil {
 		return t, err
 	}
-	if !workspace.SeesRecord(workspace.ViewerOf(v), t.Creator, t.Owner) {
+	if !sees(v, t) {
 		return switchboard.Task{}, switchboard.Errorf(switchboard.CodeNotFound, "task get: no task %q", id)
 	}
 	return t, nil
@@ -260,6 +264,9 @@ func (s *Service) Get(ctx context.Context, v switchboard.Principal, id string) (
 
 // List returns the tasks v may see, newest first.
 func (s *Service) List(ctx context.Context, v switchboard.Principal, status []switchboard.TaskStatus, limit int) ([]switchboard.Task, error) {
+	if v.Kind == switchboard.PrincipalSession { // a tab: its user's (tab.go)
+		return s.st.TaskList(ctx, switchboard.TaskFilter{Owner: v.ActsFor(), Status: status, Limit: limit})
+	}
 	caller, user, ok := workspace.RecordFilter(workspace.ViewerOf(v))
 	if !ok {
 		return []switchboard.Task{}, nil
@@ -268,13 +275,32 @@ func (s *Service) List(ctx context.Context, v switchboard.Principal, status []sw
 }
 
 // Open returns the open tasks (submitted, working, input_required) of
-// owner, or with owner "" those v may see, newest first, at most limit.
+// owner, or with owner "" those v may see, newest first, at most limit;
+// for an agent of owner, the tasks assigned to it come first.
 func (s *Service) Open(ctx context.Context, v switchboard.Principal, owner string, limit int) ([]switchboard.Task, error) {
 	open := []switchboard.TaskStatus{switchboard.TaskSubmitted, switchboard.TaskWorking, switchboard.TaskInputRequired}
-	if owner != "" {
-		return s.st.TaskList(ctx, switchboard.TaskFilter{Owner: owner, Status: open, Limit: limit})
+	var mine []switchboard.Task
+	if v.Kind == switchboard.PrincipalAgent && (owner == "" || owner == v.ActsFor()) {
+		// An agent's digest names the tasks handed to it first, however
+		// many newer ones its user has.
+		var err error
+		if mine, err = s.Assigned(ctx, v, open, limit); err != nil {
+			return nil, err
+		}
 	}
-	return s.List(ctx, v, open, limit)
+	var ts []switchboard.Task
+	var err error
+	if owner == "" {
+		ts, err = s.List(ctx, v, open, limit)
+	} else {
+		ts, err = s.st.TaskList(ctx, switchboard.TaskFilter{Owner: owner, Status: open, Limit: limit})
+	}
+	for _, t := range ts {
+		if len(mine) < limit && !slices.ContainsFunc(mine, func(m switchboard.Task) bool { return m.ID == t.ID }) {
+			mine = append(mine, t)
+		}
+	}
+	return mine, err
 }
 
 // Cancel stops task id for v: its run is stopped, its record cancelled.
@@ -325,6 +351,8 @@ func (s *Service) Resume(ctx context.Context, v switchboard.Principal, id string
 	switch {
 	case t.Status == switchboard.TaskCompleted:
 		return t, switchboard.Errorf(switchboard.CodeConflict, "task %s is completed; create a new task to do more", t.ID)
+	case !t.Status.Terminal() && external(t):
+		return t, switchboard.Errorf(switchboard.CodeConflict, "task %s is %s: %s works on it", t.ID, t.Status, t.Assignee)
 	case !t.Status.Terminal() && s.alive(ctx, t):
 		return t, switchboard.Errorf(switchboard.CodeConflict, "task %s is %s with run %s in progress", t.ID, t.Status, t.Runs[len(t.Runs)-1])
 	}
@@ -334,6 +362,9 @@ func (s *Service) Resume(ctx context.Context, v switchboard.Principal, id string
 	}
 	if _, err := s.limits(t); err != nil {
 		return t, err // the task stays as it is: nothing is left to spend
+	}
+	if external(t) {
+		return s.reopen(ctx, t)
 	}
 	return s.start(ctx, t, fmt.Sprintf("resumed by %s", v), true)
 }
@@ -376,10 +407,7 @@ func (s *Service) update(ctx context.Context, t switchboard.Task, fn func(*switc
 		next.UpdatedAt = s.now()
 		stored, err := s.st.TaskUpdate(ctx, next)
 		if err == nil {
-			s.notify(stored.ID)
-			if s.opts.OnChange != nil {
-				s.opts.OnChange(stored)
-			}
+			s.changedTask(stored)
 			return stored, nil
 		}
 		if switchboard.CodeOf(err) != switchboard.CodeConflict || stored.ID == "" {
@@ -400,6 +428,14 @@ func (s *Service) Changed(id string) <-chan struct{} {
 		s.changed[id] = ch
 	}
 	return ch
+}
+
+// changedTask tells this process's waiters and OnChange of a stored change.
+func (s *Service) changedTask(t switchboard.Task) {
+	s.notify(t.ID)
+	if s.opts.OnChange != nil {
+		s.opts.OnChange(t)
+	}
 }
 
 func (s *Service) notify(id string) {

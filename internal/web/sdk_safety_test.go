@@ -16,7 +16,7 @@ var sinks = regexp.MustCompile(`\.(innerHTML|outerHTML)\s*=|insertAdjacentHTML|d
 func TestSDKHasNoHTMLSinks(t *testing.T) {
 	t.Parallel()
 	h := web.SDK()
-	for _, path := range []string{"/sdk/switchboard.js", "/sdk/panels.js", "/sdk/charts.js", "/sdk/document.js", "/sdk/chat.js", "/sdk/panels.d.ts", "/sdk/chat.d.ts", "/sdk/context.js", "/sdk/context.d.ts", "/sdk/webmcp.js", "/sdk/modelcontext.js", "/sdk/vendor/webmcp-polyfill/index.js", "/sdk/vendor/webmcp-polyfill/schema.js", "/sdk/mcpapp.js"} {
+	for _, path := range []string{"/sdk/switchboard.js", "/sdk/panels.js", "/sdk/charts.js", "/sdk/document.js", "/sdk/chat.js", "/sdk/panels.d.ts", "/sdk/chat.d.ts", "/sdk/context.js", "/sdk/context.d.ts", "/sdk/tasks.js", "/sdk/tasks.d.ts", "/sdk/webmcp.js", "/sdk/modelcontext.js", "/sdk/vendor/webmcp-polyfill/index.js", "/sdk/vendor/webmcp-polyfill/schema.js", "/sdk/mcpapp.js"} {
 		resp := get(t, h, "GET", path)
 		body, _ := io.ReadAll(resp.Body)
 		if resp.StatusCode != 200 || len(body) < 500 {

@@ -163,7 +163,7 @@ func (w *Workspace) compile(ctx context.Context) (switchboard.WorkspaceDigest, e
 			if i == digestTasks {
 				break
 			}
-			d.Tasks = append(d.Tasks, switchboard.DigestTask{ID: t.ID, Goal: clip(t.Goal, digestText), Status: t.Status, Calls: t.Usage.Calls, Owner: t.Owner})
+			d.Tasks = append(d.Tasks, switchboard.DigestTask{ID: t.ID, Goal: clip(t.Goal, digestText), Status: t.Status, Calls: t.Usage.Calls, Owner: t.Owner, Assignee: t.Assignee})
 		}
 	}
 	if id, ok := switchboard.AgentSessionFrom(ctx); ok && w.opts.Handoffs != nil {

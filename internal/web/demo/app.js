@@ -5,6 +5,7 @@ import { connect, SwitchboardError } from "/sdk/switchboard.js";
 import { attachPanels } from "/sdk/panels.js";
 import { reportContexts } from "/sdk/context.js";
 import "/sdk/chat.js"; // defines <switchboard-chat>
+import { watchTasks, getTask, cancelTask, isOpen } from "/sdk/tasks.js";
 
 // ---- data -----------------------------------------------------------------
 
@@ -301,6 +302,73 @@ function mountMedia() {
   });
 }
 
+// ---- tasks ----------------------------------------------------------------
+
+// The user's delegated tasks, read with the tab's own session token: each
+// shows its goal, status, who works on it and what it spent; opening one
+// reads it afresh (its steps, its result or its error), and an open one
+// can be cancelled. The list follows the tasks as they change.
+const taskLabels = {
+  submitted: "waiting", working: "working", input_required: "needs you",
+  completed: "done", failed: "failed", cancelled: "cancelled",
+};
+
+function showTasks(sb) {
+  const section = document.getElementById("tasks");
+  const list = document.getElementById("task-list");
+  const empty = document.getElementById("tasks-empty");
+  const opened = new Set(); // task ids whose details are open
+  const render = (tasks) => {
+    section.hidden = false;
+    empty.hidden = tasks.length > 0;
+    list.replaceChildren(...tasks.map((t) => taskItem(sb, t, opened)));
+  };
+  watchTasks(sb, render, { limit: 10, onError: (err) => console.warn("switchboard: tasks:", err.code ?? "", err.message) });
+}
+
+function taskItem(sb, t, opened) {
+  const body = h("div", { class: "task-body" }, taskDetails(t));
+  const details = h("details", { open: opened.has(t.id) },
+    h("summary", {},
+      h("span", { class: "task-goal" }, t.goal),
+      h("span", { class: "task-status", "data-status": t.status }, taskLabels[t.status] ?? t.status)),
+    body);
+  details.addEventListener("toggle", async () => {
+    if (!details.open) return opened.delete(t.id);
+    opened.add(t.id);
+    try {
+      body.replaceChildren(...taskDetails(await getTask(sb, t.id)));
+      body.dataset.read = "true"; // read afresh since it was opened
+    } catch (err) {
+      body.replaceChildren(h("p", { class: "hint" }, `${err.code ?? ""} ${err.message}`));
+    }
+  });
+  const who = t.assignee === "agent:assistant" ? "the assistant" : t.assignee.replace(/^agent:/, "");
+  const meta = h("p", { class: "task-meta" }, `${who} · ${t.usage.calls} call${t.usage.calls === 1 ? "" : "s"}`);
+  if (isOpen(t)) {
+    meta.append(" · ", h("button", { type: "button", class: "link", "aria-label": `Cancel task: ${t.goal}`,
+      onclick: async (e) => {
+        e.currentTarget.disabled = true;
+        await cancelTask(sb, t.id).catch((err) => console.warn("switchboard: cancel:", err.code ?? "", err.message));
+      } }, "Cancel"));
+  }
+  return h("li", { class: "task", "data-task": t.id, "data-status": t.status }, details, meta);
+}
+
+function taskDetails(t) {
+  const out = [];
+  if (t.error) out.push(h("p", { class: "task-error" }, `${t.error.code}: ${t.error.message}`));
+  for (const a of t.artifacts ?? []) {
+    out.push(h("p", { class: "task-result" }, a.text ?? JSON.stringify(a.data)));
+  }
+  const steps = (t.steps ?? []).filter((s) => s.kind === "call" || s.kind === "approval");
+  if (steps.length) {
+    out.push(h("ol", { class: "task-steps" }, steps.map((s) => h("li", {}, `${s.tool} — ${s.kind === "approval" ? "waits for approval" : s.status}`))));
+  }
+  if (!out.length) out.push(h("p", { class: "hint" }, "No steps yet."));
+  return out;
+}
+
 async function start() {
   let why = "";
   const creds = await session().catch((err) => { why = err.message; return null; });
@@ -330,6 +398,7 @@ async function start() {
   // What the user sees (the page, the project cards, the media grid, the
   // panels) reaches the assistant's workspace digest.
   window.switchboardContexts = reportContexts(sb, { panels });
+  showTasks(sb);
   show(location.pathname);
   explain(sb);
   document.body.dataset.session = sb.sessionId;

@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import ts from "typescript";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const modules = ["switchboard", "webmcp", "modelcontext", "react", "context", "panels", "chat"];
+const modules = ["switchboard", "webmcp", "modelcontext", "react", "context", "panels", "chat", "tasks"];
 
 function declared(name) {
   const file = `${root}${name}.d.ts`;

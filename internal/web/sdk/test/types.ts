@@ -4,6 +4,7 @@ import { connect, SwitchboardError, type Connection, type Status } from "../swit
 import { toolName, ensureModelContext, type WebMCPTool } from "../webmcp.js";
 import { modelContext } from "../modelcontext.js";
 import { reportContexts } from "../context.js";
+import { watchTasks, cancelTask, getTask, listTasks, isOpen, type Task } from "../tasks.js";
 import { SwitchboardProvider, useConnectionStatus, useTool, useAgentContext, useConnection } from "../react.js";
 import { createElement } from "react";
 
@@ -43,3 +44,9 @@ function Search(): null {
 }
 createElement(SwitchboardProvider, { connection: sb }, createElement(Search));
 void [mode, name, which, installed];
+
+const stopTasks: () => void = watchTasks(sb, (tasks: Task[]) => {
+  for (const t of tasks) if (isOpen(t) && t.assignee !== "agent:assistant") void cancelTask(sb, t.id);
+}, { intervalMs: 5000, status: ["working"], onError: (e) => void e });
+stopTasks();
+void listTasks(sb, { limit: 5 }).then((ts) => ts.map((t) => getTask(sb, t.id)));

@@ -34,12 +34,13 @@ func newTasksCreate(g *globals) *cobra.Command {
 	var (
 		req      client.TaskRequest
 		deadline string
+		projects []string
 	)
 	c := &cobra.Command{
 		Use:   "create GOAL",
 		Short: "Delegate a task to the assistant",
-		Example: `  switchboard tasks create "Prepare the Q3 board pack" --project finance --project design \
-    --allow 'finance.*' --allow 'design.*' --deny 'finance.delete*' --max-calls 200 --max-cost 2 --deadline 2026-12-11T17:00:00Z`,
+		Example: `  switchboard tasks create "Prepare the Q3 board pack" --project finance=read --project design=write \
+    --deny 'design.delete*' --max-calls 200 --max-cost 2 --deadline 2026-12-11T17:00:00Z`,
 		Args: exactArgs(1, "the goal, in quotes"),
 		RunE: func(c *cobra.Command, args []string) error {
 			cl, err := g.client()
@@ -47,6 +48,13 @@ func newTasksCreate(g *globals) *cobra.Command {
 				return err
 			}
 			req.Goal = args[0]
+			for _, p := range projects {
+				ps, err := projectFlag(p)
+				if err != nil {
+					return usageError{err, c.CommandPath()}
+				}
+				req.Envelope.Projects = append(req.Envelope.Projects, ps)
+			}
 			if deadline != "" {
 				d, err := time.Parse(time.RFC3339, deadline)
 				if err != nil {
@@ -69,7 +77,7 @@ func newTasksCreate(g *globals) *cobra.Command {
 		},
 	}
 	fl := c.Flags()
-	fl.StringArrayVar(&req.Projects, "project", nil, "a project the task spans (repeatable)")
+	fl.StringArrayVar(&projects, "project", nil, "a project the task spans, as NAME=read or NAME=write (its NAME.* tools), or NAME (write, within --allow) (repeatable)")
 	fl.StringArrayVar(&req.Envelope.Allow, "allow", nil, "a tool glob the task may call (repeatable; none: what you may call)")
 	fl.StringArrayVar(&req.Envelope.Deny, "deny", nil, "a tool glob the task may not call (repeatable)")
 	fl.IntVar(&req.Envelope.MaxCalls, "max-calls", 0, "at most this many tool calls (0: no budget)")
@@ -176,6 +184,16 @@ func newTasksAction(g *globals, verb string) *cobra.Command {
 	}
 }
 
+// projectFlag is one --project: NAME, NAME=read or NAME=write.
+func projectFlag(v string) (switchboard.ProjectScope, error) {
+	name, access, scoped := strings.Cut(v, "=")
+	p := switchboard.ProjectScope{Name: name, Access: switchboard.ProjectAccess(access)}
+	if name == "" || scoped && p.Access != switchboard.ProjectRead && p.Access != switchboard.ProjectWrite {
+		return p, fmt.Errorf("--project %q: use NAME, NAME=read or NAME=write", v)
+	}
+	return p, nil
+}
+
 func printTask(g *globals, t switchboard.Task) {
 	w := g.stdout
 	fmt.Fprintf(w, "%s  %s\nowner: %s (created by %s), assignee: %s\ngoal: %s\n", t.ID, t.Status, t.Owner, t.Creator, t.Assignee, t.Goal)
@@ -183,6 +201,9 @@ func printTask(g *globals, t switchboard.Task) {
 		fmt.Fprintf(w, "projects: %s\n", strings.Join(t.Projects, ", "))
 	}
 	e := t.Envelope
+	for _, p := range e.Projects {
+		fmt.Fprintf(w, "project %s: %s %s\n", p.Name, p.Access, strings.Join(p.Globs(), " "))
+	}
 	fmt.Fprintf(w, "envelope: allow [%s] deny [%s] maxCalls %d maxTokens %d maxCost %g", strings.Join(e.Allow, " "), strings.Join(e.Deny, " "), e.MaxCalls, e.MaxTokens, e.MaxCost)
 	if !e.Deadline.IsZero() {
 		fmt.Fprintf(w, " deadline %s", e.Deadline.Format(time.RFC3339))

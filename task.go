@@ -130,7 +130,26 @@ type TaskStep struct {
 	Status       string `json:"status,omitempty"`
 	ApprovalID   string `json:"approvalId,omitempty"`
 	RunID        string `json:"runId,omitempty"`
-	At           time.Time `json:"at"`
+	// Remote is the task an A2A peer made of a handoff step: the daemon
+	// follows it there until it ends, and Status is its state here.
+	Remote *TaskRemote `json:"remote,omitempty"`
+	At     time.Time   `json:"at"`
+}
+
+// TaskRemote is a task handed to an A2A peer: where it is and what the
+// peer last said of it. It is stored on the handing task's step, so a
+// restarted daemon goes on following it.
+type TaskRemote struct {
+	// Peer is the configured peer's URL (its token is found by it).
+	Peer      string `json:"peer"`
+	Agent     string `json:"agent,omitempty"`
+	Endpoint  string `json:"endpoint"`
+	TaskID    string `json:"taskId"`
+	ContextID string `json:"contextId,omitempty"`
+	// State is the peer's A2A state of the task (TASK_STATE_…).
+	State string `json:"state"`
+	// Message is the peer's last status message (why it failed or waits).
+	Message string `json:"message,omitempty"`
 }
 
 // TaskArtifact is something a task produced: the assistant's answer, a

@@ -62,6 +62,13 @@ type Options struct {
 	// task's budget above them is narrowed to them.
 	MaxRunTokens int64
 	MaxRunCost   float64
+	// Follow, if set, starts following a task handed to an A2A peer from
+	// task id until it ends, reporting to HandoffUpdate; it is called for
+	// a new handoff and, after a restart, for each one still open.
+	Follow func(id string, r switchboard.TaskRemote)
+	// CancelRemote, if set, cancels a handed-off task at its peer (task
+	// id was cancelled here).
+	CancelRemote func(ctx context.Context, id string, r switchboard.TaskRemote) error
 	// OnChange, if set, hears every stored change of a task (the daemon
 	// refreshes the workspace digest, which lists open tasks).
 	OnChange func(switchboard.Task)
@@ -378,6 +385,7 @@ func (s *Service) Cancel(ctx context.Context, v switchboard.Principal, id string
 		return t, err
 	}
 	s.stopRun(ctx, t)
+	s.cancelHandoffs(ctx, t)
 	return t, nil
 }
 
@@ -409,6 +417,8 @@ func (s *Service) Resume(ctx context.Context, v switchboard.Principal, id string
 		return t, switchboard.Errorf(switchboard.CodeConflict, "task %s is completed; create a new task to do more", t.ID)
 	case !t.Status.Terminal() && s.alive(ctx, t):
 		return t, switchboard.Errorf(switchboard.CodeConflict, "task %s is %s with run %s in progress", t.ID, t.Status, t.Runs[len(t.Runs)-1])
+	case !t.Status.Terminal() && answered(t) && openHandoffs(t):
+		return t, switchboard.Errorf(switchboard.CodeConflict, "task %s has answered and waits for the tasks it handed to A2A peers", t.ID)
 	}
 	if err := s.checkSteps(ctx, t); err != nil {
 		_, _ = s.fail(ctx, t, err, true)

@@ -216,7 +216,11 @@ func printTask(g *globals, t switchboard.Task) {
 		fmt.Fprintf(w, "error: %s: %s\n", t.Error.Code, t.Error.Message)
 	}
 	for i, s := range t.Steps {
-		fmt.Fprintf(w, "step %d: %s %s %s %s\n", i+1, s.Kind, s.Tool, s.Status, s.InvocationID)
+		fmt.Fprintf(w, "step %d: %s %s %s %s", i+1, s.Kind, s.Tool, s.Status, s.InvocationID)
+		if r := s.Remote; r != nil {
+			fmt.Fprintf(w, "task %s at %s", r.TaskID, r.Peer)
+		}
+		fmt.Fprintln(w)
 	}
 	for _, a := range t.Artifacts {
 		fmt.Fprintf(w, "artifact %s (%s): %s\n", a.ID, a.Name, clip(oneLine(a.Text), 400))

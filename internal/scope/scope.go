@@ -91,7 +91,7 @@ func EnvelopeAdmits(t switchboard.TaskScope, name string, class switchboard.Clas
 	}
 	member := false
 	for _, pr := range t.Projects {
-		if matchAny(pr.Globs(), name) {
+		if inProject(pr, name) {
 			if pr.Admits(class) {
 				return true
 			}
@@ -99,6 +99,18 @@ func EnvelopeAdmits(t switchboard.TaskScope, name string, class switchboard.Clas
 		}
 	}
 	return !member && admits(t.Allow, nil, name)
+}
+
+// inProject reports whether name is a tool of project pr (pr.Globs()
+// matches it), without building the namespace glob: this runs for every
+// tool of every listing under a task. A project name that is no namespace
+// is the prefix of no tool name, whose characters are checked.
+func inProject(pr switchboard.ProjectScope, name string) bool {
+	if len(pr.Allow) > 0 {
+		return matchAny(pr.Allow, name)
+	}
+	ns := pr.Name
+	return ns != "" && len(name) > len(ns) && name[len(ns)] == '.' && name[:len(ns)] == ns
 }
 
 // admits reports whether name passes one allow/deny pair.

@@ -190,7 +190,7 @@ func TestEnvelopeAdmits(t *testing.T) {
 	t.Parallel()
 	env := switchboard.TaskScope{
 		Projects: []switchboard.ProjectScope{{Name: "finance", Access: switchboard.ProjectRead},
-			{Name: "design", Access: switchboard.ProjectWrite, Allow: []string{"design.slides.*"}}, {Name: "legacy"}},
+			{Name: "design", Access: switchboard.ProjectWrite, Allow: []string{"design.slides.*"}}, {Name: "legacy"}, {Name: "Q3 board", Access: switchboard.ProjectRead}},
 		Allow: []string{"billing.read", "design.*"}, Deny: []string{"design.slides.delete"},
 	}
 	for _, c := range []struct {
@@ -209,6 +209,8 @@ func TestEnvelopeAdmits(t *testing.T) {
 		{"legacy.write", switchboard.ClassMutate, true},          // no access said: write
 		{"billing.read", switchboard.ClassRead, true},
 		{"billing.write", switchboard.ClassMutate, false},
+		{"financial.write", switchboard.ClassMutate, false}, // not finance's: no allow glob admits it
+		{"finance", switchboard.ClassMutate, false},
 	} {
 		if got := scope.EnvelopeAdmits(env, c.name, c.class); got != c.want {
 			t.Errorf("EnvelopeAdmits(%s, %s) = %v, want %v", c.name, c.class, got, c.want)

@@ -2,6 +2,7 @@ package switchboard
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -29,39 +30,126 @@ func (s TaskStatus) Terminal() bool {
 	return s == TaskCompleted || s == TaskFailed || s == TaskCancelled
 }
 
-// TaskEnvelope is what a task may touch and spend. Allow and Deny are tool
-// globs as in an agent scope (an empty Allow allows every tool the
-// assignee may call); a tool outside them is TOOL_NOT_FOUND to the
+// TaskEnvelope is what a task may touch and spend. Projects scope the
+// tools of each project the task spans (ProjectScope); Allow and Deny are
+// tool globs as in an agent scope for the tools of no listed project (an
+// empty Allow allows every tool the assignee may call), and Deny holds
+// for every tool. A tool outside the envelope is TOOL_NOT_FOUND to the
 // assignee. The budgets (zero: none beyond the daemon's) and the deadline
 // stop the task with BUDGET_EXCEEDED or TIMEOUT.
 type TaskEnvelope struct {
-	Allow     []string  `json:"allow,omitempty"`
-	Deny      []string  `json:"deny,omitempty"`
-	MaxCalls  int       `json:"maxCalls,omitempty"`
-	MaxTokens int64     `json:"maxTokens,omitempty"`
-	MaxCost   float64   `json:"maxCost,omitempty"`
-	Deadline  time.Time `json:"deadline,omitzero"`
+	Projects  []ProjectScope `json:"projects,omitempty"`
+	Allow     []string       `json:"allow,omitempty"`
+	Deny      []string       `json:"deny,omitempty"`
+	MaxCalls  int            `json:"maxCalls,omitempty"`
+	MaxTokens int64          `json:"maxTokens,omitempty"`
+	MaxCost   float64        `json:"maxCost,omitempty"`
+	Deadline  time.Time      `json:"deadline,omitzero"`
 }
 
 // TaskScope is a tool-glob scope checked before the caller's own (the
 // envelope of the task a call is made under): Principal.Task.
 type TaskScope struct {
-	ID    string   `json:"id"`
-	Allow []string `json:"allow,omitempty"`
-	Deny  []string `json:"deny,omitempty"`
+	ID       string         `json:"id"`
+	Projects []ProjectScope `json:"projects,omitempty"`
+	Allow    []string       `json:"allow,omitempty"`
+	Deny     []string       `json:"deny,omitempty"`
+}
+
+// ProjectAccess is what a task may do in a project: read it, or also
+// change it.
+type ProjectAccess string
+
+const (
+	// ProjectRead admits the project's tools whose class is read (and
+	// the view-only ui tools): nothing that changes state.
+	ProjectRead ProjectAccess = "read"
+	// ProjectWrite admits every tool of the project.
+	ProjectWrite ProjectAccess = "write"
+	// DefaultProjectAccess is the access of a project named without one
+	// (the bare-string form). It is write because that form predates
+	// project scopes: it is limited to the envelope's allow globs
+	// instead, so it admits exactly what such a task could call before.
+	DefaultProjectAccess = ProjectWrite
+)
+
+// ProjectScope is one project a task spans and what it may do there.
+// The project's tools are those its Allow globs match, by default its
+// namespace (Name + ".*"). In JSON a bare string names a project with the
+// default access.
+type ProjectScope struct {
+	Name   string        `json:"name"`
+	Access ProjectAccess `json:"access,omitempty"`
+	Allow  []string      `json:"allow,omitempty"`
+}
+
+// UnmarshalJSON takes {name, access?, allow?} or a bare project name.
+func (p *ProjectScope) UnmarshalJSON(b []byte) error {
+	var name string
+	if json.Unmarshal(b, &name) == nil {
+		*p = ProjectScope{Name: name}
+		return nil
+	}
+	type plain ProjectScope
+	return json.Unmarshal(b, (*plain)(p))
+}
+
+// Globs are the tool globs of the project's tools: Allow, or its
+// namespace. A name that cannot be a tool namespace and no Allow names
+// no tools (the project is only told to the assignee).
+func (p ProjectScope) Globs() []string {
+	if len(p.Allow) > 0 {
+		return p.Allow
+	}
+	if ns := p.Name; ns != "" && strings.Trim(ns, "abcdefghijklmnopqrstuvwxyz0123456789_-.") == "" {
+		return []string{ns + ".*"}
+	}
+	return nil
+}
+
+// Admits reports whether the project's access admits a tool of class c:
+// write admits any; read only reads and view-only ui tools. An access
+// left empty is DefaultProjectAccess.
+func (p ProjectScope) Admits(c Class) bool {
+	switch p.Access {
+	case ProjectRead:
+		return c == ClassRead || c == ClassUI
+	case "", ProjectWrite:
+		return true
+	}
+	return false
 }
 
 // TaskStep is one thing a task caused: a call (its invocation, whose
 // ledger entries carry the same id), the approval it waited on, a
 // handoff.
 type TaskStep struct {
-	Kind         string    `json:"kind"` // "call", "approval" or "handoff"
-	InvocationID string    `json:"invocationId,omitempty"`
-	Tool         string    `json:"tool,omitempty"`
-	Status       string    `json:"status,omitempty"`
-	ApprovalID   string    `json:"approvalId,omitempty"`
-	RunID        string    `json:"runId,omitempty"`
-	At           time.Time `json:"at"`
+	Kind         string `json:"kind"` // "call", "approval" or "handoff"
+	InvocationID string `json:"invocationId,omitempty"`
+	Tool         string `json:"tool,omitempty"`
+	Status       string `json:"status,omitempty"`
+	ApprovalID   string `json:"approvalId,omitempty"`
+	RunID        string `json:"runId,omitempty"`
+	// Remote is the task an A2A peer made of a handoff step: the daemon
+	// follows it there until it ends, and Status is its state here.
+	Remote *TaskRemote `json:"remote,omitempty"`
+	At     time.Time   `json:"at"`
+}
+
+// TaskRemote is a task handed to an A2A peer: where it is and what the
+// peer last said of it. It is stored on the handing task's step, so a
+// restarted daemon goes on following it.
+type TaskRemote struct {
+	// Peer is the configured peer's URL (its token is found by it).
+	Peer      string `json:"peer"`
+	Agent     string `json:"agent,omitempty"`
+	Endpoint  string `json:"endpoint"`
+	TaskID    string `json:"taskId"`
+	ContextID string `json:"contextId,omitempty"`
+	// State is the peer's A2A state of the task (TASK_STATE_…).
+	State string `json:"state"`
+	// Message is the peer's last status message (why it failed or waits).
+	Message string `json:"message,omitempty"`
 }
 
 // TaskArtifact is something a task produced: the assistant's answer, a

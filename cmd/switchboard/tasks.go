@@ -40,12 +40,13 @@ func newTasksCreate(g *globals) *cobra.Command {
 	var (
 		req      client.TaskRequest
 		deadline string
+		projects []string
 	)
 	c := &cobra.Command{
 		Use:   "create GOAL",
 		Short: "Delegate a task to the assistant",
-		Example: `  switchboard tasks create "Prepare the Q3 board pack" --project finance --project design \
-    --allow 'finance.*' --allow 'design.*' --deny 'finance.delete*' --max-calls 200 --max-cost 2 --deadline 2026-12-11T17:00:00Z
+		Example: `  switchboard tasks create "Prepare the Q3 board pack" --project finance=read --project design=write \
+    --deny 'design.delete*' --max-calls 200 --max-cost 2 --deadline 2026-12-11T17:00:00Z
   switchboard tasks create "Reconcile the Q3 invoices" --assignee agent:bookkeeper --allow 'finance.*' --max-calls 50`,
 		Args: exactArgs(1, "the goal, in quotes"),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -54,6 +55,13 @@ func newTasksCreate(g *globals) *cobra.Command {
 				return err
 			}
 			req.Goal = args[0]
+			for _, p := range projects {
+				ps, err := projectFlag(p)
+				if err != nil {
+					return usageError{err, c.CommandPath()}
+				}
+				req.Envelope.Projects = append(req.Envelope.Projects, ps)
+			}
 			if deadline != "" {
 				d, err := time.Parse(time.RFC3339, deadline)
 				if err != nil {
@@ -76,7 +84,7 @@ func newTasksCreate(g *globals) *cobra.Command {
 		},
 	}
 	fl := c.Flags()
-	fl.StringArrayVar(&req.Projects, "project", nil, "a project the task spans (repeatable)")
+	fl.StringArrayVar(&projects, "project", nil, "a project the task spans, as NAME=read or NAME=write (its NAME.* tools), or NAME (write, within --allow) (repeatable)")
 	fl.StringVar(&req.Assignee, "assignee", "", "who works on it: the built-in assistant (default), or agent:NAME, an agent acting for the same user")
 	fl.StringArrayVar(&req.Envelope.Allow, "allow", nil, "a tool glob the task may call (repeatable; none: what you may call)")
 	fl.StringArrayVar(&req.Envelope.Deny, "deny", nil, "a tool glob the task may not call (repeatable)")
@@ -233,6 +241,16 @@ func newTasksEnd(g *globals, verb string) *cobra.Command {
 	return c
 }
 
+// projectFlag is one --project: NAME, NAME=read or NAME=write.
+func projectFlag(v string) (switchboard.ProjectScope, error) {
+	name, access, scoped := strings.Cut(v, "=")
+	p := switchboard.ProjectScope{Name: name, Access: switchboard.ProjectAccess(access)}
+	if name == "" || scoped && p.Access != switchboard.ProjectRead && p.Access != switchboard.ProjectWrite {
+		return p, fmt.Errorf("--project %q: use NAME, NAME=read or NAME=write", v)
+	}
+	return p, nil
+}
+
 func printTask(g *globals, t switchboard.Task) {
 	w := g.stdout
 	fmt.Fprintf(w, "%s  %s\nowner: %s (created by %s), assignee: %s\ngoal: %s\n", t.ID, t.Status, t.Owner, t.Creator, t.Assignee, t.Goal)
@@ -240,6 +258,9 @@ func printTask(g *globals, t switchboard.Task) {
 		fmt.Fprintf(w, "projects: %s\n", strings.Join(t.Projects, ", "))
 	}
 	e := t.Envelope
+	for _, p := range e.Projects {
+		fmt.Fprintf(w, "project %s: %s %s\n", p.Name, p.Access, strings.Join(p.Globs(), " "))
+	}
 	fmt.Fprintf(w, "envelope: allow [%s] deny [%s] maxCalls %d maxTokens %d maxCost %g", strings.Join(e.Allow, " "), strings.Join(e.Deny, " "), e.MaxCalls, e.MaxTokens, e.MaxCost)
 	if !e.Deadline.IsZero() {
 		fmt.Fprintf(w, " deadline %s", e.Deadline.Format(time.RFC3339))
@@ -252,7 +273,11 @@ func printTask(g *globals, t switchboard.Task) {
 		fmt.Fprintf(w, "error: %s: %s\n", t.Error.Code, t.Error.Message)
 	}
 	for i, s := range t.Steps {
-		fmt.Fprintf(w, "step %d: %s %s %s %s\n", i+1, s.Kind, s.Tool, s.Status, s.InvocationID)
+		fmt.Fprintf(w, "step %d: %s %s %s %s", i+1, s.Kind, s.Tool, s.Status, s.InvocationID)
+		if r := s.Remote; r != nil {
+			fmt.Fprintf(w, "task %s at %s", r.TaskID, r.Peer)
+		}
+		fmt.Fprintln(w)
 	}
 	for _, a := range t.Artifacts {
 		fmt.Fprintf(w, "artifact %s (%s): %s\n", a.ID, a.Name, clip(oneLine(a.Text), 400))

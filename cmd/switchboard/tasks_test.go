@@ -66,6 +66,21 @@ func TestTasksCommands(t *testing.T) {
 	if code == 0 || !strings.Contains(errs, "NOT_FOUND") {
 		t.Fatalf("show of an unknown task: %d %q, want NOT_FOUND", code, errs)
 	}
+	// Per-project scopes: read finance, write design.
+	code, out, errs = run(t, append(admin, "--json", "tasks", "create", "Write the Q3 deck", "--project", "finance=read", "--project", "design=write")...)
+	var scoped switchboard.Task
+	if code != 0 || json.Unmarshal([]byte(out), &scoped) != nil || len(scoped.Envelope.Projects) != 2 ||
+		scoped.Envelope.Projects[0].Access != switchboard.ProjectRead || scoped.Envelope.Projects[1].Access != switchboard.ProjectWrite {
+		t.Fatalf("tasks create with project scopes: %d %q %q", code, out, errs)
+	}
+	code, out, _ = run(t, append(admin, "tasks", "show", scoped.ID)...)
+	if code != 0 || !strings.Contains(out, "project finance: read finance.*") || !strings.Contains(out, "project design: write design.*") {
+		t.Fatalf("tasks show of project scopes: %d %q", code, out)
+	}
+	code, _, errs = run(t, append(admin, "tasks", "create", "x", "--project", "finance=admin")...)
+	if code == 0 || !strings.Contains(errs, "NAME=read or NAME=write") {
+		t.Fatalf("a bad project access: %d %q", code, errs)
+	}
 	code, _, errs = run(t, append(admin, "tasks", "create", "x", "--deadline", "friday")...)
 	if code == 0 || !strings.Contains(errs, "RFC 3339") {
 		t.Fatalf("a bad deadline: %d %q", code, errs)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/assertion"
+	"github.com/switchboardhq/switchboard/internal/a2a"
 	"github.com/switchboardhq/switchboard/internal/activity"
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/approval"
@@ -155,6 +156,8 @@ type Daemon struct {
 
 	// Tasks runs delegated tasks (internal/daemon/tasks.go).
 	Tasks *task.Service
+	// handoffs follows the tasks handed to A2A peers (internal/a2a).
+	handoffs *a2a.Follower
 	// startOwners are the replicas whose work this start resolved, until
 	// RecoverTasks resumes their tasks.
 	mu          sync.Mutex
@@ -352,6 +355,7 @@ func (d *Daemon) Close() error {
 	d.Tasks.Stopping() // the tasks of the runs cancelled next stay working, for the next start to resume
 	d.Agent.Close()    // cancels runs, which ends their streams
 	d.Tasks.Close()
+	d.handoffs.Close() // the handed-off tasks stay open, for the next start to follow
 	d.closeAgents()
 	// Ends panel subscriptions and actions waiting for approval.
 	d.closeDeclared()

@@ -19,8 +19,17 @@ func (d *Daemon) startTasks(opts Options) error {
 	var err error
 	d.Tasks, err = task.New(task.Options{Store: opts.Store, Agent: d.Agent, Tools: d.Registry, Replica: d.replica.id,
 		MaxRunTokens: opts.Agent.MaxRunTokens, MaxRunCost: opts.Agent.MaxRunCost, Logger: d.log,
-		OnChange: func(switchboard.Task) { d.touchWorkspace() }}) // the digest lists open tasks
-	return err
+		OnChange: func(switchboard.Task) { d.touchWorkspace() }, // the digest lists open tasks
+		Follow:   func(id string, r switchboard.TaskRemote) { d.handoffs.Follow(id, r) },
+		CancelRemote: func(ctx context.Context, id string, r switchboard.TaskRemote) error {
+			return d.handoffs.Cancel(ctx, id, r)
+		}})
+	if err != nil {
+		return err
+	}
+	d.handoffs = a2a.NewFollower(a2a.FollowerOptions{Tasks: d.Tasks, Logger: d.log,
+		Peer: func(url string) (a2a.Peer, error) { return a2aPeer(opts.A2APeers, url) }})
+	return nil
 }
 
 // digestTasks are the open tasks the digest shows: user's, or for a
@@ -86,47 +95,70 @@ type A2APeer struct {
 	TokenEnv string `yaml:"tokenEnv"`
 }
 
-// handoffA2A hands a handoff to a configured peer as an A2A task, its
-// envelope the handing principal's own scope (a delegated task's envelope
-// when it works under one) narrowed further by the handoff's scope: never
-// wider than what the hander may call.
+// a2aPeer is the configured peer at url, with its token.
+func a2aPeer(peers []A2APeer, url string) (a2a.Peer, error) {
+	for _, p := range peers {
+		if strings.TrimSuffix(p.URL, "/") != strings.TrimSuffix(url, "/") {
+			continue
+		}
+		tok := os.Getenv(p.TokenEnv)
+		if tok == "" {
+			return a2a.Peer{}, switchboard.Errorf(switchboard.CodeUnavailable, "the token for the A2A agent at %s is not set: the variable %s is empty", p.URL, p.TokenEnv)
+		}
+		return a2a.Peer{URL: p.URL, Token: tok}, nil
+	}
+	return a2a.Peer{}, switchboard.Errorf(switchboard.CodeForbidden, "%s is not an A2A agent this daemon hands tasks to; the operator lists them in the config file's a2a.peers", url)
+}
+
+// handoffA2A hands a handoff to a configured peer as an A2A task. Its
+// envelope is never wider than the hander's: for a delegated task's
+// assistant, the task's envelope (projects and globs) narrowed by the
+// handoff's scope, with the calls, tokens and dollars the task has left
+// and its deadline; for another agent, the handoff's scope narrowed to
+// the agent's own. The handing task then follows the peer's task as a
+// step of its own (task.Service.AddHandoff).
 func (d *Daemon) handoffA2A(peers []A2APeer) func(ctx context.Context, h switchboard.AgentHandoff) (switchboard.AgentHandoff, error) {
 	return func(ctx context.Context, h switchboard.AgentHandoff) (switchboard.AgentHandoff, error) {
-		var peer *A2APeer
-		for i, p := range peers {
-			if strings.TrimSuffix(p.URL, "/") == strings.TrimSuffix(h.To, "/") {
-				peer = &peers[i]
-			}
-		}
-		if peer == nil {
-			return h, switchboard.Errorf(switchboard.CodeForbidden, "%s is not an A2A agent this daemon hands tasks to; the operator lists them in the config file's a2a.peers", h.To)
-		}
-		tok := os.Getenv(peer.TokenEnv)
-		if tok == "" {
-			return h, switchboard.Errorf(switchboard.CodeUnavailable, "the token for the A2A agent at %s is not set: the variable %s is empty", peer.URL, peer.TokenEnv)
-		}
-		p, _ := switchboard.PrincipalFrom(ctx)
-		rights := switchboard.TaskScope{Allow: p.Allow, Deny: p.Deny}
-		if p.Task != nil { // already within the task owner's rights
-			rights = switchboard.TaskScope{Allow: p.Task.Allow, Deny: p.Task.Deny}
-		}
-		if p.Kind != switchboard.PrincipalAgent {
-			rights = switchboard.TaskScope{}
-		}
-		var env switchboard.TaskEnvelope
-		if h.Scope != nil {
-			env.Allow, env.Deny = h.Scope.Allow, h.Scope.Deny
-		}
-		env, _, err := task.Narrow(env, rights)
+		peer, err := a2aPeer(peers, h.To)
 		if err != nil {
 			return h, err
 		}
-		del, err := a2a.Delegate(ctx, nil, a2a.Peer{URL: peer.URL, Token: tok}, h.Task, env)
+		p, _ := switchboard.PrincipalFrom(ctx)
+		var asked switchboard.TaskScope
+		if h.Scope != nil {
+			asked = switchboard.TaskScope{Allow: h.Scope.Allow, Deny: h.Scope.Deny}
+		}
+		var env switchboard.TaskEnvelope
+		switch {
+		case p.Kind == switchboard.PrincipalAgent && p.Task != nil:
+			left, err := d.Tasks.Remaining(ctx, p.Task.ID) // already within the task owner's rights
+			if err != nil {
+				return h, err
+			}
+			if env, _, err = task.Narrow(left, asked); err != nil {
+				return h, err
+			}
+		case p.Kind == switchboard.PrincipalAgent:
+			env = switchboard.TaskEnvelope{Allow: asked.Allow, Deny: asked.Deny}
+			if env, _, err = task.Narrow(env, switchboard.TaskScope{Allow: p.Allow, Deny: p.Deny}); err != nil {
+				return h, err
+			}
+		default:
+			env = switchboard.TaskEnvelope{Allow: asked.Allow, Deny: asked.Deny}
+		}
+		del, err := a2a.Delegate(ctx, nil, peer, h.Task, env)
 		if err != nil {
 			return h, err
 		}
 		h.Remote, _ = json.Marshal(map[string]any{"agent": del.Agent, "endpoint": del.Endpoint, "taskId": del.TaskID,
 			"contextId": del.ContextID, "state": del.State, "envelope": env})
+		if p.Kind == switchboard.PrincipalAgent && p.Task != nil {
+			r := switchboard.TaskRemote{Peer: peer.URL, Agent: del.Agent, Endpoint: del.Endpoint, TaskID: del.TaskID,
+				ContextID: del.ContextID, State: del.State}
+			if err := d.Tasks.AddHandoff(context.WithoutCancel(ctx), p.Task.ID, r, a2a.Status(del.State)); err != nil {
+				return h, err
+			}
+		}
 		return h, nil
 	}
 }

@@ -90,7 +90,7 @@ func (s *Service) loadOne(ctx context.Context, src panelspec.Source, state any, 
 		// An adapter read skips the broker, so the owner's scope is checked
 		// here: an agent denied data.<adapter>.query must not read it
 		// through a panel either.
-		if name := AdapterToolName(src.Adapter, "query"); !scope.Allows(owner, name) {
+		if name := AdapterToolName(src.Adapter, "query"); !scope.AllowsTool(owner, name, switchboard.ClassRead) {
 			return nil, switchboard.Errorf(switchboard.CodeForbidden, "%s may not read %s (outside its scope)", owner, name)
 		}
 		q, err := substitute(src.Query, params)

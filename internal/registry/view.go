@@ -12,7 +12,7 @@ import (
 // search, describe it, and call it. A tool the daemon cannot serve this
 // caller right now (Options.Offered) is not seen. Otherwise users, browser
 // sessions and in-process callers without a principal see everything; an
-// agent sees a tool when its scope allows the name (scope.Allows), the
+// agent sees a tool when its scope allows the name and class (scope.AllowsTool), the
 // tool is not user-only for agents (its declared approval, or
 // Options.Approval's verdict), and a tool a runtime binding contributes
 // (Tool.Harness) is seen only by agents acting through that binding
@@ -46,7 +46,7 @@ func (r *Registry) Visible(ctx context.Context, t switchboard.Tool) bool {
 	if t.Harness != "" && t.Harness != p.Harness {
 		return false // another runtime's own tool
 	}
-	return scope.Allows(p, t.Name)
+	return scope.AllowsTool(p, t.Name, t.Class)
 }
 
 // approvalOf is the approval an agent's call of t gets.

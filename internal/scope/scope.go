@@ -60,18 +60,57 @@ func CheckGlob(pattern string) error {
 	return nil
 }
 
-// Allows reports whether p's scope admits the tool named name. Principals
-// other than agents are unscoped.
+// Allows reports whether p's scope admits the tool named name, whose
+// class is not known: a read-only project of a task's envelope admits it
+// only by AllowsTool with its class. Principals other than agents are
+// unscoped.
 func Allows(p switchboard.Principal, name string) bool {
+	return AllowsTool(p, name, "")
+}
+
+// AllowsTool reports whether p's scope admits the tool named name of
+// class class. A delegated task's envelope is checked first, then the
+// agent's own scope: a call must pass both.
+func AllowsTool(p switchboard.Principal, name string, class switchboard.Class) bool {
 	if p.Kind != switchboard.PrincipalAgent {
 		return true
 	}
-	// A delegated task's envelope first, then the agent's own scope: a
-	// call must pass both.
-	if t := p.Task; t != nil && !admits(t.Allow, t.Deny, name) {
+	if t := p.Task; t != nil && !EnvelopeAdmits(*t, name, class) {
 		return false
 	}
 	return admits(p.Allow, p.Deny, name)
+}
+
+// EnvelopeAdmits reports whether a task's envelope admits a tool: no deny
+// glob matches it, and if it is a tool of a listed project some such
+// project's access admits its class; a tool of no listed project passes
+// the allow globs.
+func EnvelopeAdmits(t switchboard.TaskScope, name string, class switchboard.Class) bool {
+	if matchAny(t.Deny, name) {
+		return false
+	}
+	member := false
+	for _, pr := range t.Projects {
+		if inProject(pr, name) {
+			if pr.Admits(class) {
+				return true
+			}
+			member = true
+		}
+	}
+	return !member && admits(t.Allow, nil, name)
+}
+
+// inProject reports whether name is a tool of project pr (pr.Globs()
+// matches it), without building the namespace glob: this runs for every
+// tool of every listing under a task. A project name that is no namespace
+// is the prefix of no tool name, whose characters are checked.
+func inProject(pr switchboard.ProjectScope, name string) bool {
+	if len(pr.Allow) > 0 {
+		return matchAny(pr.Allow, name)
+	}
+	ns := pr.Name
+	return ns != "" && len(name) > len(ns) && name[len(ns)] == '.' && name[:len(ns)] == ns
 }
 
 // admits reports whether name passes one allow/deny pair.

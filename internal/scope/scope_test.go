@@ -181,3 +181,44 @@ func TestAllowsPanel(t *testing.T) {
 		t.Error("AllowsSlot")
 	}
 }
+
+// A task's envelope scopes each project: a read project admits only its
+// read (and view-only) tools, a write project all of them, whatever the
+// allow globs say; a tool of no listed project passes the allow globs;
+// deny holds for every tool. A tool whose class is not known is no read.
+func TestEnvelopeAdmits(t *testing.T) {
+	t.Parallel()
+	env := switchboard.TaskScope{
+		Projects: []switchboard.ProjectScope{{Name: "finance", Access: switchboard.ProjectRead},
+			{Name: "design", Access: switchboard.ProjectWrite, Allow: []string{"design.slides.*"}}, {Name: "legacy"}, {Name: "Q3 board", Access: switchboard.ProjectRead}},
+		Allow: []string{"billing.read", "design.*"}, Deny: []string{"design.slides.delete"},
+	}
+	for _, c := range []struct {
+		name  string
+		class switchboard.Class
+		want  bool
+	}{
+		{"finance.read", switchboard.ClassRead, true},
+		{"finance.open", switchboard.ClassUI, true},
+		{"finance.write", switchboard.ClassMutate, false},
+		{"finance.export", switchboard.ClassJob, false},
+		{"finance.read", "", false},
+		{"design.slides.edit", switchboard.ClassMutate, true},
+		{"design.slides.delete", switchboard.ClassMutate, false}, // deny wins
+		{"design.notes.edit", switchboard.ClassMutate, true},     // not the project's: allow admits it
+		{"legacy.write", switchboard.ClassMutate, true},          // no access said: write
+		{"billing.read", switchboard.ClassRead, true},
+		{"billing.write", switchboard.ClassMutate, false},
+		{"financial.write", switchboard.ClassMutate, false}, // not finance's: no allow glob admits it
+		{"finance", switchboard.ClassMutate, false},
+	} {
+		if got := scope.EnvelopeAdmits(env, c.name, c.class); got != c.want {
+			t.Errorf("EnvelopeAdmits(%s, %s) = %v, want %v", c.name, c.class, got, c.want)
+		}
+	}
+	agent := switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "assistant", Allow: []string{"finance.*"}, Task: &env}
+	if scope.AllowsTool(agent, "finance.write", switchboard.ClassMutate) || !scope.AllowsTool(agent, "finance.read", switchboard.ClassRead) ||
+		scope.AllowsTool(agent, "billing.read", switchboard.ClassRead) {
+		t.Error("AllowsTool must pass both the envelope and the agent's own scope")
+	}
+}

@@ -1,6 +1,7 @@
 package task
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -39,6 +40,45 @@ func TestNarrow(t *testing.T) {
 		}
 		if err != nil || strings.Join(env.Allow, ",") != c.want || strings.Join(env.Deny, ",") != c.wantDeny || len(notes) != c.notes {
 			t.Errorf("%s: allow %v deny %v notes %q err %v; want allow %s deny %s and %d notes", c.name, env.Allow, env.Deny, notes, err, c.want, c.wantDeny, c.notes)
+		}
+	}
+}
+
+// Projects are narrowed as allow globs are: a project's tools outside the
+// rights are narrowed or the project dropped, each said; a bare project
+// (no access said) is write within the allow globs; an envelope whose
+// allow is narrowed away keeps nothing outside its projects.
+func TestNarrowProjects(t *testing.T) {
+	t.Parallel()
+	read, write := switchboard.ProjectRead, switchboard.ProjectWrite
+	env := switchboard.TaskEnvelope{Projects: []switchboard.ProjectScope{{Name: "finance", Access: read}, {Name: "design", Access: write},
+		{Name: "billing", Access: write}}, Allow: []string{"hr.*"}}
+	got, notes, err := Narrow(env, switchboard.TaskScope{Allow: []string{"finance.*", "design.read", "design.write"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []switchboard.ProjectScope{{Name: "finance", Access: read}, {Name: "design", Access: write, Allow: []string{"design.read", "design.write"}}}
+	if fmt.Sprint(got.Projects) != fmt.Sprint(want) || strings.Join(got.Allow, ",") != "design.read,design.write,finance.*" || len(notes) != 4 {
+		t.Fatalf("projects %+v allow %v notes %q", got.Projects, got.Allow, notes)
+	}
+
+	bare := switchboard.TaskEnvelope{Allow: []string{"finance.read", "design.*"}}
+	names, err := projects(&bare, []string{"finance", "design", "Q3 board"})
+	if err != nil || strings.Join(names, ",") != "finance,design,Q3 board" {
+		t.Fatalf("names %v %v", names, err)
+	}
+	want = []switchboard.ProjectScope{{Name: "finance", Access: write, Allow: []string{"finance.read"}}, {Name: "design", Access: write, Allow: []string{"design.*"}}}
+	if fmt.Sprint(bare.Projects) != fmt.Sprint(want) {
+		t.Fatalf("bare projects %+v, want %+v", bare.Projects, want)
+	}
+	for _, bad := range []switchboard.TaskEnvelope{
+		{Projects: []switchboard.ProjectScope{{Name: "finance", Access: "admin"}}},
+		{Projects: []switchboard.ProjectScope{{Name: "finance"}, {Name: "finance", Access: read}}},
+		{Projects: []switchboard.ProjectScope{{Name: "finance", Allow: []string{"Finance/*"}}}},
+		{Projects: []switchboard.ProjectScope{{Name: " "}}},
+	} {
+		if _, err := projects(&bad, nil); switchboard.CodeOf(err) != switchboard.CodeInvalidInput {
+			t.Errorf("projects %+v: %v, want INVALID_INPUT", bad.Projects, err)
 		}
 	}
 }

@@ -44,7 +44,7 @@ func (s *Service) start(ctx context.Context, t switchboard.Task, note string, us
 		who.User = t.Owner
 	}
 	who.Allow, who.Deny = t.Rights.Allow, t.Rights.Deny
-	who.Task = &switchboard.TaskScope{ID: t.ID, Allow: t.Envelope.Allow, Deny: t.Envelope.Deny}
+	who.Task = &switchboard.TaskScope{ID: t.ID, Projects: t.Envelope.Projects, Allow: t.Envelope.Allow, Deny: t.Envelope.Deny}
 	run, err := s.opts.Agent.Start(ctx, agent.StartRequest{
 		ThreadID: fmt.Sprintf("%s-%d", t.ID, len(t.Runs)+1),
 		Input:    s.prompt(ctx, t, note),
@@ -143,6 +143,10 @@ func (s *Service) prompt(ctx context.Context, t switchboard.Task, note string) s
 	b.WriteString(t.Goal)
 	fmt.Fprintf(&b, "\n\nThis task was %s and goes on from its completed steps. Do not repeat them; their results:\n", note)
 	for _, st := range t.Steps {
+		if st.Kind == "handoff" && st.Remote != nil {
+			b.WriteString(handoffLine(st))
+			continue
+		}
 		if st.Kind != "call" {
 			continue
 		}
@@ -272,8 +276,10 @@ func (s *Service) finish(ctx context.Context, id string, run *agent.Run, answer 
 		now := s.now()
 		switch in.Status {
 		case switchboard.RunSucceeded:
-			t.Status, t.FinishedAt = switchboard.TaskCompleted, now
 			t.Artifacts = append(t.Artifacts, switchboard.TaskArtifact{ID: "result-" + in.RunID, Name: "result", Text: answer})
+			if !openHandoffs(*t) { // else it stays working until its handoffs end (HandoffUpdate)
+				t.Status, t.FinishedAt = switchboard.TaskCompleted, now
+			}
 		case switchboard.RunFailed:
 			t.Status, t.Error, t.FinishedAt = switchboard.TaskFailed, in.Error, now
 		case switchboard.RunWaiting:
@@ -320,6 +326,11 @@ func (s *Service) Recover(ctx context.Context, owners map[string]bool) (int, err
 		if err != nil {
 			continue // another survivor claimed it, or it changed: it is not ours
 		}
+		if answered(claimed) && openHandoffs(claimed) {
+			s.followHandoffs(claimed) // its run is over: only its handoffs are left
+			n++
+			continue
+		}
 		note := "interrupted when its replica stopped"
 		if from == "" {
 			note = "never started"
@@ -328,6 +339,7 @@ func (s *Service) Recover(ctx context.Context, owners map[string]bool) (int, err
 			s.log.Warn("could not resume a task", "task", t.ID, "err", err)
 			continue
 		}
+		s.followHandoffs(claimed)
 		n++
 	}
 	return n, nil

@@ -64,6 +64,13 @@ type Options struct {
 	// task's budget above them is narrowed to them.
 	MaxRunTokens int64
 	MaxRunCost   float64
+	// Follow, if set, starts following a task handed to an A2A peer from
+	// task id until it ends, reporting to HandoffUpdate; it is called for
+	// a new handoff and, after a restart, for each one still open.
+	Follow func(id string, r switchboard.TaskRemote)
+	// CancelRemote, if set, cancels a handed-off task at its peer (task
+	// id was cancelled here).
+	CancelRemote func(ctx context.Context, id string, r switchboard.TaskRemote) error
 	// OnChange, if set, hears every stored change of a task (the daemon
 	// refreshes the workspace digest, which lists open tasks).
 	OnChange func(switchboard.Task)
@@ -143,15 +150,11 @@ func (s *Service) newTask(by switchboard.Principal, req CreateRequest) (switchbo
 	case len(goal) > MaxGoalBytes || !utf8.ValidString(goal):
 		return switchboard.Task{}, switchboard.Errorf(switchboard.CodeInvalidInput, "the goal must be valid UTF-8 of at most %d bytes", MaxGoalBytes)
 	}
-	if len(req.Projects) > MaxProjects {
-		return switchboard.Task{}, switchboard.Errorf(switchboard.CodeInvalidInput, "a task spans at most %d projects", MaxProjects)
-	}
-	for _, p := range req.Projects {
-		if strings.TrimSpace(p) == "" || len(p) > 200 {
-			return switchboard.Task{}, switchboard.Errorf(switchboard.CodeInvalidInput, "project names must be 1-200 characters")
-		}
-	}
 	env := req.Envelope
+	names, err := projects(&env, req.Projects)
+	if err != nil {
+		return switchboard.Task{}, err
+	}
 	if len(env.Allow) > MaxGlobs || len(env.Deny) > MaxGlobs {
 		return switchboard.Task{}, switchboard.Errorf(switchboard.CodeInvalidInput, "an envelope holds at most %d allow and %d deny globs", MaxGlobs, MaxGlobs)
 	}
@@ -169,14 +172,13 @@ func (s *Service) newTask(by switchboard.Principal, req CreateRequest) (switchbo
 	}
 	t := switchboard.Task{
 		ID: "task_" + newID(), Owner: by.ActsFor(), Creator: by.String(),
-		Goal: goal, Projects: req.Projects, Status: switchboard.TaskSubmitted, Context: req.Context, Message: req.Message,
+		Goal: goal, Projects: names, Status: switchboard.TaskSubmitted, Context: req.Context, Message: req.Message,
 		Steps: []switchboard.TaskStep{}, Artifacts: []switchboard.TaskArtifact{},
 		CreatedAt: now, UpdatedAt: now,
 	}
 	if by.Kind == switchboard.PrincipalAgent {
 		t.Rights = switchboard.TaskScope{Allow: by.Allow, Deny: by.Deny}
 	}
-	var err error
 	if t.Envelope, t.Narrowed, err = s.narrow(env, t.Rights); err != nil {
 		return t, err
 	}
@@ -202,41 +204,48 @@ func (s *Service) narrow(env switchboard.TaskEnvelope, rights switchboard.TaskSc
 }
 
 // Narrow fits env's tool globs within rights: an allow glob rights do not
-// cover is narrowed to the rights' globs it covers, or dropped; rights'
+// cover is narrowed to the rights' globs it covers, or dropped, and so is
+// each project's tools (a project left with none is dropped); rights'
 // deny globs are added. It says each change; an envelope left allowing
 // nothing rights allow is FORBIDDEN.
 func Narrow(env switchboard.TaskEnvelope, rights switchboard.TaskScope) (switchboard.TaskEnvelope, []string, error) {
 	var notes []string
 	if len(rights.Allow) > 0 {
+		var kept []switchboard.ProjectScope
+		for _, p := range env.Projects {
+			globs, n := fit(fmt.Sprintf("project %s: tools", p.Name), p.Globs(), rights.Allow)
+			if len(globs) == 0 {
+				notes = append(notes, fmt.Sprintf("project %s is outside its owner's rights (%s): dropped", p.Name, strings.Join(rights.Allow, ", ")))
+				continue
+			}
+			notes = append(notes, n...)
+			if len(n) > 0 {
+				p.Allow = globs
+			}
+			kept = append(kept, p)
+		}
+		env.Projects = kept
 		if len(env.Allow) == 0 {
 			env.Allow = slices.Sorted(slices.Values(rights.Allow))
 			notes = append(notes, fmt.Sprintf("allow: the envelope named no tools, so it allows what its owner may call (%s)", strings.Join(rights.Allow, ", ")))
 		} else {
-			var kept []string
-			for _, g := range env.Allow {
-				if slices.ContainsFunc(rights.Allow, func(r string) bool { return scope.Match(r, g) }) {
-					kept = append(kept, g)
-					continue
-				}
-				var within []string
-				for _, r := range rights.Allow {
-					if scope.Match(g, r) {
-						within = append(within, r)
-					}
-				}
-				kept = append(kept, within...)
-				if len(within) > 0 {
-					notes = append(notes, fmt.Sprintf("allow %q is wider than its owner's rights: narrowed to %s", g, strings.Join(within, ", ")))
-				} else {
-					notes = append(notes, fmt.Sprintf("allow %q is outside its owner's rights (%s): dropped", g, strings.Join(rights.Allow, ", ")))
-				}
-			}
-			slices.Sort(kept)
-			env.Allow = slices.Compact(kept)
+			var n []string
+			env.Allow, n = fit("allow", env.Allow, rights.Allow)
+			notes = append(notes, n...)
 			if len(env.Allow) == 0 {
-				return env, notes, switchboard.Errorf(switchboard.CodeForbidden,
-					"the envelope allows no tool its owner may call (the owner may call %s)", strings.Join(rights.Allow, ", ")).
-					WithDetails(map[string]any{"narrowed": notes})
+				if len(env.Projects) == 0 {
+					return env, notes, switchboard.Errorf(switchboard.CodeForbidden,
+						"the envelope allows no tool its owner may call (the owner may call %s)", strings.Join(rights.Allow, ", ")).
+						WithDetails(map[string]any{"narrowed": notes})
+				}
+				// An empty allow would admit everything: nothing outside
+				// the projects is what is left.
+				for _, p := range env.Projects {
+					env.Allow = append(env.Allow, p.Globs()...)
+				}
+				slices.Sort(env.Allow)
+				env.Allow = slices.Compact(env.Allow)
+				notes = append(notes, "allow: no tool outside the projects is left")
 			}
 		}
 	}
@@ -247,6 +256,86 @@ func Narrow(env switchboard.TaskEnvelope, rights switchboard.TaskScope) (switchb
 		}
 	}
 	return env, notes, nil
+}
+
+// fit narrows globs to bound: a glob bound covers stays, a wider one is
+// narrowed to the bound's globs it covers, one outside is dropped. It
+// returns the globs left, sorted, and a note for each change (what names
+// the globs in it).
+func fit(what string, globs, bound []string) ([]string, []string) {
+	var kept, notes []string
+	for _, g := range globs {
+		if slices.ContainsFunc(bound, func(r string) bool { return scope.Match(r, g) }) {
+			kept = append(kept, g)
+			continue
+		}
+		var within []string
+		for _, r := range bound {
+			if scope.Match(g, r) {
+				within = append(within, r)
+			}
+		}
+		kept = append(kept, within...)
+		if len(within) > 0 {
+			notes = append(notes, fmt.Sprintf("%s %q is wider than its owner's rights: narrowed to %s", what, g, strings.Join(within, ", ")))
+		} else {
+			notes = append(notes, fmt.Sprintf("%s %q is outside its owner's rights (%s): dropped", what, g, strings.Join(bound, ", ")))
+		}
+	}
+	slices.Sort(kept)
+	return slices.Compact(kept), notes
+}
+
+// projects checks the projects a request names (bare names, and the
+// envelope's project scopes) and merges them into env.Projects: a name
+// given only bare gets the default access. A project given no access is
+// limited to env's allow globs when there are any, so the bare form
+// admits what it admitted before project scopes. It returns every
+// project's name, for the record.
+func projects(env *switchboard.TaskEnvelope, bare []string) ([]string, error) {
+	all := slices.Clone(env.Projects)
+	for _, name := range bare {
+		if !slices.ContainsFunc(all, func(p switchboard.ProjectScope) bool { return p.Name == name }) {
+			all = append(all, switchboard.ProjectScope{Name: name})
+		}
+	}
+	if len(all) > MaxProjects {
+		return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "a task spans at most %d projects", MaxProjects)
+	}
+	var names []string
+	var scoped []switchboard.ProjectScope
+	for _, p := range all {
+		switch {
+		case strings.TrimSpace(p.Name) == "" || len(p.Name) > 200:
+			return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "project names must be 1-200 characters")
+		case slices.Contains(names, p.Name):
+			return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "project %q is named twice", p.Name)
+		case p.Access != "" && p.Access != switchboard.ProjectRead && p.Access != switchboard.ProjectWrite:
+			return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "project %s: access %q must be read or write", p.Name, p.Access)
+		case len(p.Allow) > MaxGlobs:
+			return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "project %s: at most %d allow globs", p.Name, MaxGlobs)
+		}
+		for _, g := range p.Allow {
+			if err := scope.CheckGlob(g); err != nil {
+				return nil, err
+			}
+		}
+		names = append(names, p.Name)
+		if p.Access == "" {
+			p.Access = switchboard.DefaultProjectAccess
+			if len(env.Allow) > 0 {
+				p.Allow, _ = fit("", p.Globs(), env.Allow)
+				if len(p.Allow) == 0 {
+					continue // the allow globs leave it no tool: it is only told
+				}
+			}
+		}
+		if len(p.Globs()) > 0 {
+			scoped = append(scoped, p)
+		}
+	}
+	env.Projects = scoped
+	return names, nil
 }
 
 // Get returns task id if v may see it; NOT_FOUND otherwise, exactly as for
@@ -322,6 +411,7 @@ func (s *Service) Cancel(ctx context.Context, v switchboard.Principal, id string
 		return t, err
 	}
 	s.stopRun(ctx, t)
+	s.cancelHandoffs(ctx, t)
 	return t, nil
 }
 
@@ -355,6 +445,8 @@ func (s *Service) Resume(ctx context.Context, v switchboard.Principal, id string
 		return t, switchboard.Errorf(switchboard.CodeConflict, "task %s is %s: %s works on it", t.ID, t.Status, t.Assignee)
 	case !t.Status.Terminal() && s.alive(ctx, t):
 		return t, switchboard.Errorf(switchboard.CodeConflict, "task %s is %s with run %s in progress", t.ID, t.Status, t.Runs[len(t.Runs)-1])
+	case !t.Status.Terminal() && answered(t) && openHandoffs(t):
+		return t, switchboard.Errorf(switchboard.CodeConflict, "task %s has answered and waits for the tasks it handed to A2A peers", t.ID)
 	}
 	if err := s.checkSteps(ctx, t); err != nil {
 		_, _ = s.fail(ctx, t, err, true)

@@ -60,7 +60,7 @@ func (v Viewer) canSee(st *agentState) bool {
 	}
 	// An agent whose scope admits agents.list sees the agents at work for
 	// its user (the operator's agents: everyone's).
-	return v.Principal.Kind == switchboard.PrincipalAgent && scope.Allows(v.Principal, ToolAgentsList) &&
+	return v.Principal.Kind == switchboard.PrincipalAgent && scope.AllowsTool(v.Principal, ToolAgentsList, switchboard.ClassRead) &&
 		(v.Principal.ActsFor() == switchboard.Operator || st.user == v.Principal.ActsFor())
 }
 

@@ -18,6 +18,7 @@ package postgres
 
 import (
 	"context"
+	"math/rand/v2"
 	"sync/atomic"
 	"time"
 
@@ -79,6 +80,9 @@ type Store struct {
 	timeout time.Duration
 	// group queues writes for group commit (group.go).
 	group sqlstore.Group[sqlstore.Tx]
+	// chain is the ledger chain this store's appends try first
+	// (activity.go): drawn at open, so replicas mostly keep apart.
+	chain int
 	// failCommit, set only by tests, fails a batch's COMMIT the way the
 	// server would.
 	failCommit func() error
@@ -90,6 +94,7 @@ type Store struct {
 // dialect is Postgres's: $n placeholders, timestamptz times.
 var dialect = sqlstore.Dialect{
 	Numbered:    true,
+	Chains:      true,
 	Time:        func(t time.Time) any { return t },
 	MillisSince: `(EXTRACT(EPOCH FROM (CAST(? AS timestamptz) - created_at)) * 1000)::double precision`,
 	MigrationsTable: `CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -152,7 +157,7 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 		pool.Close()
 		return nil, err
 	}
-	s := &Store{pool: pool, timeout: timeout}
+	s := &Store{pool: pool, timeout: timeout, chain: 1 + rand.IntN(chains)}
 	s.group.Max, s.group.Commit = o.MaxBatch, s.commit
 	d := dialect
 	d.Translate = s.translate
@@ -236,7 +241,11 @@ func (c conn) Query(ctx context.Context, query string, args ...any) (sqlstore.Ro
 	return rows{r, cancel}, nil
 }
 
-// tx is a transaction; it appends to the ledger (activity.go).
-type tx struct{ conn }
+// tx is a transaction; it appends to the ledger (activity.go), trying
+// chain prefer first.
+type tx struct {
+	conn
+	prefer int
+}
 
 var _ sqlstore.Tx = tx{}

@@ -79,13 +79,14 @@ const (
 	CauseForged = "forged-checkpoint"
 )
 
-// Verify reads the whole ledger from the store and recomputes the chain:
-// IDs must run 1, 2, 3 … without gaps, each prevHash must be the hash of
-// the entry before, and each hash must be the hash of the entry's content.
-// An edit, insertion or deletion made behind the daemon's back breaks one
-// of these at the first entry it touched. The chain cannot show that its
-// last entries were deleted, so the ledger must also reach this process's
-// head checkpoint, with the same hash there (the Anchor).
+// Verify reads the whole ledger from the store, by id, and recomputes
+// each of its chains: an entry's positions on its chain must run 1, 2, 3
+// … without gaps, each prevHash must be the hash of the position before,
+// and each hash must be the hash of the entry's content. An edit,
+// insertion or deletion made behind the daemon's back breaks one of these
+// at the first entry it touched. A chain cannot show that its last entries
+// were deleted, so the ledger must also reach this process's head
+// checkpoint, with the same hashes there (the Anchor).
 func (l *Ledger) Verify(ctx context.Context) (Report, error) {
 	return l.verify(ctx, nil)
 }

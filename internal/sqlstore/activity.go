@@ -14,9 +14,12 @@ import (
 // Drivers run it from Tx.Append, after Entry.Link.
 const ActivityInsert = `INSERT INTO activity (` + activityCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
-// activityCols are the stored columns. An entry's PrevHash is not stored:
-// ids have no gaps, so it is the hash of the row with id - 1, which
-// sqlActivityPage joins (migration 0022 says why).
+// activityCols are the stored columns every store has. An entry's
+// PrevHash is not stored: positions on a chain have no gaps, so it is the
+// hash of the row one position before on the same chain (on a store of
+// one chain, the row with id - 1), which ActivityList joins (migration
+// 0022 says why). A store of several chains also keeps chain and seq
+// (Dialect.Chains).
 const activityCols = `id, ts, actor, verb, target, provenance, reversal, details, hash`
 
 // Entry is an activity entry checked and ready to append: N is the entry

@@ -7,11 +7,12 @@
 // together do not race. Options.Schema confines the store to one Postgres
 // schema (created if missing), which is also how tests isolate themselves.
 // Concurrency between replicas is handled in the database: compare-and-swap
-// updates are single statements and activity appends lock the chain head.
+// updates are single statements and activity appends lock the head of one
+// of the ledger's chains, a free one (activity.go).
 // Every operation is bounded (Options.StatementTimeout, bound.go): a lock
 // held elsewhere makes a call fail with UNAVAILABLE, not wait forever.
 // The SQL itself is shared with the sqlite driver (internal/sqlstore); this
-// package holds the pool, the transactions, the chain-head lock and
+// package holds the pool, the transactions, the chains' head locks and
 // Postgres's error codes. The driver passes the storetest conformance
 // suite, like the sqlite driver.
 package postgres

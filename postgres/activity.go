@@ -9,7 +9,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/sqlstore"
 )
 
-// The ledger on Postgres is several hash chains (migration 0046), one head
+// The ledger on Postgres is several hash chains (migration 0047), one head
 // row each in activity_head. A transaction that appends takes the first
 // head nobody holds, starting from its store's preferred chain, and keeps
 // its row lock until it ends: appends on one chain are serialized (so the
@@ -18,7 +18,7 @@ import (
 // entry's id, the order across chains, comes from the sequence
 // activity_id, drawn while the chain is held, so ids rise along a chain.
 
-// chains is how many chains migration 0046 made: more than the replicas
+// chains is how many chains migration 0047 made: more than the replicas
 // a Postgres serves (bench/README.md, "Several replicas").
 const chains = 8
 

@@ -193,10 +193,10 @@ func TestLedgerChainsTwoReplicas(t *testing.T) {
 func TestLedgerChainsMigration(t *testing.T) {
 	dsn, schema, raw := freshChainsSchema(t)
 	ctx := context.Background()
-	// The schema as it was before migration 0046.
+	// The schema as it was before migration 0047.
 	before := fstest.MapFS{}
 	mustNot(t, fs.WalkDir(migrations, ".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || path >= "0046" {
+		if err != nil || d.IsDir() || path >= "0047" {
 			return err
 		}
 		b, err := fs.ReadFile(migrations, path)
@@ -228,7 +228,7 @@ func TestLedgerChainsMigration(t *testing.T) {
 	mustNot(t, err)
 	old := anchor.Sign(switchboard.LedgerCheckpoint{Seq: 6, Hash: hashes[5], Ts: time.Now().UTC().Truncate(time.Microsecond)})
 
-	p := openPair(t, dsn, schema, raw) // Open applies 0046
+	p := openPair(t, dsn, schema, raw) // Open applies 0047
 	l, err := activity.New(ctx, p.stores[0], &activity.Options{Anchor: anchor})
 	mustNot(t, err)
 	for _, check := range []func() (activity.Report, error){

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -59,7 +60,34 @@ func TestReplicaScaling(t *testing.T) {
 		t.Skip("set SWITCHBOARD_TEST_POSTGRES=postgres://postgres@127.0.0.1:5432/test?sslmode=disable")
 	}
 	t.Logf("machine: %d CPUs, %s; %s", numCPU(), cpuModel(), loadAverage())
-	c := startReplicas(t, dsn, 3)
+	durabilities := []string{"process", "power"}
+	if d := os.Getenv("SWITCHBOARD_BENCH_DURABILITY"); d != "" {
+		durabilities = strings.Split(d, ",")
+	}
+	for _, durability := range durabilities {
+		t.Run(durability, func(t *testing.T) { replicaScaling(t, dsn, durability) })
+	}
+}
+
+// replicaScaling is TestReplicaScaling at one durability, which every
+// replica is started with (the store's default would otherwise keep the
+// Postgres server's synchronous_commit, whatever the table says). With
+// SWITCHBOARD_BENCH_BASELINE naming a switchboard binary built from an
+// earlier commit, a second set of replicas runs it on a schema of its
+// own, and the api sides are "before" and "after" side by side in one
+// run, interleaved.
+func replicaScaling(t *testing.T, dsn, durability string) {
+	c := startReplicas(t, dsn, 3, switchboardBinary(t), durability)
+	sets := []struct {
+		name string
+		c    *replicaSet
+	}{{"", c}}
+	if bin := os.Getenv("SWITCHBOARD_BENCH_BASELINE"); bin != "" {
+		sets = []struct {
+			name string
+			c    *replicaSet
+		}{{"before: ", startReplicas(t, dsn, 3, bin, durability)}, {"after: ", c}}
+	}
 
 	t.Run("api", func(t *testing.T) {
 		backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -71,42 +99,50 @@ func TestReplicaScaling(t *testing.T) {
 		}))
 		defer backend.Close()
 		ctx := context.Background()
-		if _, err := c.direct(0).RegisterTools(ctx, switchboard.SourceHost, []switchboard.Tool{{
-			Name: "tasks.create", Description: "Create a task.", Class: switchboard.ClassMutate,
-			InputSchema: brokerInputSchema,
-			Binding: &switchboard.Binding{HTTP: &switchboard.HTTPBinding{
-				Method: "POST", URL: backend.URL + "/api/projects/{projectId}/tasks",
-			}},
-		}}); err != nil {
-			t.Fatal(err)
-		}
-		for i := range c.reps { // the catalog change reaches every replica over the bus
-			waitFor(t, fmt.Sprintf("replica %d resolves tasks.create", i), func() error {
-				_, err := c.direct(i).CallTool(ctx, "tasks.create", brokerInput, client.CallOptions{})
-				return err
-			})
-		}
 		var sides []side
+		var owners []*replicaSet // the replica set of each side
+		for _, set := range sets {
+			c := set.c
+			if _, err := c.direct(0).RegisterTools(ctx, switchboard.SourceHost, []switchboard.Tool{{
+				Name: "tasks.create", Description: "Create a task.", Class: switchboard.ClassMutate,
+				InputSchema: brokerInputSchema,
+				Binding: &switchboard.Binding{HTTP: &switchboard.HTTPBinding{
+					Method: "POST", URL: backend.URL + "/api/projects/{projectId}/tasks",
+				}},
+			}}); err != nil {
+				t.Fatal(err)
+			}
+			for i := range c.reps { // the catalog change reaches every replica over the bus
+				waitFor(t, fmt.Sprintf("replica %d resolves tasks.create", i), func() error {
+					_, err := c.direct(i).CallTool(ctx, "tasks.create", brokerInput, client.CallOptions{})
+					return err
+				})
+			}
+		}
+		// Sides by replica count, before and after next to each other.
 		for n := 1; n <= len(c.reps); n++ {
-			lb := c.proxy(t, n)
-			sides = append(sides, side{fmt.Sprintf("%d replica(s) behind the proxy", n), func(ctx context.Context) error {
-				resp, err := lb.CallTool(ctx, "tasks.create", brokerInput, client.CallOptions{})
-				if err == nil && resp.Status != switchboard.StatusSucceeded {
-					err = fmt.Errorf("status %s", resp.Status)
-				}
-				return err
-			}})
+			for _, set := range sets {
+				lb := set.c.proxy(t, n)
+				sides = append(sides, side{fmt.Sprintf("%s%d replica(s) behind the proxy", set.name, n), func(ctx context.Context) error {
+					resp, err := lb.CallTool(ctx, "tasks.create", brokerInput, client.CallOptions{})
+					if err == nil && resp.Status != switchboard.StatusSucceeded {
+						err = fmt.Errorf("status %s", resp.Status)
+					}
+					return err
+				}})
+				owners = append(owners, set.c)
+			}
 		}
 		for _, inflight := range []int{64, 128} {
 			n, rounds := benchSize(3000, inflight)
 			cmp := runComparison(t, n, inflight, rounds, min(n, 300), sides...)
 			t.Logf("api at %d in flight, %d calls a side × %d rounds; %s", inflight, n, rounds, loadAverage())
 			for s := range sides {
-				t.Logf("replicas-row: | api tool (HTTP backend in process) | %s | %d | %s | %s | %s× |", sides[s].name, inflight,
+				t.Logf("replicas-row: %s | api tool (HTTP backend in process) | %s | %d | %s | %s | %s× |", durability, sides[s].name, inflight,
 					fmtRate(cmp.perSec(s)), fmtMMM(cmp.p50(s), 0), fmtMMM(cmp.ratio(s, func(p, b sideRound) float64 { return p.perSec / b.perSec }), 2))
 			}
 			for s := range sides {
-				t.Logf("replicas-cpu: api %s at %d in flight: %s", sides[s].name, inflight, c.cpuPerCall(t, n, inflight, sides[s]))
+				t.Logf("replicas-cpu: %s api %s at %d in flight: %s", durability, sides[s].name, inflight, owners[s].cpuPerCall(t, n, inflight, sides[s]))
 			}
 		}
 	})
@@ -193,10 +229,10 @@ func switchboardBinary(t *testing.T) string {
 
 const replicaToken = "bench-replicas-admin-token"
 
-// startReplicas runs n replicas on a fresh schema and waits until each is
-// ready; they stop (SIGTERM) and the schema is dropped when t ends.
-func startReplicas(t *testing.T, dsn string, n int) *replicaSet {
-	bin := switchboardBinary(t)
+// startReplicas runs n replicas of bin with durability on a fresh schema
+// and waits until each is ready; they stop (SIGTERM) and the schema is
+// dropped when t ends.
+func startReplicas(t *testing.T, dsn string, n int, bin, durability string) *replicaSet {
 	ctx := context.Background()
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
@@ -242,7 +278,7 @@ func startReplicas(t *testing.T, dsn string, n int) *replicaSet {
 		r := &benchReplica{addr: ln.Addr().String(), out: &lockedBuffer{}}
 		ln.Close()
 		r.cmd = exec.Command(bin, "serve", "--addr", r.addr, "--data", t.TempDir(), "--token", replicaToken,
-			"--store", c.dsn, "--log-level", "warn")
+			"--store", c.dsn, "--durability", durability, "--log-level", "warn")
 		r.cmd.Stdout, r.cmd.Stderr = r.out, r.out
 		if err := r.cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -335,11 +371,13 @@ func (c *replicaSet) cpuPerCall(t *testing.T, n, inflight int, s side) string {
 		}
 	}
 	busy0, idle0 := machineTicks()
+	waits := c.sampleWaits(t)
 	_, wall, err := runBlock(ctx, n, inflight, s.call)
 	if err != nil {
 		t.Fatalf("%s: %v", s.name, err)
 	}
 	busy1, idle1 := machineTicks()
+	topWaits := waits()
 	// A process that exited meanwhile (another client's backend) counts
 	// nothing, rather than minus what it had used before.
 	used := map[string]time.Duration{}
@@ -360,9 +398,74 @@ func (c *replicaSet) cpuPerCall(t *testing.T, n, inflight int, s side) string {
 		}
 		fmt.Fprintf(&b, " %s %.0f (%.0f%% of a core);", name, us(d)/float64(n), 100*d.Seconds()/wall.Seconds())
 	}
-	fmt.Fprintf(&b, " ours in all %.0f (%.2f cores); machine idle %.0f%%", us(total)/float64(n), total.Seconds()/wall.Seconds(),
-		100*float64(idle1-idle0)/float64(max(1, busy1-busy0+idle1-idle0)))
+	fmt.Fprintf(&b, " ours in all %.0f (%.2f cores); machine idle %.0f%%; busy backends' waits: %s", us(total)/float64(n), total.Seconds()/wall.Seconds(),
+		100*float64(idle1-idle0)/float64(max(1, busy1-busy0+idle1-idle0)), topWaits)
 	return b.String()
+}
+
+// waitSampleInterval is how often sampleWaits reads pg_stat_activity.
+const waitSampleInterval = 500 * time.Millisecond
+
+// sampleWaits reads the wait events of the replicas' active backends every
+// waitSampleInterval until the returned function is called, which stops
+// it and names the commonest, each as a share of the busy backend samples
+// ("CPU" for an active backend waiting on nothing).
+func (c *replicaSet) sampleWaits(t *testing.T) func() string {
+	ctx, cancel := context.WithCancel(context.Background())
+	db, err := pgx.Connect(ctx, c.admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]int{}
+	total := 0
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(waitSampleInterval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			rows, err := db.Query(ctx, `SELECT coalesce(wait_event_type || '/' || wait_event, 'CPU') FROM pg_stat_activity
+				WHERE application_name = $1 AND state = 'active'`, c.schema)
+			if err != nil {
+				return
+			}
+			for rows.Next() {
+				var w string
+				if rows.Scan(&w) == nil {
+					counts[w]++
+					total++
+				}
+			}
+			rows.Close()
+		}
+	}()
+	return func() string {
+		cancel()
+		<-done
+		db.Close(context.Background())
+		type kv struct {
+			k string
+			n int
+		}
+		var all []kv
+		for k, n := range counts {
+			all = append(all, kv{k, n})
+		}
+		sort.Slice(all, func(i, j int) bool { return all[i].n > all[j].n || all[i].n == all[j].n && all[i].k < all[j].k })
+		var parts []string
+		for i, x := range all {
+			if i == 4 {
+				break
+			}
+			parts = append(parts, fmt.Sprintf("%s %.0f%%", x.k, 100*float64(x.n)/float64(total)))
+		}
+		return fmt.Sprintf("%d samples, %s", total, strings.Join(parts, ", "))
+	}
 }
 
 // machineTicks is the machine's busy and idle CPU ticks so far (/proc/stat).

@@ -10,7 +10,7 @@ import (
 )
 
 // The ledger's anchor catches a cut tail on Postgres (issue 14 item 5).
-// The tamperer also moves activity_head back, as one who wanted the cut
+// The tamperer also moves each chain's head in activity_head back, as one who wanted the cut
 // to go unnoticed would.
 func TestAnchor(t *testing.T) {
 	dsn := testDSN(t)
@@ -25,7 +25,8 @@ func TestAnchor(t *testing.T) {
 			act, head := pgx.Identifier{schema, "activity"}.Sanitize(), pgx.Identifier{schema, "activity_head"}.Sanitize()
 			_, err = conn.Exec(ctx, `DELETE FROM `+act+` WHERE id >= $1`, from)
 			must(t, err)
-			_, err = conn.Exec(ctx, `UPDATE `+head+` SET (last_id, last_hash) = (SELECT coalesce(max(id), 0), coalesce((SELECT encode(hash, 'hex') FROM `+act+` ORDER BY id DESC LIMIT 1), '') FROM `+act+`) WHERE id = 1`)
+			// Each chain's head back to its last remaining entry.
+			_, err = conn.Exec(ctx, `UPDATE `+head+` h SET (last_id, last_hash) = (SELECT coalesce(max(seq), 0), coalesce((SELECT encode(hash, 'hex') FROM `+act+` WHERE chain = h.id ORDER BY seq DESC LIMIT 1), '') FROM `+act+` WHERE chain = h.id)`)
 			must(t, err)
 			return s
 		}

@@ -22,10 +22,10 @@ import (
 // the append, COMMIT: five round trips, the head locked for the last
 // three, so concurrent finishes queue on that lock. In a batch the BEGIN
 // and each SAVEPOINT and RELEASE travel in the same round trip as the
-// member's next statement (a pgx pipeline), the head is read once per
-// batch (the batch then holds its lock, so the head it caches stays
-// exact), and one COMMIT ends all of it. Several replicas still serialize
-// their appends on the head's row lock, one batch at a time.
+// member's next statement (a pgx pipeline), a chain's head is taken once
+// per batch (the batch then holds its lock, so the head it caches stays
+// exact), and one COMMIT ends all of it. Several replicas' batches take
+// different chains (activity.go), so they do not wait for each other.
 //
 // Single-statement writes (seam.Write: InvocationCreate, the
 // compare-and-swaps) are not batched: each commits by itself on a pool
@@ -78,13 +78,13 @@ func (s *Store) alone(ctx context.Context, op string, txn bool, fn func(sqlstore
 	}
 	defer c.Release()
 	if !txn {
-		return s.inFlight(ctx, op, fn(tx{conn{c, deadline}}))
+		return s.inFlight(ctx, op, fn(tx{conn{c, deadline}, s.chain}))
 	}
 	t, err := c.Begin(actx)
 	if err != nil {
 		return s.translate(ctx, op, err)
 	}
-	if err := fn(tx{conn{t, deadline}}); err != nil {
+	if err := fn(tx{conn{t, deadline}, s.chain}); err != nil {
 		t.Rollback(actx) // an expired actx closes the connection, which rolls back too
 		return s.translate(ctx, op, err)
 	}
@@ -173,12 +173,6 @@ type batchTx struct {
 	// head is the chain head after the last append of this batch; the
 	// batch holds the head's row lock from its first append on.
 	head chainHead
-}
-
-type chainHead struct {
-	id   int64
-	hash string
-	ok   bool
 }
 
 var _ sqlstore.Tx = (*batchTx)(nil)
@@ -279,19 +273,9 @@ func (r batchRow) Scan(dest ...any) error {
 }
 
 // Append inserts p after the chain head: the entry an earlier member of
-// this batch appended, else the head read FOR UPDATE (its lock is then
-// held until the batch ends, so no other replica can append meanwhile).
+// this batch appended, else the head of a chain the batch takes (its lock
+// is then held until the batch ends, so nothing else appends to that
+// chain meanwhile).
 func (b *batchTx) Append(ctx context.Context, p *sqlstore.Entry) error {
-	if !b.head.ok {
-		if err := b.QueryRow(ctx, sqlHead).Scan(&b.head.id, &b.head.hash); err != nil {
-			return err
-		}
-		b.head.ok = true
-	}
-	p.Link(b.head.id, b.head.hash)
-	if _, err := b.Exec(ctx, sqlAppend, p.Args()...); err != nil {
-		return err
-	}
-	b.head = chainHead{id: p.N.ID, hash: p.N.Hash, ok: true}
-	return nil
+	return appendOn(ctx, b, b.s.chain, &b.head, p)
 }

@@ -22,7 +22,7 @@ var planQueries = []struct{ name, query, index string }{
 	{"GET /invocations", `SELECT id FROM invocations WHERE 1 = 1 ORDER BY created_at DESC, id DESC LIMIT 100`, "invocations_by_created"},
 	{"GET /invocations?run=", `SELECT id FROM invocations WHERE 1 = 1 AND run_id = 'r' ORDER BY created_at DESC, id DESC LIMIT 100`, "invocations_by_run"},
 	{"ledger page", `SELECT id FROM activity WHERE id > 5 ORDER BY id LIMIT 100`, "activity_pkey"},
-	{"ledger prevHash join", `SELECT a.id, p.hash FROM (SELECT id FROM activity WHERE id > 5 ORDER BY id LIMIT 100) a LEFT JOIN activity p ON p.id = a.id - 1`, "activity_pkey"},
+	{"ledger prevHash join", `SELECT a.id, p.hash FROM (SELECT id, chain, seq FROM activity WHERE id > 5 ORDER BY id LIMIT 100) a LEFT JOIN activity p ON p.chain = a.chain AND p.seq = a.seq - 1`, "activity_by_chain"},
 	{"GET /activity?actor=", `SELECT id FROM activity WHERE id > 0 AND actor = 'user:a' ORDER BY id LIMIT 100`, "activity_by_actor"},
 	{"GET /activity?verb=", `SELECT id FROM activity WHERE id > 0 AND verb = 'tool.call' ORDER BY id LIMIT 100`, "activity_by_verb"},
 	{"GET /activity?since=: first entry", `SELECT min(+id) FROM activity WHERE ts >= now()`, "activity_by_ts"},
@@ -59,8 +59,8 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 	// store gets (on empty tables every plan costs the same).
 	_, err = conn.Exec(ctx, `INSERT INTO invocations (id, run_id, tool, status, created_at, finished_at)
 		SELECT 'inv-' || g, 'run-' || g, 't', 'succeeded', now() - g * interval '1 second', now() FROM generate_series(1, 5000) g;
-		INSERT INTO activity (id, ts, actor, verb, target, hash)
-		SELECT g, now() - (5000 - g) * interval '1 second', 'user:' || (g % 7), 'v' || (g % 5), 't', '\x00' FROM generate_series(1, 5000) g;
+		INSERT INTO activity (id, ts, actor, verb, target, hash, chain, seq)
+		SELECT g, now() - (5000 - g) * interval '1 second', 'user:' || (g % 7), 'v' || (g % 5), 't', '\x00', 1 + g % 3, g FROM generate_series(1, 5000) g;
 		INSERT INTO runs (id, thread, replica, status, created_at, finished_at)
 		SELECT 'run-' || g, 'chat', 'rep-' || (g % 3), CASE WHEN g % 50 = 0 THEN 'running' ELSE 'succeeded' END,
 			now() - g * interval '1 second', CASE WHEN g % 50 = 0 THEN NULL ELSE now() END FROM generate_series(1, 5000) g;

@@ -7,17 +7,19 @@
 // together do not race. Options.Schema confines the store to one Postgres
 // schema (created if missing), which is also how tests isolate themselves.
 // Concurrency between replicas is handled in the database: compare-and-swap
-// updates are single statements and activity appends lock the chain head.
+// updates are single statements and activity appends lock the head of one
+// of the ledger's chains, a free one (activity.go).
 // Every operation is bounded (Options.StatementTimeout, bound.go): a lock
 // held elsewhere makes a call fail with UNAVAILABLE, not wait forever.
 // The SQL itself is shared with the sqlite driver (internal/sqlstore); this
-// package holds the pool, the transactions, the chain-head lock and
+// package holds the pool, the transactions, the chains' head locks and
 // Postgres's error codes. The driver passes the storetest conformance
 // suite, like the sqlite driver.
 package postgres
 
 import (
 	"context"
+	"math/rand/v2"
 	"sync/atomic"
 	"time"
 
@@ -79,6 +81,9 @@ type Store struct {
 	timeout time.Duration
 	// group queues writes for group commit (group.go).
 	group sqlstore.Group[sqlstore.Tx]
+	// chain is the ledger chain this store's appends try first
+	// (activity.go): drawn at open, so replicas mostly keep apart.
+	chain int
 	// failCommit, set only by tests, fails a batch's COMMIT the way the
 	// server would.
 	failCommit func() error
@@ -90,6 +95,7 @@ type Store struct {
 // dialect is Postgres's: $n placeholders, timestamptz times.
 var dialect = sqlstore.Dialect{
 	Numbered:    true,
+	Chains:      true,
 	Time:        func(t time.Time) any { return t },
 	MillisSince: `(EXTRACT(EPOCH FROM (CAST(? AS timestamptz) - created_at)) * 1000)::double precision`,
 	MigrationsTable: `CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -152,7 +158,7 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 		pool.Close()
 		return nil, err
 	}
-	s := &Store{pool: pool, timeout: timeout}
+	s := &Store{pool: pool, timeout: timeout, chain: 1 + rand.IntN(chains)}
 	s.group.Max, s.group.Commit = o.MaxBatch, s.commit
 	d := dialect
 	d.Translate = s.translate
@@ -236,7 +242,11 @@ func (c conn) Query(ctx context.Context, query string, args ...any) (sqlstore.Ro
 	return rows{r, cancel}, nil
 }
 
-// tx is a transaction; it appends to the ledger (activity.go).
-type tx struct{ conn }
+// tx is a transaction; it appends to the ledger (activity.go), trying
+// chain prefer first.
+type tx struct {
+	conn
+	prefer int
+}
 
 var _ sqlstore.Tx = tx{}

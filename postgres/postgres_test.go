@@ -136,12 +136,13 @@ func TestReplicas(t *testing.T) {
 	if len(entries) != len(wins)*5 {
 		t.Fatalf("listed %d entries, want %d", len(entries), len(wins)*5)
 	}
-	prev := ""
+	prev := map[int]string{} // each chain's last hash
 	for _, e := range entries {
-		if e.PrevHash != prev || e.Hash != e.ComputeHash(prev) {
+		c, _ := e.Position()
+		if e.PrevHash != prev[c] || e.Hash != e.ComputeHash(prev[c]) {
 			t.Fatalf("chain broken at entry %d", e.ID)
 		}
-		prev = e.Hash
+		prev[c] = e.Hash
 	}
 }
 

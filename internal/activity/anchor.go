@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -63,10 +64,15 @@ type Anchor struct {
 
 	mu    sync.Mutex
 	found *switchboard.LedgerCheckpoint // AnchorFile as read at open
-	head  switchboard.LedgerCheckpoint  // newest, unsigned
-	dirty bool
-	stop  chan struct{}
-	done  chan struct{}
+	head  switchboard.LedgerCheckpoint  // newest, unsigned, without Chains
+	// chains are the heads of the chains this process appended to, when
+	// an entry off chain 1's own numbering was among them (multi): the
+	// checkpoint then names each.
+	chains map[int]switchboard.ChainHead
+	multi  bool
+	dirty  bool
+	stop   chan struct{}
+	done   chan struct{}
 }
 
 // OpenAnchor opens the anchor kept in dir, creating its key (mode 0600)
@@ -181,22 +187,42 @@ func (a *Anchor) mac(cp switchboard.LedgerCheckpoint) string {
 	if cp.Clean { // only when set, so checkpoints signed before the field existed still verify
 		fields = append(fields, "clean")
 	}
+	for _, c := range cp.Chains { // likewise
+		fields = append(fields, "chain "+strconv.Itoa(c.Chain)+" "+strconv.FormatInt(c.Seq, 10)+" "+strconv.FormatInt(c.ID, 10)+" "+c.Hash)
+	}
 	for _, f := range fields {
 		m.Write([]byte(strconv.Itoa(len(f)) + ":" + f + "\n"))
 	}
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-// checkpoint returns a signed checkpoint of entry seq with hash.
-func (a *Anchor) checkpoint(seq int64, hash string) switchboard.LedgerCheckpoint {
-	return a.Sign(a.unsigned(seq, hash))
+// checkpoint returns a signed checkpoint of entry seq with hash and, on a
+// ledger of several chains, of every chain's head.
+func (a *Anchor) checkpoint(seq int64, hash string, chains []switchboard.ChainHead) switchboard.LedgerCheckpoint {
+	cp := a.unsigned(seq, hash)
+	cp.Chains = chains
+	return a.Sign(cp)
 }
 
-// unsigned is checkpoint without the MAC: the head is signed when read,
-// not on every append.
+// unsigned is checkpoint without the MAC and chains: the head is signed
+// when read, not on every append.
 func (a *Anchor) unsigned(seq int64, hash string) switchboard.LedgerCheckpoint {
 	return switchboard.LedgerCheckpoint{Seq: seq, Hash: hash, Ts: a.now().UTC().Truncate(time.Microsecond),
 		Durability: a.durability, Boot: a.boot}
+}
+
+// current is the newest checkpoint, unsigned, with the chains' heads when
+// there are several chains. Called with mu held.
+func (a *Anchor) current() switchboard.LedgerCheckpoint {
+	cp := a.head
+	if a.multi {
+		cp.Chains = make([]switchboard.ChainHead, 0, len(a.chains))
+		for _, c := range a.chains {
+			cp.Chains = append(cp.Chains, c)
+		}
+		slices.SortFunc(cp.Chains, func(x, y switchboard.ChainHead) int { return x.Chain - y.Chain })
+	}
+	return cp
 }
 
 // Head returns the newest checkpoint, signed; ok is false before any entry.
@@ -206,7 +232,7 @@ func (a *Anchor) Head() (cp switchboard.LedgerCheckpoint, ok bool) {
 	if a.head.Seq == 0 {
 		return cp, false
 	}
-	return a.Sign(a.head), true
+	return a.Sign(a.current()), true
 }
 
 // Found returns the checkpoint AnchorFile held when the anchor was opened.
@@ -217,24 +243,54 @@ func (a *Anchor) Found() (cp switchboard.LedgerCheckpoint, ok bool) {
 	return *a.found, true
 }
 
-// advance moves the head to entry seq unless it is there already: entries
-// appended concurrently may arrive out of order.
-func (a *Anchor) advance(seq int64, hash string) {
+// advance moves the head to e unless it is there already, and e's
+// chain's head likewise: entries appended concurrently may arrive out of
+// order.
+func (a *Anchor) advance(e switchboard.ActivityEntry) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if seq > a.head.Seq {
-		a.head = a.unsigned(seq, hash)
+	a.advanceLocked(e)
+}
+
+func (a *Anchor) advanceLocked(e switchboard.ActivityEntry) {
+	chain, seq := e.Position()
+	if a.chains == nil {
+		a.chains = map[int]switchboard.ChainHead{}
+	}
+	if c, ok := a.chains[chain]; !ok || seq > c.Seq {
+		a.chains[chain] = switchboard.ChainHead{Chain: chain, Seq: seq, ID: e.ID, Hash: e.Hash}
+		a.multi = a.multi || e.Chain != 0
+		a.dirty = true
+	}
+	if e.ID > a.head.Seq {
+		a.head = a.unsigned(e.ID, e.Hash)
 		a.dirty = true
 	}
 }
 
-// reset puts the head at entry seq, even backwards: what the store holds at
-// start, once a checkpoint it no longer reaches has been recorded.
-func (a *Anchor) reset(seq int64, hash string) {
+// reset puts the head at head, the store's newest entry at start (zero:
+// none), even backwards, and keeps vouching for the chain heads in keep
+// (the checkpoint found, when the store still holds it).
+func (a *Anchor) reset(head switchboard.ActivityEntry, keep []switchboard.ChainHead) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.head = a.unsigned(seq, hash)
+	a.head, a.chains, a.multi = a.unsigned(0, ""), nil, false
+	for _, c := range keep {
+		a.advanceLocked(entryAt(c))
+	}
+	if head.ID != 0 {
+		a.advanceLocked(head)
+	}
 	a.dirty = true
+}
+
+// entryAt is the entry a chain head names, as far as an anchor needs it.
+func entryAt(c switchboard.ChainHead) switchboard.ActivityEntry {
+	e := switchboard.ActivityEntry{ID: c.ID, Hash: c.Hash, Chain: c.Chain, Seq: c.Seq}
+	if c.Chain == 1 && c.Seq == c.ID {
+		e.Chain, e.Seq = 0, 0
+	}
+	return e
 }
 
 // Flush writes the head checkpoint to AnchorFile and fsyncs it when it
@@ -246,7 +302,7 @@ func (a *Anchor) Flush() error {
 		a.mu.Unlock()
 		return nil
 	}
-	cp := a.Sign(a.head)
+	cp := a.Sign(a.current())
 	a.dirty = false
 	a.mu.Unlock()
 	if err := a.write(cp); err != nil {

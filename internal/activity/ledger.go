@@ -146,7 +146,7 @@ func (l *Ledger) Observe(e switchboard.ActivityEntry) {
 	if e.ID == 0 {
 		return
 	}
-	l.anchor.advance(e.ID, e.Hash)
+	l.anchor.advance(e)
 	l.mu.Lock()
 	l.insertLocked(e)
 	close(l.wake)
@@ -393,6 +393,7 @@ func (l *Ledger) after(ctx context.Context, id int64, fromStore bool) ([]switchb
 			return out, nil
 		}
 	}
+	read := time.Now()
 	page, err := l.store.ActivityList(ctx, switchboard.ActivityFilter{AfterID: id, Limit: pageSize})
 	if err != nil {
 		return nil, err
@@ -402,5 +403,28 @@ func (l *Ledger) after(ctx context.Context, id int64, fromStore bool) ([]switchb
 		l.insertLocked(e)
 	}
 	l.mu.Unlock()
-	return page, nil
+	return settled(page, id, read), nil
+}
+
+// settleWindow bounds how long an append can stay uncommitted after its
+// entry was stamped: the Postgres store's bound on a write (twice its
+// statement timeout, 5 s by default), twice over, with room for clocks
+// of different replicas.
+const settleWindow = 30 * time.Second
+
+// settled is page (the entries after id, read at read) up to its first
+// missing id, unless the entry after the gap is older than settleWindow.
+// On a store of several chains an entry can commit after a later id of
+// another chain; a follower that moved past the missing id would never
+// see it. An id still missing that long after was never committed (a
+// rolled-back append), and the follower moves on.
+func settled(page []switchboard.ActivityEntry, id int64, read time.Time) []switchboard.ActivityEntry {
+	next := id + 1
+	for i, e := range page {
+		if e.ID != next && read.Sub(e.Ts) < settleWindow {
+			return page[:i]
+		}
+		next = e.ID + 1
+	}
+	return page
 }

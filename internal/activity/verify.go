@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/switchboardhq/switchboard"
@@ -28,6 +29,8 @@ type Report struct {
 	// back the missing entries (docs/architecture.md, Durability), so they
 	// were deleted or lost in a crash; otherwise they were deleted.
 	PossibleCrash bool `json:"possibleCrash,omitempty"`
+	// Chains are the heads of the ledger's chains, when it has several.
+	Chains []switchboard.ChainHead `json:"chains,omitempty"`
 	// Gaps are the ledger.rollback entries: checkpoints a start found the
 	// store no longer reached. They are history, not a broken chain: OK
 	// does not depend on them, and every verify shows them.
@@ -40,10 +43,22 @@ type Anchored struct {
 	switchboard.LedgerCheckpoint
 }
 
-// Range is an inclusive range of entry IDs.
+// Range is an inclusive range of entry IDs or, with Chain, of positions
+// on that chain.
 type Range struct {
-	From int64 `json:"from"`
-	To   int64 `json:"to"`
+	From  int64 `json:"from"`
+	To    int64 `json:"to"`
+	Chain int   `json:"chain,omitempty"`
+}
+
+// points are what cp vouches for: its entry Seq with Hash (Chain 0: found
+// by ID) and, on a ledger of several chains, each chain's head.
+func points(cp switchboard.LedgerCheckpoint) []switchboard.ChainHead {
+	var ps []switchboard.ChainHead
+	if cp.Seq > 0 {
+		ps = append(ps, switchboard.ChainHead{ID: cp.Seq, Hash: cp.Hash})
+	}
+	return append(ps, cp.Chains...)
 }
 
 // Gap is a ledger.rollback entry: Entry is its ID.
@@ -64,13 +79,14 @@ const (
 	CauseForged = "forged-checkpoint"
 )
 
-// Verify reads the whole ledger from the store and recomputes the chain:
-// IDs must run 1, 2, 3 … without gaps, each prevHash must be the hash of
-// the entry before, and each hash must be the hash of the entry's content.
-// An edit, insertion or deletion made behind the daemon's back breaks one
-// of these at the first entry it touched. The chain cannot show that its
-// last entries were deleted, so the ledger must also reach this process's
-// head checkpoint, with the same hash there (the Anchor).
+// Verify reads the whole ledger from the store, by id, and recomputes
+// each of its chains: an entry's positions on its chain must run 1, 2, 3
+// … without gaps, each prevHash must be the hash of the position before,
+// and each hash must be the hash of the entry's content. An edit,
+// insertion or deletion made behind the daemon's back breaks one of these
+// at the first entry it touched. A chain cannot show that its last entries
+// were deleted, so the ledger must also reach this process's head
+// checkpoint, with the same hashes there (the Anchor).
 func (l *Ledger) Verify(ctx context.Context) (Report, error) {
 	return l.verify(ctx, nil)
 }
@@ -98,7 +114,8 @@ func (l *Ledger) verify(ctx context.Context, operator *switchboard.LedgerCheckpo
 	if cp, ok := l.anchor.Head(); ok {
 		r.Checkpoints = append(r.Checkpoints, Anchored{"daemon", cp})
 	}
-	prev, want := "", int64(1)
+	heads := map[int]*switchboard.ChainHead{} // each chain's last entry so far
+	multi := false                            // an entry off chain 1's own numbering was seen
 	for after := int64(0); ; {
 		page, err := l.store.ActivityList(ctx, switchboard.ActivityFilter{AfterID: after, Limit: pageSize})
 		if err != nil {
@@ -106,24 +123,40 @@ func (l *Ledger) verify(ctx context.Context, operator *switchboard.LedgerCheckpo
 		}
 		for i := range page {
 			e := &page[i]
+			chain, seq := e.Position()
+			h := heads[chain]
+			if h == nil {
+				h = &switchboard.ChainHead{Chain: chain}
+				heads[chain] = h
+			}
+			multi = multi || e.Chain != 0
+			at := func() string { return fmt.Sprintf("entry %d (position %d of chain %d)", e.ID, seq, chain) }
 			switch {
-			case e.ID != want:
-				return r.fail(want, fmt.Sprintf("entry %d is missing (the next entry is %d): entries were deleted", want, e.ID)), nil
-			case e.PrevHash != prev:
-				return r.fail(e.ID, fmt.Sprintf("entry %d does not follow entry %d: its prevHash is %.12s…, the hash of entry %d is %.12s…", e.ID, e.ID-1, e.PrevHash, e.ID-1, prev)), nil
-			case e.ComputeHash(prev) != e.Hash:
+			case seq != h.Seq+1 && e.Chain == 0 && seq > h.Seq:
+				return r.fail(h.Seq+1, fmt.Sprintf("entry %d is missing (the next entry is %d): entries were deleted", h.Seq+1, e.ID)), nil
+			case seq > h.Seq+1:
+				return r.fail(e.ID, fmt.Sprintf("%s: positions %d–%d of chain %d are missing: entries were deleted", at(), h.Seq+1, seq-1, chain)), nil
+			case seq != h.Seq+1:
+				return r.fail(e.ID, fmt.Sprintf("%s: chain %d is at position %d already (entry %d): entries were moved or inserted", at(), chain, h.Seq, h.ID)), nil
+			case e.PrevHash != h.Hash && e.Chain == 0:
+				return r.fail(e.ID, fmt.Sprintf("entry %d does not follow entry %d: its prevHash is %.12s…, the hash of entry %d is %.12s…", e.ID, e.ID-1, e.PrevHash, e.ID-1, h.Hash)), nil
+			case e.PrevHash != h.Hash:
+				return r.fail(e.ID, fmt.Sprintf("%s does not follow entry %d: its prevHash is %.12s…, the hash of entry %d is %.12s…", at(), h.ID, e.PrevHash, h.ID, h.Hash)), nil
+			case e.ComputeHash(h.Hash) != e.Hash:
 				return r.fail(e.ID, fmt.Sprintf("entry %d was edited: its content no longer matches its hash", e.ID)), nil
 			}
 			for _, a := range r.Checkpoints {
-				if a.Seq == e.ID && a.Hash != e.Hash {
-					return r.fail(e.ID, fmt.Sprintf("entry %d is not the entry the %s checkpoint of %s names (hash %.12s…, now %.12s…): the ledger was cut back and written again from entry %d or earlier",
-						e.ID, a.Source, stamp(a.Ts), a.Hash, e.Hash, e.ID)), nil
+				for _, p := range points(a.LedgerCheckpoint) {
+					if (p.Chain == 0 && p.ID == e.ID || p.Chain == chain && p.Seq == seq) && p.Hash != e.Hash {
+						return r.fail(e.ID, fmt.Sprintf("entry %d is not the entry the %s checkpoint of %s names (hash %.12s…, now %.12s…): the ledger was cut back and written again from entry %d or earlier",
+							e.ID, a.Source, stamp(a.Ts), p.Hash, e.Hash, e.ID)), nil
+					}
 				}
 			}
 			if e.Verb == VerbLedgerRollback && e.Actor == "system" {
 				r.Gaps = append(r.Gaps, gapOf(e))
 			}
-			prev, want = e.Hash, want+1
+			*h = switchboard.ChainHead{Chain: chain, Seq: seq, ID: e.ID, Hash: e.Hash}
 			r.Entries, r.HeadID, r.Head = r.Entries+1, e.ID, e.Hash
 		}
 		if len(page) < pageSize {
@@ -131,23 +164,54 @@ func (l *Ledger) verify(ctx context.Context, operator *switchboard.LedgerCheckpo
 		}
 		after = page[len(page)-1].ID
 	}
-	// The checkpoint reaching furthest names the whole missing range; of
-	// equals, the operator's (asked for) comes first.
-	var far *Anchored
+	if multi {
+		for _, h := range heads {
+			r.Chains = append(r.Chains, *h)
+		}
+		slices.SortFunc(r.Chains, func(x, y switchboard.ChainHead) int { return x.Chain - y.Chain })
+	}
+	// The checkpoint reaching furthest past its chain's end (or the
+	// ledger's last entry) names the whole missing range; of equals, the
+	// operator's (asked for) comes first. The ledger's own end is named
+	// before a chain's: a chain cut short behind the newest entry is the
+	// one left to name by its position.
+	var (
+		far    *Anchored
+		farAt  switchboard.ChainHead
+		farEnd int64
+	)
 	for i, a := range r.Checkpoints {
-		if a.Seq > r.HeadID && (far == nil || a.Seq > far.Seq) {
-			far = &r.Checkpoints[i]
+		for _, p := range points(a.LedgerCheckpoint) {
+			end := r.HeadID
+			if p.Chain != 0 {
+				end = 0
+				if h := heads[p.Chain]; h != nil {
+					end = h.Seq
+				}
+			}
+			at := p.Seq
+			if p.Chain == 0 {
+				at = p.ID
+			}
+			if at > end && (far == nil || farAt.Chain != 0 && p.Chain == 0 || (farAt.Chain == 0) == (p.Chain == 0) && at-end > farAt.Seq-farEnd) {
+				far, farAt, farEnd = &r.Checkpoints[i], p, end
+				farAt.Seq = at
+			}
 		}
 	}
 	if a := far; a != nil {
-		r.Missing = &Range{From: r.HeadID + 1, To: a.Seq}
+		r.Missing = &Range{From: farEnd + 1, To: farAt.Seq, Chain: farAt.Chain}
 		r.PossibleCrash = mayRollBack(a.Durability)
 		why := "the last entries were deleted"
 		if r.PossibleCrash {
 			why += ", or an OS or database-server crash rolled them back (the store's durability is not power: docs/architecture.md, Durability)"
 		}
-		return r.fail(r.HeadID+1, fmt.Sprintf("%s missing: the ledger ends at entry %d, but the %s checkpoint of %s names entry %d (hash %.12s…): %s",
-			r.Missing.phrase(), r.HeadID, a.Source, stamp(a.Ts), a.Seq, a.Hash, why)), nil
+		if farAt.Chain == 0 {
+			return r.fail(r.HeadID+1, fmt.Sprintf("%s missing: the ledger ends at entry %d, but the %s checkpoint of %s names entry %d (hash %.12s…): %s",
+				r.Missing.phrase(), r.HeadID, a.Source, stamp(a.Ts), a.Seq, a.Hash, why)), nil
+		}
+		return r.fail(farAt.ID, fmt.Sprintf("positions %d–%d of chain %d are missing: the chain ends at position %d, but the %s checkpoint of %s names position %d (entry %d, hash %.12s…): %s",
+			r.Missing.From, r.Missing.To, farAt.Chain, farEnd, a.Source, stamp(a.Ts), farAt.Seq, farAt.ID, farAt.Hash, why)), nil
 	}
 	r.OK = true
 	return r, nil
@@ -194,7 +258,7 @@ func (l *Ledger) Checkpoint(ctx context.Context) (switchboard.LedgerCheckpoint, 
 		return switchboard.LedgerCheckpoint{}, switchboard.Errorf(switchboard.CodeConflict,
 			"the ledger does not verify, so no checkpoint is issued: %s", r.Problem).WithDetails(map[string]any{"badId": r.BadID})
 	}
-	return l.anchor.checkpoint(r.HeadID, r.Head), nil
+	return l.anchor.checkpoint(r.HeadID, r.Head, r.Chains), nil
 }
 
 // reconcile runs at start: the checkpoint the anchor file held must still
@@ -212,7 +276,7 @@ func (l *Ledger) reconcile(ctx context.Context) error {
 	l.mu.Unlock()
 	found, ok := l.anchor.Found()
 	if !ok {
-		l.anchor.reset(head.ID, head.Hash)
+		l.anchor.reset(head, nil)
 		return nil
 	}
 	details := map[string]any{"checkpoint": map[string]any{"seq": found.Seq, "hash": found.Hash, "ts": found.Ts,
@@ -241,7 +305,9 @@ func (l *Ledger) reconcile(ctx context.Context) error {
 		case err != nil:
 			return fmt.Errorf("check the ledger's checkpoint: %w", err)
 		case e.Hash == found.Hash:
-			l.anchor.reset(head.ID, head.Hash)
+			// Its other chains' heads stay vouched for; a verify holds
+			// the store to them.
+			l.anchor.reset(head, found.Chains)
 			return nil
 		default:
 			details["rewrittenFrom"] = found.Seq
@@ -253,6 +319,6 @@ func (l *Ledger) reconcile(ctx context.Context) error {
 		return err
 	}
 	l.log.ErrorContext(ctx, "the ledger no longer holds what its checkpoint named: recorded as a ledger.rollback entry", "details", string(d))
-	l.anchor.reset(head.ID, head.Hash)
+	l.anchor.reset(head, nil)
 	return l.appendRedacted(ctx, &switchboard.ActivityEntry{Actor: "system", Verb: VerbLedgerRollback, Target: "ledger", Details: d})
 }

@@ -14,9 +14,12 @@ import (
 // Drivers run it from Tx.Append, after Entry.Link.
 const ActivityInsert = `INSERT INTO activity (` + activityCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
-// activityCols are the stored columns. An entry's PrevHash is not stored:
-// ids have no gaps, so it is the hash of the row with id - 1, which
-// sqlActivityPage joins (migration 0022 says why).
+// activityCols are the stored columns every store has. An entry's
+// PrevHash is not stored: positions on a chain have no gaps, so it is the
+// hash of the row one position before on the same chain (on a store of
+// one chain, the row with id - 1), which ActivityList joins (migration
+// 0022 says why). A store of several chains also keeps chain and seq
+// (Dialect.Chains).
 const activityCols = `id, ts, actor, verb, target, provenance, reversal, details, hash`
 
 // Entry is an activity entry checked and ready to append: N is the entry
@@ -55,13 +58,23 @@ func (s *Store) newEntry(op string, e *switchboard.ActivityEntry) (*Entry, error
 	return p, nil
 }
 
-// Link puts the entry after the chain head (headID, headHash): its ID,
-// PrevHash and Hash.
+// Link puts the entry after the chain head (headID, headHash) of a store
+// with one chain, where an entry's position is its ID: its ID, PrevHash
+// and Hash.
 func (p *Entry) Link(headID int64, headHash string) {
+	p.LinkAt(1, headID+1, headID+1, headHash)
+}
+
+// LinkAt puts the entry at position seq of chain, after the entry whose
+// hash is prev, as entry id: its ID, Chain, Seq, PrevHash and Hash.
+func (p *Entry) LinkAt(chain int, seq, id int64, prev string) {
 	n := &p.N
-	n.ID = headID + 1 // ComputeHash covers the ID, so set it first
-	n.PrevHash = headHash
-	n.Hash = n.ComputeHash(headHash)
+	n.ID, n.Chain, n.Seq = id, chain, seq // ComputeHash covers them, so set them first
+	if chain == 1 && seq == id {
+		n.Chain, n.Seq = 0, 0
+	}
+	n.PrevHash = prev
+	n.Hash = n.ComputeHash(prev)
 }
 
 // Args are ActivityInsert's arguments for the linked entry.
@@ -161,9 +174,15 @@ func (s *Store) ActivityList(ctx context.Context, f switchboard.ActivityFilter) 
 	args = append(args, limit(f.Limit))
 	out := []switchboard.ActivityEntry{}
 	err := s.read(ctx, op, func(q Reader) error {
+		// The previous entry is the one before on the same chain; on a
+		// store of one chain, the entry with id - 1.
+		pos, prev := `0 AS chain, 0 AS seq`, `p.id = a.id - 1`
+		if s.d.Chains {
+			pos, prev = `chain, seq`, `p.chain = a.chain AND p.seq = a.seq - 1`
+		}
 		rows, err := q.Query(ctx, s.sql(`SELECT a.id, a.ts, a.actor, a.verb, a.target, a.provenance, a.reversal, a.details,
-			p.hash, a.hash FROM (SELECT `+activityCols+` FROM activity WHERE `+strings.Join(where, " AND ")+
-			` ORDER BY id LIMIT ?) a LEFT JOIN activity p ON p.id = a.id - 1 ORDER BY a.id`), args...)
+			a.chain, a.seq, p.hash, a.hash FROM (SELECT `+activityCols+`, `+pos+` FROM activity WHERE `+strings.Join(where, " AND ")+
+			` ORDER BY id LIMIT ?) a LEFT JOIN activity p ON `+prev+` ORDER BY a.id`), args...)
 		if err != nil {
 			return err
 		}
@@ -171,8 +190,11 @@ func (s *Store) ActivityList(ctx context.Context, f switchboard.ActivityFilter) 
 		for rows.Next() {
 			var e switchboard.ActivityEntry
 			if err := rows.Scan(&e.ID, scanTime(&e.Ts), &e.Actor, &e.Verb, &e.Target, scanJSON(&e.Provenance),
-				scanJSON(&e.Reversal), scanJSON(&e.Details), ScanHash(&e.PrevHash), ScanHash(&e.Hash)); err != nil {
+				scanJSON(&e.Reversal), scanJSON(&e.Details), &e.Chain, &e.Seq, ScanHash(&e.PrevHash), ScanHash(&e.Hash)); err != nil {
 				return err
+			}
+			if e.Chain == 1 && e.Seq == e.ID { // as Entry.LinkAt made it
+				e.Chain, e.Seq = 0, 0
 			}
 			out = append(out, e)
 		}

@@ -86,6 +86,10 @@ type DB interface {
 type Dialect struct {
 	// Numbered placeholders ($1, $2, ...) instead of ?.
 	Numbered bool
+	// Chains: the activity table has chain and seq columns (a ledger of
+	// several chains); without them every entry is at position id of
+	// chain 1.
+	Chains bool
 	// Time binds a non-zero time, already in UTC at microsecond precision,
 	// as the database keeps it. Scanning accepts what it binds (timeCol).
 	Time func(time.Time) any

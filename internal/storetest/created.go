@@ -50,7 +50,7 @@ func testCreateFinishedLands(t *testing.T, s switchboard.Store) {
 	if diff := cmp.Diff(last, *e); diff != "" {
 		t.Fatalf("InvocationCreateFinished did not fill e with the stored entry (-stored +e):\n%s", diff)
 	}
-	want.ID, want.PrevHash, want.Hash, want.Ts = last.ID, before[len(before)-1].Hash, last.Hash, micro(want.Ts)
+	want.ID, want.Chain, want.Seq, want.PrevHash, want.Hash, want.Ts = last.ID, last.Chain, last.Seq, prevOnChain(before, last), last.Hash, micro(want.Ts)
 	if diff := cmp.Diff(want, last); diff != "" {
 		t.Fatalf("stored entry (-want +got):\n%s", diff)
 	}

@@ -145,19 +145,40 @@ func revision(t *testing.T, s switchboard.Store) int64 {
 // verifyChain recomputes every hash of a contiguous run of entries that
 // starts at the genesis entry.
 func verifyChain(entries []switchboard.ActivityEntry) error {
-	prev, lastID := "", int64(0)
+	type head struct {
+		seq  int64
+		hash string
+	}
+	heads, lastID := map[int]head{}, int64(0)
 	for i := range entries {
 		e := &entries[i]
 		if e.ID <= lastID {
 			return fmt.Errorf("entry %d: id not increasing after %d", e.ID, lastID)
 		}
-		if e.PrevHash != prev {
-			return fmt.Errorf("entry %d: prevHash %q, want %q (fork or gap)", e.ID, e.PrevHash, prev)
+		c, seq := e.Position()
+		h := heads[c]
+		if seq != h.seq+1 {
+			return fmt.Errorf("entry %d: position %d of chain %d follows %d (gap)", e.ID, seq, c, h.seq)
 		}
-		if h := e.ComputeHash(e.PrevHash); e.Hash != h {
-			return fmt.Errorf("entry %d: hash %s, recomputed %s", e.ID, e.Hash, h)
+		if e.PrevHash != h.hash {
+			return fmt.Errorf("entry %d: prevHash %q, want %q (fork or gap)", e.ID, e.PrevHash, h.hash)
 		}
-		prev, lastID = e.Hash, e.ID
+		if x := e.ComputeHash(e.PrevHash); e.Hash != x {
+			return fmt.Errorf("entry %d: hash %s, recomputed %s", e.ID, e.Hash, x)
+		}
+		heads[c], lastID = head{seq, e.Hash}, e.ID
 	}
 	return nil
+}
+
+// prevOnChain is the hash of the entry before e on e's chain, among
+// entries (oldest first).
+func prevOnChain(entries []switchboard.ActivityEntry, e switchboard.ActivityEntry) string {
+	c, seq := e.Position()
+	for _, x := range entries {
+		if xc, xs := x.Position(); xc == c && xs == seq-1 {
+			return x.Hash
+		}
+	}
+	return ""
 }

@@ -1,0 +1,380 @@
+package daemon_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/client"
+	"github.com/switchboardhq/switchboard/internal/activity"
+	"github.com/switchboardhq/switchboard/internal/daemon"
+	"github.com/switchboardhq/switchboard/internal/scope"
+)
+
+// rawMCP is an MCP 2025-11-25 session spoken as raw JSON-RPC over
+// streamable HTTP: the go-sdk client has no tasks, so the task methods and
+// params.task are written out here, as the spec spells them.
+type rawMCP struct {
+	t     *testing.T
+	url   string
+	token string
+	sid   string
+	id    int
+}
+
+type rpcReply struct {
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func openRawMCP(t *testing.T, url, token string) (*rawMCP, json.RawMessage) {
+	t.Helper()
+	m := &rawMCP{t: t, url: url, token: token}
+	res := m.ok("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "raw", "version": "1"}})
+	m.post(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	return m, res
+}
+
+// call sends one request and returns its reply (read from a JSON body or
+// from the SSE stream the server answers on).
+func (m *rawMCP) call(method string, params any) rpcReply {
+	m.t.Helper()
+	m.id++
+	body := m.post(map[string]any{"jsonrpc": "2.0", "id": m.id, "method": method, "params": params})
+	for _, msg := range body {
+		var r struct {
+			ID int `json:"id"`
+			rpcReply
+		}
+		if json.Unmarshal(msg, &r) == nil && r.ID == m.id && (r.Result != nil || r.Error != nil) {
+			return r.rpcReply
+		}
+	}
+	m.t.Fatalf("%s: no reply in %s", method, body)
+	return rpcReply{}
+}
+
+func (m *rawMCP) ok(method string, params any) json.RawMessage {
+	m.t.Helper()
+	r := m.call(method, params)
+	if r.Error != nil {
+		m.t.Fatalf("%s: error %d %s", method, r.Error.Code, r.Error.Message)
+	}
+	return r.Result
+}
+
+// invalid sends a request that must fail with invalid params.
+func (m *rawMCP) invalid(method string, params any) string {
+	m.t.Helper()
+	r := m.call(method, params)
+	if r.Error == nil || r.Error.Code != -32602 {
+		m.t.Fatalf("%s %v: got %s %+v, want invalid params (-32602)", method, params, r.Result, r.Error)
+	}
+	return r.Error.Message
+}
+
+func (m *rawMCP) post(msg any) []json.RawMessage {
+	m.t.Helper()
+	b, _ := json.Marshal(msg)
+	req, _ := http.NewRequest(http.MethodPost, m.url, bytes.NewReader(b))
+	req.Header.Set("Authorization", "Bearer "+m.token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	if m.sid != "" {
+		req.Header.Set("Mcp-Session-Id", m.sid)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode >= 300 {
+		m.t.Fatalf("POST %s: %s", b, res.Status)
+	}
+	if sid := res.Header.Get("Mcp-Session-Id"); sid != "" {
+		m.sid = sid
+	}
+	var out []json.RawMessage
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if data, ok := strings.CutPrefix(line, "data:"); ok {
+			out = append(out, json.RawMessage(strings.TrimSpace(data)))
+		} else if strings.HasPrefix(line, "{") {
+			out = append(out, json.RawMessage(line))
+		}
+	}
+	return out
+}
+
+type wireTask struct {
+	TaskID        string `json:"taskId"`
+	Status        string `json:"status"`
+	StatusMessage string `json:"statusMessage"`
+	CreatedAt     string `json:"createdAt"`
+	LastUpdatedAt string `json:"lastUpdatedAt"`
+	TTL           *int64 `json:"ttl"`
+	PollInterval  int64  `json:"pollInterval"`
+}
+
+func (m *rawMCP) get(id string) wireTask {
+	m.t.Helper()
+	var tk wireTask
+	if err := json.Unmarshal(m.ok("tasks/get", map[string]any{"taskId": id}), &tk); err != nil {
+		m.t.Fatal(err)
+	}
+	return tk
+}
+
+// until polls tasks/get until the task reaches status: nothing outside
+// the daemon is told when an approved call starts its job.
+func (m *rawMCP) until(id, status string) wireTask {
+	m.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		tk := m.get(id)
+		if tk.Status == status {
+			return tk
+		}
+		if time.Now().After(deadline) {
+			m.t.Fatalf("task %s is %s (%s), want %s", id, tk.Status, tk.StatusMessage, status)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// startTask calls reports.build as a task and returns the task created.
+func (m *rawMCP) startTask(args map[string]any, meta map[string]any) wireTask {
+	m.t.Helper()
+	params := map[string]any{"name": "reports-build", "arguments": args, "task": map[string]any{"ttl": 60000}}
+	if meta != nil {
+		params["_meta"] = meta
+	}
+	var out struct {
+		Task wireTask `json:"task"`
+	}
+	if err := json.Unmarshal(m.ok("tools/call", params), &out); err != nil || out.Task.TaskID == "" {
+		m.t.Fatalf("tools/call as a task: %+v %v", out, err)
+	}
+	return out.Task
+}
+
+// TestMCPTasks: over /mcp, an agent runs a job tool as a 2025-11-25 task
+// on real SQLite (and Postgres when SWITCHBOARD_TEST_POSTGRES is set): the
+// task id is the invocation's, it waits for approval as input_required,
+// works, completes with the job's result from tasks/result, shows in the
+// agent's tasks/list and in nobody else's; another caller and an unknown
+// id get invalid params; a re-sent call with the same idempotency key is
+// the same task and runs once; a cancelled task ends the job (its work
+// sees the cancellation), is cancelled in the ledger, and cannot be
+// cancelled again.
+func TestMCPTasks(t *testing.T) {
+	for _, db := range durables(t) {
+		t.Run(db.name, func(t *testing.T) { testMCPTasks(t, db) })
+	}
+}
+
+func testMCPTasks(t *testing.T, db durable) {
+	ctx := context.Background()
+	st := db.open(t)
+	t.Cleanup(func() { st.Close() })
+	d, err := daemon.New(ctx, daemon.Options{Store: st, AdminToken: mcpToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	release := make(chan struct{})
+	stopped := make(chan error, 1)
+	var runs atomic.Int32
+	err = d.RegisterFunc(ctx, switchboard.Tool{Name: "reports.build", Description: "Build a report.", Class: switchboard.ClassJob,
+		InputSchema:  json.RawMessage(`{"type":"object","properties":{"pages":{"type":"integer"}}}`),
+		OutputSchema: json.RawMessage(`{"type":"object","properties":{"pages":{"type":"integer"}}}`)},
+		func(ctx context.Context, in json.RawMessage) (any, error) {
+			runs.Add(1)
+			var args struct{ Pages int }
+			_ = json.Unmarshal(in, &args)
+			if args.Pages == 3 { // only a cancel ends this one
+				<-ctx.Done()
+				stopped <- context.Cause(ctx)
+				return nil, context.Cause(ctx)
+			}
+			select {
+			case <-release:
+				return map[string]int{"pages": args.Pages}, nil
+			case <-ctx.Done():
+				return nil, context.Cause(ctx)
+			}
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = d.RegisterFunc(ctx, switchboard.Tool{Name: "reports.peek", Description: "Read a report.", Class: switchboard.ClassRead,
+		InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, json.RawMessage) (any, error) { return "ok", nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(d.Handler())
+	t.Cleanup(srv.Close)
+	admin := client.New(srv.URL, mcpToken, nil)
+	token := func(agent string) string {
+		tok, err := d.Tokens.Create(ctx, scope.TokenRequest{Agent: agent, User: "user:alice", Allow: []string{"reports.*"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok.Token
+	}
+	approve := func(inv string) {
+		t.Helper()
+		list, err := admin.Approvals(ctx, client.ApprovalQuery{Invocation: inv})
+		if err != nil || len(list) != 1 {
+			t.Fatalf("approval of %s: %+v %v", inv, list, err)
+		}
+		if _, err := admin.Decide(ctx, list[0].ID, client.Decision{Approve: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	a, initRes := openRawMCP(t, srv.URL+"/mcp", token("planner"))
+	var caps struct {
+		Capabilities struct {
+			Tasks struct {
+				List, Cancel *struct{}
+				Requests     struct{ Tools struct{ Call *struct{} } }
+			}
+		}
+	}
+	if err := json.Unmarshal(initRes, &caps); err != nil || caps.Capabilities.Tasks.List == nil || caps.Capabilities.Tasks.Cancel == nil || caps.Capabilities.Tasks.Requests.Tools.Call == nil {
+		t.Fatalf("initialize does not advertise tasks: %s", initRes)
+	}
+	var listed struct {
+		Tools []struct {
+			Name      string
+			Execution *struct{ TaskSupport string }
+		}
+	}
+	if err := json.Unmarshal(a.ok("tools/list", map[string]any{}), &listed); err != nil {
+		t.Fatal(err)
+	}
+	support := map[string]string{}
+	for _, tl := range listed.Tools {
+		if tl.Execution != nil {
+			support[tl.Name] = tl.Execution.TaskSupport
+		}
+	}
+	if support["reports-build"] != "optional" || support["reports-peek"] != "" {
+		t.Fatalf("execution.taskSupport: %v", support)
+	}
+	if r := a.call("tools/call", map[string]any{"name": "reports-peek", "task": map[string]any{}}); r.Error == nil || r.Error.Code != -32601 {
+		t.Fatalf("a read tool called as a task: %s %+v, want method not found", r.Result, r.Error)
+	}
+
+	// A task waits for approval, then works, then completes; a re-send
+	// with its key is the same task.
+	key := map[string]any{"switchboard/idempotencyKey": "build-q3"}
+	tk := a.startTask(map[string]any{"pages": 12}, key)
+	if again := a.startTask(map[string]any{"pages": 12}, key); again.TaskID != tk.TaskID {
+		t.Fatalf("a re-sent task call made task %s beside %s", again.TaskID, tk.TaskID)
+	}
+	inv, err := admin.GetInvocation(ctx, tk.TaskID)
+	if err != nil || inv.Tool != "reports.build" {
+		t.Fatalf("the task id is not the invocation's: %+v %v", inv, err)
+	}
+	if tk.Status != "input_required" || !strings.Contains(tk.StatusMessage, inv.ApprovalID) || tk.TTL == nil || *tk.TTL != (30*24*time.Hour).Milliseconds() || tk.PollInterval <= 0 {
+		t.Fatalf("created task: %+v", tk)
+	}
+	approve(tk.TaskID)
+	a.until(tk.TaskID, "working")
+	close(release)
+	var out struct {
+		Content           []struct{ Text string }
+		StructuredContent struct{ Pages int }
+		IsError           bool
+		Meta              map[string]json.RawMessage `json:"_meta"`
+	}
+	if err := json.Unmarshal(a.ok("tasks/result", map[string]any{"taskId": tk.TaskID}), &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.IsError || out.StructuredContent.Pages != 12 || !strings.Contains(string(out.Meta["io.modelcontextprotocol/related-task"]), tk.TaskID) {
+		t.Fatalf("tasks/result: %+v", out)
+	}
+	if got := a.get(tk.TaskID); got.Status != "completed" || runs.Load() != 1 {
+		t.Fatalf("after its result the task is %+v, and the tool ran %d times", got, runs.Load())
+	}
+	a.invalid("tasks/cancel", map[string]any{"taskId": tk.TaskID}) // ended already
+
+	// Only the caller sees its tasks.
+	b, _ := openRawMCP(t, srv.URL+"/mcp", token("other"))
+	for _, m := range []string{"tasks/get", "tasks/result", "tasks/cancel"} {
+		b.invalid(m, map[string]any{"taskId": tk.TaskID})
+		a.invalid(m, map[string]any{"taskId": "inv_unknown"})
+	}
+	listOf := func(m *rawMCP) []string {
+		var l struct{ Tasks []wireTask }
+		if err := json.Unmarshal(m.ok("tasks/list", map[string]any{}), &l); err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, x := range l.Tasks {
+			ids = append(ids, x.TaskID)
+		}
+		return ids
+	}
+	if ids := listOf(a); len(ids) != 1 || ids[0] != tk.TaskID {
+		t.Fatalf("planner's tasks/list: %v, want [%s]", ids, tk.TaskID)
+	}
+	if ids := listOf(b); len(ids) != 0 {
+		t.Fatalf("other's tasks/list: %v, want none", ids)
+	}
+
+	// Cancelling a working task ends its job.
+	tk2 := a.startTask(map[string]any{"pages": 3}, nil)
+	approve(tk2.TaskID)
+	a.until(tk2.TaskID, "working")
+	var cancelled wireTask
+	if err := json.Unmarshal(a.ok("tasks/cancel", map[string]any{"taskId": tk2.TaskID}), &cancelled); err != nil || cancelled.Status != "cancelled" {
+		t.Fatalf("tasks/cancel: %+v %v", cancelled, err)
+	}
+	select {
+	case cause := <-stopped:
+		if switchboard.CodeOf(cause) != switchboard.CodeCancelled {
+			t.Fatalf("the job's work stopped with %v", cause)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the job's work never saw the cancel")
+	}
+	if got := a.get(tk2.TaskID); got.Status != "cancelled" || !strings.HasPrefix(got.StatusMessage, "CANCELLED") {
+		t.Fatalf("cancelled task reads %+v", got)
+	}
+	a.invalid("tasks/cancel", map[string]any{"taskId": tk2.TaskID})
+	if err := json.Unmarshal(a.ok("tasks/result", map[string]any{"taskId": tk2.TaskID}), &out); err != nil || !out.IsError || !strings.HasPrefix(out.Content[0].Text, "CANCELLED") {
+		t.Fatalf("tasks/result of a cancelled task: %+v %v", out, err)
+	}
+	entries, err := admin.Activity(ctx, client.ActivityQuery{Verb: activity.VerbJobFinish})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ended []string
+	for _, e := range entries.Items {
+		var dt struct{ InvocationID, Status string }
+		_ = json.Unmarshal(e.Details, &dt)
+		ended = append(ended, dt.InvocationID+"="+dt.Status)
+	}
+	if want := tk2.TaskID + "=cancelled"; !strings.Contains(strings.Join(ended, " "), want) {
+		t.Fatalf("job.finish entries %v lack %s", ended, want)
+	}
+}

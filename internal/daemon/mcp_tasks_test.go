@@ -378,3 +378,191 @@ func testMCPTasks(t *testing.T, db durable) {
 		t.Fatalf("job.finish entries %v lack %s", ended, want)
 	}
 }
+
+// stateless sends one 2026-07-28 request (no session; the revision and
+// the client's capabilities, which declare the Tasks extension, on the
+// request) and returns its reply.
+func stateless(t *testing.T, url, token, method string, params map[string]any) rpcReply {
+	t.Helper()
+	params["_meta"] = map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "raw", "version": "1"},
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}}
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(b))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", method)
+	if name, ok := params["name"].(string); ok {
+		req.Header.Set("Mcp-Name", name)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := strings.TrimPrefix(sc.Text(), "data:")
+		var r struct {
+			ID *int `json:"id"`
+			rpcReply
+		}
+		if json.Unmarshal([]byte(strings.TrimSpace(line)), &r) == nil && r.ID != nil {
+			return r.rpcReply
+		}
+	}
+	t.Fatalf("%s: no reply (%s)", method, res.Status)
+	return rpcReply{}
+}
+
+type detailedTask struct {
+	ResultType    string
+	TaskID        string
+	Status        string
+	StatusMessage string
+	TTLSeconds    *int64
+	InputRequests map[string]json.RawMessage
+	Result        *struct {
+		IsError           bool
+		StructuredContent struct{ Pages int }
+	}
+}
+
+// TestMCPTasksExtension: a 2026-07-28 client that declares the Tasks
+// extension (SEP-2663) gets resultType "task" for a job tool's call, polls
+// tasks/get through approval (input_required) and working to completed
+// with the result inline, and cancels a second task (tasks/cancel is
+// acknowledged, the job's work sees the cancel, the task reads
+// cancelled); another caller's or an unknown id is invalid params on
+// tasks/get and acknowledged on tasks/cancel, where it changes nothing.
+func TestMCPTasksExtension(t *testing.T) {
+	ctx := context.Background()
+	st := durables(t)[0].open(t)
+	t.Cleanup(func() { st.Close() })
+	d, err := daemon.New(ctx, daemon.Options{Store: st, AdminToken: mcpToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	release := make(chan struct{})
+	stopped := make(chan error, 1)
+	err = d.RegisterFunc(ctx, switchboard.Tool{Name: "reports.build", Description: "Build a report.", Class: switchboard.ClassJob,
+		InputSchema:  json.RawMessage(`{"type":"object","properties":{"pages":{"type":"integer"}}}`),
+		OutputSchema: json.RawMessage(`{"type":"object","properties":{"pages":{"type":"integer"}}}`)},
+		func(ctx context.Context, in json.RawMessage) (any, error) {
+			var args struct{ Pages int }
+			_ = json.Unmarshal(in, &args)
+			if args.Pages == 3 {
+				<-ctx.Done()
+				stopped <- context.Cause(ctx)
+				return nil, context.Cause(ctx)
+			}
+			select {
+			case <-release:
+				return map[string]int{"pages": args.Pages}, nil
+			case <-ctx.Done():
+				return nil, context.Cause(ctx)
+			}
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(d.Handler())
+	t.Cleanup(srv.Close)
+	url := srv.URL + "/mcp"
+	admin := client.New(srv.URL, mcpToken, nil)
+	token := func(agent string) string {
+		tok, err := d.Tokens.Create(ctx, scope.TokenRequest{Agent: agent, User: "user:alice", Allow: []string{"reports.*"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok.Token
+	}
+	planner, other := token("planner"), token("other")
+	decodeTask := func(r rpcReply) detailedTask {
+		t.Helper()
+		var tk detailedTask
+		if r.Error != nil || json.Unmarshal(r.Result, &tk) != nil {
+			t.Fatalf("reply %s %+v", r.Result, r.Error)
+		}
+		return tk
+	}
+	get := func(id string) detailedTask {
+		return decodeTask(stateless(t, url, planner, "tasks/get", map[string]any{"taskId": id}))
+	}
+	until := func(id, status string) detailedTask {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			tk := get(id)
+			if tk.Status == status {
+				return tk
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("task %s is %s, want %s", id, tk.Status, status)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	approve := func(inv string) {
+		t.Helper()
+		list, err := admin.Approvals(ctx, client.ApprovalQuery{Invocation: inv})
+		if err != nil || len(list) != 1 {
+			t.Fatalf("approval of %s: %+v %v", inv, list, err)
+		}
+		if _, err := admin.Decide(ctx, list[0].ID, client.Decision{Approve: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	var disc struct {
+		Capabilities struct{ Extensions map[string]json.RawMessage }
+	}
+	if r := stateless(t, url, planner, "server/discover", map[string]any{}); r.Error != nil || json.Unmarshal(r.Result, &disc) != nil || disc.Capabilities.Extensions["io.modelcontextprotocol/tasks"] == nil {
+		t.Fatalf("server/discover: %s %+v", r.Result, r.Error)
+	}
+	created := decodeTask(stateless(t, url, planner, "tools/call", map[string]any{"name": "reports-build", "arguments": map[string]any{"pages": 5}}))
+	if created.ResultType != "task" || created.Status != "input_required" || created.Result != nil || created.TTLSeconds == nil || *created.TTLSeconds != int64((30*24*time.Hour).Seconds()) {
+		t.Fatalf("tools/call answered %+v", created)
+	}
+	if tk := get(created.TaskID); tk.ResultType != "complete" || tk.Status != "input_required" || tk.InputRequests == nil {
+		t.Fatalf("tasks/get while waiting: %+v", tk)
+	}
+	approve(created.TaskID)
+	until(created.TaskID, "working")
+	close(release)
+	if tk := until(created.TaskID, "completed"); tk.Result == nil || tk.Result.IsError || tk.Result.StructuredContent.Pages != 5 {
+		t.Fatalf("completed task: %+v", tk)
+	}
+
+	if r := stateless(t, url, other, "tasks/get", map[string]any{"taskId": created.TaskID}); r.Error == nil || r.Error.Code != -32602 {
+		t.Fatalf("another caller's tasks/get: %s %+v", r.Result, r.Error)
+	}
+	if r := stateless(t, url, planner, "tasks/list", map[string]any{}); r.Error == nil || r.Error.Code != -32601 {
+		t.Fatalf("tasks/list on 2026-07-28: %s %+v", r.Result, r.Error)
+	}
+
+	second := decodeTask(stateless(t, url, planner, "tools/call", map[string]any{"name": "reports-build", "arguments": map[string]any{"pages": 3}}))
+	approve(second.TaskID)
+	until(second.TaskID, "working")
+	for _, who := range []string{other, planner} { // another's cancel is acknowledged and does nothing
+		if ack := stateless(t, url, who, "tasks/cancel", map[string]any{"taskId": second.TaskID}); ack.Error != nil || !strings.Contains(string(ack.Result), `"resultType":"complete"`) {
+			t.Fatalf("tasks/cancel: %s %+v", ack.Result, ack.Error)
+		}
+		if who == other && get(second.TaskID).Status != "working" {
+			t.Fatal("another caller's tasks/cancel cancelled the task")
+		}
+	}
+	select {
+	case cause := <-stopped:
+		if switchboard.CodeOf(cause) != switchboard.CodeCancelled {
+			t.Fatalf("the job's work stopped with %v", cause)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the job's work never saw the cancel")
+	}
+	until(second.TaskID, "cancelled")
+}

@@ -104,7 +104,7 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.Re
 			delete(args, sessionIDProp)
 		}
 	}
-	if taskRequested(req) {
+	if taskRequested(req) || (statelessCall(req) && req.Params.RequestState == "" && taskCapable(t) && declaresTasks(req)) {
 		input, err := json.Marshal(args)
 		if err != nil {
 			return errorResult(switchboard.Errorf(switchboard.CodeInvalidInput, "arguments: %v", err), nil), nil

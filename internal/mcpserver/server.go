@@ -338,7 +338,7 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		}
 		switch method {
-		case methodTasksGet, methodTasksList, methodTasksResult, methodTasksCancel:
+		case methodTasksGet, methodTasksList, methodTasksResult, methodTasksCancel, methodTasksUpdate:
 			// Before declaresApps, which reads the params: a task method's
 			// may be absent (a nil *taskParams).
 			ctx, cancel := context.WithCancelCause(ctx)
@@ -353,6 +353,9 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case "initialize":
 			res, err := next(ctx, method, req)
 			return withTasksCapability(res), err
+		case "server/discover":
+			res, err := next(ctx, method, req)
+			return withTasksExtension(res), err
 		}
 		switch r := req.(type) {
 		case *mcp.ListToolsRequest:

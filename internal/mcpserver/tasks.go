@@ -63,6 +63,7 @@ const (
 	methodTasksList   = "tasks/list"
 	methodTasksResult = "tasks/result"
 	methodTasksCancel = "tasks/cancel"
+	methodTasksUpdate = "tasks/update" // 2026-07-28 only
 )
 
 // taskParams are the params of tasks/get, tasks/result and tasks/cancel
@@ -71,6 +72,11 @@ type taskParams struct {
 	mcp.ParamsBase
 	TaskID string `json:"taskId,omitempty"`
 	Cursor string `json:"cursor,omitempty"`
+	// 2026-07-28 (tasks2026.go): tasks/update's answers, and the
+	// requestState every request may echo (unused: a task's state is in
+	// the store).
+	InputResponses map[string]json.RawMessage `json:"inputResponses,omitempty"`
+	RequestState   string                     `json:"requestState,omitempty"`
 }
 
 // wireTask is MCP's Task.
@@ -106,7 +112,7 @@ func addTaskMethods(srv *mcp.Server) {
 	unhandled := func(context.Context, *mcp.ServerSession, *taskParams) (*taskResult, error) {
 		return nil, errors.New("tasks are answered by switchboard's middleware")
 	}
-	for _, m := range []string{methodTasksGet, methodTasksList, methodTasksResult, methodTasksCancel} {
+	for _, m := range []string{methodTasksGet, methodTasksList, methodTasksResult, methodTasksCancel, methodTasksUpdate} {
 		_ = mcp.AddReceivingCustomMethod(srv, m, unhandled) // none shadows a standard method
 	}
 }
@@ -160,6 +166,12 @@ func tasksRevision(ss *mcp.ServerSession) bool {
 // once; the call runs on in the broker. A re-sent call with the client's
 // idempotency key answers the first call's task: a task never runs twice.
 func (s *Server) startTask(ctx context.Context, c caller, req *mcp.CallToolRequest, t switchboard.Tool, input json.RawMessage, sessionID string) (mcp.Result, error) {
+	created := s.createdTask
+	if statelessCall(req) {
+		created = func(ctx context.Context, c caller, id string) (mcp.Result, error) {
+			return s.createdTask2026(ctx, c, req.Session, id)
+		}
+	}
 	if !taskCapable(t) {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
 			Message: fmt.Sprintf("%s does not run as a task (its execution.taskSupport is forbidden); call it without params.task", req.Params.Name)}
@@ -176,7 +188,7 @@ func (s *Server) startTask(ctx context.Context, c caller, req *mcp.CallToolReque
 	inv, err := s.br.Submit(tctx, cr)
 	if d, ok := conflictInFlight(err); ok {
 		cancel(nil)
-		return s.createdTask(ctx, c, d)
+		return created(ctx, c, d)
 	}
 	if inv.ID == "" {
 		cancel(nil)
@@ -204,7 +216,7 @@ func (s *Server) startTask(ctx context.Context, c caller, req *mcp.CallToolReque
 			}
 		}()
 	}
-	return s.createdTask(ctx, c, inv.ID)
+	return created(ctx, c, inv.ID)
 }
 
 func (s *Server) createdTask(ctx context.Context, c caller, id string) (mcp.Result, error) {
@@ -367,6 +379,11 @@ func (s *Server) tasks(ctx context.Context, c caller, method string, req mcp.Req
 	p, _ := req.GetParams().(*taskParams)
 	if p == nil {
 		p = &taskParams{}
+	} else if r, ok := req.(*mcp.ServerRequest[*taskParams]); ok && r.ProtocolVersion() >= statelessRevision {
+		return s.tasks2026(ctx, c, method, r)
+	}
+	if method == methodTasksUpdate {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "tasks/update is part of the 2026-07-28 Tasks extension"}
 	}
 	if method == methodTasksList {
 		return s.listTasks(ctx, c, p.Cursor)
@@ -438,35 +455,48 @@ func (s *Server) taskOutcome(ctx context.Context, c caller, tk mcpTaskState) (mc
 		return nil, err
 	}
 	tk.inv = inv
-	var res *mcp.CallToolResult
 	if tk.job != nil {
 		j, err := s.awaitJob(ctx, tk.job.ID)
 		if err != nil {
 			return nil, rpcError(err)
 		}
-		switch {
-		case j.Status == switchboard.JobSucceeded:
-			res = s.result(tk.tool, switchboard.Invocation{ID: id, Result: j.Result}, nil)
-			if len(tk.tool.OutputSchema) > 0 && len(j.Result) > 0 { // the job's result is the tool's declared output
-				res.StructuredContent = j.Result
-			}
-		case j.Error != nil:
-			st := switchboard.StatusFailed
-			if j.Status == switchboard.JobCancelled {
-				st = switchboard.StatusCancelled
-			}
-			res = errorResult(j.Error, &switchboard.Invocation{ID: id, Status: st})
-		default:
-			res = errorResult(switchboard.Errorf(switchboard.CodeInternal, "job %s ended %s without an error", j.ID, j.Status), &inv)
+		tk.job = &j
+	}
+	res := s.rendered(tk)
+	res.Meta[metaRelatedTask] = map[string]string{"taskId": id}
+	return res, nil
+}
+
+// rendered is what the call of an ended task answers: for a job, the
+// job's result or error.
+func (s *Server) rendered(tk mcpTaskState) *mcp.CallToolResult {
+	var res *mcp.CallToolResult
+	id := tk.inv.ID
+	switch j := tk.job; {
+	case j == nil && tk.inv.Status == switchboard.StatusSucceeded:
+		res = s.result(tk.tool, tk.inv, nil)
+	case j == nil && tk.inv.Error != nil:
+		res = s.result(tk.tool, tk.inv, tk.inv.Error)
+	case j == nil:
+		res = errorResult(switchboard.Errorf(switchboard.CodeInternal, "invocation %s ended %s without an error", id, tk.inv.Status), &tk.inv)
+	case j.Status == switchboard.JobSucceeded:
+		res = s.result(tk.tool, switchboard.Invocation{ID: id, Result: j.Result}, nil)
+		if len(tk.tool.OutputSchema) > 0 && len(j.Result) > 0 { // the job's result is the tool's declared output
+			res.StructuredContent = j.Result
 		}
-	} else if res, err = s.outcome(ctx, tk.tool, id); err != nil {
-		return nil, rpcError(err)
+	case j.Error != nil:
+		st := switchboard.StatusFailed
+		if j.Status == switchboard.JobCancelled {
+			st = switchboard.StatusCancelled
+		}
+		res = errorResult(j.Error, &switchboard.Invocation{ID: id, Status: st})
+	default:
+		res = errorResult(switchboard.Errorf(switchboard.CodeInternal, "job %s ended %s without an error", j.ID, j.Status), &tk.inv)
 	}
 	if res.Meta == nil {
 		res.Meta = mcp.Meta{}
 	}
-	res.Meta[metaRelatedTask] = map[string]string{"taskId": id}
-	return res, nil
+	return res
 }
 
 // awaitJob waits until job id ends, wherever it runs.
@@ -491,7 +521,19 @@ func (s *Server) cancelTask(ctx context.Context, c caller, tk mcpTaskState) (mcp
 	if tk.terminal() {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("CONFLICT: task %s already ended %s", tk.inv.ID, s.wire(tk).Status)}
 	}
-	if tk.job == nil {
+	if tk.job == nil && tk.tool.Class == switchboard.ClassJob && tk.inv.Status != switchboard.StatusAwaitingApproval {
+		// Starting its job (that takes no time): the job is what to
+		// cancel. Cancelling the call now could leave the job it starts
+		// running with no call to name it.
+		inv, err := s.br.Await(ctx, tk.inv.ID, broker.Terminal)
+		if err != nil {
+			return nil, rpcError(err)
+		}
+		if tk, err = s.task(ctx, c, inv.ID); err != nil {
+			return nil, err
+		}
+	}
+	if tk.job == nil && !tk.inv.Status.Terminal() {
 		s.taskMu.Lock()
 		cancel := s.running[tk.inv.ID]
 		s.taskMu.Unlock()

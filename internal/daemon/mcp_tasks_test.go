@@ -16,6 +16,7 @@ import (
 	"github.com/switchboardhq/switchboard/client"
 	"github.com/switchboardhq/switchboard/internal/activity"
 	"github.com/switchboardhq/switchboard/internal/daemon"
+	"github.com/switchboardhq/switchboard/internal/mcpserver"
 	"github.com/switchboardhq/switchboard/internal/scope"
 )
 
@@ -384,9 +385,17 @@ func testMCPTasks(t *testing.T, db durable) {
 // request) and returns its reply.
 func stateless(t *testing.T, url, token, method string, params map[string]any) rpcReply {
 	t.Helper()
+	return statelessWith(t, url, token, method, params, map[string]any{})
+}
+
+// statelessWith is stateless with caps beside the extension in the
+// client's capabilities.
+func statelessWith(t *testing.T, url, token, method string, params, caps map[string]any) rpcReply {
+	t.Helper()
+	caps["extensions"] = map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}
 	params["_meta"] = map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28",
 		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "raw", "version": "1"},
-		"io.modelcontextprotocol/clientCapabilities": map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}}
+		"io.modelcontextprotocol/clientCapabilities": caps}
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
 	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(b))
 	req.Header.Set("Authorization", "Bearer "+token)
@@ -565,4 +574,65 @@ func TestMCPTasksExtension(t *testing.T) {
 		t.Fatal("the job's work never saw the cancel")
 	}
 	until(second.TaskID, "cancelled")
+}
+
+// TestMCPTasksExtensionUpdateDecides: with form elicitation allowed, a
+// task waiting for approval asks for it in inputRequests, and the
+// client's tasks/update with an accepted form decides it: the job runs
+// and the task completes.
+func TestMCPTasksExtensionUpdateDecides(t *testing.T) {
+	ctx := context.Background()
+	st := durables(t)[0].open(t)
+	t.Cleanup(func() { st.Close() })
+	d, err := daemon.New(ctx, daemon.Options{Store: st, AdminToken: mcpToken, MCP: mcpserver.Options{Elicitation: mcpserver.ElicitForm}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	err = d.RegisterFunc(ctx, switchboard.Tool{Name: "reports.build", Description: "Build a report.", Class: switchboard.ClassJob,
+		InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, json.RawMessage) (any, error) { return map[string]int{"pages": 1}, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(d.Handler())
+	t.Cleanup(srv.Close)
+	tok, err := d.Tokens.Create(ctx, scope.TokenRequest{Agent: "planner", User: "user:alice", Allow: []string{"reports.*"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(method string, params map[string]any) detailedTask {
+		t.Helper()
+		r := statelessWith(t, srv.URL+"/mcp", tok.Token, method, params, map[string]any{"elicitation": map[string]any{"form": map[string]any{}}})
+		var tk detailedTask
+		if r.Error != nil || json.Unmarshal(r.Result, &tk) != nil {
+			t.Fatalf("%s: %s %+v", method, r.Result, r.Error)
+		}
+		return tk
+	}
+	created := call("tools/call", map[string]any{"name": "reports-build", "arguments": map[string]any{}})
+	waiting := call("tasks/get", map[string]any{"taskId": created.TaskID})
+	if waiting.Status != "input_required" || len(waiting.InputRequests) != 1 {
+		t.Fatalf("tasks/get while waiting: %+v", waiting)
+	}
+	var key string
+	for k, v := range waiting.InputRequests {
+		key = k
+		if !strings.Contains(string(v), `"method":"elicitation/create"`) || !strings.Contains(string(v), `"mode":"form"`) {
+			t.Fatalf("input request %s", v)
+		}
+	}
+	call("tasks/update", map[string]any{"taskId": created.TaskID,
+		"inputResponses": map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"approve": true}}}})
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		tk := call("tasks/get", map[string]any{"taskId": created.TaskID})
+		if tk.Status == "completed" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task is %+v after the form approved it", tk)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }

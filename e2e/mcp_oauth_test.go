@@ -52,18 +52,21 @@ func startNodeClient(t *testing.T, mcpURL, mode string, clientID ...string) *nod
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	n := &nodeClient{lines: make(chan map[string]json.RawMessage, 16), stdin: in}
-	go func() {
-		defer close(n.lines)
-		sc := bufio.NewScanner(out)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			var m map[string]json.RawMessage
-			if json.Unmarshal(sc.Bytes(), &m) == nil {
-				n.lines <- m
-			}
-		}
-	}()
+	go n.read(out)
 	return n
+}
+
+// read hands the JSON lines of out to lines until out ends.
+func (n *nodeClient) read(out io.Reader) {
+	defer close(n.lines)
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(sc.Bytes(), &m) == nil {
+			n.lines <- m
+		}
+	}
 }
 
 // next waits for the client's next line, which must carry key.

@@ -42,6 +42,14 @@ func (d *Daemon) newMCP(ctx context.Context, opts Options) (*mcpserver.Server, e
 	if o.Panels == nil && d.Panels != nil {
 		o.Panels = mcpPanels{d.Panels}
 	}
+	// A job tool's call run as an MCP task follows its job; a task stays
+	// readable as long as its invocation record is kept.
+	if o.Jobs == nil && d.Jobs != nil {
+		o.Jobs = d.Jobs
+	}
+	if o.TaskTTL == 0 {
+		o.TaskTTL = opts.Retention.withDefaults().Invocations
+	}
 	return mcpserver.New(ctx, d.Registry, d.Broker, &o)
 }
 

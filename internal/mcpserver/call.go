@@ -38,7 +38,7 @@ const (
 	contentKey = "mcp/content"
 )
 
-func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.Result, error) {
 	if req.Extra != nil && req.Extra.Header.Get("Traceparent") != "" {
 		// The handler's context is the session's, not this POST's: the
 		// caller's W3C trace context is read from the POST's headers here.
@@ -48,6 +48,11 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	name := req.Params.Name
 	if res := s.guardView(ctx, req); res != nil {
 		return res, nil
+	}
+	if taskRequested(req) {
+		if _, ok := s.names.catalogName(name); !ok || name == toolSearch || name == toolDescribe || name == toolCall || name == toolPanelView {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("%s does not run as a task; call it without params.task", name)}
+		}
 	}
 	switch name {
 	case toolPanelView:
@@ -98,6 +103,13 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 			}
 			delete(args, sessionIDProp)
 		}
+	}
+	if taskRequested(req) || (statelessCall(req) && req.Params.RequestState == "" && taskCapable(t) && declaresTasks(req)) {
+		input, err := json.Marshal(args)
+		if err != nil {
+			return errorResult(switchboard.Errorf(switchboard.CodeInvalidInput, "arguments: %v", err), nil), nil
+		}
+		return s.startTask(ctx, c, req, t, input, sessionID)
 	}
 	return s.invoke(ctx, c, req, t, args, sessionID)
 }

@@ -94,9 +94,11 @@ func (s *Server) newHTTPHandler() http.Handler {
 				"the access token lacks the scope %q that /mcp needs; authorize again asking for it", need), oauth.ErrInsufficientScope)
 			return
 		}
-		if !strictBody(w, r) {
+		body, ok := strictBody(w, r)
+		if !ok {
 			return
 		}
+		markTask(r, body)
 		r = r.WithContext(switchboard.WithPrincipal(r.Context(), c.Principal))
 		if c.Kind == authn.OAuth { // the token Authenticate just accepted
 			tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")

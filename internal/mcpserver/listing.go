@@ -110,22 +110,30 @@ func (s *Server) deferred(ctx context.Context, n int) bool {
 	return n > s.opts.Threshold
 }
 
-func (s *Server) listTools(ctx context.Context, req *mcp.ListToolsRequest) (*mcp.ListToolsResult, error) {
+func (s *Server) listTools(ctx context.Context, req *mcp.ListToolsRequest) (mcp.Result, error) {
 	view, err := s.view(ctx)
 	if err != nil {
 		return nil, rpcError(err)
 	}
 	res := &mcp.ListToolsResult{Tools: []*mcp.Tool{}}
+	var tasks []string // the listed tools that run as tasks
+	add := func(t switchboard.Tool) {
+		mt := s.mcpTool(t)
+		res.Tools = append(res.Tools, mt)
+		if taskCapable(t) {
+			tasks = append(tasks, mt.Name)
+		}
+	}
 	if s.deferred(ctx, len(view)) {
 		res.Tools = append(res.Tools, s.searchTool(view))
 		res.Tools = append(res.Tools, metaTools[1:]...)
 		for _, t := range view {
 			if t.Pinned {
-				res.Tools = append(res.Tools, s.mcpTool(t))
+				add(t)
 			}
 		}
 		s.appendAppTools(req, res)
-		return res, nil
+		return withTaskSupport(req, res, tasks), nil
 	}
 	// Full: pages of listPageSize, the cursor being the last name sent, so
 	// paging stays correct while the catalog changes.
@@ -142,14 +150,14 @@ func (s *Server) listTools(ctx context.Context, req *mcp.ListToolsRequest) (*mcp
 	}
 	end := min(start+listPageSize, len(view))
 	for _, t := range view[start:end] {
-		res.Tools = append(res.Tools, s.mcpTool(t))
+		add(t)
 	}
 	if end < len(view) {
 		res.NextCursor = s.names.mcpName(view[end-1].Name)
 	} else {
 		s.appendAppTools(req, res)
 	}
-	return res, nil
+	return withTaskSupport(req, res, tasks), nil
 }
 
 // appendAppTools lists the app-only tools to a client that speaks MCP

@@ -140,6 +140,14 @@ type Options struct {
 	// is advertised, each open instance the caller may see is a ui://
 	// resource, and the panel tools link to the view. nil serves none.
 	Panels Panels
+	// Jobs lets calls of job tools run as MCP tasks that follow their job
+	// (tasks.go); nil: a job tool's task ends when its job has started.
+	// The daemon passes its *job.Service.
+	Jobs Jobs
+	// TaskTTL is how long a task stays readable after it was created: the
+	// store's retention of invocation records, which the daemon passes.
+	// Zero or less: forever (ttl null).
+	TaskTTL time.Duration
 	// ConsoleURL is the absolute URL of the console's approvals view
 	// (http://127.0.0.1:8080/#approvals) that URL-mode elicitation links
 	// to; empty disables URL mode.
@@ -169,6 +177,10 @@ type Server struct {
 
 	runMu sync.Mutex
 	runs  map[*mcp.ServerSession]string
+	// running holds the cancel of each task call in flight here
+	// (tasks.go), by invocation id.
+	taskMu  sync.Mutex
+	running map[string]context.CancelCauseFunc
 	// watched holds the MCP sessions whose close ends their agent session.
 	watched sync.Map
 	// seats counts each principal's MCP sessions (limits.go);
@@ -240,6 +252,7 @@ func New(ctx context.Context, reg *registry.Registry, br *broker.Broker, opts *O
 		seats:      seats.New("MCP sessions", o.Sessions, nil),
 		live:       newLiveIndex(o.Live),
 		runs:       map[*mcp.ServerSession]string{},
+		running:    map[string]context.CancelCauseFunc{},
 		stop:       make(chan struct{}),
 		done:       make(chan struct{}),
 		digestDone: make(chan struct{}),
@@ -273,6 +286,7 @@ func New(ctx context.Context, reg *registry.Registry, br *broker.Broker, opts *O
 	}
 	s.sdk = mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "switchboard", Version: o.Version}, sopts)
 	s.sdk.AddReceivingMiddleware(s.middleware)
+	addTaskMethods(s.sdk)
 	if ext.Server != nil {
 		ext.Server(s.sdk)
 	}
@@ -307,9 +321,10 @@ func (s *Server) Close() error {
 	return nil
 }
 
-// middleware answers tools/list and tools/call from the catalog; every other
-// method is the SDK's. The caller's principal goes into the context, where
-// the registry reads it: what a caller may see and call is decided there
+// middleware answers tools/list and tools/call from the catalog, and the
+// task methods from the broker's records; every other method is the
+// SDK's. The caller's principal goes into the context, where the registry
+// reads it: what a caller may see and call is decided there
 // (registry.Visible), not here.
 func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -322,8 +337,25 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				ctx = httpbind.WithSubjectToken(ctx, tok)
 			}
 		}
+		switch method {
+		case methodTasksGet, methodTasksList, methodTasksResult, methodTasksCancel, methodTasksUpdate:
+			// Before declaresApps, which reads the params: a task method's
+			// may be absent (a nil *taskParams).
+			ctx, cancel := context.WithCancelCause(ctx)
+			defer cancel(nil)
+			defer context.AfterFunc(s.life, func() { cancel(errStopping) })() // tasks/result waits
+			return s.tasks(ctx, s.callerOf(ctx, req.GetExtra()), method, req)
+		}
 		if s.opts.Panels != nil && declaresApps(req) {
 			ctx = context.WithValue(ctx, appsKey{}, true)
+		}
+		switch method {
+		case "initialize":
+			res, err := next(ctx, method, req)
+			return withTasksCapability(res), err
+		case "server/discover":
+			res, err := next(ctx, method, req)
+			return withTasksExtension(res), err
 		}
 		switch r := req.(type) {
 		case *mcp.ListToolsRequest:

@@ -26,10 +26,11 @@ const argumentsAt = "/params/arguments"
 // a proxy reads a. A fault inside params.arguments is the tool input's and
 // is left to callTool, which answers it as a tool error
 // (SCHEMA_VIOLATION) as every transport does; any other fault is a JSON-RPC
-// error naming the pointer. The body is handed on unchanged.
-func strictBody(w http.ResponseWriter, r *http.Request) bool {
+// error naming the pointer. The body is handed on unchanged, and
+// returned.
+func strictBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	if r.Method != http.MethodPost || r.Body == nil {
-		return true
+		return nil, true
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxMessageBytes))
 	if err != nil {
@@ -37,17 +38,17 @@ func strictBody(w http.ResponseWriter, r *http.Request) bool {
 		if errors.As(err, &maxErr) {
 			writeRPCError(w, http.StatusRequestEntityTooLarge, jsonrpc.CodeInvalidRequest,
 				switchboard.Errorf(switchboard.CodePayloadTooLarge, "MCP message is larger than %d bytes", maxMessageBytes))
-			return false
+			return nil, false
 		}
 		writeHTTPError(w, switchboard.Errorf(switchboard.CodeInvalidInput, "read request body: %v", err))
-		return false
+		return nil, false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	if err := strictjson.Envelope(body, argumentsAt); switchboard.CodeOf(err) == switchboard.CodeInvalidInput {
 		writeRPCError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, err)
-		return false
+		return nil, false
 	}
-	return true
+	return body, true
 }
 
 // writeRPCError answers a message refused before the SDK saw it. Its id is

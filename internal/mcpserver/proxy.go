@@ -55,13 +55,14 @@ func ServeStdio(ctx context.Context, r io.Reader, w io.Writer, opts StdioOptions
 	if init.ServerInfo != nil {
 		impl.Version = init.ServerInfo.Version
 	}
-	p.srv = mcp.NewServer(impl, &mcp.ServerOptions{
+	srv := mcp.NewServer(impl, &mcp.ServerOptions{
 		Instructions: init.Instructions,
 		Logger:       sdkLogger(opts.Logger),
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})
-	p.srv.AddReceivingMiddleware(p.middleware)
-	err := p.srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(r), Writer: nopCloser{w}})
+	srv.AddReceivingMiddleware(p.middleware)
+	p.srv.Store(srv)
+	err := srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(r), Writer: nopCloser{w}})
 	if clientGone(err) || ctx.Err() != nil {
 		return nil // the stdio client went away or we were told to stop
 	}
@@ -80,7 +81,9 @@ func (nopCloser) Close() error { return nil }
 
 type proxy struct {
 	opts StdioOptions
-	srv  *mcp.Server
+	// srv is set once the upstream session is open, so the daemon's
+	// list_changed may arrive (on the client's goroutine) before it.
+	srv atomic.Pointer[mcp.Server]
 
 	mu sync.Mutex
 	cs *mcp.ClientSession
@@ -116,8 +119,8 @@ func (p *proxy) connect(ctx context.Context) error {
 			}
 		},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			if p.srv != nil {
-				notifyToolsChanged(p.srv)
+			if srv := p.srv.Load(); srv != nil {
+				notifyToolsChanged(srv)
 			}
 		},
 		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {

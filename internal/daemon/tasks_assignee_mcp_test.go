@@ -2,9 +2,11 @@ package daemon_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -112,6 +114,45 @@ func TestAssignedAgentWorksTaskOverMCP(t *testing.T) {
 			if small.Status != switchboard.TaskFailed || small.Error == nil || small.Error.Code != switchboard.CodeBudgetExceeded ||
 				small.Usage.Calls != 1 || len(small.Steps) != 1 || e.runs("design.read") != 1 {
 				t.Fatalf("past its budget the task is %s %+v, usage %+v, steps %+v, design.read ran %d", small.Status, small.Error, small.Usage, small.Steps, e.runs("design.read"))
+			}
+
+			// Run as an MCP task (params.task), the call counts at once and
+			// becomes the task's step when it ends, after its approval.
+			paid, err := e.client(planner).CreateTask(ctx, client.TaskRequest{Goal: "Pay the invoice", Assignee: "agent:bookkeeper",
+				Envelope: switchboard.TaskEnvelope{Allow: []string{"finance.*"}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, _ := openRawMCP(t, e.url+"/mcp", keeper)
+			var out struct {
+				Task wireTask `json:"task"`
+			}
+			if err := json.Unmarshal(m.ok("tools/call", map[string]any{"name": "finance-pay", "task": map[string]any{"ttl": 60000},
+				"_meta": map[string]any{"switchboard/task": paid.ID}}), &out); err != nil || out.Task.TaskID == "" {
+				t.Fatalf("finance-pay as an MCP task: %+v, %v", out, err)
+			}
+			paid, _ = e.client(planner).Task(ctx, paid.ID)
+			if paid.Status != switchboard.TaskWorking || paid.Usage.Calls != 1 || len(paid.Steps) != 0 {
+				t.Fatalf("while the payment awaits approval the task is %s, usage %+v, steps %+v", paid.Status, paid.Usage, paid.Steps)
+			}
+			admin := e.client(e.token)
+			list, err := admin.Approvals(ctx, client.ApprovalQuery{Invocation: out.Task.TaskID})
+			if err != nil || len(list) != 1 {
+				t.Fatalf("the payment's approvals: %+v, %v", list, err)
+			}
+			if _, err := admin.Decide(ctx, list[0].ID, client.Decision{Approve: true}); err != nil {
+				t.Fatal(err)
+			}
+			m.until(out.Task.TaskID, "completed")
+			for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+				paid, _ = e.client(planner).Task(ctx, paid.ID)
+				if len(paid.Steps) > 0 || time.Now().After(deadline) {
+					break
+				}
+			}
+			if len(paid.Steps) != 1 || paid.Steps[0].InvocationID != out.Task.TaskID || paid.Steps[0].Status != "succeeded" ||
+				paid.Usage.Calls != 1 || e.runs("finance.pay") != 1 {
+				t.Fatalf("after the MCP task: usage %+v, steps %+v, finance.pay ran %d", paid.Usage, paid.Steps, e.runs("finance.pay"))
 			}
 		})
 	}

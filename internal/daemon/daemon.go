@@ -272,9 +272,6 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	if d.auth, err = d.newAuth(opts); err != nil {
 		return nil, err
 	}
-	if d.mcp, err = d.newMCP(ctx, opts); err != nil {
-		return nil, err
-	}
 	if d.Agent, err = d.newAgent(opts); err != nil {
 		return nil, err
 	}
@@ -282,6 +279,10 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 		return nil, err
 	}
 	if err := d.startTasks(opts); err != nil {
+		return nil, err
+	}
+	// After the task service: an agent's MCP call may be made for a task.
+	if d.mcp, err = d.newMCP(ctx, opts); err != nil {
 		return nil, err
 	}
 	extra := d.webRoutes(opts)

@@ -47,6 +47,11 @@ func (d *Daemon) newMCP(ctx context.Context, opts Options) (*mcpserver.Server, e
 	if o.Jobs == nil && d.Jobs != nil {
 		o.Jobs = d.Jobs
 	}
+	// An agent's call may be made for a task assigned to it (_meta
+	// "switchboard/task"), admitted as the HTTP API's are.
+	if o.Tasks == nil {
+		o.Tasks = d.Tasks
+	}
 	if o.TaskTTL == 0 {
 		o.TaskTTL = opts.Retention.withDefaults().Invocations
 	}

@@ -53,6 +53,17 @@ func (e *assigneeDaemon) start(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A payment waits for the owner's approval (an MCP task's call).
+	pay := switchboard.Tool{Name: "finance.pay", Description: "Pay an invoice.", Class: switchboard.ClassMutate, Approval: switchboard.ApprovalHITL,
+		InputSchema: json.RawMessage(`{"type":"object"}`)}
+	if err := dm.RegisterFunc(ctx, pay, func(context.Context, json.RawMessage) (any, error) {
+		e.mu.Lock()
+		e.ran[pay.Name]++
+		e.mu.Unlock()
+		return map[string]any{"paid": true}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := dm.RecoverTasks(ctx); err != nil {
 		t.Fatal(err)
 	}

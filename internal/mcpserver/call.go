@@ -49,6 +49,19 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.Re
 	if res := s.guardView(ctx, req); res != nil {
 		return res, nil
 	}
+	c, ctx, err := s.forTask(ctx, c, req)
+	if err != nil {
+		// Refused before any tool is looked up: as a call the broker
+		// refuses before recording it (the task's code, no invocation).
+		if _, ok := err.(*jsonrpc.Error); ok {
+			return nil, err
+		}
+		if taskRequested(req) {
+			return nil, refusedTask(err)
+		}
+		return errorResult(err, nil), nil
+	}
+	defer s.endTask(c.task)
 	if taskRequested(req) {
 		if _, ok := s.names.catalogName(name); !ok || name == toolSearch || name == toolDescribe || name == toolCall || name == toolPanelView {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("%s does not run as a task; call it without params.task", name)}
@@ -169,6 +182,7 @@ func (s *Server) invoke(ctx context.Context, c caller, req *mcp.CallToolRequest,
 		return res, err
 	}
 	inv, err := s.br.Call(ctx, cr)
+	c.task.saw(inv)
 	if p != nil {
 		p.finish()
 	}

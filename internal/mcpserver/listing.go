@@ -62,11 +62,14 @@ func (x *liveIndex) snapshot() *registry.Live {
 type caller struct {
 	p  switchboard.Principal
 	ok bool
+	// task is set when the call is made for a delegated task: p then
+	// carries the task's envelope (delegated.go).
+	task *taskCall
 }
 
 func (s *Server) callerOf(ctx context.Context, extra *mcp.RequestExtra) caller {
 	p, ok := principal(ctx, extra)
-	return caller{p, ok}
+	return caller{p: p, ok: ok}
 }
 
 // view returns every tool the caller in ctx may see, sorted by name: the

@@ -160,6 +160,7 @@ func (s *Server) firstRound(ctx context.Context, c caller, t switchboard.Tool, c
 	cr.AwaitInFlight = false
 	cr.Durable = approval.ErrStopped
 	inv, err := s.br.Submit(dctx, cr)
+	c.task.saw(inv)
 	switch {
 	case inv.ID == "" || inv.Status.Terminal():
 		stopReq()

@@ -21,6 +21,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/oauth"
 	"github.com/switchboardhq/switchboard/internal/registry"
 	"github.com/switchboardhq/switchboard/internal/seats"
+	"github.com/switchboardhq/switchboard/internal/task"
 )
 
 // Mode is how tools/list presents the catalog.
@@ -144,6 +145,10 @@ type Options struct {
 	// (tasks.go); nil: a job tool's task ends when its job has started.
 	// The daemon passes its *job.Service.
 	Jobs Jobs
+	// Tasks admits the calls an agent declares for a delegated task
+	// assigned to it (_meta "switchboard/task", delegated.go); nil: such
+	// a call is NOT_FOUND. The daemon passes its *task.Service.
+	Tasks *task.Service
 	// TaskTTL is how long a task stays readable after it was created: the
 	// store's retention of invocation records, which the daemon passes.
 	// Zero or less: forever (ttl null).

@@ -186,6 +186,7 @@ func (s *Server) startTask(ctx context.Context, c caller, req *mcp.CallToolReque
 	// The call outlives this request; tasks/cancel ends it (cancels).
 	tctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	inv, err := s.br.Submit(tctx, cr)
+	c.task.saw(inv)
 	if d, ok := conflictInFlight(err); ok {
 		cancel(nil)
 		return created(ctx, c, d)

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -138,6 +139,11 @@ func taskRequested(req *mcp.CallToolRequest) bool {
 // carries params.task. A client's own header of that name is dropped.
 func markTask(r *http.Request, body []byte) {
 	r.Header.Del(taskHeader)
+	// Every /mcp message passes here: decode only one that can carry the
+	// key (a key spelled with \u escapes decodes to "task" too).
+	if !bytes.Contains(body, []byte(`"task"`)) && !bytes.Contains(body, []byte(`\u`)) {
+		return
+	}
 	var msg struct {
 		Method string `json:"method"`
 		Params struct {

@@ -356,3 +356,35 @@ func TestTabSeesItsUsersTasks(t *testing.T) {
 		t.Fatalf("the tab cancels its user's task: %+v, %v", got, err)
 	}
 }
+
+// An assigned agent's calls for a task keep the envelope's per-project
+// access, as the assistant's do: in a project the task may only read, a
+// mutation is TOOL_NOT_FOUND and never asks for approval, though the
+// agent's own scope allows it; the project's reads run.
+func TestAssignedAgentKeepsProjectScopes(t *testing.T) {
+	for _, d := range durables(t) {
+		t.Run(d.name, func(t *testing.T) {
+			ctx := context.Background()
+			e := newAssigneeDaemon(t, d)
+			planner := e.mint(t, "planner", "user:alice", "finance.*")
+			keeper := e.mint(t, "bookkeeper", "user:alice", "*")
+			tk, err := e.client(planner).CreateTask(ctx, client.TaskRequest{Goal: "Check the Q3 invoices", Assignee: "agent:bookkeeper",
+				Envelope: switchboard.TaskEnvelope{Projects: []switchboard.ProjectScope{{Name: "finance", Access: switchboard.ProjectRead}}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.callFor(t, keeper, tk.ID, "finance.pay"); switchboard.CodeOf(err) != switchboard.CodeToolNotFound {
+				t.Fatalf("a mutation in a project the task may only read: %v, want TOOL_NOT_FOUND", err)
+			}
+			if e.runs("finance.pay") != 0 {
+				t.Fatal("finance.pay ran under a read-only project")
+			}
+			if pending, err := e.client(e.token).Approvals(ctx, client.ApprovalQuery{}); err != nil || len(pending) != 0 {
+				t.Fatalf("approvals after the refused call: %+v, %v; want none", pending, err)
+			}
+			if resp, err := e.callFor(t, keeper, tk.ID, "finance.read"); err != nil || resp.Status != switchboard.StatusSucceeded {
+				t.Fatalf("a read in the read-only project: %+v, %v", resp, err)
+			}
+		})
+	}
+}

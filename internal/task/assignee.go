@@ -145,7 +145,7 @@ func (s *Service) Enter(ctx context.Context, p switchboard.Principal, id string)
 	if err != nil {
 		return p, nil, err
 	}
-	p.Task = &switchboard.TaskScope{ID: t.ID, Allow: t.Envelope.Allow, Deny: t.Envelope.Deny}
+	p.Task = scopeOf(t)
 	return p, &Call{s: s, id: t.ID}, nil
 }
 
@@ -260,4 +260,11 @@ func (s *Service) Assigned(ctx context.Context, p switchboard.Principal, status 
 		return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "assignee=me lists the tasks assigned to an agent: use an agent token")
 	}
 	return s.st.TaskList(ctx, switchboard.TaskFilter{Owner: p.ActsFor(), Assignee: p.String(), Status: status, Limit: limit})
+}
+
+// scopeOf is the scope every call made for t is checked against, whoever
+// makes it (the assistant's runs, an assigned agent): the whole envelope,
+// its projects' access included.
+func scopeOf(t switchboard.Task) *switchboard.TaskScope {
+	return &switchboard.TaskScope{ID: t.ID, Projects: t.Envelope.Projects, Allow: t.Envelope.Allow, Deny: t.Envelope.Deny}
 }

@@ -44,7 +44,7 @@ func (s *Service) start(ctx context.Context, t switchboard.Task, note string, us
 		who.User = t.Owner
 	}
 	who.Allow, who.Deny = t.Rights.Allow, t.Rights.Deny
-	who.Task = &switchboard.TaskScope{ID: t.ID, Projects: t.Envelope.Projects, Allow: t.Envelope.Allow, Deny: t.Envelope.Deny}
+	who.Task = scopeOf(t)
 	run, err := s.opts.Agent.Start(ctx, agent.StartRequest{
 		ThreadID: fmt.Sprintf("%s-%d", t.ID, len(t.Runs)+1),
 		Input:    s.prompt(ctx, t, note),

@@ -47,6 +47,12 @@ type Bus interface {
 	Subscribe(topic string, h Handler) (cancel func(), err error)
 }
 
+// ReplicaTopic names topic name addressed to one replica. The replica's
+// id is part of the topic's family (everything before the last dot), so
+// on Postgres only that replica LISTENs to the channel that carries it:
+// a message meant for one replica costs the others nothing.
+func ReplicaTopic(replica, name string) string { return "replica." + replica + "." + name }
+
 func checkPayload(topic string, payload []byte) error {
 	if len(payload) > MaxPayload {
 		return switchboard.Errorf(switchboard.CodePayloadTooLarge,

@@ -1,0 +1,25 @@
+// Package cluster is what makes several replicas on one store one system.
+// Every subsystem that owns work on one replica (a tab's stream, an agent
+// run, a chat, an agent session, a panel's working copy) states what it
+// owns and asks this package to route; none keeps its own protocol:
+//
+//   - Liveness: which replicas are alive, and a signal the moment one is
+//     known gone (members.go), so that a dead replica's work is resolved
+//     in seconds rather than after a tool's timeout.
+//   - Ask: send a request to the replica that owns something and wait for
+//     its answer (ask.go); it fails fast when the owner is gone.
+//
+// The store stays the truth: who owns what is recorded there, and the bus
+// (internal/bus) only carries hints and requests.
+package cluster
+
+// Liveness says which replicas are alive.
+type Liveness interface {
+	// Self is this replica's id.
+	Self() string
+	// Gone returns a channel that is closed once replica id is known to
+	// be gone (it stopped, died, was claimed by a survivor, or is not
+	// registered at all). It never closes for Self while this replica
+	// runs.
+	Gone(id string) <-chan struct{}
+}

@@ -531,6 +531,26 @@ func TestLearnedCV(t *testing.T) {
 			fallback, fallbackScore, fallbackGain = gi, worst, gainSum
 		}
 	}
+	// How the unseen change is made: held-out unseen queries whose R@5
+	// rose or fell with learning (a mean near zero can hide both).
+	b.WriteString("unseen queries whose R@5 rose / fell with learning:\n")
+	for gi, g := range grid {
+		fmt.Fprintf(&b, "| %s |", g.name)
+		for si := range sets {
+			res := &results[gi][si]
+			up, down := 0, 0
+			for i := range res.unseen {
+				switch {
+				case res.unseen[i] > res.unseenBase[i]:
+					up++
+				case res.unseen[i] < res.unseenBase[i]:
+					down++
+				}
+			}
+			fmt.Fprintf(&b, " %d / %d |", up, down)
+		}
+		b.WriteString("\n")
+	}
 	for si, set := range sets {
 		r := results[0][si]
 		fmt.Fprintf(&b, "%s: %d held-out queries (%d unseen); baseline R@5 %.1f, unseen %.1f\n",
@@ -541,14 +561,17 @@ func TestLearnedCV(t *testing.T) {
 	} else {
 		fmt.Fprintf(&b, "no setting admissible on both sets; least harm to unseen: %s", grid[fallback].name)
 	}
-	if len(round4Names) > 0 {
+	inGrid := func(names map[string]bool) bool {
+		return slices.ContainsFunc(grid, func(g learnSetting) bool { return names[g.name] })
+	}
+	if inGrid(round4Names) {
 		if win4 >= 0 {
 			fmt.Fprintf(&b, "\nround 4 winner (passes, best mean gain): %s", grid[win4].name)
 		} else {
 			b.WriteString("\nround 4: no candidate passes")
 		}
 	}
-	if len(round5Names) > 0 {
+	if inGrid(round5Names) {
 		if win5 >= 0 {
 			fmt.Fprintf(&b, "\nround 5 winner (passes, best mean gain): %s", grid[win5].name)
 		} else {

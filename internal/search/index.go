@@ -85,7 +85,25 @@ type Options struct {
 	Fields     *Fields
 	Boost      *LearnedBoost
 	Neighbours *Neighbours
+	Guard      *LearnedGuard
 }
+
+// LearnedGuard limits what the learned field may do to a search. With
+// TopK > 0 it counts only for the tools the words-only ranking (BM25F
+// without the learned field) puts in its TopK best, so learning reorders
+// tools the catalog's own text already found and never brings one up from
+// further down. With Distinct, each query term's learned-field frequency
+// is scaled by idfL(df)/idfL(0), idfL(df) = ln(1 + (N − df + ½)/(df + ½))
+// over the N tools holding learned queries, df of them holding the term:
+// words many tools learned (request templates) count little. The zero
+// value limits nothing.
+type LearnedGuard struct {
+	TopK     int
+	Distinct bool
+}
+
+// DefaultLearnedGuard returns the default guard: none.
+func DefaultLearnedGuard() LearnedGuard { return LearnedGuard{} }
 
 // Index is the search index of one catalog. It is safe for concurrent use:
 // searches run in parallel with each other and with the slow part of
@@ -96,6 +114,7 @@ type Index struct {
 	b       [numFields]float64
 	boost   LearnedBoost
 	nbOpts  Neighbours
+	guard   LearnedGuard
 
 	// writeMu serialises writers, so a writer can build a new corpus
 	// without holding mu; mu guards the corpus against readers.
@@ -128,6 +147,9 @@ type corpus struct {
 	dead         int            // tombstones in docs
 	// fieldLen sums live field lengths, for BM25's average length.
 	fieldLen [numFields]int
+	// learnedDocs counts live docs holding learned words (LearnedGuard's
+	// Distinct).
+	learnedDocs int
 	// fingerprint identifies the indexed content: the sum of the live docs'
 	// content hashes. It does not depend on insertion order or replica, so
 	// a cursor stays valid on any replica holding the same catalog.
@@ -161,7 +183,11 @@ const tfUnit = 16
 func New(opts *Options) *Index {
 	x := &Index{k1: DefaultK1, learned: map[string][]Learned{}}
 	fields, boost, nbOpts := DefaultFields(), DefaultLearnedBoost(), DefaultNeighbours()
+	x.guard = DefaultLearnedGuard()
 	if opts != nil {
+		if opts.Guard != nil {
+			x.guard = LearnedGuard{TopK: max(opts.Guard.TopK, 0), Distinct: opts.Guard.Distinct}
+		}
 		if opts.Neighbours != nil {
 			nbOpts = *opts.Neighbours
 		}
@@ -177,7 +203,7 @@ func New(opts *Options) *Index {
 	}
 	x.boost = LearnedBoost{Scale: max(boost.Scale, 0), Cap: max(boost.Cap, 0),
 		B: min(max(boost.B, 0), 1), TopN: max(boost.TopN, 0)}
-	x.nbOpts = Neighbours{Threshold: min(max(nbOpts.Threshold, 0), 1), Scale: max(nbOpts.Scale, 0), Gate: nbOpts.Gate}
+	x.nbOpts = Neighbours{Threshold: min(max(nbOpts.Threshold, 0), 1), Scale: max(nbOpts.Scale, 0), Gate: nbOpts.Gate, PerTool: nbOpts.PerTool}
 	if x.nbOpts.on() {
 		x.nb = newNbIndex(nil)
 	}
@@ -329,6 +355,9 @@ func (c *corpus) upsert(t switchboard.Tool) {
 			d.termIDs = append(d.termIDs, k.term)
 		}
 	}
+	if d.length[fieldLearned] > 0 {
+		c.learnedDocs++
+	}
 	c.docs = append(c.docs, d)
 	c.byNm[t.Name] = id
 	c.fingerprint += h
@@ -350,6 +379,9 @@ func (c *corpus) removeID(id int) {
 	}
 	for fi := range numFields {
 		c.fieldLen[fi] -= int(d.length[fi])
+	}
+	if d.length[fieldLearned] > 0 {
+		c.learnedDocs--
 	}
 	c.fingerprint -= d.hash
 	delete(c.byNm, d.tool.Name)

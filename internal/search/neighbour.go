@@ -16,11 +16,13 @@ import (
 // best words-only score (weight is the pair's Learned.Weight), so a boost
 // is bounded by Scale times that score whatever was learned. With Scale 0
 // and Gate set, the learned field is scored only for a search whose best
-// pair reaches Threshold. Threshold 0 turns both off.
+// pair reaches Threshold; with PerTool too, only the field of a tool whose
+// own best pair reaches it. Threshold 0 turns both off.
 type Neighbours struct {
 	Threshold float64
 	Scale     float64
 	Gate      bool
+	PerTool   bool
 }
 
 // on reports whether learned queries are scored as neighbours.

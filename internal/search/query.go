@@ -121,6 +121,7 @@ func (c *corpus) listAll(top *topK, keep func(uint32) bool) {
 type accumulator struct {
 	score   []float64
 	learned []float64
+	base    []float64 // words-only score, for LearnedGuard's TopK
 	touched []uint32
 }
 
@@ -141,21 +142,31 @@ func (x *Index) score(c *corpus, text string, top *topK, keep func(uint32) bool)
 	acc, _ := x.accPool.Get().(*accumulator)
 	if acc == nil || len(acc.score) < len(c.docs) {
 		n := len(c.docs) + len(c.docs)/4
-		acc = &accumulator{score: make([]float64, n), learned: make([]float64, n)}
+		acc = &accumulator{score: make([]float64, n), learned: make([]float64, n), base: make([]float64, n)}
 	}
 	boost := x.boost.Scale > 0
 	// Learned queries as neighbours: the learned field counts only when
 	// gated open; the boost is added once the words-only scores are in.
 	skipLearned := false
 	var near []nbMatch
+	var open map[uint32]bool // PerTool: the docs whose learned field counts
 	if x.nb != nil {
 		var best float64
 		best, near = x.nb.similar(words, x.nbOpts.Threshold)
 		skipLearned = x.nbOpts.Scale > 0 || best < x.nbOpts.Threshold
+		if x.nbOpts.PerTool && !skipLearned {
+			open = make(map[uint32]bool, len(near))
+			for _, m := range near {
+				if id, ok := c.byNm[m.tool]; ok {
+					open[uint32(id)] = true
+				}
+			}
+		}
 		if x.nbOpts.Scale == 0 {
 			near = nil
 		}
 	}
+	topK := x.guard.TopK > 0 && !skipLearned
 
 	n := float64(len(c.byNm))
 	var avg [numFields]float64
@@ -171,13 +182,25 @@ func (x *Index) score(c *corpus, text string, top *topK, keep func(uint32) bool)
 		df := float64(c.df[tid])
 		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
 		p := c.post[tid]
+		distinct := 1.0 // LearnedGuard's Distinct: the learned field's share
+		if x.guard.Distinct && !skipLearned && c.learnedDocs > 0 {
+			dfL := 0
+			for _, e := range p {
+				if e.field == fieldLearned && c.docs[e.doc].alive {
+					dfL++
+				}
+			}
+			nl := float64(c.learnedDocs)
+			idfL := func(df float64) float64 { return math.Log(1 + (nl-df+0.5)/(df+0.5)) }
+			distinct = idfL(float64(dfL)) / idfL(0)
+		}
 		for j := 0; j < len(p); {
 			id := p[j].doc
 			d := &c.docs[id]
-			tf, tfL := 0.0, 0.0
+			tf, tfL, tfB := 0.0, 0.0, 0.0
 			for ; j < len(p) && p[j].doc == id; j++ {
 				fi := p[j].field
-				if skipLearned && fi == fieldLearned {
+				if fi == fieldLearned && (skipLearned || (open != nil && !open[id])) {
 					continue
 				}
 				if boost && fi == fieldLearned {
@@ -192,7 +215,13 @@ func (x *Index) score(c *corpus, text string, top *topK, keep func(uint32) bool)
 				if avg[fi] > 0 {
 					norm = 1 - x.b[fi] + x.b[fi]*float64(d.length[fi])/avg[fi]
 				}
-				tf += x.weights[fi] * float64(p[j].tf) / tfUnit / norm
+				w := x.weights[fi] * float64(p[j].tf) / tfUnit / norm
+				if fi == fieldLearned {
+					w *= distinct
+				} else {
+					tfB += w
+				}
+				tf += w
 			}
 			if !d.alive || (tf == 0 && tfL == 0) {
 				continue
@@ -202,6 +231,9 @@ func (x *Index) score(c *corpus, text string, top *topK, keep func(uint32) bool)
 			}
 			if tf > 0 {
 				acc.score[id] += idf * sat(tf)
+			}
+			if topK && tfB > 0 {
+				acc.base[id] += idf * sat(tfB)
 			}
 			if tfL > 0 {
 				acc.learned[id] += idf * sat(tfL)
@@ -214,9 +246,12 @@ func (x *Index) score(c *corpus, text string, top *topK, keep func(uint32) bool)
 	if len(near) > 0 {
 		x.addNeighbours(c, acc, near)
 	}
+	if topK {
+		x.keepTopK(acc)
+	}
 	for _, id := range acc.touched {
 		s := acc.score[id]
-		acc.score[id], acc.learned[id] = 0, 0
+		acc.score[id], acc.learned[id], acc.base[id] = 0, 0, 0
 		if s > 0 && top.admits(s, id) && keep(id) {
 			top.push(s, id)
 		}
@@ -255,6 +290,29 @@ func (x *Index) addBoost(acc *accumulator) {
 			continue
 		}
 		acc.score[id] += min(x.boost.Scale*l, limit)
+	}
+}
+
+// keepTopK gives every touched doc outside the words-only top TopK its
+// words-only score (LearnedGuard): learning may reorder those the
+// catalog's own text ranks first, not bring up others. Ties at the TopK-th
+// score all stay in.
+func (x *Index) keepTopK(acc *accumulator) {
+	base := make([]float64, 0, len(acc.touched))
+	for _, id := range acc.touched {
+		if acc.base[id] > 0 {
+			base = append(base, acc.base[id])
+		}
+	}
+	floor := 0.0
+	if len(base) > x.guard.TopK {
+		slices.SortFunc(base, func(a, b float64) int { return cmp.Compare(b, a) })
+		floor = base[x.guard.TopK-1]
+	}
+	for _, id := range acc.touched {
+		if acc.base[id] == 0 || acc.base[id] < floor {
+			acc.score[id] = acc.base[id]
+		}
 	}
 }
 

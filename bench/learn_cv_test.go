@@ -155,17 +155,45 @@ func learnGrid() []learnSetting {
 		round5(fmt.Sprintf("distinct learned words: field w %g b 0.3", w), w,
 			search.Options{Guard: &search.LearnedGuard{Distinct: true}})
 	}
-	// SWITCHBOARD_LEARN_CV=round4 (round5) runs only that round's
-	// candidates and production's row.
+	// Added later, declared before measured (round 6): a heavier learned
+	// field behind the per-tool gate, which opens it only for tools with
+	// a near stored query.
+	first6 := len(grid)
+	for _, c := range []struct {
+		th, w    float64
+		distinct bool
+	}{{0.2, 1, false}, {0.2, 2, false}, {0.2, 1, true}, {0.2, 2, true}, {0.15, 1, false}, {0.15, 2, false}} {
+		f := d
+		f.Learned = search.Field{Weight: c.w, B: 0.3}
+		opts := search.Options{Fields: &f, Boost: &search.LearnedBoost{},
+			Neighbours: &search.Neighbours{Threshold: c.th, Gate: true, PerTool: true}}
+		name := fmt.Sprintf("per-tool gate θ %g: field w %g b 0.3", c.th, c.w)
+		if c.distinct {
+			opts.Guard = &search.LearnedGuard{Distinct: true}
+			name = fmt.Sprintf("per-tool gate θ %g + distinct learned words: field w %g b 0.3", c.th, c.w)
+		}
+		grid = append(grid, learnSetting{name, attrWhole, opts})
+		round6Names[name] = true
+	}
+	// SWITCHBOARD_LEARN_CV=round4 (round5, round6) runs only that round's
+	// candidates and production's row (round 6: and round 5's per-tool
+	// gate θ 0.2, for reference).
 	prod := slices.IndexFunc(grid, func(g learnSetting) bool { return g.name == "field w 0.5 b 0.3" })
 	switch os.Getenv("SWITCHBOARD_LEARN_CV") {
 	case "round4":
 		return append([]learnSetting{grid[prod]}, grid[first4:first5]...)
 	case "round5":
-		return append([]learnSetting{grid[prod]}, grid[first5:]...)
+		return append([]learnSetting{grid[prod]}, grid[first5:first6]...)
+	case "round6":
+		ref := slices.IndexFunc(grid, func(g learnSetting) bool { return g.name == "per-tool gate θ 0.2: field w 0.5 b 0.3" })
+		return append([]learnSetting{grid[prod], grid[ref]}, grid[first6:]...)
 	}
 	return grid
 }
+
+// round6Names are the round-6 candidates, chosen by passesCV5's rule
+// (round 5's, unchanged).
+var round6Names = map[string]bool{}
 
 // round5Names are the round-5 candidates, chosen by passesCV5's rule.
 var round5Names = map[string]bool{}
@@ -492,11 +520,12 @@ func TestLearnedCV(t *testing.T) {
 	for _, set := range sets {
 		fmt.Fprintf(&b, " %s all | %s unseen |", set.Name, set.Name)
 	}
-	b.WriteString(" admissible | passes (round 4) | passes (round 5) |\n|---|")
+	b.WriteString(" admissible | passes (round 4) | passes (rounds 5, 6) |\n|---|")
 	b.WriteString(strings.Repeat("---|---|", len(sets)))
 	b.WriteString("---|---|---|\n")
 	win4, win4Gain := -1, math.Inf(-1)
 	win5, win5Gain := -1, math.Inf(-1)
+	win6, win6Gain := -1, math.Inf(-1)
 	best, bestScore, fallback, fallbackScore, fallbackGain := -1, math.Inf(-1), -1, math.Inf(-1), 0.0
 	for gi, g := range grid {
 		fmt.Fprintf(&b, "| %s |", g.name)
@@ -523,6 +552,9 @@ func TestLearnedCV(t *testing.T) {
 		}
 		if round5Names[g.name] && pass5 && gainSum > win5Gain {
 			win5, win5Gain = gi, gainSum
+		}
+		if round6Names[g.name] && pass5 && gainSum > win6Gain {
+			win6, win6Gain = gi, gainSum
 		}
 		if ok && gainSum > bestScore {
 			best, bestScore = gi, gainSum
@@ -576,6 +608,13 @@ func TestLearnedCV(t *testing.T) {
 			fmt.Fprintf(&b, "\nround 5 winner (passes, best mean gain): %s", grid[win5].name)
 		} else {
 			b.WriteString("\nround 5: no candidate passes")
+		}
+	}
+	if inGrid(round6Names) {
+		if win6 >= 0 {
+			fmt.Fprintf(&b, "\nround 6 winner (passes, best mean gain): %s", grid[win6].name)
+		} else {
+			b.WriteString("\nround 6: no candidate passes")
 		}
 	}
 	t.Log(b.String())

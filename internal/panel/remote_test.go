@@ -9,6 +9,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/bus"
+	"github.com/switchboardhq/switchboard/internal/cluster"
 	"github.com/switchboardhq/switchboard/internal/panel"
 	"github.com/switchboardhq/switchboard/internal/session"
 	"github.com/switchboardhq/switchboard/panelspec/sqladapter"
@@ -33,7 +34,7 @@ func newReplicaPair(t *testing.T) *replicaPair {
 			t.Fatal(err)
 		}
 		t.Cleanup(sess.Shutdown)
-		svc := panel.New(panel.Options{Caller: e.br, Tabs: sess, Tools: e.reg, Store: e.store, Bus: b, Canvases: e.store})
+		svc := panel.New(panel.Options{Caller: e.br, Tabs: sess, Tools: e.reg, Store: e.store, Bus: b, Asker: newAsker(t, b, name), Canvases: e.store})
 		t.Cleanup(svc.Close)
 		return sess, svc
 	}
@@ -43,6 +44,23 @@ func newReplicaPair(t *testing.T) *replicaPair {
 	sessB, p.svcB = mk("rep_b")
 	_ = sessB
 	return p
+}
+
+// alive is a Liveness under which every replica stays alive.
+type alive string
+
+func (a alive) Self() string              { return string(a) }
+func (alive) Gone(string) <-chan struct{} { return nil }
+
+// newAsker is replica name's end of cluster asks on b.
+func newAsker(t *testing.T, b bus.Bus, name string) *cluster.Asker {
+	t.Helper()
+	a, err := cluster.NewAsker(b, alive(name), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Close)
+	return a
 }
 
 // TestForwardedToTheTabsReplica: a compose and a fill asked of the replica

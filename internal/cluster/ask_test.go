@@ -247,3 +247,50 @@ func TestAskPostgresBus(t *testing.T) {
 	}
 	exercise(t, newPair(t, open(), open()))
 }
+
+// BenchmarkAskPostgres is one ask and its answer between two processes'
+// Postgres buses (a request and an answer of 200 bytes):
+//
+//	SWITCHBOARD_TEST_POSTGRES=… go test ./internal/cluster -run '^$' -bench AskPostgres
+func BenchmarkAskPostgres(b *testing.B) {
+	dsn := os.Getenv("SWITCHBOARD_TEST_POSTGRES")
+	if dsn == "" {
+		b.Skip("SWITCHBOARD_TEST_POSTGRES is not set")
+	}
+	rb := make([]byte, 8)
+	_, _ = rand.Read(rb)
+	schema := "sbask_" + hex.EncodeToString(rb)
+	ctx := context.Background()
+	st, err := postgres.Open(ctx, dsn, &postgres.Options{Schema: schema, MaxConns: 2})
+	if err != nil {
+		b.Fatal(err)
+	}
+	st.Close()
+	b.Cleanup(func() {
+		if conn, err := pgx.Connect(ctx, dsn); err == nil {
+			_, _ = conn.Exec(ctx, `DROP SCHEMA IF EXISTS `+pgx.Identifier{schema}.Sanitize()+` CASCADE`)
+			conn.Close(ctx)
+		}
+	})
+	asker := func(name string) *cluster.Asker {
+		bb, err := bus.OpenPostgres(ctx, dsn, &bus.PostgresOptions{Schema: schema})
+		if err != nil {
+			b.Fatal(err)
+		}
+		a, err := cluster.NewAsker(bb, newLive(name), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { a.Close(); bb.Close() })
+		return a
+	}
+	a, owner := asker("a"), asker("b")
+	owner.Handle("echo", func(ctx context.Context, req []byte) ([]byte, error) { return req, nil })
+	req := bytes.Repeat([]byte("x"), 200)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := a.Ask(ctx, "b", "echo", req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -190,20 +190,36 @@ func (a *Asker) Ask(ctx context.Context, owner, kind string, req []byte) ([]byte
 	case <-gone:
 		return nil, ownerGone(owner, kind)
 	case <-a.closed:
-		return nil, switchboard.Errorf(switchboard.CodeUnavailable,
+		return nil, noAnswer(switchboard.CodeUnavailable,
 			"this replica is shutting down; the %s request to replica %s may have been carried out: read the state, then retry", kind, owner)
 	case <-ctx.Done():
 		if cause := context.Cause(ctx); !errors.Is(cause, context.DeadlineExceeded) {
 			return nil, cause
 		}
-		return nil, switchboard.Errorf(switchboard.CodeTimeout,
+		return nil, noAnswer(switchboard.CodeTimeout,
 			"replica %s did not answer the %s request in time; it may have been carried out: read the state, then retry", owner, kind)
 	}
 }
 
+// errNoAnswer is the cause of an Ask's own TIMEOUT or UNAVAILABLE: the
+// owner did not answer (as opposed to an answer that is an error). Its
+// text is empty so that wrapping it leaves the message as written.
+var errNoAnswer = errors.New("")
+
+// noAnswer is an Ask's own error: code and message, caused by errNoAnswer.
+func noAnswer(code switchboard.Code, format string, args ...any) *switchboard.Error {
+	return switchboard.Errorf(code, format+"%w", append(args, errNoAnswer)...)
+}
+
+// NoAnswer reports whether err ended an Ask without the owner's answer:
+// its deadline passed, the owner is known gone, or this replica is
+// stopping. The request may or may not have been carried out; a caller
+// reads the state where it is kept.
+func NoAnswer(err error) bool { return errors.Is(err, errNoAnswer) }
+
 // ownerGone is the error of an Ask whose owner is known gone.
 func ownerGone(owner, kind string) *switchboard.Error {
-	return switchboard.Errorf(switchboard.CodeUnavailable,
+	return noAnswer(switchboard.CodeUnavailable,
 		"replica %s, which owns what the %s request is for, is gone (it stopped or died) and cannot answer; a surviving replica takes its work over within seconds: read the state, then retry", owner, kind)
 }
 

@@ -126,6 +126,9 @@ func exercise(t *testing.T, p *pair) {
 	if d, _ := e.Details.(map[string]any); d["holder"] != "agent:planner" {
 		t.Fatalf("its details arrived as %#v", e.Details)
 	}
+	if cluster.NoAnswer(err) {
+		t.Fatal("the owner's answer reads as no answer")
+	}
 
 	if _, err := p.a.Ask(ctx, "b", "nobody", nil); switchboard.CodeOf(err) != switchboard.CodeUnavailable || !strings.Contains(err.Error(), "does not answer nobody") {
 		t.Fatalf("a kind the owner does not handle: %v", err)
@@ -146,6 +149,9 @@ func exercise(t *testing.T, p *pair) {
 	cancel()
 	if switchboard.CodeOf(err) != switchboard.CodeTimeout {
 		t.Fatalf("past the deadline: %v", err)
+	}
+	if strings.Contains(err.Error(), "did not answer") != cluster.NoAnswer(err) {
+		t.Fatalf("NoAnswer(%v) = %v", err, cluster.NoAnswer(err))
 	}
 	select {
 	case hctx := <-p.reach:
@@ -168,8 +174,8 @@ func exercise(t *testing.T, p *pair) {
 	defer gcancel()
 	go func() { <-p.reach; p.liveA.markGone("b") }()
 	_, err = p.a.Ask(gctx, "b", "block", nil)
-	if switchboard.CodeOf(err) != switchboard.CodeUnavailable || !strings.Contains(err.Error(), "replica b") || !strings.Contains(err.Error(), "is gone") {
-		t.Fatalf("owner gone: %v", err)
+	if switchboard.CodeOf(err) != switchboard.CodeUnavailable || !strings.Contains(err.Error(), "replica b") || !strings.Contains(err.Error(), "is gone") || !cluster.NoAnswer(err) {
+		t.Fatalf("owner gone: %v (no answer: %v)", err, cluster.NoAnswer(err))
 	}
 	if gctx.Err() != nil {
 		t.Fatal("the ask waited for its deadline although the owner was gone")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/bus"
+	"github.com/switchboardhq/switchboard/internal/cluster"
 	"github.com/switchboardhq/switchboard/internal/workspace"
 )
 
@@ -157,8 +158,7 @@ func (ar agentRelay) Interrupt(ctx context.Context, rec switchboard.AgentRecord,
 		}
 		return s, nil
 	}
-	code := switchboard.CodeOf(err)
-	if ctx.Err() != nil || code != switchboard.CodeTimeout && code != switchboard.CodeUnavailable {
+	if ctx.Err() != nil || !cluster.NoAnswer(err) {
 		return switchboard.AgentSession{}, err // the owner's answer, or the caller gave up
 	}
 	// No answer: the owner is gone or a message was lost. A session that
@@ -167,7 +167,7 @@ func (ar agentRelay) Interrupt(ctx context.Context, rec switchboard.AgentRecord,
 	if s, gerr := d.Agents.Get(ctx, id, v); gerr == nil && s.Status.Final() {
 		return s, nil
 	}
-	if code == switchboard.CodeTimeout {
+	if switchboard.CodeOf(err) == switchboard.CodeTimeout {
 		return switchboard.AgentSession{}, switchboard.Errorf(switchboard.CodeTimeout,
 			"agent %s runs on replica %s, which did not answer within %s; it is ended when that replica is taken over — check GET /api/v1/agents/%s",
 			id, rec.Replica, d.agents.wait, id)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/bus"
+	"github.com/switchboardhq/switchboard/internal/cluster"
 )
 
 // Follow-ups at any replica (internal/agent/followup.go): a replica with
@@ -49,7 +50,7 @@ func (d *Daemon) relayFollowUp(ctx context.Context, replica, chat string, f swit
 	defer cancel()
 	res, err := d.asker.Ask(actx, replica, askFollowUp, req)
 	if err != nil {
-		if ctx.Err() == nil && switchboard.CodeOf(err) == switchboard.CodeTimeout {
+		if ctx.Err() == nil && cluster.NoAnswer(err) && switchboard.CodeOf(err) == switchboard.CodeTimeout {
 			// The holder may have stopped: a survivor ends its run, after
 			// which the same follow-up (same clientSeq and nonce) starts one.
 			err = switchboard.Errorf(switchboard.CodeUnavailable,

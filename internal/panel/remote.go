@@ -147,7 +147,7 @@ func (r *remote) forward(ctx context.Context, replica, session, op string, body,
 	}()
 	res, err := r.ask.Ask(actx, replica, askOp, req)
 	switch {
-	case err != nil && ctx.Err() != nil && switchboard.CodeOf(err) == switchboard.CodeTimeout:
+	case cluster.NoAnswer(err) && switchboard.CodeOf(err) == switchboard.CodeTimeout:
 		return switchboard.Errorf(switchboard.CodeTimeout,
 			"the replica holding session %s's tab did not answer panel %s in time; the change may have been made (read it with panel.read_state)", session, op)
 	case err != nil:

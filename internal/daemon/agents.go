@@ -9,6 +9,7 @@ import (
 	"github.com/switchboardhq/switchboard/agui"
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/approval"
+	"github.com/switchboardhq/switchboard/internal/bus"
 	"github.com/switchboardhq/switchboard/internal/workspace"
 )
 
@@ -20,14 +21,15 @@ const EventAgentStatus = "switchboard.agent.status"
 type agentWiring struct {
 	stop  context.CancelFunc
 	done  chan struct{}
-	unsub func() // the bus subscriptions (agentsbus.go)
-	relay *interruptRelay
+	unsub func()        // the bus subscription and ask handlers (agentsbus.go)
+	bus   bus.Bus       // carries status events; nil before relayAgents
+	wait  time.Duration // how long a relayed interrupt or handoff waits for the owner
 }
 
 // startAgents builds the agent-session registry (docs/agents.md) over the
 // ledger and the store — each session stored with this replica as its
 // owner, so every replica lists and reaches it — relays its status events
-// and interrupts over the bus (agentsbus.go), and starts its sweep of
+// over the bus and interrupts to the owner (agentsbus.go), and starts its sweep of
 // silent sessions and its coalesced writes.
 func (d *Daemon) startAgents(opts Options) error {
 	ao := opts.AgentSessions

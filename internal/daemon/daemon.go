@@ -25,6 +25,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/authn"
 	"github.com/switchboardhq/switchboard/internal/broker"
 	"github.com/switchboardhq/switchboard/internal/bus"
+	"github.com/switchboardhq/switchboard/internal/cluster"
 	"github.com/switchboardhq/switchboard/internal/demobackend"
 	"github.com/switchboardhq/switchboard/internal/httpapi"
 	"github.com/switchboardhq/switchboard/internal/job"
@@ -174,6 +175,7 @@ type Daemon struct {
 	declStore switchboard.Store
 	stopRuns  func() // internal/daemon/runs.go
 	bus       bus.Bus
+	asker     *cluster.Asker // ask.go
 
 	log      *slog.Logger
 	auth     *authn.Authenticator // the one login check, handed to every transport
@@ -211,6 +213,9 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 		return nil, err
 	}
 	if err := d.initReplica(opts); err != nil {
+		return nil, err
+	}
+	if err := d.startAsker(opts.Bus); err != nil {
 		return nil, err
 	}
 	if opts.Demo {
@@ -369,6 +374,7 @@ func (d *Daemon) Close() error {
 	d.Broker.Stop(switchboard.Errorf(switchboard.CodeCancelled, "the daemon stopped before this call finished (%w)", approval.ErrStopped))
 	d.Broker.Close()
 	d.Sessions.Shutdown() // ends every tab stream so graceful shutdown completes
+	d.asker.Close()
 	if d.stopCatalog != nil {
 		d.stopCatalog()
 	}

@@ -7,109 +7,79 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/internal/broker"
 	"github.com/switchboardhq/switchboard/internal/bus"
+	"github.com/switchboardhq/switchboard/internal/cluster"
 )
 
 // Follow-ups at any replica (internal/agent/followup.go): a replica with
-// no busy run of a chat relays a follow-up to the replica that ran the
-// chat's newest run. The request goes on topicFollowUp naming that
-// replica, which decides it (agent Runtime.QueueFollowUp) and answers on
-// the reply topic the sender subscribed to first, as a browser action's
-// result travels back.
+// no busy run of a chat asks the replica that ran the chat's newest run
+// (cluster.Asker, kind askFollowUp), which decides it (agent
+// Runtime.QueueFollowUp) and answers.
 
 // An AI SDK client that reattaches to a chat at another replica reads the
 // run's stored events there (internal/httpapi/chatstream.go); that replica tells
 // the holder on topicChatReading (the payload is the run id), so the run
 // is not cancelled as unread.
 
-// topicFollowUp carries relayed follow-ups; followUpRelayWait bounds the
-// wait for the holding replica's answer.
+// askFollowUp is the kind of a relayed follow-up; followUpRelayWait
+// bounds the wait for the holding replica's answer.
 const (
-	topicFollowUp     = "runs.followup"
+	askFollowUp       = "runs.followup"
 	topicChatReading  = "runs.reading"
 	followUpRelayWait = 5 * time.Second
 )
 
 type followUpRequest struct {
-	Replica  string               `json:"replica"`
 	Chat     string               `json:"chat"`
 	FollowUp switchboard.FollowUp `json:"followUp"`
 	Owner    string               `json:"owner,omitempty"`
-	Reply    string               `json:"reply"`
 }
 
 type followUpReply struct {
 	Result   switchboard.FollowUpResult `json:"result"`
 	Answered bool                       `json:"answered"`
-	Error    *switchboard.Error         `json:"error,omitempty"`
 }
 
-// relayFollowUp is agent.Options.RelayFollowUp on the bus.
-func (d *Daemon) relayFollowUp(b bus.Bus) func(ctx context.Context, replica, chat string, f switchboard.FollowUp, owner string) (switchboard.FollowUpResult, bool, error) {
-	return func(ctx context.Context, replica, chat string, f switchboard.FollowUp, owner string) (switchboard.FollowUpResult, bool, error) {
-		req := followUpRequest{Replica: replica, Chat: chat, FollowUp: f, Owner: owner, Reply: topicFollowUp + ".reply." + broker.NewID()}
-		payload, err := json.Marshal(req)
-		if err != nil {
-			return switchboard.FollowUpResult{}, false, err
-		}
-		got := make(chan followUpReply, 1)
-		unsub, err := b.Subscribe(req.Reply, func(p []byte) {
-			var rep followUpReply
-			if json.Unmarshal(p, &rep) == nil {
-				select {
-				case got <- rep:
-				default:
-				}
-			}
-		})
-		if err != nil {
-			return switchboard.FollowUpResult{}, false, err
-		}
-		defer unsub()
-		if err := b.Publish(ctx, topicFollowUp, payload); err != nil {
-			return switchboard.FollowUpResult{}, false, err
-		}
-		wait := time.NewTimer(followUpRelayWait)
-		defer wait.Stop()
-		select {
-		case rep := <-got:
-			if rep.Error != nil {
-				return rep.Result, false, rep.Error
-			}
-			return rep.Result, rep.Answered, nil
-		case <-wait.C:
+// relayFollowUp is agent.Options.RelayFollowUp over cluster asks.
+func (d *Daemon) relayFollowUp(ctx context.Context, replica, chat string, f switchboard.FollowUp, owner string) (switchboard.FollowUpResult, bool, error) {
+	req, err := json.Marshal(followUpRequest{Chat: chat, FollowUp: f, Owner: owner})
+	if err != nil {
+		return switchboard.FollowUpResult{}, false, err
+	}
+	actx, cancel := context.WithTimeout(ctx, followUpRelayWait)
+	defer cancel()
+	res, err := d.asker.Ask(actx, replica, askFollowUp, req)
+	if err != nil {
+		if ctx.Err() == nil && cluster.NoAnswer(err) && switchboard.CodeOf(err) == switchboard.CodeTimeout {
 			// The holder may have stopped: a survivor ends its run, after
 			// which the same follow-up (same clientSeq and nonce) starts one.
-			return switchboard.FollowUpResult{}, false, switchboard.Errorf(switchboard.CodeUnavailable,
+			err = switchboard.Errorf(switchboard.CodeUnavailable,
 				"replica %s, which runs chat session %s, did not take the follow-up within %s (it may have stopped); send the same follow-up again shortly", replica, chat, followUpRelayWait)
-		case <-ctx.Done():
-			return switchboard.FollowUpResult{}, false, context.Cause(ctx)
 		}
+		return switchboard.FollowUpResult{}, false, err
 	}
+	var rep followUpReply
+	if err := json.Unmarshal(res, &rep); err != nil {
+		return switchboard.FollowUpResult{}, false, switchboard.Errorf(switchboard.CodeInternal, "decode the answer to a relayed follow-up: %v", err)
+	}
+	return rep.Result, rep.Answered, nil
 }
 
-// serveFollowUps answers the follow-ups relayed to this replica; the
-// others' are left to theirs.
-func (d *Daemon) serveFollowUps(b bus.Bus) (func(), error) {
-	return b.Subscribe(topicFollowUp, func(p []byte) {
+// serveFollowUps answers the follow-ups relayed to this replica.
+func (d *Daemon) serveFollowUps() func() {
+	return d.asker.Handle(askFollowUp, func(ctx context.Context, p []byte) ([]byte, error) {
 		var req followUpRequest
-		if d.Agent == nil || json.Unmarshal(p, &req) != nil || req.Reply == "" || req.Replica != d.replica.id {
-			return
+		if err := json.Unmarshal(p, &req); err != nil {
+			return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "decode a relayed follow-up: %v", err)
 		}
-		go func() { // a handler must not block; a follow-up takes the chat's lock
-			ctx, cancel := context.WithTimeout(context.Background(), followUpRelayWait)
-			defer cancel()
-			res, answered, err := d.Agent.QueueFollowUp(ctx, req.Chat, req.FollowUp, req.Owner)
-			rep := followUpReply{Result: res, Answered: answered}
-			if err != nil {
-				rep.Error = switchboard.AsError(err)
-			}
-			out, _ := json.Marshal(rep) // plain structs
-			if err := b.Publish(ctx, req.Reply, out); err != nil {
-				d.log.Warn("could not answer a follow-up relayed from another replica", "chat", req.Chat, "err", err)
-			}
-		}()
+		if d.Agent == nil {
+			return nil, switchboard.Errorf(switchboard.CodeUnavailable, "replica %s runs no agent runtime; send the follow-up again shortly", d.replica.id)
+		}
+		res, answered, err := d.Agent.QueueFollowUp(ctx, req.Chat, req.FollowUp, req.Owner)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(followUpReply{Result: res, Answered: answered})
 	})
 }
 

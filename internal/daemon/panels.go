@@ -39,10 +39,10 @@ func (d *Daemon) startPanels(ctx context.Context, opts Options) error {
 		return err
 	}
 	// Instances are stored and changes for a tab held by another replica
-	// travel over the bus (internal/panel/shared.go, internal/panel/remote.go).
+	// are asked of its replica (internal/panel/shared.go, internal/panel/remote.go).
 	d.Panels = panel.New(panel.Options{Caller: d.Broker, Tabs: d.Sessions, Tools: d.Registry, Logger: d.log,
 		Canvas: opts.Canvas, Previews: opts.Previews, PreviewOrigin: opts.PreviewOrigin, Holder: d.Agents.Holder,
-		Store: opts.Store, Bus: opts.Bus, Canvases: opts.Store, OnCompose: d.Telemetry.PanelComposed,
+		Store: opts.Store, Bus: opts.Bus, Asker: d.asker, Canvases: opts.Store, OnCompose: d.Telemetry.PanelComposed,
 		ShowsPanels: mcpserver.ShowsApps})
 	d.panelWiring.tabs.Store(d.Sessions)
 	if err := d.registerCore(ctx, append(d.Panels.Tools(), docexport.Tool(d.Panels))); err != nil {

@@ -43,7 +43,7 @@ func (d *Daemon) runOptions(ao *agent.Options, opts Options) {
 	ao.Replica = d.replica.id
 	b := opts.Bus
 	ao.RunFlushed = func(id string, seq int) { d.publishRun(b, id, seq) }
-	ao.RelayFollowUp = d.relayFollowUp(b) // followups.go
+	ao.RelayFollowUp = d.relayFollowUp // followups.go
 	ao.RunCancel = func(id string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -87,12 +87,7 @@ func (d *Daemon) relayRuns(b bus.Bus) error {
 		unsub()
 		return fmt.Errorf("subscribe to run cancellations: %w", err)
 	}
-	unsubFollowUps, err := d.serveFollowUps(b)
-	if err != nil {
-		unsub()
-		unsubCancel()
-		return fmt.Errorf("subscribe to relayed follow-ups: %w", err)
-	}
+	unsubFollowUps := d.serveFollowUps()
 	d.stopRuns = func() { unsub(); unsubCancel(); unsubFollowUps() }
 	return nil
 }

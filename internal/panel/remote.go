@@ -1,28 +1,28 @@
 package panel
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"sync"
 	"time"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/bus"
+	"github.com/switchboardhq/switchboard/internal/cluster"
 )
 
 // Panels across replicas (issue 16). A tab's instances are changed by the
 // replica that holds its stream: it has the working copy, the adapter
 // subscriptions and the stream to push panel.open, panel.update and
 // panel.close on. A change asked of another replica (an agent's call
-// landed there) is sent to that replica over the bus, with the caller's
-// principal and agent session, and answered back; the holder runs it
-// exactly as a local call and stores the result (shared.go). Reads are
-// answered from the store wherever they land.
+// landed there) is asked of that replica (cluster.Asker, kind askOp), with
+// the caller's principal and agent session; the holder runs it exactly as
+// a local call and stores the result (shared.go). Reads are answered from
+// the store wherever they land.
 //
-// Bus messages are at most once: a request or answer lost on the way
-// leaves the caller with TIMEOUT after the call's own deadline, saying the
-// change may have been made (panel.read_state tells).
+// An ask ends in TIMEOUT at the call's own deadline when a request or
+// answer is lost, and in UNAVAILABLE at once when the holder is known gone
+// or the tab moved meanwhile; either way the change may have been made
+// (panel.read_state tells).
 //
 // Adapter invalidations go to every replica: a data tool's mutation made
 // on one replica refreshes the panels showing that adapter on all of them
@@ -32,12 +32,11 @@ const (
 	topicAdapters = "panel.adapters"
 	// topicCanvas tells every replica the host canvas layer changed.
 	topicCanvas = "panel.canvas"
+	// askOp is the kind of request that asks the holder for a change.
+	askOp = "panel.op"
 	// forwardWait bounds a forwarded change whose ctx has no deadline.
 	forwardWait = 30 * time.Second
 )
-
-func topicOps(replica string) string   { return "panel.ops." + replica }
-func topicReply(replica string) string { return "panel.reply." + replica }
 
 // Forwarded operations.
 const (
@@ -54,21 +53,11 @@ const (
 
 // opMsg asks the replica holding a tab to make a change.
 type opMsg struct {
-	From      string                 `json:"from"`
-	ID        string                 `json:"id"`
 	Session   string                 `json:"session"`
 	Op        string                 `json:"op"`
 	Principal *switchboard.Principal `json:"principal,omitempty"`
 	Agent     string                 `json:"agent,omitempty"`
-	WaitMs    int64                  `json:"waitMs"`
 	Body      json.RawMessage        `json:"body"`
-}
-
-// replyMsg answers an opMsg.
-type replyMsg struct {
-	ID     string             `json:"id"`
-	Result json.RawMessage    `json:"result,omitempty"`
-	Error  *switchboard.Error `json:"error,omitempty"`
 }
 
 // canvasMsg says the host canvas layer changed (the layer is in the store).
@@ -81,24 +70,20 @@ type adapterMsg struct {
 	Adapter string `json:"adapter"`
 }
 
-// remote is the service's side of the bus.
+// remote is the service's side of the cluster.
 type remote struct {
 	s       *Service
 	b       bus.Bus
+	ask     *cluster.Asker
 	replica string
 	unsubs  []func()
-
-	mu      sync.Mutex
-	pending map[string]chan replyMsg
 }
 
-func startRemote(s *Service, b bus.Bus, replica string) (*remote, error) {
-	r := &remote{s: s, b: b, replica: replica, pending: map[string]chan replyMsg{}}
+func startRemote(s *Service, b bus.Bus, ask *cluster.Asker) (*remote, error) {
+	r := &remote{s: s, b: b, ask: ask, replica: ask.Self()}
 	for topic, h := range map[string]bus.Handler{
-		topicOps(replica):   r.onOp,
-		topicReply(replica): r.onReply,
-		topicAdapters:       r.onAdapter,
-		topicCanvas:         r.onCanvas,
+		topicAdapters: r.onAdapter,
+		topicCanvas:   r.onCanvas,
 	} {
 		cancel, err := b.Subscribe(topic, h)
 		if err != nil {
@@ -107,6 +92,7 @@ func startRemote(s *Service, b bus.Bus, replica string) (*remote, error) {
 		}
 		r.unsubs = append(r.unsubs, cancel)
 	}
+	r.unsubs = append(r.unsubs, ask.Handle(askOp, r.serve))
 	return r, nil
 }
 
@@ -123,7 +109,7 @@ func (r *remote) forward(ctx context.Context, replica, session, op string, body,
 	if err != nil {
 		return switchboard.Errorf(switchboard.CodeInternal, "encode panel %s: %v", op, err)
 	}
-	msg := opMsg{From: r.replica, ID: randomHex(12), Session: session, Op: op, Body: b}
+	msg := opMsg{Session: session, Op: op, Body: b}
 	if p, ok := switchboard.PrincipalFrom(ctx); ok {
 		msg.Principal = &p
 	}
@@ -133,121 +119,85 @@ func (r *remote) forward(ctx context.Context, replica, session, op string, body,
 		ctx, cancel = context.WithTimeout(ctx, forwardWait)
 		defer cancel()
 	}
-	dl, _ := ctx.Deadline()
-	msg.WaitMs = time.Until(dl).Milliseconds()
-	payload, err := json.Marshal(msg)
+	req, err := json.Marshal(msg)
 	if err != nil {
 		return switchboard.Errorf(switchboard.CodeInternal, "encode panel %s: %v", op, err)
-	}
-	ch := make(chan replyMsg, 1)
-	r.mu.Lock()
-	r.pending[msg.ID] = ch
-	r.mu.Unlock()
-	defer func() {
-		r.mu.Lock()
-		delete(r.pending, msg.ID)
-		r.mu.Unlock()
-	}()
-	if err := r.b.Publish(ctx, topicOps(replica), payload); err != nil {
-		return err
 	}
 	// A tab that moves while the change is on its way (its replica died
 	// and it reattached elsewhere) will not be answered for by the old
 	// holder: say so as soon as this replica learns where the tab went,
 	// rather than at the deadline, so the caller can look and retry.
-	moved := time.NewTicker(holderCheck)
-	defer moved.Stop()
-	for {
-		select {
-		case rep := <-ch:
-			if rep.Error != nil {
-				return rep.Error
-			}
-			if out != nil && len(rep.Result) > 0 {
-				if err := json.Unmarshal(rep.Result, out); err != nil {
-					return switchboard.Errorf(switchboard.CodeInternal, "decode panel %s answer: %v", op, err)
+	actx, moved := context.WithCancelCause(ctx)
+	defer moved(nil)
+	go func() {
+		t := time.NewTicker(holderCheck)
+		defer t.Stop()
+		for {
+			select {
+			case <-actx.Done():
+				return
+			case <-t.C:
+				if r.s.holder(session) != replica {
+					moved(switchboard.Errorf(switchboard.CodeUnavailable,
+						"session %s's tab left the replica it was on before that replica answered panel %s; the change may have been made: read it with panel.read_state, then retry", session, op))
+					return
 				}
 			}
-			return nil
-		case <-moved.C:
-			if r.s.holder(session) == replica {
-				continue
-			}
-			return switchboard.Errorf(switchboard.CodeUnavailable,
-				"session %s's tab left the replica it was on before that replica answered panel %s; the change may have been made: read it with panel.read_state, then retry", session, op)
-		case <-ctx.Done():
-			return switchboard.Errorf(switchboard.CodeTimeout,
-				"the replica holding session %s's tab did not answer panel %s in time; the change may have been made (read it with panel.read_state)", session, op)
+		}
+	}()
+	res, err := r.ask.Ask(actx, replica, askOp, req)
+	switch {
+	case cluster.NoAnswer(err) && switchboard.CodeOf(err) == switchboard.CodeTimeout:
+		return switchboard.Errorf(switchboard.CodeTimeout,
+			"the replica holding session %s's tab did not answer panel %s in time; the change may have been made (read it with panel.read_state)", session, op)
+	case err != nil:
+		return err
+	}
+	if out != nil && len(res) > 0 {
+		if err := json.Unmarshal(res, out); err != nil {
+			return switchboard.Errorf(switchboard.CodeInternal, "decode panel %s answer: %v", op, err)
 		}
 	}
+	return nil
 }
 
 // holderCheck is how often a forwarded change looks whether its tab moved.
 const holderCheck = 250 * time.Millisecond
 
-func (r *remote) onReply(p []byte) {
-	var rep replyMsg
-	if json.Unmarshal(p, &rep) != nil {
-		return
-	}
-	r.mu.Lock()
-	ch := r.pending[rep.ID]
-	r.mu.Unlock()
-	if ch != nil {
-		select {
-		case ch <- rep:
-		default:
-		}
-	}
-}
-
-func (r *remote) onOp(p []byte) {
-	var msg opMsg
-	if json.Unmarshal(p, &msg) != nil || msg.ID == "" {
-		return
-	}
-	msg.Body = bytes.Clone(msg.Body)
-	go r.serve(msg)
-}
-
-// serve runs a forwarded change here, where the tab is, and answers it.
-func (r *remote) serve(msg opMsg) {
+// serve runs a forwarded change here, where the tab is (askOp's handler).
+func (r *remote) serve(ctx context.Context, req []byte) ([]byte, error) {
 	s := r.s
-	wait := time.Duration(msg.WaitMs) * time.Millisecond
-	if wait <= 0 || wait > maxActionTime {
-		wait = forwardWait
+	var msg opMsg
+	if err := json.Unmarshal(req, &msg); err != nil {
+		return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "decode a forwarded panel change: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(s.base, wait)
+	// ctx carries the caller's deadline; the service's end ends it too.
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	defer context.AfterFunc(s.base, cancel)()
 	if msg.Principal != nil {
 		ctx = switchboard.WithPrincipal(ctx, *msg.Principal)
 	}
 	if msg.Agent != "" {
 		ctx = switchboard.WithAgentSession(ctx, msg.Agent)
 	}
-	var res any
-	var err error
 	if !s.tabs.Connected(msg.Session) {
-		err = switchboard.Errorf(switchboard.CodeSessionGone, "the tab of session %s left this replica; try again", msg.Session)
-	} else {
-		res, err = s.runOp(ctx, msg.Op, msg.Body)
+		return nil, switchboard.Errorf(switchboard.CodeSessionGone, "the tab of session %s left this replica; try again", msg.Session)
 	}
-	rep := replyMsg{ID: msg.ID, Error: switchboard.AsError(err)}
-	if err == nil {
-		if rep.Result, err = json.Marshal(res); err != nil {
-			rep.Error = switchboard.Errorf(switchboard.CodeInternal, "encode panel %s answer: %v", msg.Op, err)
-		}
+	res, err := s.runOp(ctx, msg.Op, msg.Body)
+	if err != nil {
+		return nil, err
 	}
-	b, _ := json.Marshal(rep)
-	if len(b) > bus.MaxPayload && rep.Error == nil {
+	b, err := json.Marshal(res)
+	if err != nil {
+		return nil, switchboard.Errorf(switchboard.CodeInternal, "encode panel %s answer: %v", msg.Op, err)
+	}
+	if len(b) > cluster.MaxBody {
 		// A snapshot with large data: the caller gets it without spec and
 		// data (the tab has them on its stream; panel.read_state reads them).
-		rep.Result = slim(res)
-		b, _ = json.Marshal(rep)
+		b = slim(res)
 	}
-	if err := r.b.Publish(context.WithoutCancel(ctx), topicReply(msg.From), b); err != nil {
-		s.log.Warn("panel answer not sent to the calling replica", "op", msg.Op, "err", err)
-	}
+	return b, nil
 }
 
 // slim drops the bulky parts of a snapshot answer.

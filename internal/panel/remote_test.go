@@ -9,6 +9,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/bus"
+	"github.com/switchboardhq/switchboard/internal/cluster"
 	"github.com/switchboardhq/switchboard/internal/panel"
 	"github.com/switchboardhq/switchboard/internal/session"
 	"github.com/switchboardhq/switchboard/panelspec/sqladapter"
@@ -25,24 +26,99 @@ type replicaPair struct {
 
 func newReplicaPair(t *testing.T) *replicaPair {
 	t.Helper()
+	return newReplicaPairWith(t, alive("rep_a"), alive("rep_b"))
+}
+
+// newReplicaPairWith is newReplicaPair with each replica's view of which
+// replicas are alive.
+func newReplicaPairWith(t *testing.T, liveA, liveB cluster.Liveness) *replicaPair {
+	t.Helper()
 	e := newEnv(t, nil)
 	b := bus.NewLocal()
-	mk := func(name string) (*session.Manager, *panel.Service) {
-		sess, err := session.New(session.Options{Store: e.store, Bus: b, Replica: name, Presence: true})
+	mk := func(live cluster.Liveness) (*session.Manager, *panel.Service) {
+		sess, err := session.New(session.Options{Store: e.store, Bus: b, Replica: live.Self(), Presence: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(sess.Shutdown)
-		svc := panel.New(panel.Options{Caller: e.br, Tabs: sess, Tools: e.reg, Store: e.store, Bus: b, Canvases: e.store})
+		ask, err := cluster.NewAsker(b, live, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(ask.Close)
+		svc := panel.New(panel.Options{Caller: e.br, Tabs: sess, Tools: e.reg, Store: e.store, Bus: b, Asker: ask, Canvases: e.store})
 		t.Cleanup(svc.Close)
 		return sess, svc
 	}
 	p := &replicaPair{e: e}
-	p.sessA, p.svcA = mk("rep_a")
-	var sessB *session.Manager
-	sessB, p.svcB = mk("rep_b")
-	_ = sessB
+	p.sessA, p.svcA = mk(liveA)
+	_, p.svcB = mk(liveB)
 	return p
+}
+
+// alive is a Liveness under which every replica stays alive.
+type alive string
+
+func (a alive) Self() string              { return string(a) }
+func (alive) Gone(string) <-chan struct{} { return nil }
+
+// newAsker is replica name's end of cluster asks on b.
+func newAsker(t *testing.T, b bus.Bus, name string) *cluster.Asker {
+	t.Helper()
+	a, err := cluster.NewAsker(b, alive(name), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Close)
+	return a
+}
+
+// goneTo is a Liveness that knows replica gone is gone.
+type goneTo struct{ self, gone string }
+
+func (g goneTo) Self() string { return g.self }
+func (g goneTo) Gone(id string) <-chan struct{} {
+	if id != g.gone {
+		return nil
+	}
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}
+
+// TestForwardToAGoneHolder: a change for a tab whose replica is known
+// gone ends UNAVAILABLE at once, saying what to do, instead of waiting for
+// the call's deadline.
+func TestForwardToAGoneHolder(t *testing.T) {
+	t.Parallel()
+	p := newReplicaPairWith(t, alive("rep_a"), goneTo{self: "rep_b", gone: "rep_a"})
+	ctx := context.Background()
+	c, err := p.sessA.Create(ctx, "user:42")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := p.sessA.Attach(ctx, c.SessionID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Close)
+	p.svcA.Attach(ctx, c.SessionID)
+	call, cancel := context.WithTimeout(switchboard.WithPrincipal(ctx, agentP), time.Hour)
+	defer cancel()
+	deadline := time.Now().Add(10 * time.Second) // a bound: presence is announced at once
+	for {
+		_, err = p.svcB.Compose(call, panel.ComposeRequest{Spec: json.RawMessage(formSpec), SessionID: c.SessionID})
+		if switchboard.CodeOf(err) != switchboard.CodeSessionGone || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if switchboard.CodeOf(err) != switchboard.CodeUnavailable || !strings.Contains(err.Error(), "replica rep_a") {
+		t.Fatalf("compose for a tab on a gone replica: %v", err)
+	}
+	if call.Err() != nil {
+		t.Fatal("the compose waited for its deadline")
+	}
 }
 
 // TestForwardedToTheTabsReplica: a compose and a fill asked of the replica

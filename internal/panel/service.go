@@ -12,6 +12,7 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/broker"
 	"github.com/switchboardhq/switchboard/internal/bus"
+	"github.com/switchboardhq/switchboard/internal/cluster"
 	"github.com/switchboardhq/switchboard/panelspec"
 )
 
@@ -116,10 +117,12 @@ type Options struct {
 	// them and the replica a tab reattaches to rebuilds them. Without it
 	// instances live in this process only.
 	Store PanelStore
-	// Bus, when set, carries changes asked of a replica for a tab another
-	// replica holds to that replica, and adapter invalidations and host
-	// canvas changes to every replica (remote.go).
-	Bus bus.Bus
+	// Bus, when set, carries adapter invalidations and host canvas changes
+	// to every replica, and Asker changes asked of a replica for a tab
+	// another replica holds to that replica (remote.go). Asker is
+	// required with Bus.
+	Bus   bus.Bus
+	Asker *cluster.Asker
 	// Canvases, when set, keeps the canvas policy's host layer and each
 	// session's narrowing (canvas.go), so every replica on one store
 	// enforces the same policy. Without it both live in this process.
@@ -214,6 +217,9 @@ func New(opts Options) *Service {
 	if opts.Caller == nil || opts.Tabs == nil {
 		panic("panels: Options.Caller and Options.Tabs are required")
 	}
+	if opts.Bus != nil && opts.Asker == nil {
+		panic("panels: Options.Bus needs Options.Asker")
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -248,7 +254,7 @@ func New(opts Options) *Service {
 	}
 	s.tabs = surfaceTabs{Tabs: opts.Tabs, b: s.surfaces}
 	if opts.Bus != nil {
-		r, err := startRemote(s, opts.Bus, opts.Tabs.PresenceID())
+		r, err := startRemote(s, opts.Bus, opts.Asker)
 		if err != nil { // only a closed bus refuses
 			opts.Logger.Error("panel changes will not cross replicas", "err", err)
 		}

@@ -104,7 +104,7 @@ func TestChatSurfaceAcrossReplicas(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(sess.Shutdown)
-		svc := panel.New(panel.Options{Caller: e.br, Tabs: sess, Tools: e.reg, Store: e.store, Bus: b, Canvases: e.store, ShowsPanels: showsPanels})
+		svc := panel.New(panel.Options{Caller: e.br, Tabs: sess, Tools: e.reg, Store: e.store, Bus: b, Asker: newAsker(t, b, name), Canvases: e.store, ShowsPanels: showsPanels})
 		t.Cleanup(svc.Close)
 		return svc
 	}

@@ -210,6 +210,7 @@ type serveFlags struct {
 	telemetryURL string                // --telemetry-url
 	elicitation  string                // --mcp-elicitation / mcp.elicitation
 	replicas     daemon.ReplicaOptions // --replica-name, --replica-heartbeat, --replica-timeout
+	replicaLock  bool                  // --replica-lock
 	retention    daemon.RetentionOptions
 	runMaxTokens int64                   // --run-max-tokens
 	runMaxCost   float64                 // --run-max-cost
@@ -265,6 +266,7 @@ func newServe(g *globals) *cobra.Command {
 	fl.StringVar(&f.oauth.ExchangeClientID, "oauth-exchange-client", os.Getenv("SWITCHBOARD_OAUTH_EXCHANGE_CLIENT"), "the daemon's client id at --oauth-issuer for RFC 8693 token exchange: bindings with tokenExchange send their backend the IdP's token for the user; the secret is read from $SWITCHBOARD_OAUTH_EXCHANGE_SECRET [$SWITCHBOARD_OAUTH_EXCHANGE_CLIENT] (config oauth.exchangeClient); see docs/identity.md")
 	fl.StringVar(&f.oauth.LoginURL, "oauth-login-url", os.Getenv("SWITCHBOARD_OAUTH_LOGIN_URL"), "without --oauth-issuer, switchboard is the authorization server: the app's sign-in page it sends the browser to (with ?request=<id>); the app's backend vouches for its signed-in user with POST /api/v1/oauth/signins; see docs/oauth.md [$SWITCHBOARD_OAUTH_LOGIN_URL] (config oauth.loginURL)")
 	fl.DurationVar(&f.replicas.Timeout, "replica-timeout", daemon.DefaultReplicaTimeout, "how long another replica's heartbeat may stand still before a survivor resolves its in-flight calls (at least twice --replica-heartbeat)")
+	fl.BoolVar(&f.replicaLock, "replica-lock", true, "on Postgres, hold a presence lock so that survivors find this replica dead within about 2 s of its process dying, not after --replica-timeout; false behind a connection pooler that does not keep sessions (PgBouncer in transaction mode); see docs/deploy.md")
 	return c
 }
 
@@ -433,6 +435,7 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 		opts.Telemetry.Webhook = &telemetry.WebhookOptions{URL: f.telemetryURL, Secret: os.Getenv(telemetrySecretEnv)}
 	}
 	opts.Replicas.Addr = ln.Addr().String()
+	opts.Replicas.NoLock = !f.replicaLock
 	// Backends check the assertion's iss against the URL they reach the
 	// daemon at.
 	opts.Assertion.Issuer = strings.TrimSuffix(consoleURL(ln.Addr()), "/#approvals")
@@ -517,7 +520,7 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 		defer cancel()
 		_ = srv.Shutdown(sctx)
 		return switchboard.Errorf(switchboard.CodeUnavailable,
-			"this replica's heartbeat lapsed for longer than --replica-timeout and another replica took over its calls; restart it")
+			"another replica found this one dead (its heartbeat lapsed past --replica-timeout, or its presence lock was lost) and took over its calls; restart it")
 	case <-ctx.Done():
 	}
 	log.Info("shutting down: finishing in-flight requests", "grace", shutdownGrace)

@@ -115,7 +115,7 @@ func (d *Daemon) relayAgents(b bus.Bus, interruptWait time.Duration) error {
 	}
 	if err := sub(topicAgentStatus, func(p []byte) {
 		var m agentStatusMsg
-		if json.Unmarshal(p, &m) != nil || m.Origin == d.replica.id {
+		if json.Unmarshal(p, &m) != nil || m.Origin == d.members.Self() {
 			return // this replica's own, sent already
 		}
 		select {
@@ -128,7 +128,7 @@ func (d *Daemon) relayAgents(b bus.Bus, interruptWait time.Duration) error {
 	}
 	if err := sub(topicAgentInterrupt, func(p []byte) {
 		var m interruptMsg
-		if json.Unmarshal(p, &m) != nil || m.Owner != d.replica.id {
+		if json.Unmarshal(p, &m) != nil || m.Owner != d.members.Self() {
 			return
 		}
 		wg.Go(func() { d.answerInterrupt(ctx, m) })
@@ -148,7 +148,7 @@ func (d *Daemon) publishAgentStatus(ctx context.Context, r switchboard.AgentReco
 	if b == nil {
 		return
 	}
-	p, err := json.Marshal(agentStatusMsg{Origin: d.replica.id, Record: r})
+	p, err := json.Marshal(agentStatusMsg{Origin: d.members.Self(), Record: r})
 	if err != nil {
 		return
 	}

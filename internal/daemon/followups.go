@@ -94,7 +94,7 @@ func (d *Daemon) relayFollowUp(b bus.Bus) func(ctx context.Context, replica, cha
 func (d *Daemon) serveFollowUps(b bus.Bus) (func(), error) {
 	return b.Subscribe(topicFollowUp, func(p []byte) {
 		var req followUpRequest
-		if d.Agent == nil || json.Unmarshal(p, &req) != nil || req.Reply == "" || req.Replica != d.replica.id {
+		if d.Agent == nil || json.Unmarshal(p, &req) != nil || req.Reply == "" || req.Replica != d.members.Self() {
 			return
 		}
 		go func() { // a handler must not block; a follow-up takes the chat's lock

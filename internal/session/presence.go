@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -431,4 +432,51 @@ func (m *Manager) Elsewhere(id string) string {
 		return rt.from
 	}
 	return ""
+}
+
+// ReplicaGone announces gone the tabs whose stream replica id held, once
+// that replica is known dead (a survivor claimed it, cluster.Members): a
+// call delivered to one of them from any replica ends SESSION_GONE, as it
+// does when a tab closes mid-call, WatchGone fires, and every replica
+// forgets their presence, instead of waiting for the tool's timeout and
+// presenceTTL. A tab that reattached elsewhere meanwhile is left alone.
+// It returns how many tabs it announced.
+func (m *Manager) ReplicaGone(ctx context.Context, id string) (int, error) {
+	if id == "" || id == m.replica {
+		return 0, nil
+	}
+	ids := map[string]bool{}
+	m.mu.Lock()
+	for sid, rt := range m.remote {
+		if rt.from == id {
+			ids[sid] = true
+		}
+	}
+	m.mu.Unlock()
+	// A filter in the future keeps only the sessions whose stream is
+	// attached somewhere (SessionFilter.SeenSince).
+	list, err := m.store.SessionList(ctx, switchboard.SessionFilter{SeenSince: m.opts.Now().Add(24 * time.Hour)})
+	if err != nil {
+		return 0, err
+	}
+	for _, s := range list {
+		if s.Stream == id {
+			ids[s.ID] = true
+		}
+	}
+	n := 0
+	for sid := range ids {
+		if err := m.store.SessionStream(ctx, sid, id, false, m.opts.Now()); err != nil && switchboard.CodeOf(err) != switchboard.CodeNotFound {
+			return n, err
+		}
+		if s, err := m.store.SessionGet(ctx, sid); err == nil && s.Stream != "" {
+			continue // the tab attached to a live replica since
+		}
+		if m.opts.Presence {
+			m.publishPresence(presenceMsg{From: id, ID: sid, Gone: true})
+		}
+		m.publishGone(sid, fmt.Sprintf("the replica holding the tab's stream (%s) died", id))
+		n++
+	}
+	return n, nil
 }

@@ -24,10 +24,11 @@ import (
 // A replica is found dead when:
 //
 //   - it stopped cleanly (Release): at the next round;
-//   - on a store that holds locks (Locks: Postgres), its presence lock,
-//     seen held before, is free at two consecutive probes (Probe apart):
-//     its process died and Postgres ended its session; a connection that
-//     drops and comes back within a probe is not a death;
+//   - on a store that holds locks (Locks: Postgres), the replica
+//     registered holding a presence lock (Replica.PresenceLock) and that
+//     lock is free at two consecutive probes (Probe apart): its process
+//     died and Postgres ended its session; a connection that drops and
+//     comes back within a probe is not a death;
 //   - its beats stood still for the longer of its timeout and this
 //     replica's (Timeout): the fallback, for a replica hung but connected,
 //     one whose host vanished without closing its connections, or any
@@ -203,7 +204,7 @@ func (m *Members) Register(ctx context.Context) (map[string]bool, error) {
 	host, _ := os.Hostname()
 	now := time.Now()
 	if err := m.st.ReplicaRegister(ctx, switchboard.Replica{ID: m.id, Name: m.opts.Name, Addr: m.opts.Addr, Host: host,
-		StartedAt: now, HeartbeatAt: now, TimeoutMs: m.opts.Timeout.Milliseconds()}); err != nil {
+		StartedAt: now, HeartbeatAt: now, TimeoutMs: m.opts.Timeout.Milliseconds(), PresenceLock: m.release != nil}); err != nil {
 		m.unlock()
 		return nil, fmt.Errorf("register replica: %w", err)
 	}
@@ -278,7 +279,7 @@ func (m *Members) Start() {
 		}
 		tick := time.NewTicker(every)
 		defer tick.Stop()
-		w := &watch{seen: map[string]observed{}, held: map[string]bool{}, free: map[string]int{}}
+		w := &watch{seen: map[string]observed{}, free: map[string]int{}}
 		for {
 			beat := false
 			select {
@@ -323,9 +324,8 @@ type watch struct {
 	// seen is each replica's last beat count and when it was first seen
 	// at that count.
 	seen map[string]observed
-	// held: the replica's presence lock was seen held; free: at how many
-	// consecutive probes since it was found free.
-	held map[string]bool
+	// free: at how many consecutive probes a replica's presence lock was
+	// found free.
 	free map[string]int
 }
 
@@ -368,7 +368,7 @@ func (m *Members) round(ctx context.Context, w *watch, beat bool) bool {
 	if m.locks != nil {
 		names := make([]string, 0, len(list))
 		for _, o := range list {
-			if o.ID != m.id && o.ClaimedBy == "" && o.StoppedAt.IsZero() {
+			if o.ID != m.id && o.ClaimedBy == "" && o.StoppedAt.IsZero() && o.PresenceLock {
 				names = append(names, o.ID)
 			}
 		}
@@ -398,11 +398,10 @@ func (m *Members) round(ctx context.Context, w *watch, beat bool) bool {
 			m.mu.Lock()
 			m.live[o.ID] = true
 			m.mu.Unlock()
-			if held != nil {
-				switch {
-				case held[o.ID]:
-					w.held[o.ID], w.free[o.ID] = true, 0
-				case w.held[o.ID]:
+			if held != nil && o.PresenceLock {
+				if held[o.ID] {
+					w.free[o.ID] = 0
+				} else {
 					w.free[o.ID]++
 				}
 				if w.free[o.ID] >= 2 {
@@ -427,9 +426,8 @@ func (m *Members) round(ctx context.Context, w *watch, beat bool) bool {
 			delete(w.seen, id)
 		}
 	}
-	for id := range w.held {
+	for id := range w.free {
 		if !listed[id] {
-			delete(w.held, id)
 			delete(w.free, id)
 		}
 	}

@@ -190,7 +190,7 @@ func lockPIDs(t *testing.T, conn *pgx.Conn, name string) []int32 {
 // timeout: with an hour's timeout, nobody claims it.
 func TestWithoutPresenceLockTheDeadWaitForTheTimeout(t *testing.T) {
 	_, sts := pgStores(t, 2)
-	slow := cluster.MembersOptions{Heartbeat: 2 * time.Second, Timeout: time.Hour}
+	slow := cluster.MembersOptions{Heartbeat: 2 * time.Second, Timeout: time.Hour, NoLock: true}
 	var seen takeovers
 	o := slow
 	o.Store, o.Name, o.TakeOver = sts[0], "survivor", seen.fn

@@ -29,8 +29,9 @@ import (
 // (its advertisement, its workspace report) and which replica holds its
 // stream (Session.Stream); presence is the live picture built from the
 // announcements: a replica that missed one has the next within
-// presenceEvery, and a dead replica's tabs are forgotten after
-// presenceTTL. The session's dispatch topic carries the tab's own news to
+// presenceEvery, and a dead replica's tabs are announced gone by the
+// survivor that claims it (ReplicaGone), or forgotten after presenceTTL
+// when nobody does. The session's dispatch topic carries the tab's own news to
 // whoever keeps a state of it: its advertisement changed (reload it from
 // the store), its stream attached elsewhere (drop the state quietly: the
 // tab moved), the session was closed (end the stream). A call naming a

@@ -70,7 +70,7 @@ func (d *Daemon) Lost() <-chan struct{} { return d.members.Lost() }
 // what it had claimed (owners): the start-up sweep's states, then the
 // calls kept waiting for an approval become this replica's and resume
 // here, its delegated tasks resume, and the tabs whose stream it held are
-// announced gone. The cluster package forgets the owners once it returns
+// announced down (session.Manager.ReplicaGone). The cluster package forgets the owners once it returns
 // nil, and calls it again at its next round when it fails.
 func (d *Daemon) takeOver(ctx context.Context, id string, owners map[string]bool) error {
 	kept, err := d.sweep(ctx, d.store, owners)
@@ -93,9 +93,9 @@ func (d *Daemon) takeOver(ctx context.Context, id string, owners map[string]bool
 			continue
 		}
 		if n, err := d.Sessions.ReplicaGone(ctx, o); err != nil {
-			d.log.Warn("could not announce the tabs of a dead replica gone; they lapse from presence", "replica", o, "err", err)
+			d.log.Warn("could not tell the other replicas about a dead replica's tabs; they lapse from presence", "replica", o, "err", err)
 		} else if n > 0 {
-			d.log.Info("announced the tabs of a dead replica gone", "replica", o, "count", n)
+			d.log.Info("told the other replicas a dead replica's tabs lost their stream", "replica", o, "count", n)
 		}
 	}
 	return nil

@@ -435,13 +435,19 @@ func (m *Manager) Elsewhere(id string) string {
 	return ""
 }
 
-// ReplicaGone announces gone the tabs whose stream replica id held, once
-// that replica is known dead (a survivor claimed it, cluster.Members): a
-// call delivered to one of them from any replica ends SESSION_GONE, as it
-// does when a tab closes mid-call, WatchGone fires, and every replica
-// forgets their presence, instead of waiting for the tool's timeout and
-// presenceTTL. A tab that reattached elsewhere meanwhile is left alone.
-// It returns how many tabs it announced.
+// ReplicaGone tells every replica about the tabs whose stream replica id
+// held, once that replica is known dead (a survivor claimed it,
+// cluster.Members), as its own timers would have had it lived: their
+// stream is down for good there. At once, every replica forgets their
+// presence (instead of after presenceTTL), and the calls delivered to them
+// from any replica end SESSION_GONE (the state topic's offline message,
+// what they hear when a tab's stream stays down past the reconnect
+// window; the dead replica's log of them is lost, so they would otherwise
+// wait for the tool's timeout). After the keep window, a tab that has not
+// reattached anywhere is announced gone, waking the WatchGone watchers
+// (workspace contexts, panels) as a live replica's expiry does; one that
+// reattached (the SDK retries at once) keeps its contexts and panels. It
+// returns how many tabs it told of.
 func (m *Manager) ReplicaGone(ctx context.Context, id string) (int, error) {
 	if id == "" || id == m.replica {
 		return 0, nil
@@ -465,19 +471,47 @@ func (m *Manager) ReplicaGone(ctx context.Context, id string) (int, error) {
 			ids[s.ID] = true
 		}
 	}
-	n := 0
+	var told []string
 	for sid := range ids {
-		if err := m.store.SessionStream(ctx, sid, id, false, m.opts.Now()); err != nil && switchboard.CodeOf(err) != switchboard.CodeNotFound {
-			return n, err
-		}
-		if s, err := m.store.SessionGet(ctx, sid); err == nil && s.Stream != "" {
-			continue // the tab attached to a live replica since
+		if !m.detachedFrom(ctx, sid, id) {
+			continue
 		}
 		if m.opts.Presence {
 			m.publishPresence(presenceMsg{From: id, ID: sid, Gone: true})
 		}
-		m.publishGone(sid, fmt.Sprintf("the replica holding the tab's stream (%s) died", id))
-		n++
+		m.publishState(sid, stateOffline, fmt.Sprintf("the replica holding the stream of session %s's tab (%s) died before the tab answered", sid, id))
+		told = append(told, sid)
 	}
-	return n, nil
+	if len(told) > 0 {
+		time.AfterFunc(m.opts.Grace, func() {
+			m.mu.Lock()
+			closed := m.closed
+			m.mu.Unlock()
+			if closed {
+				return // presence lapses; the next start's watchers start afresh
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), finalizeTimeout)
+			defer cancel()
+			for _, sid := range told {
+				if m.detachedFrom(ctx, sid, id) {
+					m.publishGone(sid, fmt.Sprintf("the tab of session %s lost its replica (%s) and did not reattach within %s", sid, id, m.opts.Grace))
+				}
+			}
+		})
+	}
+	return len(told), nil
+}
+
+// detachedFrom records that dead replica id no longer holds session sid's
+// stream, and reports whether the tab is open and attached nowhere (not
+// reattached to a live replica since).
+func (m *Manager) detachedFrom(ctx context.Context, sid, id string) bool {
+	if err := m.store.SessionStream(ctx, sid, id, false, m.opts.Now()); err != nil {
+		if switchboard.CodeOf(err) != switchboard.CodeNotFound {
+			m.log.Warn("could not record that a dead replica's tab lost its stream", "session", sid, "err", err)
+		}
+		return false
+	}
+	s, err := m.store.SessionGet(ctx, sid)
+	return err == nil && s.ClosedAt.IsZero() && s.Stream == ""
 }

@@ -47,10 +47,11 @@ type Members struct {
 	release  func() // ends the presence lock
 	relocked chan struct{}
 
-	mu   sync.Mutex
-	gone map[string]chan struct{} // Gone's channels
-	dead map[string]bool          // known gone
-	live map[string]bool          // registered and neither stopped nor claimed, at the last round
+	mu    sync.Mutex
+	gone  map[string]chan struct{} // Gone's channels
+	asked map[string]time.Time     // when Gone was first asked about an id not known dead
+	dead  map[string]bool          // known gone
+	live  map[string]bool          // registered and neither stopped nor claimed, at the last round
 
 	stop context.CancelFunc
 	wg   sync.WaitGroup
@@ -135,7 +136,7 @@ func NewMembers(o MembersOptions) (*Members, error) {
 	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
 	m := &Members{id: "rep_" + hex.EncodeToString(b), opts: o, st: o.Store, log: o.Logger,
 		lost: make(chan struct{}), relocked: make(chan struct{}, 1),
-		gone: map[string]chan struct{}{}, dead: map[string]bool{}, live: map[string]bool{}}
+		gone: map[string]chan struct{}{}, asked: map[string]time.Time{}, dead: map[string]bool{}, live: map[string]bool{}}
 	if l, ok := o.Store.(Locks); ok && !o.NoLock {
 		m.locks = l
 	}
@@ -163,6 +164,8 @@ func (m *Members) Gone(id string) <-chan struct{} {
 		m.gone[id] = ch
 		if m.dead[id] {
 			close(ch)
+		} else {
+			m.asked[id] = time.Now()
 		}
 	}
 	return ch
@@ -177,6 +180,7 @@ func (m *Members) markGone(id string) {
 		return
 	}
 	m.dead[id] = true
+	delete(m.asked, id)
 	if ch, ok := m.gone[id]; ok {
 		close(ch)
 	}
@@ -357,6 +361,7 @@ func (m *Members) round(ctx context.Context, w *watch, beat bool) bool {
 			w.lastBeat = now
 		}
 	}
+	listedAt := time.Now()
 	list, err := m.st.ReplicaList(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -431,12 +436,13 @@ func (m *Members) round(ctx context.Context, w *watch, beat bool) bool {
 			delete(w.free, id)
 		}
 	}
-	// Whoever is asked about and not registered is gone (a replica
-	// registers before it owns anything, so it was listed by now).
+	// Whoever was asked about before this round listed the replicas and
+	// is not registered is gone: a replica registers before it owns
+	// anything, so one that others know of was listed.
 	m.mu.Lock()
 	var unknown []string
-	for id := range m.gone {
-		if !listed[id] && !m.dead[id] && id != m.id {
+	for id, at := range m.asked {
+		if !listed[id] && id != m.id && at.Before(listedAt) {
 			unknown = append(unknown, id)
 		}
 	}

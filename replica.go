@@ -35,4 +35,9 @@ type Replica struct {
 	// own setting, so replicas configured with different heartbeats never
 	// take over one that is alive. 0: recorded before replicas said.
 	TimeoutMs int64 `json:"timeoutMs,omitempty"`
+	// PresenceLock: the replica holds a presence lock for as long as its
+	// process's connection to the store lives (Postgres; see
+	// internal/cluster/members.go), so survivors take a free lock for its
+	// death. False: it is judged by its heartbeat alone.
+	PresenceLock bool `json:"presenceLock,omitempty"`
 }

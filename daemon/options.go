@@ -268,6 +268,10 @@ type ReplicaOptions struct {
 	// survivor claims it (DefaultReplicaTimeout when 0); well above
 	// Heartbeat, since a replica claimed while alive stops (Lost).
 	Timeout time.Duration
+	// NoLock keeps failure detection to heartbeats on Postgres: no
+	// presence lock (docs/deploy.md, "Several replicas"), for a
+	// connection pooler that does not keep sessions.
+	NoLock bool
 }
 
 // RetentionOptions say how long the daemon keeps what it may forget

@@ -20,6 +20,7 @@ package postgres
 import (
 	"context"
 	"math/rand/v2"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -90,6 +91,10 @@ type Store struct {
 	// batches and members count committed batches of two or more writes
 	// and the writes they held (tests read them).
 	batches, members atomic.Int64
+	// locks are the presence locks HoldLock keeps (lock.go); Close ends
+	// them.
+	locksMu sync.Mutex
+	locks   map[*heldLock]bool
 }
 
 // dialect is Postgres's: $n placeholders, timestamptz times.
@@ -170,6 +175,7 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 // call on the Store fails with UNAVAILABLE.
 func (s *Store) Close() error {
 	if !s.closed.Swap(true) {
+		s.releaseLocks()
 		s.pool.Close()
 	}
 	return nil

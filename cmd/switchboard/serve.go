@@ -210,6 +210,7 @@ type serveFlags struct {
 	telemetryURL string                // --telemetry-url
 	elicitation  string                // --mcp-elicitation / mcp.elicitation
 	replicas     daemon.ReplicaOptions // --replica-name, --replica-heartbeat, --replica-timeout
+	replicaLock  bool                  // --replica-lock
 	retention    daemon.RetentionOptions
 	runMaxTokens int64                   // --run-max-tokens
 	runMaxCost   float64                 // --run-max-cost
@@ -259,12 +260,13 @@ func newServe(g *globals) *cobra.Command {
 	fl.IntVar(&f.agents.Registered.Max, "max-agent-sessions", workspace.DefaultRegisteredLimits.Max, "how many agent sessions one principal may register (POST /agents) and hold at once; negative: no cap (config agents.registered.max; the rate is agents.registered.rate)")
 	fl.StringVar(&f.elicitation, "mcp-elicitation", "url", "which MCP elicitation answers decide an agent's approval: url (a link to the console, where you decide), form (also the agent's own client UI, which then vouches for you) or off (config mcp.elicitation)")
 	fl.StringVar(&f.replicas.Name, "replica-name", os.Getenv("SWITCHBOARD_REPLICA_NAME"), "this replica's name among those sharing the store, stable across its restarts (default: host name/listen address) [$SWITCHBOARD_REPLICA_NAME]; see docs/deploy.md")
-	fl.DurationVar(&f.replicas.Heartbeat, "replica-heartbeat", daemon.DefaultReplicaHeartbeat, "how often this replica records that it is alive and checks on the others")
+	fl.DurationVar(&f.replicas.Heartbeat, "replica-heartbeat", daemon.DefaultReplicaHeartbeat, "how often this replica records that it is alive (and checks on the others, or every second with the presence lock on Postgres: --replica-lock)")
 	fl.StringVar(&f.publicURL, "public-url", os.Getenv("SWITCHBOARD_PUBLIC_URL"), "the daemon's base URL as clients reach it, e.g. https://app.example.com (default http://<listen address>); /mcp's OAuth resource is this URL + /mcp [$SWITCHBOARD_PUBLIC_URL] (config publicURL)")
 	fl.StringVar(&f.oauth.Issuer, "oauth-issuer", os.Getenv("SWITCHBOARD_OAUTH_ISSUER"), "an external OpenID Connect issuer (the app's IdP) whose JWT access tokens /mcp takes, e.g. https://example.us.auth0.com/ ; see docs/oauth.md [$SWITCHBOARD_OAUTH_ISSUER] (config oauth.issuer)")
 	fl.StringVar(&f.oauth.ExchangeClientID, "oauth-exchange-client", os.Getenv("SWITCHBOARD_OAUTH_EXCHANGE_CLIENT"), "the daemon's client id at --oauth-issuer for RFC 8693 token exchange: bindings with tokenExchange send their backend the IdP's token for the user; the secret is read from $SWITCHBOARD_OAUTH_EXCHANGE_SECRET [$SWITCHBOARD_OAUTH_EXCHANGE_CLIENT] (config oauth.exchangeClient); see docs/identity.md")
 	fl.StringVar(&f.oauth.LoginURL, "oauth-login-url", os.Getenv("SWITCHBOARD_OAUTH_LOGIN_URL"), "without --oauth-issuer, switchboard is the authorization server: the app's sign-in page it sends the browser to (with ?request=<id>); the app's backend vouches for its signed-in user with POST /api/v1/oauth/signins; see docs/oauth.md [$SWITCHBOARD_OAUTH_LOGIN_URL] (config oauth.loginURL)")
 	fl.DurationVar(&f.replicas.Timeout, "replica-timeout", daemon.DefaultReplicaTimeout, "how long another replica's heartbeat may stand still before a survivor resolves its in-flight calls (at least twice --replica-heartbeat)")
+	fl.BoolVar(&f.replicaLock, "replica-lock", true, "on Postgres, hold a presence lock so that survivors find this replica dead within about 2 s of its process dying, not after --replica-timeout; false behind a connection pooler that does not keep sessions (PgBouncer in transaction mode); see docs/deploy.md")
 	return c
 }
 
@@ -433,6 +435,7 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 		opts.Telemetry.Webhook = &telemetry.WebhookOptions{URL: f.telemetryURL, Secret: os.Getenv(telemetrySecretEnv)}
 	}
 	opts.Replicas.Addr = ln.Addr().String()
+	opts.Replicas.NoLock = !f.replicaLock
 	// Backends check the assertion's iss against the URL they reach the
 	// daemon at.
 	opts.Assertion.Issuer = strings.TrimSuffix(consoleURL(ln.Addr()), "/#approvals")
@@ -517,7 +520,7 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 		defer cancel()
 		_ = srv.Shutdown(sctx)
 		return switchboard.Errorf(switchboard.CodeUnavailable,
-			"this replica's heartbeat lapsed for longer than --replica-timeout and another replica took over its calls; restart it")
+			"another replica found this one dead (its heartbeat lapsed past --replica-timeout, or its presence lock was lost) and took over its calls; restart it")
 	case <-ctx.Done():
 	}
 	log.Info("shutting down: finishing in-flight requests", "grace", shutdownGrace)

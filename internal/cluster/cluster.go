@@ -4,8 +4,11 @@
 // owns and asks this package to route; none keeps its own protocol:
 //
 //   - Liveness: which replicas are alive, and a signal the moment one is
-//     known gone (members.go), so that a dead replica's work is resolved
-//     in seconds rather than after a tool's timeout.
+//     known gone (members.go: Members registers this replica, watches the
+//     others and claims the dead; on Postgres a presence lock finds a
+//     killed process within 1–2 s, the heartbeat timeout is the
+//     fallback), so that a dead replica's work is resolved in seconds
+//     rather than after a tool's timeout.
 //   - Ask: send a request to the replica that owns something and wait for
 //     its answer (ask.go); it fails fast when the owner is gone.
 //

@@ -34,7 +34,7 @@ type agentWiring struct {
 func (d *Daemon) startAgents(opts Options) error {
 	ao := opts.AgentSessions
 	ao.Ledger, ao.Logger = d.Ledger, d.log
-	ao.Store, ao.Replica = opts.Store, d.replica.id
+	ao.Store, ao.Replica = opts.Store, d.members.Self()
 	ao.Relay = agentRelay{d}
 	if len(opts.A2APeers) > 0 {
 		ao.External = d.handoffA2A(opts.A2APeers) // agents.handoff to an A2A agent's URL

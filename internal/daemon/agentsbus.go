@@ -78,7 +78,7 @@ func (d *Daemon) relayAgents(b bus.Bus, interruptWait time.Duration) error {
 	})
 	unsub, err := b.Subscribe(topicAgentStatus, func(p []byte) {
 		var m agentStatusMsg
-		if json.Unmarshal(p, &m) != nil || m.Origin == d.replica.id {
+		if json.Unmarshal(p, &m) != nil || m.Origin == d.members.Self() {
 			return // this replica's own, sent already
 		}
 		select {
@@ -127,7 +127,7 @@ func (d *Daemon) publishAgentStatus(ctx context.Context, r switchboard.AgentReco
 	if b == nil {
 		return
 	}
-	p, err := json.Marshal(agentStatusMsg{Origin: d.replica.id, Record: r})
+	p, err := json.Marshal(agentStatusMsg{Origin: d.members.Self(), Record: r})
 	if err != nil {
 		return
 	}

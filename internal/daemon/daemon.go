@@ -164,9 +164,10 @@ type Daemon struct {
 	mu          sync.Mutex
 	startOwners map[string]bool
 
-	replica   replicaState // this daemon among the replicas on its store (replica.go)
-	retention retention    // the background sweeper of expired records (retention.go)
-	demoKey   string       // the demo page's key; "" without --demo
+	members   *cluster.Members  // this daemon among the replicas on its store (replica.go)
+	store     switchboard.Store // what the replicas share (takeOver)
+	retention retention         // the background sweeper of expired records (retention.go)
+	demoKey   string            // the demo page's key; "" without --demo
 
 	stopCatalog func() // internal/daemon/catalogbus.go
 	// decl and declStore serve the panels and adapters apps declare
@@ -206,7 +207,7 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	if opts.Bus == nil {
 		opts.Bus = bus.NewLocal() // one bus for tabs and approvals
 	}
-	d := &Daemon{log: log, bus: opts.Bus}
+	d := &Daemon{log: log, bus: opts.Bus, store: opts.Store}
 	d.Metrics = d.newMetrics()
 	var err error
 	if d.Telemetry, err = d.newTelemetry(opts.Telemetry); err != nil {
@@ -250,7 +251,7 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	bo.Store, bo.Registry, bo.Logger, bo.Browser, bo.Replica, bo.Bus = opts.Store, reg, log, d.Sessions, d.replica.id, opts.Bus
+	bo.Store, bo.Registry, bo.Logger, bo.Browser, bo.Replica, bo.Bus = opts.Store, reg, log, d.Sessions, d.members.Self(), opts.Bus
 	if opts.Retention.IdempotencyKeys > 0 { // one setting: how long a key replays is how long it is kept
 		bo.IdempotencyTTL = opts.Retention.IdempotencyKeys
 	}
@@ -326,7 +327,7 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	if err := d.relayChatReads(opts.Bus); err != nil {
 		return nil, err
 	}
-	d.startReplicaWatch()
+	d.members.Start()
 	d.startRetention(opts.Store, opts.Retention)
 	return d, nil
 }
@@ -352,7 +353,7 @@ func (d *Daemon) Handler() http.Handler { return d.api }
 
 // Close stops background work. It does not close the store.
 func (d *Daemon) Close() error {
-	d.stopReplicaWatch() // no survivor's work is taken over while stopping
+	d.members.Stop() // no survivor's work is taken over while stopping
 	d.stopRetention()
 	_ = d.mcp.Close() // ends MCP sessions and their streams
 	if d.stopRuns != nil {
@@ -388,7 +389,7 @@ func (d *Daemon) Close() error {
 // is theirs), and builds the session manager. It returns the calls whose
 // approval outlived the restart, now this replica's, to resume.
 func (d *Daemon) startSessions(ctx context.Context, opts Options) (map[string]string, error) {
-	owners, err := d.registerReplica(ctx)
+	owners, err := d.members.Register(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -397,14 +398,14 @@ func (d *Daemon) startSessions(ctx context.Context, opts Options) (map[string]st
 		return nil, err
 	}
 	for o := range owners {
-		if _, err := opts.Store.InvocationAdopt(ctx, o, d.replica.id); err != nil {
+		if _, err := opts.Store.InvocationAdopt(ctx, o, d.members.Self()); err != nil {
 			return nil, fmt.Errorf("take over calls awaiting approval: %w", err)
 		}
 	}
-	d.forget(ctx, owners)
+	d.members.Forget(ctx, owners)
 	d.startOwners = owners // their tasks resume in RecoverTasks
 	so := opts.Session
-	so.Store, so.Bus, so.Logger, so.Replica = opts.Store, opts.Bus, d.log, d.replica.id
+	so.Store, so.Bus, so.Logger, so.Replica = opts.Store, opts.Bus, d.log, d.members.Self()
 	so.Presence = true // replicas that share the bus reach each other's tabs (internal/session/presence.go)
 	if so.Catalog == nil {
 		so.Catalog = d.Registry // a tab may not advertise under an api tool's name (internal/registry/shadow.go)

@@ -73,7 +73,7 @@ func (d *Daemon) serveFollowUps() func() {
 			return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "decode a relayed follow-up: %v", err)
 		}
 		if d.Agent == nil {
-			return nil, switchboard.Errorf(switchboard.CodeUnavailable, "replica %s runs no agent runtime; send the follow-up again shortly", d.replica.id)
+			return nil, switchboard.Errorf(switchboard.CodeUnavailable, "replica %s runs no agent runtime; send the follow-up again shortly", d.members.Self())
 		}
 		res, answered, err := d.Agent.QueueFollowUp(ctx, req.Chat, req.FollowUp, req.Owner)
 		if err != nil {

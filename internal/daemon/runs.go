@@ -40,7 +40,7 @@ func (d *Daemon) runOptions(ao *agent.Options, opts Options) {
 	if ao.Runs == nil {
 		ao.Runs = opts.Store
 	}
-	ao.Replica = d.replica.id
+	ao.Replica = d.members.Self()
 	b := opts.Bus
 	ao.RunFlushed = func(id string, seq int) { d.publishRun(b, id, seq) }
 	ao.RelayFollowUp = d.relayFollowUp // followups.go
@@ -104,7 +104,7 @@ func (d *Daemon) endRuns(ctx context.Context, st switchboard.Store, b bus.Bus, o
 	var ended []switchboard.RunRecord
 	n, err := st.RunFailInFlight(ctx, ids, func(r switchboard.RunRecord) (switchboard.RunRecord, []byte) {
 		now := time.Now()
-		r.Status, r.Error, r.FinishedAt, r.Replica = switchboard.RunFailed, errRunLost, now, d.replica.id
+		r.Status, r.Error, r.FinishedAt, r.Replica = switchboard.RunFailed, errRunLost, now, d.members.Self()
 		ev := &agui.RunError{Message: errRunLost.Message, Code: string(errRunLost.Code)}
 		ev.SetTimestamp(now)
 		b, _ := agui.Marshal(ev) // a plain struct: cannot fail

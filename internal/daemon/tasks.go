@@ -17,7 +17,7 @@ import (
 // host has registered its tools.
 func (d *Daemon) startTasks(opts Options) error {
 	var err error
-	d.Tasks, err = task.New(task.Options{Store: opts.Store, Agent: d.Agent, Tools: d.Registry, Replica: d.replica.id,
+	d.Tasks, err = task.New(task.Options{Store: opts.Store, Agent: d.Agent, Tools: d.Registry, Replica: d.members.Self(),
 		MaxRunTokens: opts.Agent.MaxRunTokens, MaxRunCost: opts.Agent.MaxRunCost, Logger: d.log,
 		OnChange: func(switchboard.Task) { d.touchWorkspace() }, // the digest lists open tasks
 		Follow:   func(id string, r switchboard.TaskRemote) { d.handoffs.Follow(id, r) },

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -28,8 +29,9 @@ import (
 // (its advertisement, its workspace report) and which replica holds its
 // stream (Session.Stream); presence is the live picture built from the
 // announcements: a replica that missed one has the next within
-// presenceEvery, and a dead replica's tabs are forgotten after
-// presenceTTL. The session's dispatch topic carries the tab's own news to
+// presenceEvery, and a dead replica's tabs are announced gone by the
+// survivor that claims it (ReplicaGone), or forgotten after presenceTTL
+// when nobody does. The session's dispatch topic carries the tab's own news to
 // whoever keeps a state of it: its advertisement changed (reload it from
 // the store), its stream attached elsewhere (drop the state quietly: the
 // tab moved), the session was closed (end the stream). A call naming a
@@ -431,4 +433,85 @@ func (m *Manager) Elsewhere(id string) string {
 		return rt.from
 	}
 	return ""
+}
+
+// ReplicaGone tells every replica about the tabs whose stream replica id
+// held, once that replica is known dead (a survivor claimed it,
+// cluster.Members), as its own timers would have had it lived: their
+// stream is down for good there. At once, every replica forgets their
+// presence (instead of after presenceTTL), and the calls delivered to them
+// from any replica end SESSION_GONE (the state topic's offline message,
+// what they hear when a tab's stream stays down past the reconnect
+// window; the dead replica's log of them is lost, so they would otherwise
+// wait for the tool's timeout). After the keep window, a tab that has not
+// reattached anywhere is announced gone, waking the WatchGone watchers
+// (workspace contexts, panels) as a live replica's expiry does; one that
+// reattached (the SDK retries at once) keeps its contexts and panels. It
+// returns how many tabs it told of.
+func (m *Manager) ReplicaGone(ctx context.Context, id string) (int, error) {
+	if id == "" || id == m.replica {
+		return 0, nil
+	}
+	ids := map[string]bool{}
+	m.mu.Lock()
+	for sid, rt := range m.remote {
+		if rt.from == id {
+			ids[sid] = true
+		}
+	}
+	m.mu.Unlock()
+	// A filter in the future keeps only the sessions whose stream is
+	// attached somewhere (SessionFilter.SeenSince).
+	list, err := m.store.SessionList(ctx, switchboard.SessionFilter{SeenSince: m.opts.Now().Add(24 * time.Hour)})
+	if err != nil {
+		return 0, err
+	}
+	for _, s := range list {
+		if s.Stream == id {
+			ids[s.ID] = true
+		}
+	}
+	var told []string
+	for sid := range ids {
+		if !m.detachedFrom(ctx, sid, id) {
+			continue
+		}
+		if m.opts.Presence {
+			m.publishPresence(presenceMsg{From: id, ID: sid, Gone: true})
+		}
+		m.publishState(sid, stateOffline, fmt.Sprintf("the replica holding the stream of session %s's tab (%s) died before the tab answered", sid, id))
+		told = append(told, sid)
+	}
+	if len(told) > 0 {
+		time.AfterFunc(m.opts.Grace, func() {
+			m.mu.Lock()
+			closed := m.closed
+			m.mu.Unlock()
+			if closed {
+				return // presence lapses; the next start's watchers start afresh
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), finalizeTimeout)
+			defer cancel()
+			for _, sid := range told {
+				if m.detachedFrom(ctx, sid, id) {
+					m.publishGone(sid, fmt.Sprintf("the tab of session %s lost its replica (%s) and did not reattach within %s", sid, id, m.opts.Grace))
+				}
+			}
+		})
+	}
+	return len(told), nil
+}
+
+// detachedFrom records that dead replica id no longer holds session sid's
+// stream, and reports whether the tab is open and attached nowhere (not
+// reattached to a live replica since).
+func (m *Manager) detachedFrom(ctx context.Context, sid, id string) bool {
+	if err := m.store.SessionStream(ctx, sid, id, false, m.opts.Now()); err != nil {
+		if switchboard.CodeOf(err) != switchboard.CodeNotFound {
+			m.log.Warn("could not record that a dead replica's tab lost its stream", "session", sid, "err", err)
+		}
+		return false
+	}
+	s, err := m.store.SessionGet(ctx, sid)
+	return err == nil && s.ClosedAt.IsZero() && s.Stream == ""
 }

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"slices"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -376,5 +377,69 @@ func TestShowsPanelsHereAndOnOtherReplicas(t *testing.T) {
 			t.Fatal("a: the tab left, and ShowsPanels is true")
 		}
 		until(t, b, "b hears the tab left", func() bool { return !b.ShowsPanels() })
+	})
+}
+
+// A replica that dies (here: shut down, its row left as a kill leaves it)
+// held a tab's stream. Once a survivor claimed it, ReplicaGone ends the
+// call another replica delivered to that tab SESSION_GONE at once, and
+// after the keep window announces the tab gone to the watchers, unless the
+// tab reattached meanwhile.
+func TestReplicaGoneEndsCallsOnItsTabs(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		r := newReplicas(t)
+		a, b, c := r.m[0], r.m[1], r.m[2]
+		open := func() string {
+			cr, err := c.Create(r.ctx, "user:alice")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.Advertise(r.ctx, cr.SessionID, []switchboard.Tool{navTool()}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.Attach(r.ctx, cr.SessionID, ""); err != nil {
+				t.Fatal(err)
+			}
+			return cr.SessionID
+		}
+		lost, back := open(), open()
+		synctest.Wait()
+		inv, done := callOn(t, r.ctx, r.b[2], broker.CallRequest{Tool: "nav.goto", SessionID: lost, Input: []byte(`{"page":"media"}`), Caller: &operator})
+		synctest.Wait()
+		var mu sync.Mutex
+		gone := map[string]bool{}
+		seen := func() (bool, bool) {
+			mu.Lock()
+			defer mu.Unlock()
+			return gone[lost], gone[back]
+		}
+		for _, id := range []string{lost, back} {
+			if _, err := c.WatchGone(id, func() { mu.Lock(); gone[id] = true; mu.Unlock() }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		a.Shutdown() // its streams end; the store still says they are a's
+		n, err := b.ReplicaGone(r.ctx, "replica-a")
+		if err != nil || n != 2 {
+			t.Fatalf("ReplicaGone: %d %v, want both tabs", n, err)
+		}
+		got := <-done
+		if got.inv.ID != inv.ID || got.inv.Status != switchboard.StatusFailed || got.inv.Error == nil || got.inv.Error.Code != switchboard.CodeSessionGone {
+			t.Fatalf("the call on c to the dead replica's tab: %+v %v, want failed SESSION_GONE", got.inv, got.err)
+		}
+		// One tab reattaches to b within the keep window; the other does not.
+		if _, err := b.Attach(r.ctx, back, ""); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if l, k := seen(); l || k {
+			t.Fatalf("gone announced before the keep window: %v %v", l, k)
+		}
+		time.Sleep(b.opts.Grace + time.Second)
+		synctest.Wait()
+		if l, k := seen(); !l || k {
+			t.Fatalf("after the keep window gone announced for the lost tab %v, the reattached one %v; want only the lost one", l, k)
+		}
 	})
 }

@@ -11,14 +11,16 @@ import (
 // compare-and-swap by which a survivor takes over a dead one's work
 // (internal/daemon/replica.go).
 
-const replicaCols = `id, name, addr, host, beats, started_at, heartbeat_at, stopped_at, claimed_by, claimed_at, timeout_ms`
+const replicaCols = `id, name, addr, host, beats, started_at, heartbeat_at, stopped_at, claimed_by, claimed_at, timeout_ms, presence_lock`
 
 const sqlSelectReplica = `SELECT ` + replicaCols + ` FROM replicas WHERE id = ?`
 
 func scanReplica(row Row) (switchboard.Replica, error) {
 	var r switchboard.Replica
+	var lock int64
 	err := row.Scan(&r.ID, &r.Name, &r.Addr, &r.Host, &r.Beats, scanTime(&r.StartedAt), scanTime(&r.HeartbeatAt),
-		scanTime(&r.StoppedAt), &r.ClaimedBy, scanTime(&r.ClaimedAt), &r.TimeoutMs)
+		scanTime(&r.StoppedAt), &r.ClaimedBy, scanTime(&r.ClaimedAt), &r.TimeoutMs, &lock)
+	r.PresenceLock = lock != 0
 	return r, err
 }
 
@@ -37,8 +39,8 @@ func (s *Store) ReplicaRegister(ctx context.Context, r switchboard.Replica) erro
 		beat = started
 	}
 	err := s.db.Write(ctx, op, func(q Querier) error {
-		_, err := q.Exec(ctx, s.sql(`INSERT INTO replicas (`+replicaCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-			r.ID, r.Name, r.Addr, r.Host, r.Beats, s.time(started), s.time(beat), s.time(r.StoppedAt), r.ClaimedBy, s.time(r.ClaimedAt), max(r.TimeoutMs, 0))
+		_, err := q.Exec(ctx, s.sql(`INSERT INTO replicas (`+replicaCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+			r.ID, r.Name, r.Addr, r.Host, r.Beats, s.time(started), s.time(beat), s.time(r.StoppedAt), r.ClaimedBy, s.time(r.ClaimedAt), max(r.TimeoutMs, 0), presenceLock(r.PresenceLock))
 		return err
 	})
 	if switchboard.CodeOf(err) == switchboard.CodeConflict {
@@ -130,4 +132,12 @@ func (s *Store) ReplicaDelete(ctx context.Context, id string) error {
 		err = notFound(op, "replica", id)
 	}
 	return err
+}
+
+// presenceLock is Replica.PresenceLock as stored: 1 or 0.
+func presenceLock(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }

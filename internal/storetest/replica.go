@@ -15,7 +15,7 @@ import (
 // claimed replica's heartbeat is refused; a resolved replica is deleted.
 func testReplicas(t *testing.T, s switchboard.Store) {
 	ctx := context.Background()
-	a := switchboard.Replica{ID: "rep_a", Name: "host-1/127.0.0.1:7766", Addr: "127.0.0.1:7766", Host: "host-1", StartedAt: base, TimeoutMs: 30_000}
+	a := switchboard.Replica{ID: "rep_a", Name: "host-1/127.0.0.1:7766", Addr: "127.0.0.1:7766", Host: "host-1", StartedAt: base, TimeoutMs: 30_000, PresenceLock: true}
 	b := switchboard.Replica{ID: "rep_b", Name: "host-2/127.0.0.1:7766", StartedAt: base.Add(time.Second)}
 	must(t, s.ReplicaRegister(ctx, b))
 	must(t, s.ReplicaRegister(ctx, a))
@@ -38,7 +38,7 @@ func testReplicas(t *testing.T, s switchboard.Store) {
 	list, err := s.ReplicaList(ctx)
 	must(t, err)
 	want := []switchboard.Replica{
-		{ID: "rep_a", Name: a.Name, Addr: a.Addr, Host: a.Host, Beats: 2, StartedAt: micro(base), HeartbeatAt: micro(base.Add(3 * time.Second)), TimeoutMs: 30_000},
+		{ID: "rep_a", Name: a.Name, Addr: a.Addr, Host: a.Host, Beats: 2, StartedAt: micro(base), HeartbeatAt: micro(base.Add(3 * time.Second)), TimeoutMs: 30_000, PresenceLock: true},
 		{ID: "rep_b", Name: b.Name, StartedAt: micro(b.StartedAt), HeartbeatAt: micro(b.StartedAt)},
 	}
 	if d := cmp.Diff(want, list, cmpOpts...); d != "" {

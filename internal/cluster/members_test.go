@@ -1,0 +1,254 @@
+package cluster_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/cluster"
+	"github.com/switchboardhq/switchboard/postgres"
+	"github.com/switchboardhq/switchboard/sqlite"
+)
+
+// pgStores opens n stores (replicas) on one fresh schema, or skips.
+func pgStores(t *testing.T, n int) (string, []*postgres.Store) {
+	t.Helper()
+	dsn := os.Getenv("SWITCHBOARD_TEST_POSTGRES")
+	if dsn == "" {
+		t.Skip("presence locks need Postgres: set SWITCHBOARD_TEST_POSTGRES")
+	}
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	schema := "sbcluster_" + hex.EncodeToString(b)
+	t.Cleanup(func() {
+		ctx := context.Background()
+		if conn, err := pgx.Connect(ctx, dsn); err == nil {
+			_, _ = conn.Exec(ctx, `DROP SCHEMA IF EXISTS `+pgx.Identifier{schema}.Sanitize()+` CASCADE`)
+			conn.Close(ctx)
+		}
+	})
+	var out []*postgres.Store
+	for range n {
+		st, err := postgres.Open(context.Background(), dsn, &postgres.Options{Schema: schema, MaxConns: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		out = append(out, st)
+	}
+	return dsn, out
+}
+
+// takeovers records the replicas a Members took over.
+type takeovers struct {
+	mu  sync.Mutex
+	ids []string
+}
+
+func (k *takeovers) fn(ctx context.Context, id string, owners map[string]bool) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.ids = append(k.ids, id)
+	return nil
+}
+
+func (k *takeovers) list() []string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return append([]string(nil), k.ids...)
+}
+
+func start(t *testing.T, o cluster.MembersOptions) *cluster.Members {
+	t.Helper()
+	m, err := cluster.NewMembers(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Register(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	m.Start()
+	t.Cleanup(m.Stop)
+	return m
+}
+
+func within(t *testing.T, d time.Duration, what string, ch <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(d):
+		t.Fatalf("%s: not within %s", what, d)
+	}
+}
+
+// A replica whose process dies (here: its store closes, which ends the
+// presence lock's session as a killed process's would) is claimed by the
+// lock rule although its heartbeat timeout is an hour, and Gone closes; a
+// replica whose lock connection is cut but comes back at once is not.
+func TestPresenceLockFindsTheDead(t *testing.T) {
+	dsn, sts := pgStores(t, 3)
+	ctx := context.Background()
+	slow := cluster.MembersOptions{Heartbeat: 2 * time.Second, Timeout: time.Hour}
+
+	var seen takeovers
+	o := slow
+	o.Store, o.Name, o.TakeOver = sts[0], "survivor", seen.fn
+	survivor := start(t, o)
+	o = slow
+	o.Store, o.Name = sts[1], "dies"
+	dies := start(t, o)
+	o.Store, o.Name, o.TakeOver = sts[2], "blips", seen.fn // either survivor may win the claim
+	blips := start(t, o)
+
+	if got := survivor.Gone(survivor.Self()); isClosed(got) {
+		t.Fatal("Gone(self) is closed")
+	}
+	unknown := survivor.Gone("rep_nobody")
+	within(t, 10*time.Second, "Gone of an unregistered replica", unknown)
+
+	// The blip: the lock's backend is terminated; its holder reconnects
+	// and retakes it at once.
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	// Wait until the survivor has seen both locks held (its first rounds).
+	time.Sleep(2 * time.Second)
+	held, err := sts[0].LocksHeld(ctx, []string{dies.Self(), blips.Self()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !held[dies.Self()] || !held[blips.Self()] {
+		t.Fatalf("presence locks held: %v, want both", held)
+	}
+	var n int
+	if err := conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM unnest($1::int[]) AS pid`,
+		lockPIDs(t, conn, blips.Self())).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Fatalf("terminated %d backends, want the blipping replica's lock", n)
+	}
+
+	// The death: the store (with its lock's session) goes, no Release.
+	dies.Stop()
+	sts[1].Close()
+	within(t, 30*time.Second, "Gone of the dead replica", survivor.Gone(dies.Self()))
+	// Gone closes at the claim, before the takeover runs.
+	for deadline := time.Now().Add(10 * time.Second); len(seen.list()) == 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := seen.list(); len(got) != 1 || got[0] != dies.Self() {
+		t.Fatalf("took over %v, want the dead replica %s once", got, dies.Self())
+	}
+	// Its lock was retaken: two more probes later it is still alive.
+	time.Sleep(3 * cluster.DefaultProbe)
+	if isClosed(survivor.Gone(blips.Self())) || isClosed(blips.Lost()) {
+		t.Fatal("a replica whose lock connection blipped was taken for dead")
+	}
+	if held, err := sts[0].LocksHeld(ctx, []string{blips.Self()}); err != nil || !held[blips.Self()] {
+		t.Fatalf("the blipping replica's lock is not held again: %v %v", held, err)
+	}
+	if got := seen.list(); len(got) != 1 {
+		t.Fatalf("took over %v, want just the dead replica", got)
+	}
+}
+
+// lockPIDs is the backend holding name's presence lock.
+func lockPIDs(t *testing.T, conn *pgx.Conn, name string) []int32 {
+	t.Helper()
+	rows, err := conn.Query(context.Background(), `SELECT pid, classid::bigint, objid::bigint FROM pg_locks
+		WHERE locktype = 'advisory' AND objsubid = 1 AND granted`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []int32
+	for rows.Next() {
+		var pid int32
+		var hi, lo int64
+		if err := rows.Scan(&pid, &hi, &lo); err != nil {
+			t.Fatal(err)
+		}
+		if uint64(hi)<<32|uint64(uint32(lo)) == uint64(postgres.LockKey(name)) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// Without the lock (NoLock) the same death waits for the heartbeat
+// timeout: with an hour's timeout, nobody claims it.
+func TestWithoutPresenceLockTheDeadWaitForTheTimeout(t *testing.T) {
+	_, sts := pgStores(t, 2)
+	slow := cluster.MembersOptions{Heartbeat: 2 * time.Second, Timeout: time.Hour, NoLock: true}
+	var seen takeovers
+	o := slow
+	o.Store, o.Name, o.TakeOver = sts[0], "survivor", seen.fn
+	survivor := start(t, o)
+	o = slow
+	o.Store, o.Name = sts[1], "dies"
+	dies := start(t, o)
+	time.Sleep(2 * time.Second)
+	dies.Stop()
+	sts[1].Close()
+	time.Sleep(4 * cluster.DefaultProbe)
+	if isClosed(survivor.Gone(dies.Self())) || len(seen.list()) != 0 {
+		t.Fatal("a replica was claimed without a presence lock before its heartbeat timeout")
+	}
+}
+
+// On SQLite (no locks) the heartbeat path claims a replica whose beats
+// stood still, and a clean stop at once.
+func TestHeartbeatPathOnSQLite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sb.db")
+	open := func() switchboard.Store {
+		st, err := sqlite.Open(context.Background(), path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	fast := cluster.MembersOptions{Heartbeat: 20 * time.Millisecond, Timeout: 500 * time.Millisecond}
+	var seen takeovers
+	o := fast
+	o.Store, o.Name, o.TakeOver = open(), "survivor", seen.fn
+	survivor := start(t, o)
+	o = fast
+	o.Store, o.Name = open(), "hangs"
+	hangs := start(t, o)
+	o.Name = "stops"
+	stops := start(t, o)
+	hangs.Stop() // its beats stand still
+	within(t, 30*time.Second, "Gone of a replica whose beats stopped", survivor.Gone(hangs.Self()))
+	stops.Stop()
+	if err := stops.Release(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	within(t, 30*time.Second, "Gone of a replica that stopped", survivor.Gone(stops.Self()))
+	for deadline := time.Now().Add(10 * time.Second); len(seen.list()) < 2 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := seen.list(); len(got) != 2 {
+		t.Fatalf("took over %v, want both", got)
+	}
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}

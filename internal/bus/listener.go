@@ -169,6 +169,9 @@ func (b *Postgres) down() {
 
 // enqueue runs inside the connection's read loop: it must not block.
 func (b *Postgres) enqueue(n *pgconn.Notification) {
+	if len(n.Payload) < idLen || n.Payload[:idLen] != b.id {
+		b.heard.Add(1)
+	}
 	select {
 	case b.queue <- notice{n.Channel, n.Payload}:
 	default:

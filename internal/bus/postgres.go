@@ -78,6 +78,8 @@ type Postgres struct {
 	lag     atomic.Pointer[lagProbe]
 	lagNext atomic.Int64 // unix nanos before which no new sample is taken
 
+	heard atomic.Int64 // notifications from other processes received (Heard)
+
 	wake  chan struct{} // the listener has LISTEN/UNLISTEN work
 	queue chan notice   // notifications waiting for delivery, in order
 
@@ -512,6 +514,12 @@ func (b *Postgres) Listened() int {
 	defer b.mu.Unlock()
 	return len(b.listening)
 }
+
+// Heard reports how many notifications from other processes reached this
+// process's listening connection, whether a subscriber wanted them or not
+// (tests use it to prove that a message addressed elsewhere costs this
+// process nothing).
+func (b *Postgres) Heard() int64 { return b.heard.Load() }
 
 // ListenerPID is the backend process id of the listening connection, 0
 // while it is down (tests terminate it to prove the reconnect).

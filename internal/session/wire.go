@@ -10,7 +10,7 @@ import (
 
 // Bus topics. Dispatch messages go to whoever holds the session's stream;
 // state messages to the calls delivered to the session (Deliver) and to
-// WatchGone. The end of a call is the broker's topic (broker.DoneTopic).
+// WatchGone. The end of a call travels on the broker's own topics.
 func topicDispatch(session string) string { return "session.dispatch." + session }
 func topicState(session string) string    { return "session.state." + session }
 

@@ -160,6 +160,12 @@ func (b *Postgres) down() {
 func (b *Postgres) enqueue(channel, payload string) {
 	if len(payload) < idLen || payload[:idLen] != b.id {
 		b.heard.Add(1)
+		b.heardMu.Lock()
+		if b.heardOn == nil {
+			b.heardOn = map[string]int64{}
+		}
+		b.heardOn[channel]++
+		b.heardMu.Unlock()
 	}
 	select {
 	case b.queue <- notice{channel, payload}:

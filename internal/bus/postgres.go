@@ -80,7 +80,9 @@ type Postgres struct {
 	lag     atomic.Pointer[lagProbe]
 	lagNext atomic.Int64 // unix nanos before which no new sample is taken
 
-	heard atomic.Int64 // notifications from other processes received (Heard)
+	heard   atomic.Int64 // notifications from other processes received (Heard)
+	heardMu sync.Mutex
+	heardOn map[string]int64 // the same, by channel (HeardOn)
 
 	wake  chan struct{} // the listener has LISTEN/UNLISTEN work
 	queue chan notice   // notifications waiting for delivery, in order
@@ -519,6 +521,13 @@ func (b *Postgres) Listened() int {
 // (tests use it to prove that a message addressed elsewhere costs this
 // process nothing).
 func (b *Postgres) Heard() int64 { return b.heard.Load() }
+
+// HeardOn is Heard for the channel that carries topic (its family's).
+func (b *Postgres) HeardOn(topic string) int64 {
+	b.heardMu.Lock()
+	defer b.heardMu.Unlock()
+	return b.heardOn[b.channel(topic)]
+}
 
 // ListenerPID is the backend process id of the listening connection, 0
 // while it is down (tests terminate it to prove the reconnect).

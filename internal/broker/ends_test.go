@@ -1,9 +1,11 @@
 package broker_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"os"
 	"testing"
 	"time"
@@ -125,5 +127,39 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("the waiter never got in place")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// An interest that reaches the owner after the call ended is answered at
+// once: the owner reads the store and sends the end to the replica that
+// asked, on that replica's own topic.
+func TestInterestInAnEndedCall(t *testing.T) {
+	t.Parallel()
+	b := bus.NewLocal()
+	e := newEnv(t, func(o *broker.Options) { o.Bus = b; o.Replica = "a"; o.RecordAfter = -1 })
+	e.goTool(t, slowTool("test.quick", 0, 0, switchboard.CostCheap), func(context.Context, json.RawMessage) (any, error) {
+		return map[string]bool{"ok": true}, nil
+	})
+	ctx := context.Background()
+	inv, err := e.b.Call(ctx, broker.CallRequest{Tool: "test.quick", Caller: &operator})
+	if err != nil || inv.Status != switchboard.StatusSucceeded || inv.Replica != "a" {
+		t.Fatalf("the call: %+v %v", inv, err)
+	}
+	got := make(chan []byte, 1)
+	cancel, err := b.Subscribe(bus.ReplicaTopic("r2", "invocation.done"), func(p []byte) { got <- bytes.Clone(p) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cancel()
+	if err := b.Publish(ctx, bus.ReplicaTopic("a", "invocation.interest"), []byte(inv.ID+" r2")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case p := <-got:
+		if !bytes.HasPrefix(p, []byte(inv.ID+"\n{")) {
+			t.Fatalf("r2 got %q; want the call's id and its record", p)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the owner never answered the interest")
 	}
 }

@@ -126,3 +126,37 @@ func TestTabMessagesReachOnlyTheHolder(t *testing.T) {
 		t.Fatalf("c heard %d notifications on the sessions' dispatch channel; want only the sentinel", n)
 	}
 }
+
+// A request that reached the replica holding the tab's stream just as the
+// stream moved is handed over to the new holder (it is not in the store,
+// so the new holder's replay would not bring it).
+func TestMovedHandsRequestsOver(t *testing.T) {
+	r := newReplicas(t)
+	a, b := r.m[0], r.m[1]
+	cr, err := a.Create(r.ctx, "user:alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := cr.SessionID
+	if _, err := a.Advertise(r.ctx, id, []switchboard.Tool{navTool()}); err != nil {
+		t.Fatal(err)
+	}
+	connA, err := a.Attach(r.ctx, id, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := []byte(`{"protocolVersion":"` + switchboard.ProtocolVersion + `","invocationId":"inv-moving","runId":"-","tool":"nav.goto","input":{"page":"x"},"timeoutMs":1000}`)
+	if err := a.bus.Publish(r.ctx, bus.ReplicaTopic(a.replica, dispatchName), addressed(id, encodeDispatch(msgRequest, "inv-moving", data))); err != nil {
+		t.Fatal(err)
+	}
+	if req := request(t, next(t, connA)); req.InvocationID != "inv-moving" {
+		t.Fatalf("a's stream got %s", req.InvocationID)
+	}
+	connB, err := b.Attach(r.ctx, id, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req := request(t, next(t, connB)); req.InvocationID != "inv-moving" {
+		t.Fatalf("b's stream got %s, want the request a held", req.InvocationID)
+	}
+}

@@ -160,3 +160,30 @@ func TestMovedHandsRequestsOver(t *testing.T) {
 		t.Fatalf("b's stream got %s, want the request a held", req.InvocationID)
 	}
 }
+
+// A per-call message that reaches a replica keeping no state of the tab
+// (its stream moved on, or presence was stale) is passed to the session's
+// topic, where the replica that keeps the tab hears it.
+func TestMisdirectedMessagePassedOn(t *testing.T) {
+	r := newReplicas(t)
+	a, b := r.m[0], r.m[1]
+	cr, err := a.Create(r.ctx, "user:alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := cr.SessionID
+	if _, err := a.Advertise(r.ctx, id, []switchboard.Tool{navTool()}); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := a.Attach(r.ctx, id, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := []byte(`{"protocolVersion":"` + switchboard.ProtocolVersion + `","invocationId":"inv-astray","runId":"-","tool":"nav.goto","input":{"page":"x"},"timeoutMs":1000}`)
+	if err := b.bus.Publish(r.ctx, bus.ReplicaTopic(b.replica, dispatchName), addressed(id, encodeDispatch(msgRequest, "inv-astray", data))); err != nil {
+		t.Fatal(err)
+	}
+	if req := request(t, next(t, conn)); req.InvocationID != "inv-astray" {
+		t.Fatalf("a's stream got %s, want the request sent to b", req.InvocationID)
+	}
+}

@@ -84,7 +84,7 @@ func TestOptionsTranslate(t *testing.T) {
 	}
 	t.Cleanup(func() { anchor.Close() })
 	o.Governance.LedgerAnchor = anchor
-	b, err := OpenBus(context.Background(), BusLocal, "", nil)
+	b, err := OpenBus(context.Background(), BusLocal, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

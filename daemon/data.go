@@ -59,15 +59,14 @@ type Bus struct {
 // Close releases the bus.
 func (b *Bus) Close() error { return b.close() }
 
-// OpenBus opens the bus for a daemon whose store is named by storeSpec (as
-// OpenStore takes it). By default (BusAuto) a Postgres store gets the
-// Postgres bus, so replicas of one database reach each other's tabs,
-// waiting callers and subscribers, and SQLite gets the in-process bus.
-// kind overrides that: BusLocal on Postgres suits a single replica;
-// BusPostgres needs a Postgres store, opened first (its migrations create
-// the bus's table).
-func OpenBus(ctx context.Context, kind, storeSpec string, log *slog.Logger) (*Bus, error) {
-	b, closeBus, err := engine.OpenBus(ctx, kind, storeSpec, log)
+// OpenBus opens the bus for a daemon on store (as OpenStore opened it). By
+// default (BusAuto) a Postgres store gets the Postgres bus, so replicas of
+// one database reach each other's tabs, waiting callers and subscribers,
+// and SQLite gets the in-process bus. kind overrides that: BusLocal on
+// Postgres suits a single replica; BusPostgres needs a Postgres store,
+// whose driver's connections it uses (close the bus before the store).
+func OpenBus(ctx context.Context, kind string, store switchboard.Store, log *slog.Logger) (*Bus, error) {
+	b, closeBus, err := engine.OpenBus(ctx, kind, store, log)
 	if err != nil {
 		return nil, err
 	}

@@ -384,7 +384,7 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 		return fmt.Errorf("open store: %w", err)
 	}
 	defer store.Close()
-	bs, closeBus, err := daemon.OpenBus(ctx, f.bus, f.store, log)
+	bs, closeBus, err := daemon.OpenBus(ctx, f.bus, store, log)
 	if err != nil {
 		return fmt.Errorf("open bus: %w", err)
 	}

@@ -2,13 +2,11 @@ package broker
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"sync"
 	"time"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/internal/bus"
 )
 
 // The life of a call after it is recorded: Submit starts a call and
@@ -17,18 +15,13 @@ import (
 // waits for a call to reach a state; Call is Submit's work done inline.
 // Whoever ends a call (finish here, Complete for a tab's answer to a
 // browser call, the restart sweep) wakes the waiters: at once in this
-// process, over the bus (topic DoneTopic) on the others, and, when a
-// signal is lost, by a store read every awaitPoll.
+// process, over the bus on the replicas that wait for it (ends.go), and,
+// when a signal is lost, by a store read every awaitPoll.
 
 // awaitPoll is the one fallback interval of Await: a waiter re-reads the
 // store this often when no signal reached it (a record ended by the
 // restart sweep of a survivor, a notification lost with a connection).
 const awaitPoll = time.Second
-
-// DoneTopic is the bus topic on which the end of invocation id is
-// announced; the payload is the stored record (JSON) when it fits, else
-// empty, and a waiter re-reads the store either way.
-func DoneTopic(id string) string { return "invocation.done." + id }
 
 // Until says when Await may stop waiting on a record.
 type Until func(switchboard.Invocation) bool
@@ -60,14 +53,11 @@ func (b *Broker) Await(ctx context.Context, id string, until Until) (switchboard
 	}
 	// Listen before the first read, so an end between the read and the
 	// wait is not missed.
+	// The broker's ends topic rings the same waiters (onEnd).
 	defer b.waiters.add(id, ping)()
-	if b.bus != nil {
-		if cancel, err := b.bus.Subscribe(DoneTopic(id), func([]byte) { ping() }); err == nil {
-			defer cancel()
-		}
-	}
 	tick := time.NewTicker(awaitPoll)
 	defer tick.Stop()
+	var asked time.Time
 	for {
 		inv, err := b.store.InvocationGet(ctx, id)
 		switch {
@@ -78,6 +68,12 @@ func (b *Broker) Await(ctx context.Context, id string, until Until) (switchboard
 		case err == nil && until(inv):
 			return inv, nil
 		}
+		if err == nil && b.remoteOwner(inv) && time.Since(asked) >= interestRenew {
+			// Owned elsewhere: ask its owner for the end (again after a
+			// while, so the owner's set may forget waiters gone quietly).
+			asked = time.Now()
+			b.askEnd(ctx, inv)
+		}
 		// A store fault is read again at the next signal or tick.
 		select {
 		case <-wake:
@@ -85,24 +81,6 @@ func (b *Broker) Await(ctx context.Context, id string, until Until) (switchboard
 		case <-ctx.Done():
 			return inv, context.Cause(ctx)
 		}
-	}
-}
-
-// ended wakes the waiters of a call that reached a terminal state: in this
-// process always, on the other replicas when someone may wait there
-// (announce: a call that waited for approval, carried a key or was
-// submitted, whose outcome is asked for by id).
-func (b *Broker) ended(ctx context.Context, inv switchboard.Invocation, announce bool) {
-	b.waiters.ring(inv.ID)
-	if !announce || b.bus == nil {
-		return
-	}
-	var payload []byte
-	if p, err := json.Marshal(inv); err == nil && len(p) <= bus.MaxPayload {
-		payload = p
-	}
-	if err := b.bus.Publish(context.WithoutCancel(ctx), DoneTopic(inv.ID), payload); err != nil {
-		b.log.WarnContext(ctx, "announce the end of a call", "invocation", inv.ID, "err", err)
 	}
 }
 

@@ -124,8 +124,8 @@ type Options struct {
 	// Replica is the serve process that owns the calls it records
 	// (Invocation.Replica): if it dies, a survivor resolves them.
 	Replica string
-	// Bus carries the end of a call to Await on other replicas (DoneTopic);
-	// nil means one process, where Await is woken in memory.
+	// Bus carries the end of a call to the replicas that wait for it
+	// (ends.go); nil means one process, where Await is woken in memory.
 	Bus bus.Bus
 	// TracerProvider records each call's execute_tool span; nil uses
 	// OpenTelemetry's global provider (a no-op unless one is installed).
@@ -147,8 +147,11 @@ type Broker struct {
 	rates   *rates
 	bus     bus.Bus
 	tracer  trace.Tracer
-	waiters waitSet  // Await's waiters in this process
-	tabs    tabCalls // browser calls waiting for their tab here
+	waiters waitSet   // Await's waiters in this process
+	tabs    tabCalls  // browser calls waiting for their tab here
+	asked   interests // other replicas waiting for this one's calls
+	// unlisten ends the subscriptions listenEnds made.
+	unlisten []func()
 	// life ends at Stop: the calls Submit started run within it, and
 	// running counts them until they return.
 	lifeMu  sync.Mutex
@@ -203,7 +206,7 @@ func New(opts Options) *Broker {
 		opts.RecordAfter = DefaultRecordAfter
 	}
 	life, endLife := context.WithCancelCause(context.Background())
-	return &Broker{
+	b := &Broker{
 		life:    life,
 		endLife: endLife,
 		jobs:    opts.Jobs,
@@ -227,10 +230,18 @@ func New(opts Options) *Broker {
 		limits: newLimiter(opts.MaxQueue),
 		funcs:  map[string]Func{},
 	}
+	b.listenEnds()
+	return b
 }
 
-// Close releases idle backend connections.
-func (b *Broker) Close() { b.http.Close() }
+// Close releases idle backend connections and the broker's bus
+// subscriptions.
+func (b *Broker) Close() {
+	for _, cancel := range b.unlisten {
+		cancel()
+	}
+	b.http.Close()
+}
 
 // CallRequest is one call. Input is the JSON object of arguments (empty
 // means {}). SessionID picks the tab for a browser tool; RunID groups the

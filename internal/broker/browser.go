@@ -64,6 +64,9 @@ type tabCall struct {
 	c    *call
 	inv  switchboard.Invocation
 	done chan switchboard.Invocation // the record the tab's answer ended, once
+	// remote hears that the call ended on another replica: the record's
+	// JSON, or nothing when it did not fit the message.
+	remote chan []byte
 }
 
 // tabCalls are the browser calls waiting in this process, by invocation.
@@ -98,23 +101,12 @@ func (t *tabCalls) get(id string) *tabCall {
 // (Complete, here or on another replica), the tool's timeout (cctx), the
 // caller going away (ctx) and the tab going away.
 func (b *Broker) inTab(ctx, cctx context.Context, c *call, inv switchboard.Invocation, timeout time.Duration, release func()) (switchboard.Invocation, error) {
-	tc := &tabCall{c: c, inv: inv, done: make(chan switchboard.Invocation, 1)}
+	tc := &tabCall{c: c, inv: inv, done: make(chan switchboard.Invocation, 1), remote: make(chan []byte, 1)}
 	b.tabs.add(tc)
 	defer b.tabs.remove(inv.ID)
-	// An answer that reaches another replica is announced on the bus.
-	// Listen before delivering, so it cannot slip past.
-	var remote chan []byte
-	if b.bus != nil {
-		remote = make(chan []byte, 1)
-		if cancel, err := b.bus.Subscribe(DoneTopic(inv.ID), func(p []byte) {
-			select {
-			case remote <- p:
-			default:
-			}
-		}); err == nil {
-			defer cancel()
-		}
-	}
+	// An answer that reaches another replica is sent to this one, the
+	// owner (ends.go), and handed to tc.remote; tc is in place before the
+	// request is delivered, so it cannot slip past.
 	gone, stop, err := b.browser.Deliver(cctx, inv, timeout)
 	if err == nil {
 		defer stop()
@@ -124,7 +116,7 @@ func (b *Broker) inTab(ctx, cctx context.Context, c *call, inv switchboard.Invoc
 			case stored := <-tc.done:
 				release()
 				return stored, invocationError(stored)
-			case p := <-remote:
+			case p := <-tc.remote:
 				if stored, ok := b.announced(ctx, inv.ID, p); ok {
 					release()
 					return stored, invocationError(stored)

@@ -164,7 +164,7 @@ func TestBrowserCallTimesOutInTheBroker(t *testing.T) {
 }
 
 // An answer that reaches another replica ends the call there, once: the
-// replica that dispatched it hears DoneTopic and returns the record; a
+// replica that dispatched it (the owner) hears of it and returns the record; a
 // second answer on either replica writes nothing.
 func TestBrowserAnswerOnAnotherReplica(t *testing.T) {
 	ctx := context.Background()

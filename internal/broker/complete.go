@@ -19,8 +19,8 @@ import (
 // checks it against the tool's outputSchema and ends the record with a
 // compare-and-swap from dispatched, writing the call's ledger entry in the
 // same transaction. Then it wakes whoever waits: the dispatching call in
-// this process directly, Await's waiters here, and, over the bus
-// (DoneTopic), the call and the waiters on other replicas. An answer
+// this process directly, Await's waiters here, and, over the bus, the
+// call's owner and the replicas that asked it for the end (ends.go). An answer
 // after the call ended (timeout, cancel, the tab gone) is refused with
 // CONFLICT and the final state; the same answer again is accepted as it
 // is, a different one is IDEMPOTENCY_CONFLICT. Nothing is written twice.
@@ -128,8 +128,8 @@ func (b *Broker) Complete(ctx context.Context, a Answer) (switchboard.Invocation
 	if tc != nil {
 		tc.done <- stored // buffered: the call's one outcome
 	}
-	// The call waits here (tc), or on the replica that dispatched it,
-	// which hears DoneTopic; so do Await's waiters.
+	// The call waits here (tc), or on the replica that dispatched it (its
+	// owner), which passes the end on to the replicas that asked.
 	b.ended(ctx, stored, tc == nil || c.announce)
 	return stored, rejection(stored)
 }

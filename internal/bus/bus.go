@@ -18,6 +18,18 @@
 //     what fits NOTIFY's 8000-byte limit inline and stores the rest in a
 //     table for the notification to name.
 //   - Handlers run on the bus's delivery goroutine and must not block.
+//
+// Delivery rule: a message meant for one replica goes on that replica's
+// topic (ReplicaTopic), which no other replica listens to, so a replica
+// hears only what is addressed to it or to everyone. The end of a call
+// goes to the call's owner (the replica its record names) and, from the
+// owner, to each replica that asked it for that end (internal/broker,
+// ends.go); a tab's per-call messages go to the replica holding its
+// stream (internal/session, route.go). Topics shared by every replica
+// (presence, catalog changes, a tab's own news) carry what every replica
+// needs or what no sender can address. On Postgres, a NOTIFY still wakes
+// every listening backend of the database (Postgres checks channels in
+// the receiving backend), but no other replica's process.
 package bus
 
 import (

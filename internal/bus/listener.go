@@ -7,8 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/switchboardhq/switchboard/postgres"
 )
 
 // readTimeout bounds reading one stored payload and closing a connection.
@@ -19,41 +18,41 @@ const readTimeout = 10 * time.Second
 // reconnects, re-LISTENing every channel,
 // whenever the connection is lost. Notifications arrive through the
 // connection's OnNotification hook (enqueue), also while a LISTEN runs.
-func (b *Postgres) listen(ctx context.Context, conn *pgconn.PgConn) {
+func (b *Postgres) listen(ctx context.Context, l *postgres.Listener) {
 	defer b.wg.Done()
 	backoff := reconnectMin
+	up := true
 	for {
-		if conn != nil {
-			err := b.serve(ctx, conn)
+		if up {
+			err := b.serve(ctx, l)
 			b.down()
 			cctx, cancel := context.WithTimeout(context.Background(), readTimeout)
-			_ = conn.Close(cctx)
+			_ = l.Close(cctx)
 			cancel()
 			if ctx.Err() != nil {
 				return
 			}
 			b.log.Warn("bus: listening connection lost; reconnecting (messages from other replicas are lost until it is back)",
 				"err", err)
-			conn = nil
+			up = false
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(backoff):
 		}
-		c, err := pgconn.ConnectConfig(ctx, b.lcfg)
-		if err != nil {
+		if err := l.Connect(ctx); err != nil {
 			backoff = min(2*backoff, reconnectMax)
 			b.log.Warn("bus: reconnect failed", "err", err, "retry_in", backoff)
 			continue
 		}
 		backoff = reconnectMin
-		conn = c
+		up = true
 	}
 }
 
 // serve runs one connection until it fails or ctx ends.
-func (b *Postgres) serve(ctx context.Context, conn *pgconn.PgConn) error {
+func (b *Postgres) serve(ctx context.Context, conn *postgres.Listener) error {
 	b.mu.Lock()
 	b.pid = conn.PID()
 	b.mu.Unlock()
@@ -84,17 +83,8 @@ func (b *Postgres) serve(ctx context.Context, conn *pgconn.PgConn) error {
 		}
 		b.mu.Unlock()
 		if first || len(add)+len(drop) > 0 {
-			var sql strings.Builder
-			for _, ch := range add {
-				sql.WriteString("LISTEN " + pgx.Identifier{ch}.Sanitize() + ";")
-			}
-			for _, ch := range drop {
-				sql.WriteString("UNLISTEN " + pgx.Identifier{ch}.Sanitize() + ";")
-			}
-			if sql.Len() > 0 {
-				if _, err := conn.Exec(ctx, sql.String()).ReadAll(); err != nil {
-					return err
-				}
+			if err := conn.Listen(ctx, add, drop); err != nil {
+				return err
 			}
 			b.mu.Lock()
 			for _, ch := range add {
@@ -115,7 +105,7 @@ func (b *Postgres) serve(ctx context.Context, conn *pgconn.PgConn) error {
 // wait waits for notifications until one arrives, the channel set changes
 // (kick) or timeout passes: then the connection is checked if it was
 // pingInterval, else a lingering channel is due.
-func (b *Postgres) wait(ctx context.Context, conn *pgconn.PgConn, timeout time.Duration) error {
+func (b *Postgres) wait(ctx context.Context, conn *postgres.Listener, timeout time.Duration) error {
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	kicked, exited := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -153,8 +143,7 @@ func (b *Postgres) wait(ctx context.Context, conn *pgconn.PgConn, timeout time.D
 	// silently dropped one is replaced rather than trusted forever.
 	pctx, pcancel := context.WithTimeout(ctx, readTimeout)
 	defer pcancel()
-	_, err = conn.Exec(pctx, "SELECT 1").ReadAll()
-	return err
+	return conn.Ping(pctx)
 }
 
 // down marks the connection lost: nothing is LISTENed until the next one.
@@ -168,11 +157,20 @@ func (b *Postgres) down() {
 }
 
 // enqueue runs inside the connection's read loop: it must not block.
-func (b *Postgres) enqueue(n *pgconn.Notification) {
+func (b *Postgres) enqueue(channel, payload string) {
+	if len(payload) < idLen || payload[:idLen] != b.id {
+		b.heard.Add(1)
+		b.heardMu.Lock()
+		if b.heardOn == nil {
+			b.heardOn = map[string]int64{}
+		}
+		b.heardOn[channel]++
+		b.heardMu.Unlock()
+	}
 	select {
-	case b.queue <- notice{n.Channel, n.Payload}:
+	case b.queue <- notice{channel, payload}:
 	default:
-		b.log.Warn("bus: delivery queue full; message dropped", "channel", n.Channel)
+		b.log.Warn("bus: delivery queue full; message dropped", "channel", channel)
 	}
 }
 
@@ -225,7 +223,7 @@ func (b *Postgres) dispatch(ctx context.Context, n notice) {
 		var id int64
 		if id, err = payloadRef(body); err == nil {
 			rctx, cancel := context.WithTimeout(ctx, readTimeout)
-			err = b.pool.QueryRow(rctx, `SELECT payload FROM bus_payloads WHERE id = $1`, id).Scan(&payload)
+			payload, err = b.n.Stored(rctx, id)
 			cancel()
 		}
 	default:
@@ -250,8 +248,7 @@ func (b *Postgres) prune(ctx context.Context) {
 			return
 		case <-t.C:
 			pctx, cancel := context.WithTimeout(ctx, readTimeout)
-			_, err := b.pool.Exec(pctx, `DELETE FROM bus_payloads WHERE created_at < now() - make_interval(secs => $1)`,
-				payloadTTL.Seconds())
+			err := b.n.PruneStored(pctx, payloadTTL)
 			cancel()
 			if err != nil && ctx.Err() == nil {
 				b.log.Warn("bus: pruning stored payloads failed", "err", err)

@@ -16,17 +16,19 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/metrics"
+	"github.com/switchboardhq/switchboard/postgres"
 )
 
 // Postgres is the Bus for several replicas on one Postgres database: a
 // Publish reaches this process's subscribers at once and every other
 // process's through NOTIFY; each process holds one dedicated connection
-// that LISTENs on the channels its subscribers need (River's pattern).
+// that LISTENs on the channels its subscribers need. The connections are
+// the store driver's (postgres.Notifier, River's driver pattern): NOTIFY
+// runs on the store's pool, and the listening connection has the store's
+// settings; the bus frames, multiplexes and routes.
 //
 // What the weak contract (bus.go) means here:
 //   - A subscriber of this process sees a local Publish synchronously, as
@@ -56,8 +58,8 @@ import (
 type Postgres struct {
 	id    string // this instance; its own notifications are skipped
 	ns    string // channel prefix
-	pool  *pgxpool.Pool
-	lcfg  *pgconn.Config
+	n     *postgres.Notifier
+	owned *postgres.Notifier // OpenPostgres's own, closed with the bus
 	local *Local
 	log   *slog.Logger
 
@@ -77,6 +79,10 @@ type Postgres struct {
 	// listening connection, to measure the bus lag (sampleLag).
 	lag     atomic.Pointer[lagProbe]
 	lagNext atomic.Int64 // unix nanos before which no new sample is taken
+
+	heard   atomic.Int64 // notifications from other processes received (Heard)
+	heardMu sync.Mutex
+	heardOn map[string]int64 // the same, by channel (HeardOn)
 
 	wake  chan struct{} // the listener has LISTEN/UNLISTEN work
 	queue chan notice   // notifications waiting for delivery, in order
@@ -154,10 +160,34 @@ const idLen = 16
 
 type notice struct{ channel, frame string }
 
-// OpenPostgres connects to the database named by dsn, checks that the
-// payload table exists (the store's migrations create it: open the store
-// first), opens the listening connection and starts listening.
+// OpenPostgres connects to the database named by dsn with a notifier of
+// its own (postgres.OpenNotifier: a small pool besides the store's), checks
+// that the payload table exists (the store's migrations create it: open
+// the store first) and starts listening. A process that has the store
+// passes its notifier to NewPostgres instead.
 func OpenPostgres(ctx context.Context, dsn string, opts *PostgresOptions) (*Postgres, error) {
+	var schema string
+	if opts != nil {
+		schema = opts.Schema
+	}
+	n, err := postgres.OpenNotifier(ctx, dsn, schema)
+	if err != nil {
+		return nil, switchboard.Errorf(switchboard.CodeOf(err), "open postgres bus: %w", err)
+	}
+	b, err := NewPostgres(ctx, n, opts)
+	if err != nil {
+		n.Close()
+		return nil, err
+	}
+	b.owned = n
+	return b, nil
+}
+
+// NewPostgres starts a bus on the store's notifier (postgres.Store.Notifier):
+// notifications go out on the store's pool and the listening connection
+// is the driver's. opts.Schema is ignored: the notifier's schema names
+// the channels.
+func NewPostgres(ctx context.Context, n *postgres.Notifier, opts *PostgresOptions) (*Postgres, error) {
 	const op = "open postgres bus"
 	var o PostgresOptions
 	if opts != nil {
@@ -169,37 +199,13 @@ func OpenPostgres(ctx context.Context, dsn string, opts *PostgresOptions) (*Post
 	if o.Linger == 0 {
 		o.Linger = DefaultLinger
 	}
-	cfg, err := pgxpool.ParseConfig(dsn)
-	if err != nil {
-		return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "%s: %w", op, err)
-	}
-	if o.Schema != "" {
-		cfg.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{o.Schema}.Sanitize()
-	}
-	cfg.ConnConfig.RuntimeParams["application_name"] = "switchboard bus"
-	if cfg.MaxConns > 4 {
-		cfg.MaxConns = 4 // publishes are single statements; the store has its own pool
-	}
-	lcfg := cfg.ConnConfig.Config.Copy()
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, switchboard.Errorf(switchboard.CodeUnavailable, "%s: %w", op, err)
-	}
-	var schema string
-	err = pool.QueryRow(ctx, `SELECT current_schema(), (SELECT count(*) FROM bus_payloads WHERE false)`).Scan(&schema, new(int64))
-	if err != nil {
-		pool.Close()
-		return nil, switchboard.Errorf(switchboard.CodeUnavailable,
-			"%s: %w (the store's migrations create bus_payloads: open the store first, in the same schema)", op, err)
-	}
 	var id [idLen / 2]byte
 	_, _ = rand.Read(id[:])
-	sum := sha256.Sum256([]byte(schema))
+	sum := sha256.Sum256([]byte(n.Schema()))
 	b := &Postgres{
 		id:        hex.EncodeToString(id[:]),
 		ns:        "sb" + hex.EncodeToString(sum[:4]) + ".",
-		pool:      pool,
-		lcfg:      lcfg,
+		n:         n,
 		local:     NewLocal(),
 		log:       o.Logger,
 		linger:    o.Linger,
@@ -211,19 +217,17 @@ func OpenPostgres(ctx context.Context, dsn string, opts *PostgresOptions) (*Post
 		wake:      make(chan struct{}, 1),
 		queue:     make(chan notice, queueSize),
 	}
-	lcfg.OnNotification = func(_ *pgconn.PgConn, n *pgconn.Notification) { b.enqueue(n) }
-	conn, err := pgconn.ConnectConfig(ctx, lcfg)
-	if err != nil {
-		pool.Close()
+	l := n.NewListener(b.enqueue)
+	if err := l.Connect(ctx); err != nil {
 		return nil, switchboard.Errorf(switchboard.CodeUnavailable, "%s: listening connection: %w", op, err)
 	}
 	// Up from here: a Subscribe before the listener's first round waits
 	// for its LISTEN rather than returning at once.
-	b.connected, b.pid = true, conn.PID()
+	b.connected, b.pid = true, l.PID()
 	rctx, stop := context.WithCancel(context.Background())
 	b.stop = stop
 	b.wg.Add(3)
-	go b.listen(rctx, conn)
+	go b.listen(rctx, l)
 	go b.deliver(rctx)
 	go b.prune(rctx)
 	return b, nil
@@ -246,12 +250,9 @@ func (b *Postgres) Publish(ctx context.Context, topic string, payload []byte) er
 	var err error
 	if len(frame) <= notifyLimit {
 		b.sampleLag(ch, frame)
-		_, err = b.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, ch, frame)
+		err = b.n.Notify(ctx, ch, frame)
 	} else {
-		// One statement: the row and the notification commit together, so
-		// a listener that hears the id can read the row.
-		_, err = b.pool.Exec(ctx, `WITH p AS (INSERT INTO bus_payloads (payload) VALUES ($3) RETURNING id)
-			SELECT pg_notify($1, $2 || p.id) FROM p`, ch, b.id+string(rune(frameTable))+key+" ", payload)
+		err = b.n.NotifyStored(ctx, ch, b.id+string(rune(frameTable))+key+" ", payload)
 	}
 	if err != nil {
 		return switchboard.Errorf(codeOf(ctx, err), "publish on %s: %w", topic, err)
@@ -476,7 +477,9 @@ func (b *Postgres) Close() error {
 	b.stop()
 	b.wg.Wait()
 	b.local.Close()
-	b.pool.Close()
+	if b.owned != nil {
+		b.owned.Close()
+	}
 	return nil
 }
 
@@ -511,6 +514,19 @@ func (b *Postgres) Listened() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return len(b.listening)
+}
+
+// Heard reports how many notifications from other processes reached this
+// process's listening connection, whether a subscriber wanted them or not
+// (tests use it to prove that a message addressed elsewhere costs this
+// process nothing).
+func (b *Postgres) Heard() int64 { return b.heard.Load() }
+
+// HeardOn is Heard for the channel that carries topic (its family's).
+func (b *Postgres) HeardOn(topic string) int64 {
+	b.heardMu.Lock()
+	defer b.heardMu.Unlock()
+	return b.heardOn[b.channel(topic)]
 }
 
 // ListenerPID is the backend process id of the listening connection, 0

@@ -464,3 +464,83 @@ func TestPostgresReconnectRelistensFamily(t *testing.T) {
 		t.Fatalf("s2 got %q", got)
 	}
 }
+
+// A bus on the store's notifier runs on the store driver's connections:
+// it publishes on the store's pool and listens on a connection with the
+// store's settings, opening no pool of its own; it reaches a bus that
+// opened its own (OpenPostgres), payloads past NOTIFY's limit included.
+func TestPostgresOnTheStoresNotifier(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn, schema := pgSchema(t)
+	app := "sbstore_" + schema[len("sbbus_"):]
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	st, err := postgres.Open(ctx, dsn+sep+"application_name="+app, &postgres.Options{Schema: schema, MaxConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	n, err := st.Notifier(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	onStore, err := bus.NewPostgres(ctx, n, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer onStore.Close()
+	other := openBus(t, dsn, schema)
+	in, back := newInbox(), newInbox()
+	cancel, err := onStore.Subscribe("session.dispatch.s1", in.handler)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cancel()
+	cancel2, err := other.Subscribe("session.dispatch.s2", back.handler)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cancel2()
+	big := bytes.Repeat([]byte("x"), 9000)
+	for _, m := range [][]byte{[]byte("small"), big} {
+		if err := other.Publish(ctx, "session.dispatch.s1", m); err != nil {
+			t.Fatal(err)
+		}
+		if got := in.next(t, "to the store's bus"); !bytes.Equal(got, m) {
+			t.Fatalf("got %d bytes, want %d", len(got), len(m))
+		}
+		if err := onStore.Publish(ctx, "session.dispatch.s2", m); err != nil {
+			t.Fatal(err)
+		}
+		if got := back.next(t, "from the store's bus"); !bytes.Equal(got, m) {
+			t.Fatalf("got %d bytes back, want %d", len(got), len(m))
+		}
+	}
+	// Every backend of this process's store and its bus carries the
+	// store's application_name, the listener included: no second pool.
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var listener string
+	if err := conn.QueryRow(ctx, `SELECT application_name FROM pg_stat_activity WHERE pid = $1`, onStore.ListenerPID()).Scan(&listener); err != nil {
+		t.Fatal(err)
+	}
+	var backends int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, app).Scan(&backends); err != nil {
+		t.Fatal(err)
+	}
+	if listener != app || backends > 3 {
+		t.Fatalf("listener %q, %d backends named %q; want the listener among the store's (pool of 2, plus the listener)", listener, backends, app)
+	}
+	if err := onStore.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.InvocationList(ctx, switchboard.InvocationFilter{Limit: 1}); err != nil {
+		t.Fatalf("closing the bus closed the store's pool: %v", err)
+	}
+}

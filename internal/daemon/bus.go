@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/bus"
+	"github.com/switchboardhq/switchboard/postgres"
 )
 
 // Bus kinds OpenBus accepts (serve's --bus).
@@ -15,17 +17,17 @@ const (
 	BusPostgres = "postgres" // LISTEN/NOTIFY on the store's database: several replicas
 )
 
-// OpenBus opens the bus for a daemon whose store is named by storeSpec (as
-// OpenStore takes it). By default a Postgres store gets the Postgres bus,
-// so replicas of one database reach each other's tabs, waiting callers and
-// subscribers, and SQLite gets the in-process bus. kind overrides that:
-// local on Postgres is right for a single replica (it saves the listening
-// connection); postgres needs a Postgres store, since the bus lives in the
-// store's database and schema (its payload table comes with the store's
-// migrations, so open the store first). close releases the bus after the
-// daemon is closed.
-func OpenBus(ctx context.Context, kind, storeSpec string, log *slog.Logger) (b bus.Bus, close func() error, err error) {
-	pg := isPostgres(storeSpec)
+// OpenBus opens the bus for a daemon on store (as OpenStore opened it). By
+// default a Postgres store gets the Postgres bus, so replicas of one
+// database reach each other's tabs, waiting callers and subscribers, and
+// SQLite gets the in-process bus. kind overrides that: local on Postgres
+// is right for a single replica (it saves the listening connection);
+// postgres needs a Postgres store, since the bus lives in the store's
+// database and schema and runs on the store driver's connections (its
+// notifier: NOTIFY on the store's pool, one listening connection). close
+// releases the bus after the daemon is closed and before the store is.
+func OpenBus(ctx context.Context, kind string, store switchboard.Store, log *slog.Logger) (b bus.Bus, close func() error, err error) {
+	ps, pg := store.(*postgres.Store)
 	switch kind {
 	case BusAuto:
 		if !pg {
@@ -42,7 +44,11 @@ func OpenBus(ctx context.Context, kind, storeSpec string, log *slog.Logger) (b b
 	default:
 		return nil, nil, fmt.Errorf("unknown bus %q: use local or postgres, or leave it empty to follow the store", kind)
 	}
-	p, err := bus.OpenPostgres(ctx, storeSpec, &bus.PostgresOptions{Logger: log})
+	n, err := ps.Notifier(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := bus.NewPostgres(ctx, n, &bus.PostgresOptions{Logger: log})
 	if err != nil {
 		return nil, nil, err
 	}

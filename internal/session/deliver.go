@@ -78,7 +78,7 @@ func (m *Manager) Deliver(ctx context.Context, inv switchboard.Invocation, timeo
 	if !fitsBus(inv.ID, data) {
 		data = nil // the holder of the stream reads the record instead
 	}
-	if err := m.bus.Publish(ctx, topicDispatch(sid), encodeDispatch(msgRequest, inv.ID, data)); err != nil {
+	if err := m.route(ctx, sid, encodeDispatch(msgRequest, inv.ID, data)); err != nil {
 		stop()
 		return nil, nil, err
 	}
@@ -101,7 +101,7 @@ func (m *Manager) Withdraw(ctx context.Context, inv switchboard.Invocation, why 
 		return // the streams ended with this daemon, and nothing resumes from its logs
 	}
 	msg := encodeDispatch(msgCancel, inv.ID, cancelJSON(inv.ID, why))
-	if err := m.bus.Publish(ctx, topicDispatch(inv.SessionID), msg); err != nil {
+	if err := m.route(ctx, inv.SessionID, msg); err != nil {
 		m.log.Warn("publish cancel", "invocation", inv.ID, "err", err)
 	}
 }
@@ -109,7 +109,7 @@ func (m *Manager) Withdraw(ctx context.Context, inv switchboard.Invocation, why 
 // Ack drops invocation invID's request from the log of session
 // sessionID, wherever its stream is: the tab's answer ended the call.
 func (m *Manager) Ack(ctx context.Context, sessionID, invID string) {
-	if err := m.bus.Publish(context.WithoutCancel(ctx), topicDispatch(sessionID), encodeDispatch(msgAck, invID, nil)); err != nil {
+	if err := m.route(context.WithoutCancel(ctx), sessionID, encodeDispatch(msgAck, invID, nil)); err != nil {
 		m.log.Warn("publish ack", "invocation", invID, "err", err)
 	}
 }

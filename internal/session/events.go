@@ -81,7 +81,7 @@ func (m *Manager) send(ctx context.Context, id, kind string, data []byte, relay 
 			"event %s is %d bytes, and the tab of session %s is connected to another replica: an event crossing replicas may be at most %d bytes (send a small event naming what the app should fetch)",
 			kind, len(data), id, bus.MaxPayload-2-len(kind))
 	}
-	if err := m.bus.Publish(ctx, topicDispatch(id), encodeDispatch(msgEvent, kind, data)); err != nil {
+	if err := m.route(ctx, id, encodeDispatch(msgEvent, kind, data)); err != nil {
 		return err
 	}
 	return nil

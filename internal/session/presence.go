@@ -22,8 +22,9 @@ import (
 // it was last seen) when they change and again every presenceEvery, and
 // keeps what the others announce for presenceTTL. A call whose tab is not
 // here goes to the replica that holds it the way every call goes: the
-// request on the session's dispatch topic, the answer on the invocation's
-// done topic, a tab going away on the session's state topic.
+// request on that replica's own topic (route.go), the answer to the
+// call's owner (the broker's ends), a tab going away on the session's
+// state topic.
 //
 // What is the truth and what is a hint. The store holds what the tab sent
 // (its advertisement, its workspace report) and which replica holds its
@@ -170,6 +171,11 @@ func (m *Manager) startPresence() error {
 	if err != nil {
 		return err
 	}
+	unsubDispatch, err := m.listenDispatch()
+	if err != nil {
+		unsub()
+		return err
+	}
 	changes := make(chan struct{}, 1)
 	stopWatch := m.SubscribeTools(changes)
 	m.presenceKick = make(chan struct{}, 1)
@@ -177,6 +183,7 @@ func (m *Manager) startPresence() error {
 	go func() {
 		defer close(m.presenceDone)
 		defer unsub()
+		defer unsubDispatch()
 		defer stopWatch()
 		last := map[string]string{} // session → what was announced
 		tick := time.NewTicker(presenceEvery)

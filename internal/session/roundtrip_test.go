@@ -258,7 +258,7 @@ func TestGoneWithinGraceWindow(t *testing.T) {
 			t.Fatalf("a returning tab: %v", err)
 		}
 		synctest.Wait()
-		if f.bus.Topics() != 1 { // only the returning tab's dispatch topic
+		if f.bus.Topics() != 2 { // only the returning tab's dispatch topic and the broker's ends
 			t.Fatalf("%d bus topics left; waiters leaked subscriptions", f.bus.Topics())
 		}
 	})

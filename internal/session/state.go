@@ -217,13 +217,25 @@ func (m *Manager) end(st *state, cond func() bool, reason string) {
 // which now holds the tab, so nobody is told it is gone. The store says
 // who attached last: a notice that arrives after this replica took the
 // stream back is ignored.
-func (m *Manager) moved(st *state) {
+func (m *Manager) moved(st *state, to string) {
 	ctx, cancel := context.WithTimeout(context.Background(), finalizeTimeout)
 	defer cancel()
 	if s, err := m.store.SessionGet(ctx, st.id); err == nil && s.Stream == m.replica {
 		return
 	}
+	// Requests that reached this replica as the tab moved (route.go).
+	var pending []*event
+	st.mu.Lock()
+	for _, ev := range st.log {
+		if ev.kind == KindRequest {
+			pending = append(pending, ev)
+		}
+	}
+	st.mu.Unlock()
 	m.drop(st, nil, "", true)
+	if to != "" && len(pending) > 0 {
+		m.handOver(st.id, to, pending)
+	}
 }
 
 func (m *Manager) drop(st *state, cond func() bool, reason string, quiet bool) {
@@ -344,7 +356,7 @@ func (st *state) onDispatch(p []byte) {
 		}
 	case msgMoved: // inv names the replica the stream attached to
 		if inv != st.m.replica {
-			go st.m.moved(st)
+			go st.m.moved(st, inv)
 		}
 	case msgEnd:
 		go st.m.end(st, nil, "the session was closed")

@@ -8,9 +8,10 @@ import (
 	"github.com/switchboardhq/switchboard/internal/bus"
 )
 
-// Bus topics. Dispatch messages go to whoever holds the session's stream;
-// state messages to the calls delivered to the session (Deliver) and to
-// WatchGone. The end of a call is the broker's topic (broker.DoneTopic).
+// Bus topics. Dispatch messages go to whoever keeps a state of the
+// session (per-call ones to the replica holding its stream when it is
+// known, route.go); state messages to the calls delivered to the session (Deliver) and to
+// WatchGone. The end of a call travels on the broker's own topics.
 func topicDispatch(session string) string { return "session.dispatch." + session }
 func topicState(session string) string    { return "session.state." + session }
 

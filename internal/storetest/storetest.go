@@ -93,6 +93,7 @@ var cases = []struct {
 	{"InvocationExpire", testInvocationExpire},
 	{"IdempotencyExpire", testIdempotencyExpire},
 	{"Runs", testRuns},
+	{"RunOneRunningPerChat", testRunOneRunningPerChat},
 	{"RunFailInFlight", testRunFailInFlight},
 	{"RunExpire", testRunExpire},
 	{"Cancelled", testCancelled},

@@ -89,6 +89,7 @@ var cases = []struct {
 	{"ReplicaClaimRace", testReplicaClaimRace},
 	{"ReplicaOwnership", testReplicaOwnership},
 	{"Agents", testAgents},
+	{"AgentAdopt", testAgentAdopt},
 	{"AgentEndRace", testAgentEndRace},
 	{"InvocationExpire", testInvocationExpire},
 	{"IdempotencyExpire", testIdempotencyExpire},

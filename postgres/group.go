@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -48,7 +50,7 @@ const (
 
 // write runs a transaction (txn) through the group, and a single-statement
 // write, or any write with group commit off, alone.
-func (s *Store) write(ctx context.Context, op string, txn bool, fn func(sqlstore.Tx) error) error {
+func (s *Store) write(ctx context.Context, op string, txn bool, key string, fn func(sqlstore.Tx) error) error {
 	if err := s.check(op); err != nil {
 		return err
 	}
@@ -58,7 +60,7 @@ func (s *Store) write(ctx context.Context, op string, txn bool, fn func(sqlstore
 	if err := ctx.Err(); err != nil {
 		return s.translate(ctx, op, err)
 	}
-	m := &sqlstore.Member[sqlstore.Tx]{Ctx: ctx, Op: op, Tx: txn, Fn: fn}
+	m := &sqlstore.Member[sqlstore.Tx]{Ctx: ctx, Op: op, Tx: txn, Key: key, Fn: fn}
 	if err := s.group.Do(m); err != nil {
 		return s.translate(ctx, op, err)
 	}
@@ -109,6 +111,13 @@ func (s *Store) commit(batch []*sqlstore.Member[sqlstore.Tx]) {
 		m.Err = s.alone(m.Ctx, m.Op, m.Tx, m.Fn)
 		return
 	}
+	// Members run in the order of the rows they lock first, not as they
+	// came: two replicas' batches finishing the same invocations then lock
+	// them in one order, and neither waits for a row the other holds while
+	// holding one it wants (a deadlock Postgres breaks only after
+	// deadlock_timeout, failing a member). Unkeyed members go first; the
+	// chain head is taken SKIP LOCKED, so it makes no cycle.
+	slices.SortStableFunc(live, func(a, b *sqlstore.Member[sqlstore.Tx]) int { return strings.Compare(a.Key, b.Key) })
 	fail := func(err error) {
 		for _, m := range live {
 			if m.Err == nil {

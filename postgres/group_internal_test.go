@@ -158,7 +158,7 @@ func TestGroupCommitMemberFailsAlone(t *testing.T) {
 	// its own.
 	boom := switchboard.Errorf(switchboard.CodeInvalidInput, "member refused (test)")
 	writes[1] = func() error {
-		return s.write(ctx, "test append then fail", true, func(t sqlstore.Tx) error {
+		return s.write(ctx, "test append then fail", true, "", func(t sqlstore.Tx) error {
 			p, err := s.core.NewEntry("test", note(1))
 			if err != nil {
 				return err

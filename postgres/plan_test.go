@@ -62,7 +62,7 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		INSERT INTO activity (id, ts, actor, verb, target, hash, chain, seq)
 		SELECT g, now() - (5000 - g) * interval '1 second', 'user:' || (g % 7), 'v' || (g % 5), 't', '\x00', 1 + g % 3, g FROM generate_series(1, 5000) g;
 		INSERT INTO runs (id, thread, replica, status, created_at, finished_at)
-		SELECT 'run-' || g, 'chat', 'rep-' || (g % 3), CASE WHEN g % 50 = 0 THEN 'running' ELSE 'succeeded' END,
+		SELECT 'run-' || g, 'chat-' || g, 'rep-' || (g % 3), CASE WHEN g % 50 = 0 THEN 'running' ELSE 'succeeded' END,
 			now() - g * interval '1 second', CASE WHEN g % 50 = 0 THEN NULL ELSE now() END FROM generate_series(1, 5000) g;
 		ANALYZE; SET enable_seqscan = off`)
 	must(t, err)

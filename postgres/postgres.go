@@ -206,13 +206,18 @@ func (m seam) Read(op string) (sqlstore.Reader, error) {
 // read runs only when the change did not apply. One the client's deadline
 // cuts off may have committed.
 func (m seam) Write(ctx context.Context, op string, fn func(sqlstore.Querier) error) error {
-	return m.s.write(ctx, op, false, func(t sqlstore.Tx) error { return fn(t) })
+	return m.s.write(ctx, op, false, "", func(t sqlstore.Tx) error { return fn(t) })
 }
 
 // Tx runs fn in one transaction, alone or in a batch. Until COMMIT is
 // sent, any failure (a bound included) leaves nothing written.
 func (m seam) Tx(ctx context.Context, op string, fn func(sqlstore.Tx) error) error {
-	return m.s.write(ctx, op, true, fn)
+	return m.s.write(ctx, op, true, "", fn)
+}
+
+// TxKeyed is Tx, run in its batch in the order of key (commit).
+func (m seam) TxKeyed(ctx context.Context, op, key string, fn func(sqlstore.Tx) error) error {
+	return m.s.write(ctx, op, true, key, fn)
 }
 
 // conn runs statements on the pool or in a transaction.

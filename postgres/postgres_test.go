@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/switchboardhq/switchboard"
@@ -184,5 +185,54 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRunStartsRace: replicas starting one idle chat at once store one
+// running run of it; every other start is CONFLICT naming the winner.
+func TestRunStartsRace(t *testing.T) {
+	dsn := testDSN(t)
+	schema := freshSchema(t, dsn)
+	ctx := context.Background()
+	const replicas, rounds = 4, 30
+	stores := make([]*postgres.Store, replicas)
+	for i := range stores {
+		s, err := postgres.Open(ctx, dsn, &postgres.Options{Schema: schema, MaxConns: 2})
+		must(t, err)
+		t.Cleanup(func() { s.Close() })
+		stores[i] = s
+	}
+	for round := range rounds {
+		thread := fmt.Sprintf("chat-%d", round)
+		errs := make([]error, replicas)
+		var wg sync.WaitGroup
+		for i, s := range stores {
+			wg.Go(func() {
+				errs[i] = s.RunCreate(ctx, switchboard.RunRecord{RunInfo: switchboard.RunInfo{RunID: fmt.Sprintf("run-%d-%d", round, i),
+					ThreadID: thread, Status: switchboard.RunRunning, CreatedAt: time.Now()}, Replica: fmt.Sprintf("rep-%d", i)})
+			})
+		}
+		wg.Wait()
+		won := ""
+		for i, err := range errs {
+			switch switchboard.CodeOf(err) {
+			case "":
+				if won != "" {
+					t.Fatalf("round %d: two running runs of one chat were stored (%s and run-%d-%d)", round, won, round, i)
+				}
+				won = fmt.Sprintf("run-%d-%d", round, i)
+			case switchboard.CodeConflict:
+			default:
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+		for _, err := range errs {
+			if err == nil {
+				continue
+			}
+			if d, _ := switchboard.AsError(err).Details.(map[string]any); d["runId"] != won {
+				t.Fatalf("round %d: a refusal names %v, want %s: %v", round, d, won, err)
+			}
+		}
 	}
 }

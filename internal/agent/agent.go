@@ -441,6 +441,11 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (*Run, error) {
 		}
 		rt.flush(prevOld)
 	}
+	// The store refuses a start while the chat's last run reads running
+	// there; one that ended here may not have had its end stored yet.
+	if prevRun != nil && prevRun != prevOld && rt.fl != nil {
+		rt.flush(prevRun)
+	}
 	if err := rt.storeStart(ctx, run); err != nil {
 		undo()
 		return nil, err

@@ -58,7 +58,8 @@ type ListResult struct {
 }
 
 // List returns the registered panels and the open instances: of the named
-// tab, of the calling tab, or else of every connected tab; for an agent
+// tab, of the calling tab, or else of every connected tab, this replica's
+// and (as stored) those other replicas hold; for an agent
 // with a panel scope, only those it admits. Each instance carries the
 // lease in force on it.
 func (s *Service) List(ctx context.Context, sessionID string) (ListResult, error) {
@@ -98,11 +99,22 @@ func (s *Service) List(ctx context.Context, sessionID string) (ListResult, error
 	for i := range res.Instances {
 		res.Instances[i].Lease = s.leases.get(res.Instances[i].InstanceID)
 	}
-	if sessionID != "" && !here && !hidden && s.store != nil {
-		// A tab this replica does not hold (or holds since a moment ago):
-		// its instances as stored.
-		now := s.opts.Now()
-		for _, in := range s.storedTab(ctx, sessionID) {
+	var away []string // tabs this replica does not hold: their instances as stored
+	switch {
+	case hidden || s.store == nil:
+	case sessionID != "" && !here: // (or holds since a moment ago)
+		away = []string{sessionID}
+	case sessionID == "" && s.remote != nil: // every tab other replicas hold
+		for _, id := range s.tabs.TabsElsewhere() {
+			if !s.tabs.Connected(id) && seesSession(ctx, id) {
+				away = append(away, id)
+			}
+		}
+		sort.Strings(away)
+	}
+	now := s.opts.Now()
+	for _, id := range away {
+		for _, in := range s.storedTab(ctx, id) {
 			if admits(scopes, who, in) {
 				sum := in.summary()
 				sum.Lease = in.liveLease(now)

@@ -65,6 +65,8 @@ type Tabs interface {
 	// lists such tabs held by other replicas.
 	MarkPanels(sessionID string)
 	PanelTabsElsewhere() []string
+	// TabsElsewhere lists the connected tabs other replicas hold.
+	TabsElsewhere() []string
 }
 
 // ToolLookup finds catalog tools; *registry.Registry is the implementation.

@@ -422,6 +422,20 @@ func (m *Manager) PanelTabsElsewhere() []string {
 	return out
 }
 
+// TabsElsewhere lists the tabs other replicas hold, connected (what
+// panel.list without a session lists beside this replica's own).
+func (m *Manager) TabsElsewhere() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for id := range m.remote {
+		if rt := m.remoteLocked(id); rt != nil && rt.up {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
 // PresenceID is the id this process announces its tabs under: what
 // Elsewhere answers on the other replicas.
 func (m *Manager) PresenceID() string { return m.replica }

@@ -88,6 +88,63 @@ func (s *Store) AgentPut(ctx context.Context, r switchboard.AgentRecord) error {
 	return err
 }
 
+// AgentAdopt inserts r, a new session named by key (an external agent's
+// principal, user, transport and connection), unless a live session holds
+// key: then that session comes back with adopted true and nothing is
+// written. So an agent whose requests reach several replicas is one
+// session, whichever replica started it.
+func (s *Store) AgentAdopt(ctx context.Context, r switchboard.AgentRecord, key string) (stored switchboard.AgentRecord, adopted bool, err error) {
+	const op = "agent adopt"
+	if err := s.check(op); err != nil {
+		return r, false, err
+	}
+	a := r.Session
+	if a.ID == "" || a.StartedAt.IsZero() || key == "" || a.Status.Final() {
+		return r, false, switchboard.Errorf(switchboard.CodeInvalidInput, "%s: a live session with an id, a start time and a key is required", op)
+	}
+	seen := a.LastSeen
+	if seen.IsZero() {
+		seen = a.StartedAt
+	}
+	a.StartedAt, a.LastSeen = normTime(a.StartedAt), normTime(seen)
+	doc, err := json.Marshal(a)
+	if err != nil {
+		return r, false, switchboard.Errorf(switchboard.CodeInvalidInput, "%s: session %s does not encode: %v", op, a.ID, err)
+	}
+	beat := 0
+	if r.Heartbeat {
+		beat = 1
+	}
+	// The holder may end between the refused insert and the read: then
+	// the key is free and the insert goes again.
+	for range 3 {
+		err = s.db.Write(ctx, op, func(q Querier) error {
+			n, err := q.Exec(ctx, s.sql(`INSERT INTO agent_sessions (id, replica, user_name, heartbeat, started_at, last_seen, doc, ext_key)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`),
+				a.ID, r.Replica, r.User, beat, s.time(a.StartedAt), s.time(a.LastSeen), string(doc), key)
+			if err != nil || n == 1 {
+				return err
+			}
+			stored, err = scanAgent(q.QueryRow(ctx, s.sql(`SELECT `+agentCols+` FROM agent_sessions WHERE ext_key = ? AND ended_at IS NULL`), key))
+			adopted = err == nil
+			return err
+		})
+		if switchboard.CodeOf(err) != switchboard.CodeNotFound {
+			break
+		}
+	}
+	if err != nil {
+		return r, false, err
+	}
+	if !adopted {
+		return r, false, nil
+	}
+	if stored.Session.ID == a.ID { // this very session, stored by an earlier try
+		return r, false, nil
+	}
+	return stored, true, nil
+}
+
 // AgentGet reads one agent record.
 func (s *Store) AgentGet(ctx context.Context, id string) (switchboard.AgentRecord, error) {
 	return get(ctx, s, "agent get", "agent session", id, scanAgent, sqlSelectAgent)

@@ -56,7 +56,10 @@ type Member[W any] struct {
 	// Tx: the write is a transaction; otherwise its statements may each
 	// commit by themselves when it runs alone.
 	Tx bool
-	Fn func(W) error
+	// Key names the row the write locks first (an invocation's id), ""
+	// for none: a batch runs its members in key order (KeyedDB).
+	Key string
+	Fn  func(W) error
 	// Err is the write's outcome, set by Commit (translated).
 	Err error
 

@@ -82,7 +82,7 @@ func (s *Store) InvocationCreateFinished(ctx context.Context, inv switchboard.In
 		return err
 	}
 	var exists bool
-	err = s.db.Tx(ctx, op, func(tx Tx) error {
+	err = s.txKeyed(ctx, op, inv.ID, func(tx Tx) error {
 		if _, err := tx.Exec(ctx, s.sql(sqlInsertInvocation), args...); err != nil {
 			exists = switchboard.CodeOf(s.d.Translate(ctx, op, err)) == switchboard.CodeConflict
 			return err
@@ -152,7 +152,7 @@ func (s *Store) InvocationFinish(ctx context.Context, inv switchboard.Invocation
 	if err != nil {
 		return switchboard.Invocation{}, err
 	}
-	err = s.db.Tx(ctx, op, func(tx Tx) error {
+	err = s.txKeyed(ctx, op, inv.ID, func(tx Tx) error {
 		if err := c.run(ctx, tx); err != nil || c.conflict {
 			return err
 		}

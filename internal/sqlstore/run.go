@@ -99,7 +99,21 @@ func (s *Store) RunCreate(ctx context.Context, r switchboard.RunRecord) error {
 		return err
 	}
 	created := normTime(s.stamp(r.CreatedAt))
+	var busy string // the chat's running run, when a start finds one
 	err = s.db.Tx(ctx, op, func(tx Tx) error {
+		busy = ""
+		if r.Status == switchboard.RunRunning {
+			// A chat runs one run at a time across replicas; the unique
+			// index on running runs' thread settles two racing starts.
+			err := tx.QueryRow(ctx, s.sql(`SELECT id FROM runs WHERE thread = ? AND status = 'running' AND id <> ? LIMIT 1`),
+				r.ThreadID, r.RunID).Scan(&busy)
+			switch {
+			case err == nil:
+				return switchboard.ErrConflict
+			case !errors.Is(err, sql.ErrNoRows):
+				return err
+			}
+		}
 		var status string
 		err := tx.QueryRow(ctx, s.sql(`SELECT status FROM runs WHERE id = ?`), r.RunID).Scan(&status)
 		switch {
@@ -121,10 +135,21 @@ func (s *Store) RunCreate(ctx context.Context, r switchboard.RunRecord) error {
 			errJ, waiting, s.d.Time(created), s.time(r.FinishedAt), r.User)
 		return err
 	})
-	if switchboard.CodeOf(err) == switchboard.CodeConflict { // the check above, or a racing insert's unique violation
-		return switchboard.Errorf(switchboard.CodeConflict, "%s: run %s already exists", op, r.RunID)
+	if switchboard.CodeOf(err) != switchboard.CodeConflict {
+		return err
 	}
-	return err
+	if busy == "" && r.Status == switchboard.RunRunning { // a racing insert's unique violation: which index?
+		_ = s.read(ctx, op, func(q Reader) error {
+			return q.QueryRow(ctx, s.sql(`SELECT id FROM runs WHERE thread = ? AND status = 'running' AND id <> ? LIMIT 1`),
+				r.ThreadID, r.RunID).Scan(&busy)
+		})
+	}
+	if busy != "" {
+		return switchboard.Errorf(switchboard.CodeConflict,
+			"chat session %s has run %s in progress (perhaps on another replica); cancel it or send a follow-up", r.ThreadID, busy).
+			WithDetails(map[string]any{"runId": busy})
+	}
+	return switchboard.Errorf(switchboard.CodeConflict, "%s: run %s already exists", op, r.RunID)
 }
 
 // RunAppend stores a flush of the owning replica: events and the record,

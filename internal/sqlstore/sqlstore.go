@@ -82,6 +82,23 @@ type DB interface {
 	Tx(ctx context.Context, op string, fn func(Tx) error) error
 }
 
+// KeyedDB is a DB that commits several transactions as one (group
+// commit) and runs them in the order of a key naming the row each locks
+// first, so that two writers' batches lock shared rows in one order and
+// cannot deadlock. A DB without it runs TxKeyed as Tx.
+type KeyedDB interface {
+	TxKeyed(ctx context.Context, op, key string, fn func(Tx) error) error
+}
+
+// txKeyed runs fn as DB.Tx, keyed by the row it locks first when the DB
+// batches transactions.
+func (s *Store) txKeyed(ctx context.Context, op, key string, fn func(Tx) error) error {
+	if k, ok := s.db.(KeyedDB); ok {
+		return k.TxKeyed(ctx, op, key, fn)
+	}
+	return s.db.Tx(ctx, op, fn)
+}
+
 // Dialect is what differs between the databases in SQL text and values.
 type Dialect struct {
 	// Numbered placeholders ($1, $2, ...) instead of ?.

@@ -177,3 +177,41 @@ func testAgentEndRace(t *testing.T, s switchboard.Store) {
 		t.Fatalf("stored %+v, the winning end was %q", got.Session, winner[0])
 	}
 }
+
+// testAgentAdopt: an external agent's key names one live session. The
+// first AgentAdopt stores its record; another replica's, under the same
+// key, gets that stored session back (adopted) and writes nothing; once it
+// ended, the key is free and the next one is stored.
+func testAgentAdopt(t *testing.T, s switchboard.Store) {
+	ad, ok := s.(interface {
+		AgentAdopt(ctx context.Context, r switchboard.AgentRecord, key string) (switchboard.AgentRecord, bool, error)
+	})
+	if !ok {
+		t.Skip("the store does not keep agent keys")
+	}
+	ctx := context.Background()
+	first := agentRecord("agt_k1", "rep_1", 0)
+	got, adopted, err := ad.AgentAdopt(ctx, first, "key-1")
+	must(t, err)
+	if adopted || got.Session.ID != "agt_k1" {
+		t.Fatalf("the first adopt: %s adopted %v", got.Session.ID, adopted)
+	}
+	got, adopted, err = ad.AgentAdopt(ctx, agentRecord("agt_k2", "rep_2", time.Second), "key-1")
+	must(t, err)
+	if !adopted || got.Session.ID != "agt_k1" || got.Replica != "rep_1" {
+		t.Fatalf("another replica's adopt: %s (%s) adopted %v, want agt_k1 of rep_1", got.Session.ID, got.Replica, adopted)
+	}
+	if _, err := s.AgentGet(ctx, "agt_k2"); switchboard.CodeOf(err) != switchboard.CodeNotFound {
+		t.Fatalf("the adopting replica's record was stored: %v", err)
+	}
+	if got, adopted, err := ad.AgentAdopt(ctx, agentRecord("agt_k3", "rep_2", 0), "key-2"); err != nil || adopted || got.Session.ID != "agt_k3" {
+		t.Fatalf("another key: %s adopted %v (%v)", got.Session.ID, adopted, err)
+	}
+	first.Session.Status, first.Session.EndedAt = switchboard.AgentDone, base.Add(time.Minute)
+	must(t, s.AgentPut(ctx, first))
+	got, adopted, err = ad.AgentAdopt(ctx, agentRecord("agt_k4", "rep_2", 2*time.Second), "key-1")
+	must(t, err)
+	if adopted || got.Session.ID != "agt_k4" {
+		t.Fatalf("after the holder ended: %s adopted %v, want agt_k4 stored", got.Session.ID, adopted)
+	}
+}

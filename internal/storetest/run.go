@@ -251,3 +251,30 @@ func testRunExpire(t *testing.T, s switchboard.Store) {
 		}
 	}
 }
+
+// testRunOneRunningPerChat: a chat has one running run in the store,
+// whichever replicas start them. A second running run of a chat is refused
+// with CONFLICT naming the first and stores nothing; once the running one
+// ended the chat's next run is taken. (Replicas racing to start one chat:
+// postgres.TestRunStartsRace.)
+func testRunOneRunningPerChat(t *testing.T, s switchboard.Store) {
+	ctx := context.Background()
+	chat := func(id, replica, thread string) switchboard.RunRecord {
+		r := runRecord(id, replica, base)
+		r.ThreadID = thread
+		return r
+	}
+	first := chat("busy-1", "rep_a", "chat-busy")
+	must(t, s.RunCreate(ctx, first))
+	err := s.RunCreate(ctx, chat("busy-2", "rep_b", "chat-busy"))
+	wantCode(t, err, switchboard.CodeConflict)
+	if d, _ := switchboard.AsError(err).Details.(map[string]any); d["runId"] != "busy-1" {
+		t.Fatalf("the refusal names %v: %v", d, err)
+	}
+	if _, err := s.RunGet(ctx, "busy-2"); switchboard.CodeOf(err) != switchboard.CodeNotFound {
+		t.Fatalf("the refused run was stored: %v", err)
+	}
+	first.Status, first.FinishedAt = switchboard.RunSucceeded, base.Add(time.Second)
+	must(t, s.RunAppend(ctx, first, runEvents(0, 1)))
+	must(t, s.RunCreate(ctx, chat("busy-3", "rep_b", "chat-busy")))
+}

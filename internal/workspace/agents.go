@@ -339,8 +339,12 @@ func (a *Agents) External(ctx context.Context, p switchboard.Principal, transpor
 		delete(a.keys, key)
 	}
 	a.mu.Unlock()
-	s, err := a.start(ctx, Spec{Kind: switchboard.AgentExternal, Label: p.ID, Principal: p, User: p.ActsFor(), Transport: transport,
-		Status: switchboard.AgentRunning, Idle: true}, true)
+	sp := Spec{Kind: switchboard.AgentExternal, Label: p.ID, Principal: p, User: p.ActsFor(), Transport: transport,
+		Status: switchboard.AgentRunning, Idle: true}
+	if id, ok := a.adoptExternal(ctx, sp, key, now); ok {
+		return id
+	}
+	s, err := a.start(ctx, sp, true)
 	if err != nil { // a fixed spec: cannot fail
 		return ""
 	}
@@ -784,6 +788,9 @@ func (a *Agents) Sweep(ctx context.Context) int {
 	type due struct {
 		id, reason string
 		beat       bool
+		// stale: a request another replica recorded after it keeps the
+		// session (zero: none is looked for).
+		stale time.Time
 	}
 	var list []due
 	a.mu.Lock()
@@ -794,15 +801,19 @@ func (a *Agents) Sweep(ctx context.Context) int {
 		quiet := now.Sub(st.s.LastSeen)
 		switch {
 		case st.heartbeat && quiet >= beat:
-			list = append(list, due{id, "missed heartbeats: none for " + quiet.Round(time.Second).String() + " (interval " + a.opts.HeartbeatInterval.String() + ")", true})
+			list = append(list, due{id, "missed heartbeats: none for " + quiet.Round(time.Second).String() + " (interval " + a.opts.HeartbeatInterval.String() + ")", true, now.Add(-beat)})
 		case st.idle && len(st.approvals) == 0 && len(st.work) == 0 && quiet >= a.opts.IdleTimeout:
-			list = append(list, due{id, "idle: no request for " + quiet.Round(time.Second).String(), false})
+			d := due{id, "idle: no request for " + quiet.Round(time.Second).String(), false, time.Time{}}
+			if st.key != "" { // one session across replicas: its requests may reach another
+				d.stale = now.Add(-a.opts.IdleTimeout)
+			}
+			list = append(list, d)
 		}
 	}
 	a.mu.Unlock()
 	n := 0
 	for _, d := range list {
-		if d.beat && a.beatElsewhere(ctx, d.id, now.Add(-beat)) {
+		if !d.stale.IsZero() && a.beatElsewhere(ctx, d.id, d.stale) {
 			continue
 		}
 		if _, err := a.End(ctx, d.id, switchboard.AgentDone, d.reason); err == nil {

@@ -2,6 +2,8 @@ package workspace
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"time"
 
 	"github.com/switchboardhq/switchboard"
@@ -33,6 +35,13 @@ type AgentStore interface {
 	AgentList(ctx context.Context, f switchboard.AgentFilter) ([]switchboard.AgentRecord, error)
 	AgentTouch(ctx context.Context, id string, at time.Time) (switchboard.AgentRecord, error)
 	AgentPrune(ctx context.Context, keep int) (int, error)
+}
+
+// AgentAdopter is an AgentStore that keeps an external agent one session
+// across replicas (switchboard stores on SQL do): AgentAdopt stores a new
+// session under its key, or returns the live one already holding it.
+type AgentAdopter interface {
+	AgentAdopt(ctx context.Context, r switchboard.AgentRecord, key string) (switchboard.AgentRecord, bool, error)
 }
 
 // Relay reaches the replica that owns a session (rec.Replica) for what
@@ -265,4 +274,51 @@ func (a *Agents) seenElsewhere(ctx context.Context, id string) (time.Time, bool)
 		return time.Time{}, false
 	}
 	return r.Session.LastSeen, true
+}
+
+// adoptExternal makes the session of an external agent's key (sp) the one
+// stored: it stores a new session under the key, or, when another replica
+// the agent reached first holds a live one, adopts that one, which this
+// replica then keeps in memory beside it (the agent's calls here are its
+// work here; whichever replica writes last is the owner an interrupt is
+// relayed to). ok false: no store keeps keys, or it failed; start one here.
+func (a *Agents) adoptExternal(ctx context.Context, sp Spec, key string, now time.Time) (string, bool) {
+	ad, ok := a.opts.Store.(AgentAdopter)
+	if a.opts.Store == nil || !ok {
+		return "", false
+	}
+	st, err := a.newState(sp)
+	if err != nil {
+		return "", false
+	}
+	st.quiet, st.key = true, key
+	a.mu.Lock()
+	rec := a.recordLocked(st)
+	a.mu.Unlock()
+	sum := sha256.Sum256([]byte(key)) // the key holds NULs; stored as its digest
+	stored, adopted, err := ad.AgentAdopt(context.WithoutCancel(ctx), rec, hex.EncodeToString(sum[:]))
+	if err != nil {
+		a.log.WarnContext(ctx, "store external agent session; kept by this replica only", "err", err)
+		return "", false
+	}
+	if adopted {
+		st.s, st.quiet = stored.Session, false
+		st.s.LastSeen = now
+	}
+	a.mu.Lock()
+	if id, ok := a.keys[key]; ok && a.sessions[id] != nil && !a.sessions[id].s.Status.Final() {
+		a.mu.Unlock()
+		return id, true // a concurrent first call here won (it stored or adopted the same key)
+	}
+	a.sessions[st.s.ID] = st
+	a.keys[key] = st.s.ID
+	if adopted {
+		a.markDirtyLocked(st.s.ID)
+	}
+	s := st.s
+	a.mu.Unlock()
+	if !adopted {
+		a.transitioned(ctx, s, "")
+	}
+	return s.ID, true
 }

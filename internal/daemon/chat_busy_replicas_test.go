@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -36,7 +37,7 @@ func pgReplicasWith(t *testing.T, n int, o daemon.Options) ([]*daemon.Daemon, []
 		ds   []*daemon.Daemon
 		urls []string
 	)
-	for range n {
+	for i := range n {
 		st, err := postgres.Open(ctx, dsn, &postgres.Options{Schema: schema, MaxConns: 8})
 		if err != nil {
 			t.Fatal(err)
@@ -47,6 +48,11 @@ func pgReplicasWith(t *testing.T, n int, o daemon.Options) ([]*daemon.Daemon, []
 		}
 		opts := o
 		opts.Store, opts.Bus, opts.AdminToken = st, b, "replica-token"
+		if opts.Replicas.Name == "" {
+			// Distinct names, as two serve processes have: a start claims
+			// (and resolves the work of) earlier starts of its own name.
+			opts.Replicas.Name = fmt.Sprintf("replica-%d", i)
+		}
 		dm, err := daemon.New(ctx, opts)
 		if err != nil {
 			t.Fatal(err)

@@ -100,9 +100,10 @@ func (d *Daemon) startGovernance(ctx context.Context, opts Options) (broker.Opti
 		return bo, err
 	}
 	if d.gov.jobs, err = job.New(job.Options{Store: opts.Store, Ledger: ledger, Logger: d.log, OnChange: d.touchWorkspace,
-		Sessions: jobSessions{d}, Replica: d.members.Self()}); err != nil {
+		Sessions: jobSessions{d}, Replica: d.members.Self(), Forward: d.forwardJobCancel}); err != nil {
 		return bo, err
 	}
+	d.serveJobCancels()
 	d.gov.tokens = scope.NewTokens(opts.Store, nil)
 	rl := g.RateLimit
 	if rl == nil {

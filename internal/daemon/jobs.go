@@ -2,10 +2,13 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/cluster"
 	"github.com/switchboardhq/switchboard/internal/job"
 	"github.com/switchboardhq/switchboard/internal/workspace"
 )
@@ -87,4 +90,72 @@ func (js jobSessions) session(j switchboard.Job) (string, bool) {
 		return "", false
 	}
 	return js.d.Agents.ByJob(j.ID)
+}
+
+// A job's work runs on the replica that started it; a cancel that lands
+// on another replica is asked of that one (cluster.Asker), which stops
+// the work and records the end, with the canceller's principal on the
+// ledger entry. Without an answer (the owner is gone or a message was
+// lost) the cancel is recorded in the store where it landed: the owner's
+// end then loses the compare-and-swap, and a dead owner's job is the
+// claimer's to fail anyway.
+const (
+	askJobCancel  = "jobs.cancel"
+	jobCancelWait = 5 * time.Second
+)
+
+type jobCancelRequest struct {
+	ID        string                 `json:"id"`
+	Principal *switchboard.Principal `json:"principal,omitempty"`
+}
+
+// forwardJobCancel is job.Options.Forward.
+func (d *Daemon) forwardJobCancel(ctx context.Context, owner, id string) (switchboard.Job, bool, error) {
+	if d.asker == nil {
+		return switchboard.Job{}, false, nil
+	}
+	req := jobCancelRequest{ID: id}
+	if p, ok := switchboard.PrincipalFrom(ctx); ok {
+		req.Principal = &p
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return switchboard.Job{}, false, nil
+	}
+	actx, cancel := context.WithTimeout(ctx, jobCancelWait)
+	defer cancel()
+	res, err := d.asker.Ask(actx, owner, askJobCancel, body)
+	if err != nil {
+		if cluster.NoAnswer(err) {
+			d.log.Warn("the replica running a job did not answer its cancel; recording it here", "job", id, "replica", owner, "err", err)
+			return switchboard.Job{}, false, nil
+		}
+		return switchboard.Job{}, true, err
+	}
+	var j switchboard.Job
+	if err := json.Unmarshal(res, &j); err != nil {
+		return j, true, switchboard.Errorf(switchboard.CodeInternal, "decode the answer to a relayed job cancel: %v", err)
+	}
+	return j, true, nil
+}
+
+// serveJobCancels answers the cancels asked of this replica's jobs.
+func (d *Daemon) serveJobCancels() {
+	if d.asker == nil {
+		return
+	}
+	d.asker.Handle(askJobCancel, func(ctx context.Context, p []byte) ([]byte, error) {
+		var req jobCancelRequest
+		if err := json.Unmarshal(p, &req); err != nil {
+			return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "decode a relayed job cancel: %v", err)
+		}
+		if req.Principal != nil {
+			ctx = switchboard.WithPrincipal(ctx, *req.Principal)
+		}
+		j, err := d.Jobs.Cancel(ctx, req.ID)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(j)
+	})
 }

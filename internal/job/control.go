@@ -59,6 +59,11 @@ func (s *Service) Cancel(ctx context.Context, id string) (switchboard.Job, error
 		if j, err = s.store.JobGet(ctx, id); err != nil {
 			return j, err
 		}
+		if !j.Status.Terminal() && s.forward != nil && j.Replica != "" && j.Replica != s.replica {
+			if got, answered, err := s.forward(ctx, j.Replica, id); answered {
+				return got, err
+			}
+		}
 	}
 	if j.Status.Terminal() {
 		return j, switchboard.Errorf(switchboard.CodeConflict, "job %s already %s", id, j.Status).

@@ -63,6 +63,12 @@ type Options struct {
 	// Replica is the serve process that runs the jobs (Job.Replica): if it
 	// dies, a survivor fails them.
 	Replica string
+	// Forward, if set, sends the cancel of a job running on another
+	// replica to that replica, whose work is the one to stop (a cancel
+	// only recorded in the store would leave it running to its end).
+	// answered is false when the owner gave no answer (it is gone, or a
+	// message was lost): the cancel is then recorded here.
+	Forward func(ctx context.Context, owner, id string) (j switchboard.Job, answered bool, err error)
 }
 
 // Sessions is told of a job's life, so that each job is an agent session
@@ -86,6 +92,7 @@ type Service struct {
 	agents Sessions
 	// replica owns the jobs this service starts (Options.Replica).
 	replica string
+	forward func(ctx context.Context, owner, id string) (switchboard.Job, bool, error)
 
 	mu   sync.Mutex
 	live map[string]*running
@@ -118,7 +125,7 @@ func New(opts Options) (*Service, error) {
 		opts.OnChange = func() {}
 	}
 	return &Service{store: opts.Store, ledger: opts.Ledger, log: opts.Logger, now: opts.Now, every: opts.SaveEvery,
-		change: opts.OnChange, agents: opts.Sessions, live: map[string]*running{}, replica: opts.Replica}, nil
+		change: opts.OnChange, agents: opts.Sessions, live: map[string]*running{}, replica: opts.Replica, forward: opts.Forward}, nil
 }
 
 // Recover fails every job a previous run left running: its work died with

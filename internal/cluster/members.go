@@ -378,7 +378,12 @@ func (m *Members) round(ctx context.Context, w *watch, beat bool) bool {
 			}
 		}
 		if held, err = m.locks.LocksHeld(ctx, names); err != nil {
-			held = nil // cannot tell: this round judges by beats alone
+			// Cannot tell: this round judges by beats alone, and the
+			// count starts again, so that probes on either side of an
+			// outage of the database (when every lock is retaken) are
+			// not taken for consecutive.
+			held = nil
+			clear(w.free)
 			if ctx.Err() == nil {
 				m.log.Warn("could not read the replicas' presence locks", "err", err)
 			}

@@ -236,3 +236,24 @@ func TestRunStartsRace(t *testing.T) {
 		}
 	}
 }
+
+// TestAutovacuum: the store reports the server's autovacuum setting as
+// pg_settings has it, and a closed store refuses.
+func TestAutovacuum(t *testing.T) {
+	dsn := testDSN(t)
+	s := open(t, dsn, freshSchema(t, dsn))
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	must(t, err)
+	defer conn.Close(ctx)
+	var want bool
+	must(t, conn.QueryRow(ctx, `SELECT setting = 'on' FROM pg_settings WHERE name = 'autovacuum'`).Scan(&want))
+	got, err := s.Autovacuum(ctx)
+	if err != nil || got != want {
+		t.Fatalf("Autovacuum() = %v, %v; the server's setting is on=%v", got, err, want)
+	}
+	must(t, s.Close())
+	if _, err := s.Autovacuum(ctx); switchboard.CodeOf(err) != switchboard.CodeUnavailable {
+		t.Fatalf("Autovacuum on a closed store: %v, want UNAVAILABLE", err)
+	}
+}

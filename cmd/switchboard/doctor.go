@@ -146,12 +146,48 @@ func (g *globals) doctor(ctx context.Context) []check {
 		name = "Postgres"
 	}
 	add("store", "ok", name+" opens; its migrations are applied", "")
+	if ch, ok := autovacuumCheck(ctx, st); ok {
+		out = append(out, ch)
+	}
 
 	out = append(out, ledgerCheck(ctx, st, dir))
 	out = append(out, g.daemonCheck(ctx))
 	out = append(out, modelChecks(ctx, cfg.Models)...)
 	out = append(out, bindingChecks(ctx, st)...)
 	return out
+}
+
+// autovacuumStore is a store that can say whether its server vacuums
+// (the Postgres driver).
+type autovacuumStore interface {
+	Autovacuum(context.Context) (bool, error)
+}
+
+// autovacuumCheck asks a Postgres store's server whether autovacuum runs;
+// ok is false for a store without a server (SQLite). serve logs the same
+// warning at start.
+func autovacuumCheck(ctx context.Context, st switchboard.Store) (ch check, ok bool) {
+	av, ok := st.(autovacuumStore)
+	if !ok {
+		return check{}, false
+	}
+	ctx, cancel := context.WithTimeout(ctx, doctorProbeTimeout)
+	defer cancel()
+	on, err := av.Autovacuum(ctx)
+	if err != nil {
+		return check{"postgres", "warn", "cannot read the server's autovacuum setting: " + switchboard.AsError(err).Message, "run SHOW autovacuum as the daemon's database user"}, true
+	}
+	return autovacuumVerdict(on), true
+}
+
+// autovacuumVerdict is the check for a server whose autovacuum is on or off.
+func autovacuumVerdict(on bool) check {
+	if on {
+		return check{Name: "postgres", Status: "ok", Detail: "the server runs autovacuum"}
+	}
+	return check{"postgres", "warn",
+		"the server runs with autovacuum off: the row versions calls leave dead (one a finished call) are never vacuumed and the planner's statistics never refreshed, so the store's tables and indexes keep growing",
+		"set autovacuum = on in postgresql.conf and reload (SELECT pg_reload_conf()), or run VACUUM (ANALYZE) on the store's database on a schedule (docs/operations.md, \"Postgres maintenance\")"}
 }
 
 // ledgerCheck verifies the ledger's chain against the anchor in dir.

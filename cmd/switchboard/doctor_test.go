@@ -1,10 +1,15 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // TestDoctor checks a served data root: a binding's unset variable and a
@@ -53,5 +58,49 @@ func TestDoctor(t *testing.T) {
 	t.Setenv("OPS_DOCTOR_KEY", "k")
 	if code, out, errOut := run(t, "--addr", addr, "--data", data, "doctor"); code != 0 || strings.Contains(out, "fail") {
 		t.Fatalf("doctor after the fixes: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+// TestDoctorAutovacuum: on a Postgres store doctor says whether the
+// server runs autovacuum, a warning (with its fix) when it does not.
+func TestDoctorAutovacuum(t *testing.T) {
+	dsn := os.Getenv("SWITCHBOARD_TEST_POSTGRES")
+	if dsn == "" {
+		t.Skip("set SWITCHBOARD_TEST_POSTGRES=postgres://postgres@127.0.0.1:5432/test?sslmode=disable")
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	schema := fmt.Sprintf("sbdoctor_%d", time.Now().UnixNano())
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = conn.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
+	var on bool
+	if err := conn.QueryRow(ctx, `SELECT setting = 'on' FROM pg_settings WHERE name = 'autovacuum'`).Scan(&on); err != nil {
+		t.Fatal(err)
+	}
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	t.Setenv("SWITCHBOARD_TOKEN", "")
+	t.Setenv("SWITCHBOARD_STORE", dsn+sep+"search_path="+schema)
+	data := t.TempDir()
+	_, out, _ := run(t, "--addr", "127.0.0.1:1", "--data", data, "doctor")
+	want := []string{"ok    postgres   the server runs autovacuum"}
+	if !on {
+		want = []string{"warn  postgres   the server runs with autovacuum off", "fix: set autovacuum = on in postgresql.conf"}
+	}
+	for _, w := range append(want, "ok    store      Postgres opens") {
+		if !strings.Contains(out, w) {
+			t.Errorf("doctor output lacks %q (autovacuum on: %v):\n%s", w, on, out)
+		}
+	}
+	if v := autovacuumVerdict(true); v.Status != "ok" {
+		t.Errorf("autovacuum on: %+v, want ok", v)
 	}
 }

@@ -384,6 +384,9 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 		return fmt.Errorf("open store: %w", err)
 	}
 	defer store.Close()
+	if ch, ok := autovacuumCheck(ctx, store); ok && ch.Status != "ok" {
+		log.WarnContext(ctx, ch.Detail, "fix", ch.Fix)
+	}
 	bs, closeBus, err := daemon.OpenBus(ctx, f.bus, store, log)
 	if err != nil {
 		return fmt.Errorf("open bus: %w", err)

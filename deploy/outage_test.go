@@ -289,3 +289,73 @@ func dumpEntries(db *pgx.Conn, id string) string {
 	}
 	return b.String()
 }
+
+// TestKeyedRetryOnAnotherReplica sends a keyed call to replica A, held at
+// the backend, and retries it with the same key on replica B while it is
+// in flight: the retry is CONFLICT naming A's invocation (the HTTP API
+// does not wait for the twin), and once A's call ends a retry on B replays
+// its answer; the backend ran it once. Then A is SIGKILLed with a keyed
+// call held: retries on B are CONFLICT until the survivor's sweep, then
+// replay its OUTCOME_UNKNOWN, within killResolveBound; nothing runs twice.
+func TestKeyedRetryOnAnotherReplica(t *testing.T) {
+	c := newCluster(t, 3, "--replica-heartbeat", "5s", "--replica-timeout", "30s")
+	be := newBackend(t)
+	ctx := context.Background()
+	c.register(be.tools(), "test.slow")
+	type answer struct {
+		resp switchboard.CallResponse
+		err  error
+	}
+	call := func(i int, key, body string) answer {
+		resp, err := c.at(i).CallToolWith(ctx, "test.slow", json.RawMessage(body), client.CallOptions{}, client.CallExtra{IdempotencyKey: key})
+		return answer{resp, err}
+	}
+	inFlight := func(a answer, id string) bool {
+		e := switchboard.AsError(a.err)
+		return e != nil && e.Code == switchboard.CodeConflict && strings.Contains(e.Message, id)
+	}
+
+	// Answered: a retry on B during the call is CONFLICT, after it a replay.
+	first := make(chan answer, 1)
+	go func() { first <- call(0, "key-answered", `{"k":"answered"}`) }()
+	<-be.entered
+	time.Sleep(500 * time.Millisecond) // recorded dispatched
+	during := call(1, "key-answered", `{"k":"answered"}`)
+	be.release <- struct{}{}
+	f := <-first
+	id := f.resp.InvocationID
+	if !inFlight(during, id) {
+		t.Errorf("retry on B while A's call is in flight: %+v %v, want CONFLICT naming %s", during.resp, during.err, id)
+	}
+	r := call(1, "key-answered", `{"k":"answered"}`)
+	if f.err != nil || r.err != nil || f.resp.InvocationID != id || r.resp.InvocationID != id || string(f.resp.Result) != string(r.resp.Result) {
+		t.Errorf("first %+v %v; retry %+v %v: want one answer, of %s", f.resp, f.err, r.resp, r.err, id)
+	}
+	if n := be.count(`{"k":"answered"}`); n != 1 {
+		t.Errorf("the keyed call ran %d times, want 1", n)
+	}
+
+	// A dies with the call in flight: a retry on B replays the sweep's end.
+	go func() { _ = call(0, "key-killed", `{"k":"killed"}`) }()
+	<-be.entered
+	time.Sleep(500 * time.Millisecond) // recorded dispatched
+	c.kill(0)
+	killed := time.Now()
+	var last answer
+	eventually(t, 60*time.Second, "a retry on B replays the killed call's end", func() (bool, string) {
+		last = call(1, "key-killed", `{"k":"killed"}`)
+		return switchboard.CodeOf(last.err) != switchboard.CodeConflict, fmt.Sprint(last.err)
+	})
+	took := time.Since(killed)
+	t.Logf("a retry on B replayed the killed call's end %s after the kill: %v", took.Round(time.Millisecond), last.err)
+	if switchboard.CodeOf(last.err) != switchboard.CodeOutcomeUnknown {
+		t.Errorf("the retry after the kill: %+v %v, want OUTCOME_UNKNOWN", last.resp, last.err)
+	}
+	if took > killResolveBound {
+		t.Errorf("the retry replayed %s after the kill, want within %s", took, killResolveBound)
+	}
+	if n := be.count(`{"k":"killed"}`); n != 1 {
+		t.Errorf("the keyed call ran %d times, want 1", n)
+	}
+	ledgerCheck(t, c, 1, 2)
+}

@@ -34,9 +34,10 @@ import (
 //     refusing connections), and claiming on it would have every replica
 //     claim every other;
 //   - its beats stood still for the longer of its timeout and this
-//     replica's (Timeout): the fallback, for a replica hung but connected,
-//     one whose host vanished without closing its connections, or any
-//     replica on a store without locks.
+//     replica's (Timeout), as seen while this replica could read the
+//     store (an outage of the store stops every beat): the fallback, for
+//     a replica hung but connected, one whose host vanished without
+//     closing its connections, or any replica on a store without locks.
 //
 // A replica that finds itself claimed (its beat refused) stops: Lost.
 type Members struct {
@@ -373,6 +374,14 @@ func (m *Members) round(ctx context.Context, w *watch, beat bool) bool {
 	listedAt := time.Now()
 	list, err := m.st.ReplicaList(ctx)
 	if err != nil {
+		// The others' beats and locks are watched afresh once the store
+		// answers again: an outage that stopped this read stopped their
+		// beats too (they could not write them), and stillness nobody
+		// could see is no sign of death. Judged across it, every outage
+		// longer than the timeout would have the first replica back
+		// claim the others.
+		clear(w.seen)
+		clear(w.free)
 		if ctx.Err() == nil {
 			m.log.Warn("could not list replicas", "err", err)
 		}

@@ -243,6 +243,10 @@ func schemaDSN(t *testing.T, dsn string) string {
 	}
 	q := u.Query()
 	q.Set("search_path", schema)
+	// Every connection of the test's replicas says which test it is, so a
+	// test can end them all (pg_terminate_backend) without touching
+	// anyone else's.
+	q.Set("application_name", schema)
 	u.RawQuery = q.Encode()
 	return u.String()
 }

@@ -522,6 +522,14 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 		defer cancel()
 		_ = srv.Shutdown(sctx)
+		// The daemon's Close ends the calls still running here, each with
+		// its record: one it started after its takeover (a request it took
+		// from its queue as it resumed from a pause) is recorded as this
+		// replica's, whose work no survivor resolves again.
+		select {
+		case <-closed:
+		case <-sctx.Done():
+		}
 		return switchboard.Errorf(switchboard.CodeUnavailable,
 			"another replica found this one dead (its heartbeat lapsed past --replica-timeout, or its presence lock was lost) and took over its calls; restart it")
 	case <-ctx.Done():

@@ -104,18 +104,18 @@ func (b *Broker) finishRecord(ctx, cctx context.Context, c *call, inv switchboar
 		// would put the call in the ledger twice.
 		b.log.DebugContext(ctx, "an earlier finish attempt landed", "invocation", inv.ID, "status", stored.Status)
 		return stored, invocationError(stored)
-	case switchboard.CodeOf(uerr) == switchboard.CodeConflict && stored.Status.Terminal() && c.target != nil:
-		// A browser call ended first by its tab's answer (Complete), which
-		// wrote the record with its ledger entry: the entry is there already.
+	case switchboard.CodeOf(uerr) == switchboard.CodeConflict && stored.Status.Terminal():
+		// Another writer ended the call first: a tab's answer (Complete),
+		// or a survivor's sweep of this replica's calls after it was found
+		// dead while it still ran. Every writer that ends a call writes
+		// its ledger entry in the same transaction, so the entry is there
+		// already; writing one here would put the call in the ledger twice.
+		b.log.DebugContext(ctx, "invocation already terminal; first write wins", "invocation", inv.ID, "status", stored.Status)
 		return stored, invocationError(stored)
 	case switchboard.CodeOf(uerr) == switchboard.CodeConflict && c.from != nil && !stored.Status.Terminal():
 		// Not in a state this finish may end (approvalFailed: the call was
 		// taken over and runs): the record as it stands, no entry.
 		return stored, uerr
-	case switchboard.CodeOf(uerr) == switchboard.CodeConflict && stored.Status.Terminal():
-		// The broker still writes the one tool.call entry of the call it
-		// started, describing the outcome that won.
-		b.log.DebugContext(ctx, "invocation already terminal; first write wins", "invocation", inv.ID, "status", stored.Status)
 	default:
 		// The record stays in flight; the next start ends it OUTCOME_UNKNOWN.
 		// The caller learns the outcome now, under that same code: known
@@ -127,7 +127,6 @@ func (b *Broker) finishRecord(ctx, cctx context.Context, c *call, inv switchboar
 			inv.Tool, inv.Status, switchboard.AsError(uerr).Message, switchboard.StatusDispatched).
 			WithDetails(map[string]any{"invocationId": inv.ID, "status": inv.Status, "recorded": false})
 	}
-	return b.ledger(fctx, c, stored)
 }
 
 // terminal is inv ended now with result or err.
@@ -227,24 +226,6 @@ func (b *Broker) observe(e *switchboard.ActivityEntry) {
 	if b.opts.OnActivity != nil && e.ID != 0 {
 		b.opts.OnActivity(*e)
 	}
-}
-
-// ledger appends the entry for a terminal record and returns the record
-// with its error. A failed append is logged and does not change the call's
-// outcome: the tool has run, and failing the call would invite a retry
-// that runs it twice.
-func (b *Broker) ledger(ctx context.Context, c *call, inv switchboard.Invocation) (switchboard.Invocation, error) {
-	e := b.entry(c, inv)
-	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
-	defer cancel()
-	var err error
-	retryStore(actx, func() error { err = b.store.ActivityAppend(actx, e); return err })
-	if err != nil {
-		b.log.ErrorContext(ctx, "append ledger entry", "invocation", inv.ID, "tool", inv.Tool, "err", err)
-	} else {
-		b.observe(e)
-	}
-	return inv, invocationError(inv)
 }
 
 // invocationError is the error a terminal record stands for.

@@ -53,8 +53,10 @@ func TestFinishIsOneWrite(t *testing.T) {
 }
 
 // TestFirstTerminalWriteWins: when another writer ends the invocation
-// while the binding runs (a late tab result, an approval timeout), the
-// caller gets the stored outcome, and the ledger still has one entry. The
+// while the binding runs (a survivor's sweep of a replica taken for dead
+// while it still ran, a tab's answer), writing its ledger entry with it,
+// the caller gets the stored outcome, and the ledger has that one entry:
+// the finish that lost writes none. The
 // tool is a read, so its record is written while it runs (RecordAfter):
 // the handler waits for that, which also shows a slow read is recorded
 // before it ends.
@@ -71,15 +73,15 @@ func TestFirstTerminalWriteWins(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		inv.Status, inv.Error, inv.FinishedAt = switchboard.StatusCancelled, switchboard.Errorf(switchboard.CodeCancelled, "cancelled elsewhere"), time.Now()
-		if _, err := e.store.InvocationUpdate(ctx, inv, switchboard.InFlight...); err != nil {
+		inv.Status, inv.Error, inv.FinishedAt = switchboard.StatusFailed, switchboard.Errorf(switchboard.CodeOutcomeUnknown, "swept elsewhere"), time.Now()
+		if _, err := e.store.InvocationFinish(ctx, inv, broker.SweptEntry(inv), switchboard.InFlight...); err != nil {
 			return nil, err
 		}
 		return map[string]string{"late": "result"}, nil
 	})
 	inv, err := e.b.Call(context.Background(), broker.CallRequest{Tool: "test.echo", Input: json.RawMessage(`{"msg":"x"}`), Caller: &operator})
-	wantCode(t, err, switchboard.CodeCancelled)
-	if inv.Status != switchboard.StatusCancelled || len(inv.Result) != 0 {
+	wantCode(t, err, switchboard.CodeOutcomeUnknown)
+	if inv.Status != switchboard.StatusFailed || len(inv.Result) != 0 {
 		t.Fatalf("the later result overwrote the first terminal state: %+v", inv)
 	}
 	if n := len(e.ledger(t)); n != 1 {

@@ -28,11 +28,16 @@ import (
 //     registered holding a presence lock (Replica.PresenceLock) and that
 //     lock is free at two consecutive probes (Probe apart): its process
 //     died and Postgres ended its session; a connection that drops and
-//     comes back within a probe is not a death;
+//     comes back within a probe is not a death. Both probes must see
+//     this replica's own lock held, as must the probe before them: when
+//     its own lock is free too, the outage is shared (a cut, a database
+//     refusing connections), and claiming on it would have every replica
+//     claim every other;
 //   - its beats stood still for the longer of its timeout and this
-//     replica's (Timeout): the fallback, for a replica hung but connected,
-//     one whose host vanished without closing its connections, or any
-//     replica on a store without locks.
+//     replica's (Timeout), as seen while this replica could read the
+//     store (an outage of the store stops every beat): the fallback, for
+//     a replica hung but connected, one whose host vanished without
+//     closing its connections, or any replica on a store without locks.
 //
 // A replica that finds itself claimed (its beat refused) stops: Lost.
 type Members struct {
@@ -283,7 +288,9 @@ func (m *Members) Start() {
 		}
 		tick := time.NewTicker(every)
 		defer tick.Stop()
-		w := &watch{seen: map[string]observed{}, free: map[string]int{}}
+		// Its lock was taken in Register, a moment ago: held at the first
+		// probe makes two in a row.
+		w := &watch{seen: map[string]observed{}, free: map[string]int{}, ownHeld: 1}
 		for {
 			beat := false
 			select {
@@ -331,6 +338,9 @@ type watch struct {
 	// free: at how many consecutive probes a replica's presence lock was
 	// found free.
 	free map[string]int
+	// ownHeld: at how many consecutive probes this replica's own lock was
+	// found held.
+	ownHeld int
 }
 
 // observed is the last beat count seen of a replica and when (this
@@ -364,6 +374,14 @@ func (m *Members) round(ctx context.Context, w *watch, beat bool) bool {
 	listedAt := time.Now()
 	list, err := m.st.ReplicaList(ctx)
 	if err != nil {
+		// The others' beats and locks are watched afresh once the store
+		// answers again: an outage that stopped this read stopped their
+		// beats too (they could not write them), and stillness nobody
+		// could see is no sign of death. Judged across it, every outage
+		// longer than the timeout would have the first replica back
+		// claim the others.
+		clear(w.seen)
+		clear(w.free)
 		if ctx.Err() == nil {
 			m.log.Warn("could not list replicas", "err", err)
 		}
@@ -371,7 +389,10 @@ func (m *Members) round(ctx context.Context, w *watch, beat bool) bool {
 	}
 	var held map[string]bool
 	if m.locks != nil {
-		names := make([]string, 0, len(list))
+		names := make([]string, 0, len(list)+1)
+		if m.release != nil {
+			names = append(names, m.id)
+		}
 		for _, o := range list {
 			if o.ID != m.id && o.ClaimedBy == "" && o.StoppedAt.IsZero() && o.PresenceLock {
 				names = append(names, o.ID)
@@ -386,6 +407,25 @@ func (m *Members) round(ctx context.Context, w *watch, beat bool) bool {
 			clear(w.free)
 			if ctx.Err() == nil {
 				m.log.Warn("could not read the replicas' presence locks", "err", err)
+			}
+		}
+		// Its own lock free, or retaken only since the last probe: this
+		// replica's lock connection dropped too, so the others' free locks
+		// more likely tell of the same outage (a cut, a database refusing
+		// connections) than of deaths; judged by locks, every replica
+		// would claim every other and the whole fleet would stop. The
+		// others are judged by their locks again once its own has been
+		// held at two probes in a row, which gives theirs time to be
+		// retaken too; meanwhile beats still find the dead.
+		if held != nil && m.release != nil {
+			if held[m.id] {
+				w.ownHeld++
+			} else {
+				w.ownHeld = 0
+			}
+			if w.ownHeld < 2 {
+				held = nil
+				clear(w.free)
 			}
 		}
 	}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -250,5 +252,140 @@ func isClosed(ch <-chan struct{}) bool {
 		return true
 	default:
 		return false
+	}
+}
+
+// When the replicas' presence-lock connections all drop and cannot come
+// back for a while (the database refuses new connections, as at
+// max_connections) while their pooled connections keep working, every
+// lock reads free: no replica may take the others for dead, or each
+// claims the others and the whole fleet stops. A replica judges the
+// others by their locks only while it sees its own held.
+func TestLockOutageIsNotADeath(t *testing.T) {
+	ctx := context.Background()
+	admin, db, own := ownDatabase(t)
+	ident := pgx.Identifier{db}.Sanitize()
+	var seen takeovers
+	var ms []*cluster.Members
+	for i := range 3 {
+		st, err := postgres.Open(ctx, own, &postgres.Options{MaxConns: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		ms = append(ms, start(t, cluster.MembersOptions{Store: st, Name: fmt.Sprint("r", i), Heartbeat: 2 * time.Second,
+			Timeout: time.Hour, TakeOver: seen.fn}))
+	}
+	time.Sleep(2 * cluster.DefaultProbe) // each has seen the others' locks held
+
+	if _, err := admin.Exec(ctx, `ALTER DATABASE `+ident+` ALLOW_CONNECTIONS false`); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := admin.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_locks
+		WHERE locktype = 'advisory' AND objsubid = 1 AND granted
+		  AND database = (SELECT oid FROM pg_database WHERE datname = $1)`, db).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 3 {
+		t.Fatalf("ended %d lock sessions, want the 3 replicas'", n)
+	}
+	time.Sleep(4 * cluster.DefaultProbe) // every lock free, the pools still up
+	if _, err := admin.Exec(ctx, `ALTER DATABASE `+ident+` ALLOW_CONNECTIONS true`); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(4 * cluster.DefaultProbe) // locks retaken, one after another
+	for i, m := range ms {
+		if isClosed(m.Lost()) {
+			t.Errorf("replica %d was claimed while it ran", i)
+		}
+	}
+	if got := seen.list(); len(got) != 0 {
+		t.Errorf("took over %v: live replicas taken for dead", got)
+	}
+}
+
+// ownDatabase creates a database of the test's own (dropped at its end),
+// so that it can refuse new connections (ALLOW_CONNECTIONS false, which
+// binds superusers too) without touching anyone else's: an admin
+// connection to the server's database, the new database's name and a DSN
+// naming it. It skips without Postgres.
+func ownDatabase(t *testing.T) (*pgx.Conn, string, string) {
+	t.Helper()
+	dsn := os.Getenv("SWITCHBOARD_TEST_POSTGRES")
+	if dsn == "" {
+		t.Skip("presence locks need Postgres: set SWITCHBOARD_TEST_POSTGRES")
+	}
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Close(ctx) })
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	db := "sbcluster_" + hex.EncodeToString(b)
+	ident := pgx.Identifier{db}.Sanitize()
+	if _, err := admin.Exec(ctx, `CREATE DATABASE `+ident); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if c, err := pgx.Connect(ctx, dsn); err == nil {
+			_, _ = c.Exec(ctx, `ALTER DATABASE `+ident+` ALLOW_CONNECTIONS true`)
+			_, _ = c.Exec(ctx, `DROP DATABASE IF EXISTS `+ident+` WITH (FORCE)`)
+			c.Close(ctx)
+		}
+	})
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := strings.Replace(dsn, "/"+cfg.Database+"?", "/"+db+"?", 1)
+	if own == dsn {
+		t.Skipf("cannot name another database in %s", dsn)
+	}
+	return admin, db, own
+}
+
+// A database outage longer than the replica timeout stops every replica's
+// beats, as it stops the watchers' reads: beats that stood still while
+// nobody could read them are no sign of death. When the database is back,
+// no live replica may be claimed.
+func TestOutagePastTheTimeoutIsNotADeath(t *testing.T) {
+	ctx := context.Background()
+	admin, db, own := ownDatabase(t)
+	ident := pgx.Identifier{db}.Sanitize()
+	var seen takeovers
+	var ms []*cluster.Members
+	for i := range 3 {
+		st, err := postgres.Open(ctx, own, &postgres.Options{MaxConns: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		// Probes more often than beats, as by default (1 s and 5 s).
+		ms = append(ms, start(t, cluster.MembersOptions{Store: st, Name: fmt.Sprint("r", i), Heartbeat: 2 * time.Second,
+			Timeout: 4 * time.Second, Probe: 100 * time.Millisecond, TakeOver: seen.fn}))
+	}
+	time.Sleep(3 * time.Second) // each has seen the others beat
+
+	if _, err := admin.Exec(ctx, `ALTER DATABASE `+ident+` ALLOW_CONNECTIONS false`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`, db); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(6 * time.Second) // past the timeout without a beat or a read
+	if _, err := admin.Exec(ctx, `ALTER DATABASE `+ident+` ALLOW_CONNECTIONS true`); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second) // everyone back and beating
+	for i, m := range ms {
+		if isClosed(m.Lost()) {
+			t.Errorf("replica %d was claimed while it ran", i)
+		}
+	}
+	if got := seen.list(); len(got) != 0 {
+		t.Errorf("took over %v: live replicas taken for dead", got)
 	}
 }

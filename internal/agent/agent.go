@@ -141,10 +141,10 @@ type Options struct {
 	// once. It runs on the flusher goroutine, never on a run's: a slow one
 	// delays the next flush, not the runs.
 	RunFlushed func(runID string, seq int)
-	// RunCancel, if set, asks the replica that holds a run to stop it (the
-	// daemon publishes it on the bus; that replica stops it with Get and
-	// Stop): POST /runs/{id}/cancel on any replica (CancelStored).
-	RunCancel func(runID string)
+	// RunCancel, if set, asks replica, which holds a run, to stop it (the
+	// daemon publishes it on that replica's bus topic; it stops it with
+	// Get and Stop): POST /runs/{id}/cancel on any replica (CancelStored).
+	RunCancel func(replica, runID string)
 	// RelayFollowUp, if set, hands a follow-up of a chat (and the
 	// caller's owner) to replica, which ran the chat's newest run, and
 	// returns that replica's answer (its QueueFollowUp): answered false

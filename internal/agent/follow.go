@@ -177,7 +177,7 @@ func (rt *Runtime) CancelStored(ctx context.Context, rec switchboard.RunRecord, 
 	if rt.opts.RunCancel == nil || (rec.Status != switchboard.RunRunning && rec.Status != switchboard.RunWaiting) {
 		return rec, nil
 	}
-	return rt.awaitChange(ctx, rec, wait, func() { rt.opts.RunCancel(rec.RunID) })
+	return rt.awaitChange(ctx, rec, wait, func() { rt.opts.RunCancel(rec.Replica, rec.RunID) })
 }
 
 // awaitChange calls do (if set), then waits, at most wait, for stored run

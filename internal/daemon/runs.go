@@ -21,12 +21,11 @@ import (
 // takeover, or by the replica's own next start (endRuns, from sweep).
 
 // topicRuns carries run flush notifications between replicas;
-// topicRunCancel asks the replica holding a run to stop it (the payload
-// is the run id).
-const (
-	topicRuns      = "runs.flushed"
-	topicRunCancel = "runs.cancel"
-)
+// runCancelTopic (on the holder's replica topic, so only it hears it)
+// asks the replica holding a run to stop it (the payload is the run id).
+const topicRuns = "runs.flushed"
+
+func runCancelTopic(replica string) string { return bus.ReplicaTopic(replica, "runs.cancel") }
 
 // errRunLost ends the running runs of a dead replica. OUTCOME_UNKNOWN, as
 // for its calls in flight: the run's last step may or may not have
@@ -44,10 +43,10 @@ func (d *Daemon) runOptions(ao *agent.Options, opts Options) {
 	b := opts.Bus
 	ao.RunFlushed = func(id string, seq int) { d.publishRun(b, id, seq) }
 	ao.RelayFollowUp = d.relayFollowUp // followups.go
-	ao.RunCancel = func(id string) {
+	ao.RunCancel = func(replica, id string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if err := b.Publish(ctx, topicRunCancel, []byte(id)); err != nil {
+		if err := b.Publish(ctx, runCancelTopic(replica), []byte(id)); err != nil {
 			d.log.Warn("could not ask the replica holding a run to stop it", "run", id, "err", err)
 		}
 	}
@@ -75,7 +74,7 @@ func (d *Daemon) relayRuns(b bus.Bus) error {
 	if err != nil {
 		return fmt.Errorf("subscribe to run notifications: %w", err)
 	}
-	unsubCancel, err := b.Subscribe(topicRunCancel, func(p []byte) {
+	unsubCancel, err := b.Subscribe(runCancelTopic(d.members.Self()), func(p []byte) {
 		if d.Agent == nil {
 			return
 		}

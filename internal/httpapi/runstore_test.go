@@ -73,7 +73,7 @@ func twoReplicas(t *testing.T, hitl bool) (*assistantEnv, *httptest.Server, *age
 		t.Fatal(err)
 	}
 	ob := agent.Options{Broker: e.opts.Broker, Registry: e.opts.Registry, History: e.store, Runs: e.store, Replica: "rep_b", Models: models,
-		RunCancel: func(id string) {
+		RunCancel: func(_, id string) {
 			if run, err := e.rt.Get(id); err == nil {
 				go run.Stop()
 			}

@@ -66,6 +66,11 @@ func (d *Daemon) relayAgents(b bus.Bus, interruptWait time.Duration) error {
 	ctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() {
+		select { // the runs and tabs it reaches are set up after this
+		case <-ctx.Done():
+			return
+		case <-d.ready:
+		}
 		for {
 			select {
 			case <-ctx.Done():

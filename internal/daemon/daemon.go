@@ -121,6 +121,9 @@ type Options struct {
 
 // Daemon is a running switchboard: its subsystems and its HTTP handler.
 type Daemon struct {
+	// ready is closed when New has set every field: bus handlers
+	// subscribed earlier hold what they would hand to later parts.
+	ready    chan struct{}
 	Registry *registry.Registry
 	// Broker is the one call path; RegisterFunc adds Go-function tools to it.
 	Broker *broker.Broker
@@ -207,7 +210,7 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	if opts.Bus == nil {
 		opts.Bus = bus.NewLocal() // one bus for tabs and approvals
 	}
-	d := &Daemon{log: log, bus: opts.Bus, store: opts.Store}
+	d := &Daemon{log: log, bus: opts.Bus, store: opts.Store, ready: make(chan struct{})}
 	d.Metrics = d.newMetrics()
 	var err error
 	if d.Telemetry, err = d.newTelemetry(opts.Telemetry); err != nil {
@@ -329,6 +332,7 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	}
 	d.members.Start()
 	d.startRetention(opts.Store, opts.Retention)
+	close(d.ready)
 	return d, nil
 }
 

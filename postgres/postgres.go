@@ -95,6 +95,8 @@ type Store struct {
 	// them.
 	locksMu sync.Mutex
 	locks   map[*heldLock]bool
+	// fence is the replica this store's sessions belong to (fence.go).
+	fence *fenceState
 }
 
 // dialect is Postgres's: $n placeholders, timestamptz times.
@@ -151,6 +153,12 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	// (QueryExecModeCacheStatement, 512 statements) unless the DSN asks
 	// otherwise (default_query_exec_mode, e.g. for PgBouncer in transaction
 	// mode); the call path's statements are constant texts so they hit it.
+	fence := &fenceState{base: cfg.ConnConfig.RuntimeParams["application_name"]}
+	if fence.base == "" {
+		fence.base = "switchboard"
+		cfg.ConnConfig.RuntimeParams["application_name"] = fence.base
+	}
+	cfg.BeforeConnect, cfg.AfterConnect = fence.beforeConnect, fence.afterConnect
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, translate(ctx, op, err)
@@ -163,7 +171,7 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 		pool.Close()
 		return nil, err
 	}
-	s := &Store{pool: pool, timeout: timeout, chain: 1 + rand.IntN(chains)}
+	s := &Store{pool: pool, timeout: timeout, chain: 1 + rand.IntN(chains), fence: fence}
 	s.group.Max, s.group.Commit = o.MaxBatch, s.commit
 	d := dialect
 	d.Translate = s.translate

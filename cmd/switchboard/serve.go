@@ -522,10 +522,12 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 		defer cancel()
 		_ = srv.Shutdown(sctx)
-		// The daemon's Close ends the calls still running here, each with
-		// its record: one it started after its takeover (a request it took
-		// from its queue as it resumed from a pause) is recorded as this
-		// replica's, whose work no survivor resolves again.
+		// The daemon's Close ends the calls still running here. On
+		// Postgres the claimer cut this replica's sessions off, so nothing
+		// it started after the takeover (a request it took from its queue
+		// as it resumed from a pause) was recorded; elsewhere such a call
+		// is recorded as this replica's, whose work no survivor resolves
+		// again, and Close ends it.
 		select {
 		case <-closed:
 		case <-sctx.Done():

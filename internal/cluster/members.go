@@ -44,7 +44,8 @@ type Members struct {
 	id    string
 	opts  MembersOptions
 	st    switchboard.Store
-	locks Locks // nil: heartbeat only
+	locks Locks  // nil: heartbeat only
+	fence Fencer // nil: claimed replicas are not cut off
 	log   *slog.Logger
 
 	lost     chan struct{}
@@ -57,6 +58,13 @@ type Members struct {
 	asked map[string]time.Time     // when Gone was first asked about an id not known dead
 	dead  map[string]bool          // known gone
 	live  map[string]bool          // registered and neither stopped nor claimed, at the last round
+
+	// taking is the replicas whose takeover is running; takeMu runs
+	// takeovers one at a time, off the watch goroutine, so that a long
+	// one does not stop this replica's own beats (and get it claimed in
+	// turn).
+	taking map[string]bool
+	takeMu sync.Mutex
 
 	stop context.CancelFunc
 	wg   sync.WaitGroup
@@ -74,6 +82,23 @@ type Locks interface {
 	LocksHeld(ctx context.Context, names []string) (map[string]bool, error)
 }
 
+// Fencer is a store that can cut a claimed replica off (*postgres.Store):
+// a replica that was only paused must not write once another resolved its
+// work, and its open transactions must not hold the claimer up. Members
+// uses it along with Locks (a store behind a transaction pooler has
+// neither).
+type Fencer interface {
+	// Fence ties this process's sessions to replica id: none opens once id
+	// is claimed or forgotten.
+	Fence(id string) error
+	// CutOff ends every session of replica id, rolling back what they had
+	// open, and reports how many there were.
+	CutOff(ctx context.Context, id string) (int, error)
+	// FencedBy reports the claimer once the store refused this replica a
+	// session because it was claimed (it cannot read its row any more).
+	FencedBy() (string, bool)
+}
+
 // Defaults for MembersOptions.
 const (
 	DefaultHeartbeat = 5 * time.Second
@@ -85,7 +110,8 @@ const (
 type MembersOptions struct {
 	Store switchboard.Store
 	// Name is stable across restarts of one process: a start claims the
-	// previous starts of its name at once. Default: the host name.
+	// previous starts of its name at once (on a store with Locks, those
+	// not holding their presence lock). Default: the host name.
 	Name string
 	// Addr is shown to operators.
 	Addr string
@@ -106,8 +132,9 @@ type MembersOptions struct {
 	// TakeOver resolves the work of replica id, which this replica claimed,
 	// and of owners (id and the replicas it had claimed without finishing:
 	// ClaimedBy); an error leaves it claimed, to be retried at the next
-	// round. It runs on the watch goroutine, one at a time; when it
-	// succeeds the owners' rows are deleted.
+	// round. It runs one at a time, on a goroutine beside the watch (which
+	// goes on beating), after the claimed replica's sessions were cut off
+	// (Fencer); when it succeeds the owners' rows are deleted.
 	TakeOver func(ctx context.Context, id string, owners map[string]bool) error
 }
 
@@ -141,9 +168,11 @@ func NewMembers(o MembersOptions) (*Members, error) {
 	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
 	m := &Members{id: "rep_" + hex.EncodeToString(b), opts: o, st: o.Store, log: o.Logger,
 		lost: make(chan struct{}), relocked: make(chan struct{}, 1),
-		gone: map[string]chan struct{}{}, asked: map[string]time.Time{}, dead: map[string]bool{}, live: map[string]bool{}}
+		gone: map[string]chan struct{}{}, asked: map[string]time.Time{}, dead: map[string]bool{}, live: map[string]bool{},
+		taking: map[string]bool{}}
 	if l, ok := o.Store.(Locks); ok && !o.NoLock {
 		m.locks = l
+		m.fence, _ = o.Store.(Fencer)
 	}
 	return m, nil
 }
@@ -217,15 +246,38 @@ func (m *Members) Register(ctx context.Context) (map[string]bool, error) {
 		m.unlock()
 		return nil, fmt.Errorf("register replica: %w", err)
 	}
+	if m.fence != nil {
+		if err := m.fence.Fence(m.id); err != nil {
+			m.unlock()
+			return nil, fmt.Errorf("tie the store's sessions to the replica: %w", err)
+		}
+	}
 	list, err := m.st.ReplicaList(ctx)
 	if err != nil {
 		m.unlock()
 		return nil, fmt.Errorf("list replicas: %w", err)
 	}
+	// A namesake still holding its presence lock is alive: two replicas
+	// were given one name. It is left to the failure detector; claiming
+	// it would stop a live replica.
+	var alive map[string]bool
+	if m.locks != nil {
+		var names []string
+		for _, o := range list {
+			if o.ID != m.id && o.ClaimedBy == "" && o.StoppedAt.IsZero() && o.Name == m.opts.Name && o.PresenceLock {
+				names = append(names, o.ID)
+			}
+		}
+		if len(names) > 0 {
+			alive, _ = m.locks.LocksHeld(ctx, names) // unreadable: claimed as without locks
+		}
+	}
 	owners := map[string]bool{"": true}
 	for _, o := range list {
 		switch {
 		case o.ID == m.id:
+		case alive[o.ID]:
+			m.log.Warn("another live replica has this replica's name; give each replica its own name (--replica-name)", "name", o.Name, "replica", o.ID, "addr", o.Addr)
 		case o.ClaimedBy == "" && (o.Name == m.opts.Name || !o.StoppedAt.IsZero()):
 			if _, err := m.st.ReplicaClaim(ctx, o.ID, m.id, o.Beats, now); err != nil {
 				if switchboard.CodeOf(err) == switchboard.CodeConflict {
@@ -234,6 +286,7 @@ func (m *Members) Register(ctx context.Context) (map[string]bool, error) {
 				m.unlock()
 				return nil, fmt.Errorf("claim replica %s: %w", o.ID, err)
 			}
+			m.cutOff(ctx, o.ID)
 			for id := range ClaimedBy(list, o.ID) {
 				owners[id] = true
 				m.markGone(id)
@@ -360,7 +413,13 @@ func (m *Members) round(ctx context.Context, w *watch, beat bool) bool {
 			if ctx.Err() != nil {
 				return false
 			}
-			if c := switchboard.CodeOf(err); c == switchboard.CodeConflict || c == switchboard.CodeNotFound {
+			c := switchboard.CodeOf(err)
+			if m.fence != nil {
+				if _, fenced := m.fence.FencedBy(); fenced {
+					c = switchboard.CodeConflict
+				}
+			}
+			if c == switchboard.CodeConflict || c == switchboard.CodeNotFound {
 				m.log.Error("another replica found this one dead and resolved its calls; stopping", "replica", m.id, "err", err)
 				m.lostOnce.Do(func() { close(m.lost) })
 				m.unlock()
@@ -517,20 +576,55 @@ func (m *Members) claim(ctx context.Context, list []switchboard.Replica, o switc
 	m.takeOver(ctx, list, o.ID)
 }
 
+// cutOff ends the sessions of replica id, which this one claimed, before
+// its work is resolved: a paused replica's open transactions would hold
+// the sweep up, and once it resumes it must write nothing. A failure (a
+// role not allowed to end others' sessions) is logged: the sweep still
+// runs, waiting out what the paused replica holds.
+func (m *Members) cutOff(ctx context.Context, id string) {
+	if m.fence == nil {
+		return
+	}
+	if _, err := m.fence.CutOff(ctx, id); err != nil && ctx.Err() == nil {
+		m.log.Warn("could not end a claimed replica's database sessions; if it was only paused, what it holds open delays the takeover", "replica", id, "err", err)
+	}
+}
+
 // takeOver resolves the work of replica id (claimed by this one) and of
-// what it had claimed, then forgets them.
+// what it had claimed, then forgets them: on a goroutine of its own, one
+// takeover at a time, while the watch goes on beating.
 func (m *Members) takeOver(ctx context.Context, list []switchboard.Replica, id string) {
+	m.mu.Lock()
+	if m.taking[id] {
+		m.mu.Unlock()
+		return
+	}
+	m.taking[id] = true
+	m.mu.Unlock()
 	owners := ClaimedBy(list, id)
 	for o := range owners {
 		m.markGone(o)
 	}
-	if m.opts.TakeOver != nil {
-		if err := m.opts.TakeOver(ctx, id, owners); err != nil {
-			if ctx.Err() == nil {
-				m.log.Warn("resolving another replica's work failed; retrying at the next round", "replica", id, "err", err)
-			}
+	m.wg.Go(func() {
+		defer func() {
+			m.mu.Lock()
+			delete(m.taking, id)
+			m.mu.Unlock()
+		}()
+		m.takeMu.Lock()
+		defer m.takeMu.Unlock()
+		if ctx.Err() != nil {
 			return
 		}
-	}
-	m.Forget(ctx, owners)
+		m.cutOff(ctx, id)
+		if m.opts.TakeOver != nil {
+			if err := m.opts.TakeOver(ctx, id, owners); err != nil {
+				if ctx.Err() == nil {
+					m.log.Warn("resolving another replica's work failed; retrying at the next round", "replica", id, "err", err)
+				}
+				return
+			}
+		}
+		m.Forget(ctx, owners)
+	})
 }

@@ -58,7 +58,7 @@ func TestAgentSessionsAcrossReplicas(t *testing.T) {
 			// 5 s beat and b's 200 ms timeout, b claimed a live a2 before
 			// its session existed, and nobody ended that session).
 			fast := daemon.ReplicaOptions{Heartbeat: 20 * time.Millisecond, Timeout: 2 * time.Second}
-			a, _ := start("a", fast)
+			a, sta := start("a", fast)
 			b, _ := start("b", fast)
 			first := register(a, "first")
 			if s := get(b, first); s.Status != switchboard.AgentRunning || s.Label != "first" {
@@ -75,6 +75,7 @@ func TestAgentSessionsAcrossReplicas(t *testing.T) {
 			// A crash of "a" and its restart: the previous start's live
 			// session ends before the new start serves.
 			a.Close()
+			sta.Close() // a dead process's sessions end: its presence lock is free
 			a2, _ := start("a", fast)
 			if s := get(b, first); s.Status != switchboard.AgentCancelled || !strings.Contains(s.Reason, "replica") {
 				t.Fatalf("after a's restart b reads %+v", s)

@@ -58,6 +58,7 @@ func TestSweepIsPerReplica(t *testing.T) {
 			// A crash of "a" (no clean stop) and its restart: the previous
 			// start's call is resolved before the new one serves.
 			a.Close()
+			sta.Close() // a dead process's sessions end: its presence lock is free
 			a2, sta2 := start("a", fast)
 			if got := status(sta2, "inv-a"); got.Status != switchboard.StatusFailed || got.Error == nil || got.Error.Code != switchboard.CodeOutcomeUnknown {
 				t.Fatalf("a restart under the same name left its call %s %+v, want failed OUTCOME_UNKNOWN", got.Status, got.Error)

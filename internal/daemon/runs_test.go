@@ -46,6 +46,7 @@ func TestRestartEndsRunsLeftRunning(t *testing.T) {
 			stored(sta, "run-a-waiting", a.ReplicaID(), switchboard.RunWaiting)
 			stored(sta, "run-b", b.ReplicaID(), switchboard.RunRunning)
 			a.Close() // no Release: as a crash leaves it
+			sta.Close()
 
 			_, st := start("a")
 			got, err := st.RunGet(ctx, "run-a")

@@ -135,12 +135,21 @@ type Options struct {
 	// Replica is this process's replica id, recorded as the owner of the
 	// runs it stores.
 	Replica string
-	// RunFlushed, if set, is told after each flush of a run's events (the
-	// run id and its last stored position): the daemon publishes it on the
-	// bus so that other replicas' followers (Notified) read the store at
-	// once. It runs on the flusher goroutine, never on a run's: a slow one
-	// delays the next flush, not the runs.
-	RunFlushed func(runID string, seq int)
+	// RunFlushed, if set, tells replica, which follows run runID (it
+	// asked with RunInterest: interest.go), that this process stored the
+	// run's events up to seq: the daemon sends it on that replica's bus
+	// topic, whose runtime calls Notified. It is called after each flush
+	// for each replica that asked, on the flusher goroutine, never on a
+	// run's: a slow one delays the next flush, not the runs. Followers in
+	// this process are woken without it.
+	RunFlushed func(replica, runID string, seq int)
+	// RunInterest, if set, asks owner, which holds run runID, to tell this
+	// process of the run's flushes (RunFlushed there): sent when a
+	// follower here starts following it, and repeated while one does. The
+	// daemon sends it on the owner's bus topic, whose runtime calls
+	// Interested. Without it followers read the store every
+	// RunPollInterval.
+	RunInterest func(owner, runID string)
 	// RunCancel, if set, asks replica, which holds a run, to stop it (the
 	// daemon publishes it on that replica's bus topic; it stops it with
 	// Get and Stop): POST /runs/{id}/cancel on any replica (CancelStored).
@@ -198,6 +207,8 @@ type Runtime struct {
 	fl    *flusher // nil without Options.Runs (persist.go)
 	wmu   sync.Mutex
 	watch map[string]map[chan struct{}]bool // run id → its followers here (follow.go)
+	asks  map[string]runAsk                 // run id → the interest sent for its followers here (interest.go)
+	asked runInterests                      // which replicas follow this process's runs (interest.go)
 }
 
 // New returns a Runtime.

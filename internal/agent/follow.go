@@ -10,11 +10,12 @@ import (
 )
 
 // Following a run this process does not hold: its events are read from
-// the store (persist.go) as its replica flushes them. The replica
-// announces each flush (Options.RunFlushed, which the daemon publishes on
-// the bus); Notified wakes this process's followers of that run, and each
-// re-reads the store. The bus may drop a notification, so a follower also
-// re-reads every Options.RunPollInterval.
+// the store (persist.go) as its replica flushes them. A follower asks the
+// run's replica (the record's Replica) for its flush notices, and that
+// replica sends them to this one only (interest.go); Notified wakes this
+// process's followers of that run, and each re-reads the store. The bus
+// may drop a notice, so a follower also re-reads every
+// Options.RunPollInterval.
 
 // followBatch is how many events a follower reads in one query.
 const followBatch = 1000
@@ -62,6 +63,7 @@ func (rt *Runtime) watchRun(id string) (poke chan struct{}, unwatch func()) {
 		delete(rt.watch[id], poke)
 		if len(rt.watch[id]) == 0 {
 			delete(rt.watch, id)
+			delete(rt.asks, id) // the next follower asks again
 		}
 	}
 }
@@ -93,6 +95,12 @@ func (rt *Runtime) tail(ctx context.Context, f *Follower, next int, poke <-chan 
 			return
 		}
 		if err == nil {
+			// Asked before the events are read: the replica answers a
+			// first interest with a notice, so a flush between this
+			// read and the interest's arrival is not missed.
+			if following(rec) {
+				rt.askFlushes(f.id, rec.Replica)
+			}
 			next, err = rt.readEvents(ctx, f, next)
 		}
 		if err != nil && ctx.Err() == nil {
@@ -186,6 +194,9 @@ func (rt *Runtime) CancelStored(ctx context.Context, rec switchboard.RunRecord, 
 func (rt *Runtime) awaitChange(ctx context.Context, rec switchboard.RunRecord, wait time.Duration, do func()) (switchboard.RunRecord, error) {
 	poke, unwatch := rt.watchRun(rec.RunID)
 	defer unwatch()
+	if following(rec) {
+		rt.askFlushes(rec.RunID, rec.Replica)
+	}
 	if do != nil {
 		do()
 	}

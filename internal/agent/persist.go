@@ -176,13 +176,13 @@ func (rt *Runtime) flush(r *Run) bool {
 		rt.log.Warn("storing a run's events failed; retrying", "run", r.id, "err", err)
 		return false
 	}
+	end := rec.Status != switchboard.RunRunning
 	r.mu.Lock()
 	r.flushed += len(recs)
 	last := r.flushed - 1
+	r.endStored = r.endStored || end
 	r.mu.Unlock()
-	if rt.opts.RunFlushed != nil {
-		rt.opts.RunFlushed(r.id, last)
-	}
+	rt.flushed(r.id, last, end)
 	return true
 }
 

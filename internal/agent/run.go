@@ -53,12 +53,14 @@ type Run struct {
 	waiting  []string // the approvals an interrupted run's calls wait on
 	// persist, when the runtime keeps runs in a store, marks the run for
 	// the next flush (now: at once, else within the flush interval);
-	// flushed is how many records are stored, lost that the store refused
-	// the run (a survivor ended it). persist.go.
-	persist func(r *Run, now bool)
-	flushed int
-	lost    bool
-	fmu     sync.Mutex // held while the run is flushed: one flush at a time
+	// flushed is how many records are stored, endStored that the store
+	// has it as no longer running (interest.go), lost that the store
+	// refused the run (a survivor ended it). persist.go.
+	persist   func(r *Run, now bool)
+	flushed   int
+	endStored bool
+	lost      bool
+	fmu       sync.Mutex // held while the run is flushed: one flush at a time
 }
 
 func newRun(id, thread, session, owner string, h switchboard.Harness, now time.Time, maxEvents int) *Run {

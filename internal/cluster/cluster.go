@@ -1,12 +1,13 @@
 // Package cluster is what makes several replicas on one store one system.
 // A subsystem that owns work on one replica (a panel's working copy, an
 // agent session, a chat's follow-ups, a job) records its owner in the
-// store and reaches it through this package. Two paths are still their
-// own: a browser call's dispatch and end (internal/session,
-// internal/broker: the answer comes from whichever replica the tab
-// reaches, so it is addressed, not asked) and run flush notices, which
-// every replica hears. docs/architecture.md ("Several replicas: who owns
-// what") lists every kind of live work.
+// store and reaches it through this package. Two paths are their own,
+// addressed rather than asked, as no answer is awaited: a browser call's
+// dispatch and end (internal/session, internal/broker: the answer comes
+// from whichever replica the tab reaches) and run flush notices (the
+// holder sends them to the replicas that asked, internal/agent,
+// interest.go). docs/architecture.md ("Several replicas: who owns what")
+// lists every kind of live work.
 //
 //   - Liveness: which replicas are alive, and a signal the moment one is
 //     known gone (members.go: Members registers this replica, watches the

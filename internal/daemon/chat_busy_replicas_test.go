@@ -27,6 +27,14 @@ import (
 // and returns their base URLs. The admin token is "replica-token".
 func pgReplicasWith(t *testing.T, n int, o daemon.Options) ([]*daemon.Daemon, []string) {
 	t.Helper()
+	return pgReplicasWrapped(t, n, o, nil)
+}
+
+// pgReplicasWrapped is pgReplicasWith with each replica's bus passed
+// through wrap (if set) before its daemon gets it: a test observes what
+// each replica's subscriptions are delivered.
+func pgReplicasWrapped(t *testing.T, n int, o daemon.Options, wrap func(i int, b *bus.Postgres) bus.Bus) ([]*daemon.Daemon, []string) {
+	t.Helper()
 	dsn := os.Getenv("SWITCHBOARD_TEST_POSTGRES")
 	if dsn == "" {
 		t.Skip("SWITCHBOARD_TEST_POSTGRES is not set")
@@ -48,6 +56,9 @@ func pgReplicasWith(t *testing.T, n int, o daemon.Options) ([]*daemon.Daemon, []
 		}
 		opts := o
 		opts.Store, opts.Bus, opts.AdminToken = st, b, "replica-token"
+		if wrap != nil {
+			opts.Bus = wrap(i, b)
+		}
 		if opts.Replicas.Name == "" {
 			// Distinct names, as two serve processes have: a start claims
 			// (and resolves the work of) earlier starts of its own name.

@@ -13,19 +13,25 @@ import (
 	"github.com/switchboardhq/switchboard/internal/bus"
 )
 
-// Agent runs on several replicas (issue 16): the runtime stores every run
-// and flushes its events in batches (internal/agent/persist.go); after each flush
-// the owning replica publishes "<run id> <last seq>" on topicRuns, and
-// every replica's followers of that run read the store at once
-// (internal/agent/follow.go). A run whose replica died is ended by the survivor's
-// takeover, or by the replica's own next start (endRuns, from sweep).
+// Agent runs on several replicas: the runtime stores every run and
+// flushes its events in batches (internal/agent/persist.go). A replica
+// whose clients follow a run another replica holds asks the holder for
+// its flush notices on the holder's runsInterestTopic ("<run id> <replica>",
+// repeated while it follows); after each flush the holder sends "<run id>
+// <last seq>" on runsFlushedTopic of each replica that asked, whose
+// followers read the store at once (internal/agent/interest.go keeps the
+// sets, follow.go the followers). A replica following nothing of a run
+// hears nothing of it. A run whose replica died is ended by the
+// survivor's takeover, or by the replica's own next start (endRuns, from
+// sweep); followers elsewhere see that end at their next store poll.
 
-// topicRuns carries run flush notifications between replicas;
-// runCancelTopic (on the holder's replica topic, so only it hears it)
-// asks the replica holding a run to stop it (the payload is the run id).
-const topicRuns = "runs.flushed"
-
-func runCancelTopic(replica string) string { return bus.ReplicaTopic(replica, "runs.cancel") }
+// runsFlushedTopic carries flush notices to a replica that follows runs
+// held elsewhere; runsInterestTopic asks the replica holding a run for
+// them; runCancelTopic asks it to stop the run (the payload is the run
+// id). All three are the replica's own topics: only it listens.
+func runsFlushedTopic(replica string) string  { return bus.ReplicaTopic(replica, "runs.flushed") }
+func runsInterestTopic(replica string) string { return bus.ReplicaTopic(replica, "runs.interest") }
+func runCancelTopic(replica string) string    { return bus.ReplicaTopic(replica, "runs.cancel") }
 
 // errRunLost ends the running runs of a dead replica. OUTCOME_UNKNOWN, as
 // for its calls in flight: the run's last step may or may not have
@@ -40,8 +46,11 @@ func (d *Daemon) runOptions(ao *agent.Options, opts Options) {
 		ao.Runs = opts.Store
 	}
 	ao.Replica = d.members.Self()
-	b := opts.Bus
-	ao.RunFlushed = func(id string, seq int) { d.publishRun(b, id, seq) }
+	b, self := opts.Bus, d.members.Self()
+	ao.RunFlushed = func(replica, id string, seq int) {
+		d.publishRun(b, runsFlushedTopic(replica), id+" "+strconv.Itoa(seq))
+	}
+	ao.RunInterest = func(owner, id string) { d.publishRun(b, runsInterestTopic(owner), id+" "+self) }
 	ao.RelayFollowUp = d.relayFollowUp // followups.go
 	ao.RunCancel = func(replica, id string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -52,19 +61,21 @@ func (d *Daemon) runOptions(ao *agent.Options, opts Options) {
 	}
 }
 
-// publishRun announces a stored flush of run id; a lost notification
-// costs a follower at most its poll interval.
-func (d *Daemon) publishRun(b bus.Bus, id string, seq int) {
+// publishRun sends a flush notice or an interest; a lost one costs a
+// follower at most its poll interval.
+func (d *Daemon) publishRun(b bus.Bus, topic, msg string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := b.Publish(ctx, topicRuns, []byte(id+" "+strconv.Itoa(seq))); err != nil {
-		d.log.Debug("run flush notification not sent; followers elsewhere poll", "run", id, "err", err)
+	if err := b.Publish(ctx, topic, []byte(msg)); err != nil {
+		d.log.Debug("run flush notice or interest not sent; followers poll the store", "topic", topic, "err", err)
 	}
 }
 
-// relayRuns wakes this replica's followers when any replica flushed a run.
+// relayRuns hands this replica's runtime the flush notices of runs its
+// followers asked for, other replicas' interests in its runs, and cancels.
 func (d *Daemon) relayRuns(b bus.Bus) error {
-	unsub, err := b.Subscribe(topicRuns, func(p []byte) {
+	self := d.members.Self()
+	unsub, err := b.Subscribe(runsFlushedTopic(self), func(p []byte) {
 		id, seq, ok := strings.Cut(string(p), " ")
 		n, err := strconv.Atoi(seq)
 		if ok && err == nil && d.Agent != nil {
@@ -72,7 +83,17 @@ func (d *Daemon) relayRuns(b bus.Bus) error {
 		}
 	})
 	if err != nil {
-		return fmt.Errorf("subscribe to run notifications: %w", err)
+		return fmt.Errorf("subscribe to run flush notices: %w", err)
+	}
+	unsubInterest, err := b.Subscribe(runsInterestTopic(self), func(p []byte) {
+		id, replica, ok := strings.Cut(string(p), " ")
+		if ok && d.Agent != nil {
+			d.Agent.Interested(id, replica)
+		}
+	})
+	if err != nil {
+		unsub()
+		return fmt.Errorf("subscribe to interests in runs: %w", err)
 	}
 	unsubCancel, err := b.Subscribe(runCancelTopic(d.members.Self()), func(p []byte) {
 		if d.Agent == nil {
@@ -84,10 +105,11 @@ func (d *Daemon) relayRuns(b bus.Bus) error {
 	})
 	if err != nil {
 		unsub()
+		unsubInterest()
 		return fmt.Errorf("subscribe to run cancellations: %w", err)
 	}
 	unsubFollowUps := d.serveFollowUps()
-	d.stopRuns = func() { unsub(); unsubCancel(); unsubFollowUps() }
+	d.stopRuns = func() { unsub(); unsubInterest(); unsubCancel(); unsubFollowUps() }
 	return nil
 }
 
@@ -95,7 +117,7 @@ func (d *Daemon) relayRuns(b bus.Bus) error {
 // daemon's previous start): failed with errRunLost and a RUN_ERROR event
 // appended to each stored log, so followers on any replica see an end.
 // Runs that ended waiting (RunWaiting) are left as they are.
-func (d *Daemon) endRuns(ctx context.Context, st switchboard.Store, b bus.Bus, owners map[string]bool) error {
+func (d *Daemon) endRuns(ctx context.Context, st switchboard.Store, owners map[string]bool) error {
 	ids := make([]string, 0, len(owners))
 	for id := range owners {
 		ids = append(ids, id)
@@ -116,8 +138,12 @@ func (d *Daemon) endRuns(ctx context.Context, st switchboard.Store, b bus.Bus, o
 	if n > 0 {
 		d.log.Warn("ended agent runs left running by a stopped replica", "count", n)
 	}
+	// Followers here are woken; those elsewhere asked the dead replica
+	// for its notices and read the end at their next store poll.
 	for _, r := range ended {
-		d.publishRun(b, r.RunID, r.Events) // the terminal event's position (or later)
+		if d.Agent != nil {
+			d.Agent.Notified(r.RunID, r.Events) // the terminal event's position (or later)
+		}
 	}
 	return nil
 }

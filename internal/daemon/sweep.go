@@ -112,7 +112,7 @@ func (d *Daemon) sweep(ctx context.Context, st switchboard.Store, owners map[str
 	} else if n > 0 {
 		d.log.Warn("ended agent sessions left running by a stopped daemon", "count", n)
 	}
-	if err := d.endRuns(ctx, st, d.bus, owners); err != nil {
+	if err := d.endRuns(ctx, st, owners); err != nil {
 		return nil, err
 	}
 	if len(kept) > 0 {

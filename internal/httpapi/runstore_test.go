@@ -56,13 +56,14 @@ func readFrames(t *testing.T, body io.Reader, stop func(frame) bool) []frame {
 // lists it.
 // twoReplicas is an assistant env (replica A) and a second runtime and
 // server over the same store (replica B), A's flush notifications and B's
-// cancel requests passed between them as the daemon's bus passes them.
+// cancel requests passed between them as the daemon's bus passes them
+// (B's interest in A's runs, and A's flush notices to B).
 func twoReplicas(t *testing.T, hitl bool) (*assistantEnv, *httptest.Server, *agent.Runtime, func(base, path, lastID string) *http.Response) {
 	var b atomic.Pointer[agent.Runtime]
 	e := newAssistantOpts(t, true, hitl, func(ao *agent.Options, st *sqlite.Store) {
 		ao.Runs, ao.Replica = st, "rep_a"
-		ao.RunFlushed = func(id string, seq int) {
-			if rt := b.Load(); rt != nil {
+		ao.RunFlushed = func(replica, id string, seq int) {
+			if rt := b.Load(); rt != nil && replica == "rep_b" {
 				rt.Notified(id, seq)
 			}
 		}
@@ -73,6 +74,11 @@ func twoReplicas(t *testing.T, hitl bool) (*assistantEnv, *httptest.Server, *age
 		t.Fatal(err)
 	}
 	ob := agent.Options{Broker: e.opts.Broker, Registry: e.opts.Registry, History: e.store, Runs: e.store, Replica: "rep_b", Models: models,
+		RunInterest: func(owner, id string) {
+			if owner == "rep_a" {
+				e.rt.Interested(id, "rep_b")
+			}
+		},
 		RunCancel: func(_, id string) {
 			if run, err := e.rt.Get(id); err == nil {
 				go run.Stop()

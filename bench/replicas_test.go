@@ -345,7 +345,7 @@ func (c *replicaSet) cpuPerCall(t *testing.T, n, inflight int, s side) string {
 	// The replicas' backends, as they are now (pools keep their
 	// connections), and the rest of the postgres processes.
 	ours := map[int]bool{}
-	rows, err := db.Query(ctx, `SELECT pid FROM pg_stat_activity WHERE application_name = $1`, c.schema)
+	rows, err := db.Query(ctx, `SELECT pid FROM pg_stat_activity WHERE split_part(application_name, ' ', 1) = $1`, c.schema)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -430,7 +430,7 @@ func (c *replicaSet) sampleWaits(t *testing.T) func() string {
 			case <-tick.C:
 			}
 			rows, err := db.Query(ctx, `SELECT coalesce(wait_event_type || '/' || wait_event, 'CPU') FROM pg_stat_activity
-				WHERE application_name = $1 AND state = 'active'`, c.schema)
+				WHERE split_part(application_name, ' ', 1) = $1 AND state = 'active'`, c.schema)
 			if err != nil {
 				return
 			}

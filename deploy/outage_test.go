@@ -37,7 +37,7 @@ func (c *cluster) terminateAll(t *testing.T) int {
 	defer db.Close(ctx)
 	var n int
 	if err := db.QueryRow(ctx, `SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-		WHERE application_name = $1 AND pid <> pg_backend_pid()) t`, app).Scan(&n); err != nil {
+		WHERE split_part(application_name, ' ', 1) = $1 AND pid <> pg_backend_pid()) t`, app).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n

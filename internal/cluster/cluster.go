@@ -14,7 +14,9 @@
 //     others and claims the dead; on Postgres a presence lock finds a
 //     killed process within 1–2 s, the heartbeat timeout is the
 //     fallback), so that a dead replica's work is resolved in seconds
-//     rather than after a tool's timeout.
+//     rather than after a tool's timeout. On Postgres the claimer first
+//     cuts the claimed replica off (Fencer): its sessions end and it
+//     opens none again, so one that was only paused writes nothing more.
 //   - Ask: send a request to the replica that owns something and wait for
 //     its answer (ask.go); it fails fast when the owner is gone.
 //

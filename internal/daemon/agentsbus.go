@@ -16,8 +16,9 @@ import (
 // replica that owns its work (internal/workspace/shared.go):
 //
 //   - agents.status (bus): every transition, so each replica sends it to
-//     the tabs and assistant runs it holds (agentStatusEvent) and
-//     refreshes its digests. The publisher has already done so for its
+//     the tabs and assistant runs it holds (agentStatusEvent), refreshes
+//     its digests and, for an end, releases the session's panel leases
+//     on the tabs it holds. The publisher has already done so for its
 //     own.
 //   - What only the owner can do is asked of it (cluster.Asker): an
 //     interrupt that lands on another replica (askInterrupt: the owner
@@ -76,6 +77,10 @@ func (d *Daemon) relayAgents(b bus.Bus, interruptWait time.Duration) error {
 			case <-ctx.Done():
 				return
 			case r := <-events:
+				if r.Session.Status.Final() && d.Panels != nil {
+					// The lease may live here, with the tab it is on.
+					d.Panels.ReleaseLeases(r.Session.ID)
+				}
 				d.agentStatusEvent(ctx, r)
 				d.touchWorkspace()
 			}

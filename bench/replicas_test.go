@@ -370,14 +370,28 @@ func (c *replicaSet) cpuPerCall(t *testing.T, n, inflight int, s side) string {
 			before[pid] = cpuOf([]int{pid})
 		}
 	}
+	commits0 := c.commits(t)
+	var vol0, invol0 int64
+	for _, r := range c.reps {
+		v, i := ctxSwitches(r.cmd.Process.Pid)
+		vol0, invol0 = vol0+v, invol0+i
+	}
 	busy0, idle0 := machineTicks()
 	waits := c.sampleWaits(t)
+	stopPerf := c.perfRecord(t, fmt.Sprintf("%s-%d", s.name, inflight))
 	_, wall, err := runBlock(ctx, n, inflight, s.call)
+	stopPerf()
 	if err != nil {
 		t.Fatalf("%s: %v", s.name, err)
 	}
 	busy1, idle1 := machineTicks()
 	topWaits := waits()
+	commits1 := c.commits(t)
+	var vol1, invol1 int64
+	for _, r := range c.reps {
+		v, i := ctxSwitches(r.cmd.Process.Pid)
+		vol1, invol1 = vol1+v, invol1+i
+	}
 	// A process that exited meanwhile (another client's backend) counts
 	// nothing, rather than minus what it had used before.
 	used := map[string]time.Duration{}
@@ -400,7 +414,79 @@ func (c *replicaSet) cpuPerCall(t *testing.T, n, inflight int, s side) string {
 	}
 	fmt.Fprintf(&b, " ours in all %.0f (%.2f cores); machine idle %.0f%%; busy backends' waits: %s", us(total)/float64(n), total.Seconds()/wall.Seconds(),
 		100*float64(idle1-idle0)/float64(max(1, busy1-busy0+idle1-idle0)), topWaits)
+	var txs, writes float64
+	for i := range commits1 {
+		txs += commits1[i].txs - commits0[i].txs
+		writes += commits1[i].writes - commits0[i].writes
+	}
+	fmt.Fprintf(&b, "; store commits a call %.2f, writes a commit %.2f", txs/float64(n), writes/max(txs, 1))
+	fmt.Fprintf(&b, "; the replicas' context switches a call: %.1f voluntary, %.2f preempted", float64(vol1-vol0)/float64(n), float64(invol1-invol0)/float64(n))
 	return b.String()
+}
+
+// perfRecord samples the replicas' CPU with perf(1) while a block runs,
+// when SWITCHBOARD_BENCH_PERF names a directory: `perf report -i` on the
+// files shows where a replica's CPU a call goes with 1, 2 or 3 of them.
+func (c *replicaSet) perfRecord(t *testing.T, name string) func() {
+	dir := os.Getenv("SWITCHBOARD_BENCH_PERF")
+	if dir == "" {
+		return func() {}
+	}
+	var pids []string
+	for _, r := range c.reps {
+		pids = append(pids, strconv.Itoa(r.cmd.Process.Pid))
+	}
+	file := filepath.Join(dir, strings.NewReplacer(" ", "_", "(", "", ")", "", ",", "").Replace(name)+".data")
+	cmd := exec.Command("perf", "record", "-F", "999", "-g", "-o", file, "-p", strings.Join(pids, ","))
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("perf record: %v", err)
+	}
+	time.Sleep(300 * time.Millisecond) // attached before the block starts
+	return func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+	}
+}
+
+// commitCount is a replica's store commits so far and the writes they held
+// (switchboard_store_commit_batch_size's count and sum).
+type commitCount struct{ txs, writes float64 }
+
+// commits reads every replica's commit counts from its /metrics: with more
+// replicas each gathers fewer writes into a commit, which is where the
+// CPU a call grows if group commit is the cause.
+func (c *replicaSet) commits(t *testing.T) []commitCount {
+	out := make([]commitCount, len(c.reps))
+	for i, r := range c.reps {
+		req, _ := http.NewRequest("GET", "http://"+r.addr+"/metrics", nil)
+		req.Header.Set("Authorization", "Bearer "+replicaToken)
+		resp, err := c.hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("metrics of replica %d: %d %v", i, resp.StatusCode, err)
+		}
+		for line := range strings.Lines(string(body)) {
+			name, val, ok := strings.Cut(strings.TrimSpace(line), " ")
+			if !ok {
+				continue
+			}
+			v, err := strconv.ParseFloat(val, 64)
+			if err != nil {
+				continue
+			}
+			switch name {
+			case "switchboard_store_commit_batch_size_count":
+				out[i].txs = v
+			case "switchboard_store_commit_batch_size_sum":
+				out[i].writes = v
+			}
+		}
+	}
+	return out
 }
 
 // waitSampleInterval is how often sampleWaits reads pg_stat_activity.
@@ -520,6 +606,33 @@ func cpuOf(pids []int) time.Duration {
 		ticks += u + st
 	}
 	return time.Duration(ticks) * 10 * time.Millisecond
+}
+
+// ctxSwitches sums the voluntary and involuntary (preempted) context
+// switches of every thread of process pid: preemptions grow when more
+// processes are runnable than there are cores.
+func ctxSwitches(pid int) (vol, invol int64) {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
+	for _, f := range tasks {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for line := range strings.Lines(string(b)) {
+			k, v, ok := strings.Cut(line, ":")
+			if !ok {
+				continue
+			}
+			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			switch k {
+			case "voluntary_ctxt_switches":
+				vol += n
+			case "nonvoluntary_ctxt_switches":
+				invol += n
+			}
+		}
+	}
+	return vol, invol
 }
 
 func numCPU() int {

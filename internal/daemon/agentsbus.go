@@ -77,9 +77,13 @@ func (d *Daemon) relayAgents(b bus.Bus, interruptWait time.Duration) error {
 			case <-ctx.Done():
 				return
 			case r := <-events:
-				if r.Session.Status.Final() && d.Panels != nil {
-					// The lease may live here, with the tab it is on.
-					d.Panels.ReleaseLeases(r.Session.ID)
+				if r.Session.Status.Final() {
+					// A copy adopted here ends too, and the lease may
+					// live here, with the tab it is on.
+					d.Agents.EndedElsewhere(r.Session)
+					if d.Panels != nil {
+						d.Panels.ReleaseLeases(r.Session.ID)
+					}
 				}
 				d.agentStatusEvent(ctx, r)
 				d.touchWorkspace()

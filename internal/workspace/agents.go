@@ -479,6 +479,40 @@ func (a *Agents) End(ctx context.Context, id string, status switchboard.AgentSta
 	return s, nil
 }
 
+// EndedElsewhere is told that session s ended on another replica (its
+// status event). A live copy kept here — an external agent's session
+// adopted from the replica it reached first — ends with it, so that the
+// agent's next request here starts or adopts a live session instead of
+// acting in the ended one, and reads here show the end. The store holds
+// the end already and its replica announced it: nothing is written or
+// announced again.
+func (a *Agents) EndedElsewhere(s switchboard.AgentSession) {
+	if !s.Status.Final() {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	st, ok := a.sessions[s.ID]
+	if !ok || st.s.Status.Final() {
+		return
+	}
+	st.s.Status, st.s.Reason, st.s.EndedAt, st.s.LastSeen = s.Status, s.Reason, s.EndedAt, s.LastSeen
+	st.settled = nil
+	if st.release != nil {
+		st.release()
+	}
+	if st.key != "" && a.keys[st.key] == s.ID {
+		delete(a.keys, st.key)
+	}
+	delete(a.dirty, s.ID) // a queued write would only lose to the stored end
+	a.finished = append(a.finished, s.ID)
+	a.ended++
+	for len(a.finished) > a.opts.Retain {
+		delete(a.sessions, a.finished[0])
+		a.finished = a.finished[1:]
+	}
+}
+
 // Heartbeat keeps a registered session alive; only who registered it
 // (or the user) may send one.
 func (a *Agents) Heartbeat(ctx context.Context, id string, v Viewer) (switchboard.AgentSession, error) {

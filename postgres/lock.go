@@ -53,7 +53,7 @@ func (s *Store) HoldLock(ctx context.Context, name string, relocked func()) (rel
 		return nil, err
 	}
 	key := LockKey(name)
-	conn, err := s.lockConn(ctx, key)
+	conn, err := s.lockConn(ctx, name, key)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +91,7 @@ func (s *Store) HoldLock(ctx context.Context, name string, relocked func()) (rel
 				conn = nil
 			}
 			var err error
-			if conn, err = s.lockConn(lctx, key); err != nil {
+			if conn, err = s.lockConn(lctx, name, key); err != nil {
 				conn = nil // retried at the next tick
 				continue
 			}
@@ -112,10 +112,12 @@ func (s *Store) HoldLock(ctx context.Context, name string, relocked func()) (rel
 	}, nil
 }
 
-// lockConn connects with the pool's settings and takes lock key.
-func (s *Store) lockConn(ctx context.Context, key int64) (*pgx.Conn, error) {
+// lockConn connects with the pool's settings, named for lock name, and
+// takes lock key.
+func (s *Store) lockConn(ctx context.Context, name string, key int64) (*pgx.Conn, error) {
 	const op = "hold lock"
 	cfg := s.pool.Config().ConnConfig.Copy()
+	cfg.RuntimeParams["application_name"] = s.fence.sessionName("lock " + name) // pg_stat_activity shows whose
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, translate(ctx, op, err)

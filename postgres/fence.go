@@ -41,7 +41,16 @@ const maxAppName = 63
 
 // sessionName is the application_name of a session of replica id.
 func (f *fenceState) sessionName(id string) string {
-	base := f.base
+	// Printable ASCII only: Postgres rewrites other bytes (as '?', or from
+	// version 16 as \xNN escapes, four bytes each) and the longer name it
+	// stores would lose the id at its end, which CutOff matches.
+	b := []byte(f.base)
+	for i, c := range b {
+		if c < 32 || c > 126 {
+			b[i] = '?'
+		}
+	}
+	base := string(b)
 	if room := maxAppName - len(id) - 1; len(base) > room {
 		base = base[:max(room, 0)]
 	}

@@ -94,3 +94,23 @@ func TestCutOffFencesAClaimedReplica(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A session's name keeps the replica id at its end whatever the DSN's
+// application_name: Postgres stores at most 63 bytes, and from version 16
+// writes each non-ASCII byte as a four-byte \xNN escape, so a name that
+// is not printable ASCII would lose the id CutOff looks for.
+func TestSessionNameKeepsTheIDAtItsEnd(t *testing.T) {
+	id := "rep_0123456789abcdef01234567"
+	for _, base := range []string{"switchboard", "コールセンター", strings.Repeat("x", 80), "prod\tswitchboard"} {
+		name := (&fenceState{base: base}).sessionName(id)
+		if len(name) > maxAppName || !strings.HasSuffix(name, " "+id) {
+			t.Errorf("base %q: session name %q, want at most %d bytes ending in the id", base, name, maxAppName)
+		}
+		for _, c := range []byte(name) {
+			if c < 32 || c > 126 {
+				t.Errorf("base %q: session name %q is not printable ASCII", base, name)
+				break
+			}
+		}
+	}
+}

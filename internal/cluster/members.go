@@ -286,8 +286,8 @@ func (m *Members) Register(ctx context.Context) (map[string]bool, error) {
 				m.unlock()
 				return nil, fmt.Errorf("claim replica %s: %w", o.ID, err)
 			}
-			m.cutOff(ctx, o.ID)
 			for id := range ClaimedBy(list, o.ID) {
+				m.cutOff(ctx, id) // what it claimed too: its claimer may have died before cutting it off
 				owners[id] = true
 				m.markGone(id)
 			}
@@ -616,7 +616,11 @@ func (m *Members) takeOver(ctx context.Context, list []switchboard.Replica, id s
 		if ctx.Err() != nil {
 			return
 		}
-		m.cutOff(ctx, id)
+		// Every owner, not just id: a replica id claimed may not have
+		// been cut off yet (id died between its claim and its cut-off).
+		for o := range owners {
+			m.cutOff(ctx, o)
+		}
 		if m.opts.TakeOver != nil {
 			if err := m.opts.TakeOver(ctx, id, owners); err != nil {
 				if ctx.Err() == nil {

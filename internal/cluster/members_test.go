@@ -389,3 +389,69 @@ func TestOutagePastTheTimeoutIsNotADeath(t *testing.T) {
 		t.Errorf("took over %v: live replicas taken for dead", got)
 	}
 }
+
+// A replica that claimed another and died before cutting it off leaves
+// that claim to whoever claims it: the sweep resolves both, so both must
+// be cut off first. Here B is paused (its watch stopped, its store and
+// lock still open), A claims B and dies before its cut-off, and C claims
+// A: once C's takeover has run, none of B's sessions may be left, or B
+// writes on them when it resumes, after its work was resolved.
+func TestTakeoverCutsOffWhatTheDeadHadClaimed(t *testing.T) {
+	dsn, sts := pgStores(t, 3)
+	ctx := context.Background()
+	slow := cluster.MembersOptions{Heartbeat: 2 * time.Second, Timeout: time.Hour}
+	o := slow
+	o.Store, o.Name = sts[0], "paused"
+	b := start(t, o)
+	o.Store, o.Name = sts[1], "claimer"
+	a := start(t, o)
+	// B's pool has sessions open, as a busy replica's has.
+	for range 3 {
+		if _, err := sts[0].ReplicaList(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.Stop() // paused: no beats, its sessions and lock kept
+
+	list, err := sts[1].ReplicaList(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range list {
+		if r.ID == b.Self() {
+			if _, err := sts[1].ReplicaClaim(ctx, b.Self(), a.Self(), r.Beats, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	a.Stop()
+	sts[1].Close() // A dies between its claim and its cut-off
+
+	var seen takeovers
+	o.Store, o.Name, o.TakeOver = sts[2], "survivor", seen.fn
+	c := start(t, o)
+	within(t, 30*time.Second, "the dead claimer is found", c.Gone(a.Self()))
+	// The cut-offs run before TakeOver is called.
+	for deadline := time.Now().Add(20 * time.Second); len(seen.list()) == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the dead claimer was not taken over")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var left int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE right(application_name, $2) = $1`,
+		" "+b.Self(), len(b.Self())+1).Scan(&left); err != nil {
+		t.Fatal(err)
+	}
+	if left > 0 {
+		t.Errorf("%d sessions of the paused replica are left after its work was resolved", left)
+	}
+	if _, err := sts[0].ReplicaList(ctx); err == nil {
+		t.Error("the paused replica still reads the store after its work was resolved")
+	}
+}

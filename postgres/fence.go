@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/switchboardhq/switchboard"
@@ -125,19 +126,41 @@ func (s *Store) CutOff(ctx context.Context, id string) (int, error) {
 	if id == "" {
 		return 0, switchboard.Errorf(switchboard.CodeInvalidInput, "%s: a replica id is required", op)
 	}
-	ctx, cancel := within(ctx, s.deadline())
-	defer cancel()
-	// The name ends in " "+id whatever prefix the replica's DSN gave it.
-	var n, ended int
-	err := s.pool.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE pg_terminate_backend(pid, 2000))
-		FROM pg_stat_activity
-		WHERE datname = current_database() AND pid <> pg_backend_pid()
-		  AND right(application_name, $2) = $1`, " "+id, len(id)+1).Scan(&n, &ended)
+	// Every session is signalled in one statement, then their ends are
+	// awaited: signalling each in turn and waiting for it could run out
+	// the statement bound before the last was even signalled. The name
+	// ends in " "+id whatever prefix the replica's DSN gave it.
+	const sessions = `FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
+		AND right(application_name, $2) = $1`
+	var n int
+	err := s.bounded(ctx, func(ctx context.Context) error {
+		return s.pool.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) `+sessions, " "+id, len(id)+1).Scan(&n)
+	})
 	if err != nil {
 		return 0, s.translate(ctx, op, err)
 	}
-	if ended < n {
-		return n, switchboard.Errorf(switchboard.CodeUnavailable, "%s: %d of replica %s's %d sessions did not end within 2s", op, n-ended, id, n)
+	left := n
+	for wait := time.Now().Add(cutOffWait); left > 0; time.Sleep(10 * time.Millisecond) {
+		err := s.bounded(ctx, func(ctx context.Context) error {
+			return s.pool.QueryRow(ctx, `SELECT count(*) `+sessions, " "+id, len(id)+1).Scan(&left)
+		})
+		if err != nil {
+			return n, s.translate(ctx, op, err)
+		}
+		if left > 0 && time.Now().After(wait) {
+			return n, switchboard.Errorf(switchboard.CodeUnavailable, "%s: %d of replica %s's %d sessions did not end within %s", op, left, id, n, cutOffWait)
+		}
 	}
 	return n, nil
+}
+
+// cutOffWait is how long CutOff waits for the signalled sessions to end
+// (a backend ends within milliseconds unless the machine is starved).
+const cutOffWait = 5 * time.Second
+
+// bounded runs fn under the store's statement bound.
+func (s *Store) bounded(ctx context.Context, fn func(context.Context) error) error {
+	ctx, cancel := within(ctx, s.deadline())
+	defer cancel()
+	return fn(ctx)
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/agui"
 	"github.com/switchboardhq/switchboard/internal/broker"
+	"github.com/switchboardhq/switchboard/internal/cluster"
 	"github.com/switchboardhq/switchboard/internal/model"
 	"github.com/switchboardhq/switchboard/internal/quota"
 	"github.com/switchboardhq/switchboard/internal/registry"
@@ -208,7 +209,7 @@ type Runtime struct {
 	wmu   sync.Mutex
 	watch map[string]map[chan struct{}]bool // run id → its followers here (follow.go)
 	asks  map[string]runAsk                 // run id → the interest sent for its followers here (interest.go)
-	asked runInterests                      // which replicas follow this process's runs (interest.go)
+	asked cluster.Interests                 // which replicas follow this process's runs (interest.go; TTL runInterestTTL)
 }
 
 // New returns a Runtime.
@@ -251,7 +252,8 @@ func New(opts Options) (*Runtime, error) {
 		opts.Now = time.Now
 	}
 	rt := &Runtime{
-		opts: opts, call: opts.Broker, reg: opts.Registry, browser: opts.Browser, models: opts.Models,
+		asked: cluster.Interests{TTL: runInterestTTL},
+		opts:  opts, call: opts.Broker, reg: opts.Registry, browser: opts.Browser, models: opts.Models,
 		history: opts.History, approvals: opts.Approvals, log: opts.Logger, now: opts.Now,
 		tracer: tracing.Tracer(opts.TracerProvider),
 		runs:   map[string]*Run{}, chats: map[string]*chatState{}, tabs: map[string]string{},

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"sync"
 	"time"
 
 	"github.com/switchboardhq/switchboard"
@@ -33,57 +32,6 @@ const (
 	runInterestTTL   = 3 * time.Minute
 )
 
-// runInterests is, on the holder, which replicas follow which of its runs.
-type runInterests struct {
-	mu     sync.Mutex
-	by     map[string]map[string]time.Time // run id -> replica -> last asked
-	pruned time.Time
-}
-
-// add records that replica follows run id; it reports whether the
-// replica was not in the set (a first interest, not a renewal).
-func (s *runInterests) add(id, replica string, now time.Time) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.by == nil {
-		s.by = map[string]map[string]time.Time{}
-	}
-	if now.Sub(s.pruned) > runInterestTTL {
-		s.pruned = now
-		for run, rs := range s.by {
-			for r, at := range rs {
-				if now.Sub(at) > runInterestTTL {
-					delete(rs, r)
-				}
-			}
-			if len(rs) == 0 {
-				delete(s.by, run)
-			}
-		}
-	}
-	if s.by[id] == nil {
-		s.by[id] = map[string]time.Time{}
-	}
-	_, had := s.by[id][replica]
-	s.by[id][replica] = now
-	return !had
-}
-
-// list returns the replicas that follow run id; take also forgets them.
-func (s *runInterests) list(id string, take bool) []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rs := s.by[id]
-	if take {
-		delete(s.by, id)
-	}
-	out := make([]string, 0, len(rs))
-	for r := range rs {
-		out = append(out, r)
-	}
-	return out
-}
-
 // Interested is told that replica follows run id, which this process
 // holds: its flushes are sent there from now on. A first interest is
 // answered at once with a notice (the follower re-reads the store), and
@@ -95,11 +43,11 @@ func (rt *Runtime) Interested(id, replica string) {
 	if rt.opts.RunFlushed == nil || id == "" || replica == "" || replica == rt.opts.Replica {
 		return
 	}
-	first := rt.asked.add(id, replica, time.Now())
+	first := rt.asked.Add(id, replica, time.Now())
 	seq, done := rt.storedThrough(id)
 	switch {
 	case done:
-		if rs := rt.asked.list(id, true); len(rs) > 0 {
+		if rs := rt.asked.List(id, true); len(rs) > 0 {
 			go rt.tellFlushed(id, seq, rs)
 		}
 	case first:
@@ -132,7 +80,7 @@ func (rt *Runtime) flushed(id string, seq int, last bool) {
 	if rt.opts.RunFlushed == nil {
 		return
 	}
-	if rs := rt.asked.list(id, last); len(rs) > 0 {
+	if rs := rt.asked.List(id, last); len(rs) > 0 {
 		rt.tellFlushed(id, seq, rs)
 	}
 }

@@ -37,6 +37,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/bus"
+	"github.com/switchboardhq/switchboard/internal/cluster"
 	"github.com/switchboardhq/switchboard/internal/httpbind"
 	"github.com/switchboardhq/switchboard/internal/quota"
 	"github.com/switchboardhq/switchboard/internal/registry"
@@ -147,9 +148,9 @@ type Broker struct {
 	rates   *rates
 	bus     bus.Bus
 	tracer  trace.Tracer
-	waiters waitSet   // Await's waiters in this process
-	tabs    tabCalls  // browser calls waiting for their tab here
-	asked   interests // other replicas waiting for this one's calls
+	waiters waitSet           // Await's waiters in this process
+	tabs    tabCalls          // browser calls waiting for their tab here
+	asked   cluster.Interests // other replicas waiting for this one's calls (TTL interestTTL)
 	// unlisten ends the subscriptions listenEnds made.
 	unlisten []func()
 	// life ends at Stop: the calls Submit started run within it, and
@@ -207,6 +208,7 @@ func New(opts Options) *Broker {
 	}
 	life, endLife := context.WithCancelCause(context.Background())
 	b := &Broker{
+		asked:   cluster.Interests{TTL: interestTTL},
 		life:    life,
 		endLife: endLife,
 		jobs:    opts.Jobs,

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/switchboardhq/switchboard"
@@ -55,51 +54,6 @@ func endsTopic(replica string) string {
 		return allEnds
 	}
 	return bus.ReplicaTopic(replica, endsName)
-}
-
-// interests is, on the owner, which replicas wait for which of its calls.
-type interests struct {
-	mu     sync.Mutex
-	by     map[string]map[string]time.Time // invocation -> replica -> last asked
-	pruned time.Time
-}
-
-func (s *interests) add(id, replica string, now time.Time) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.by == nil {
-		s.by = map[string]map[string]time.Time{}
-	}
-	if now.Sub(s.pruned) > interestTTL {
-		s.pruned = now
-		for inv, rs := range s.by {
-			for r, at := range rs {
-				if now.Sub(at) > interestTTL {
-					delete(rs, r)
-				}
-			}
-			if len(rs) == 0 {
-				delete(s.by, inv)
-			}
-		}
-	}
-	if s.by[id] == nil {
-		s.by[id] = map[string]time.Time{}
-	}
-	s.by[id][replica] = now
-}
-
-// take removes and returns the replicas waiting for id.
-func (s *interests) take(id string) []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rs := s.by[id]
-	delete(s.by, id)
-	out := make([]string, 0, len(rs))
-	for r := range rs {
-		out = append(out, r)
-	}
-	return out
 }
 
 // listenEnds subscribes this broker to its replica's ends and interests.
@@ -152,7 +106,7 @@ func (b *Broker) onEnd(p []byte) {
 	if b.opts.Replica == "" {
 		return
 	}
-	if rs := b.asked.take(id); len(rs) > 0 {
+	if rs := b.asked.List(id, true); len(rs) > 0 {
 		msg := bytes.Clone(p)
 		go b.tell(context.Background(), id, rs, msg)
 	}
@@ -168,7 +122,7 @@ func (b *Broker) onInterest(p []byte) {
 	// Recorded before the store is read, and ended takes the set after
 	// the store is written: either this read sees the end or ended sees
 	// the interest.
-	b.asked.add(id, replica, time.Now())
+	b.asked.Add(id, replica, time.Now())
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), finishTimeout)
 		defer cancel()
@@ -176,7 +130,7 @@ func (b *Broker) onInterest(p []byte) {
 		if err != nil || !inv.Status.Terminal() {
 			return
 		}
-		if rs := b.asked.take(id); len(rs) > 0 {
+		if rs := b.asked.List(id, true); len(rs) > 0 {
 			b.tell(ctx, id, rs, encodeEnd(inv))
 		}
 	}()
@@ -222,7 +176,7 @@ func (b *Broker) ended(ctx context.Context, inv switchboard.Invocation, announce
 			b.tell(ctx, inv.ID, []string{""}, encodeEnd(inv))
 		}
 	case inv.Replica == b.opts.Replica || inv.Replica == "":
-		if rs := b.asked.take(inv.ID); len(rs) > 0 {
+		if rs := b.asked.List(inv.ID, true); len(rs) > 0 {
 			b.tell(ctx, inv.ID, rs, encodeEnd(inv))
 		}
 	default:

@@ -19,6 +19,9 @@
 //     opens none again, so one that was only paused writes nothing more.
 //   - Ask: send a request to the replica that owns something and wait for
 //     its answer (ask.go); it fails fast when the owner is gone.
+//   - Interests: on an owner, which replicas asked to hear of which of its
+//     items (interests.go), so that a call's end and a run's flushes go to
+//     those replicas only.
 //
 // The store stays the truth: who owns what is recorded there, and the bus
 // (internal/bus) only carries hints and requests.

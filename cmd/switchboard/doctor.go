@@ -115,8 +115,11 @@ func (g *globals) doctor(ctx context.Context) []check {
 	}
 
 	tokPath := filepath.Join(dir, daemon.TokenFile)
-	if fi, err := os.Stat(tokPath); err != nil {
-		add("token", "fail", "no admin token at "+tokPath, "start the daemon once; it writes the token there")
+	if fi, err := os.Stat(tokPath); err != nil && g.token != "" {
+		// serve given its token (--token, $SWITCHBOARD_TOKEN) writes no file.
+		add("token", "ok", "given by --token or $SWITCHBOARD_TOKEN (no "+daemon.TokenFile+" needed)", "")
+	} else if err != nil {
+		add("token", "fail", "no admin token at "+tokPath, "start the daemon once without a token of your own (it writes one there), or give the daemon's token with --token or $SWITCHBOARD_TOKEN")
 	} else if fi.Mode().Perm()&0o077 != 0 {
 		add("token", "fail", fmt.Sprintf("%s is mode %04o: other users can read the admin token", tokPath, fi.Mode().Perm()), "chmod 600 "+tokPath+" (and consider rotating the token: delete the file and restart the daemon)")
 	} else {

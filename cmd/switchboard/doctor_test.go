@@ -59,6 +59,22 @@ func TestDoctor(t *testing.T) {
 	if code, out, errOut := run(t, "--addr", addr, "--data", data, "doctor"); code != 0 || strings.Contains(out, "fail") {
 		t.Fatalf("doctor after the fixes: exit %d\n%s\n%s", code, out, errOut)
 	}
+
+	// A daemon given its token (--token, $SWITCHBOARD_TOKEN) has no token
+	// file: the token given to doctor is the check.
+	tok, err := os.ReadFile(tokPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(tokPath); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := run(t, "--addr", addr, "--data", data, "--token", strings.TrimSpace(string(tok)), "doctor"); code != 0 || !strings.Contains(out, "ok    token      given by --token") {
+		t.Fatalf("doctor with --token and no token file: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if code, out, _ := run(t, "--addr", addr, "--data", data, "doctor"); code != 1 || !strings.Contains(out, "fail  token") {
+		t.Fatalf("doctor with neither: exit %d\n%s", code, out)
+	}
 }
 
 // TestDoctorAutovacuum: on a Postgres store doctor says whether the

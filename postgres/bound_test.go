@@ -84,3 +84,17 @@ func TestBadStatementTimeoutDSN(t *testing.T) {
 		t.Fatalf("Open with statement_timeout=soon: %v, want INVALID_INPUT", err)
 	}
 }
+
+// A store URL whose search_path names a schema that does not exist is
+// the operator's mistake to fix, said as such: INVALID_INPUT naming it.
+func TestOpenWithMissingSearchPathSchema(t *testing.T) {
+	dsn := testDSN(t)
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	_, err := postgres.Open(context.Background(), dsn+sep+"search_path=sbtest_no_such_schema", nil)
+	if switchboard.CodeOf(err) != switchboard.CodeInvalidInput || !strings.Contains(err.Error(), "CREATE SCHEMA") {
+		t.Fatalf("Open with a missing search_path schema: %v, want INVALID_INPUT saying to create it", err)
+	}
+}

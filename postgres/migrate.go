@@ -3,11 +3,15 @@ package postgres
 import (
 	"context"
 	"embed"
+	"errors"
 	"io/fs"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/sqlstore"
 )
 
@@ -58,5 +62,12 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, schema string, now time.Ti
 		}
 		return sqlstore.Migrate(ctx, conn{q: tx}, dialect, migrations, now)
 	})
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "3F000" { // invalid_schema_name: the DSN's search_path names none that exists
+		var path string
+		_ = pool.QueryRow(ctx, `SELECT current_setting('search_path')`).Scan(&path)
+		return switchboard.Errorf(switchboard.CodeInvalidInput,
+			"%s: the store URL's search_path (%s) names no schema that exists: create it first (CREATE SCHEMA name;), or drop search_path from the URL to use the database's default: %w", op, path, err)
+	}
 	return translate(ctx, op, err)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -344,6 +345,9 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 	}
 	if f.mcp.Elicitation, err = elicitation(f.elicitation); err != nil {
 		return usageError{err, c.CommandPath()}
+	}
+	if hb, to := cmp.Or(f.replicas.Heartbeat, daemon.DefaultReplicaHeartbeat), cmp.Or(f.replicas.Timeout, daemon.DefaultReplicaTimeout); hb > 0 && to < 2*hb {
+		return usageError{fmt.Errorf("--replica-timeout (%s) must be at least twice --replica-heartbeat (%s): a replica whose beats lapse one beat is not dead", to, hb), c.CommandPath()}
 	}
 	for _, spec := range f.dailyQuota {
 		if err := setDailyQuota(&f.governance.DailyQuota, spec); err != nil {

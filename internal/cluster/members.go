@@ -159,7 +159,7 @@ func NewMembers(o MembersOptions) (*Members, error) {
 	}
 	o.Probe = min(o.Probe, o.Heartbeat)
 	if o.Timeout < 2*o.Heartbeat {
-		return nil, fmt.Errorf("the replica timeout (%s) must be at least twice the heartbeat (%s)", o.Timeout, o.Heartbeat)
+		return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "the replica timeout (%s) must be at least twice the heartbeat (%s): raise --replica-timeout or lower --replica-heartbeat", o.Timeout, o.Heartbeat)
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

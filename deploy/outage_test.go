@@ -359,3 +359,61 @@ func TestKeyedRetryOnAnotherReplica(t *testing.T) {
 	}
 	ledgerCheck(t, c, 1, 2)
 }
+
+// TestClaimedReplicaAnswersItsHeldRequests: a replica claimed while
+// paused, with a synchronous call held at its backend, answers that
+// request with a coded error as it resumes — its outcome is already the
+// survivor's and it can record nothing — instead of holding it through
+// its shutdown grace and dropping the connection as it exits.
+func TestClaimedReplicaAnswersItsHeldRequests(t *testing.T) {
+	c := newCluster(t, 3)
+	be := newBackend(t) // its /slow calls are held until the test ends
+	ctx := context.Background()
+	c.register(be.tools(), "test.slow")
+	a := c.reps[0]
+
+	type answer struct {
+		resp switchboard.CallResponse
+		err  error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		resp, err := c.at(0).CallTool(ctx, "test.slow", json.RawMessage(`{"held":"sync"}`), client.CallOptions{})
+		got <- answer{resp, err}
+	}()
+	select {
+	case <-be.entered:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the held call did not reach the backend")
+	}
+	if err := a.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	db, err := pgx.Connect(ctx, c.store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(ctx)
+	eventually(t, 30*time.Second, "a survivor claims the paused replica and resolves its work", func() (bool, string) {
+		var n int
+		if err := db.QueryRow(ctx, `SELECT count(*) FROM replicas WHERE addr LIKE '%' || $1`, a.addr).Scan(&n); err != nil {
+			return false, err.Error()
+		}
+		return n == 0, fmt.Sprintf("%d rows", n)
+	})
+	if err := a.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	var ans answer
+	select {
+	case ans = <-got:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the held request was never answered")
+	}
+	// The client codes a dropped connection UNAVAILABLE too, as "reach
+	// daemon": the answer must be the daemon's own.
+	if e := switchboard.AsError(ans.err); e == nil || strings.Contains(e.Message, "reach daemon") {
+		t.Fatalf("the held request on the claimed replica: %+v %v, want the daemon's coded answer (not a dropped connection, not a success)", ans.resp, ans.err)
+	}
+	t.Logf("the held request was answered: %v", ans.err)
+}

@@ -500,6 +500,13 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 	// Shutdown can wait for the rest.
 	closed := make(chan struct{}) // d.Close, run when shutdown begins, has returned
 	srv.RegisterOnShutdown(func() { _ = d.Close(); close(closed) })
+	// Requests run under base, which is cancelled when another replica
+	// claims this one: their calls' outcomes are the survivor's already
+	// and this replica can record nothing more, so they are answered at
+	// once rather than held through the shutdown grace.
+	base, abandon := context.WithCancelCause(context.Background())
+	defer abandon(nil)
+	srv.BaseContext = func(net.Listener) context.Context { return base }
 	storeName := "sqlite " + dir
 	if f.store != "" {
 		storeName = "postgres"
@@ -523,6 +530,8 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 	case <-d.Lost():
 		// Another replica resolved this one's calls: serving on would
 		// answer for calls that already have an outcome.
+		abandon(switchboard.Errorf(switchboard.CodeUnavailable,
+			"this replica was found dead and another took over its calls: this call's outcome is recorded there; read it on any replica (GET /api/v1/invocations)"))
 		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 		defer cancel()
 		_ = srv.Shutdown(sctx)

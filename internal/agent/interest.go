@@ -47,7 +47,7 @@ func (rt *Runtime) Interested(id, replica string) {
 	seq, done := rt.storedThrough(id)
 	switch {
 	case done:
-		if rs := rt.asked.List(id, true); len(rs) > 0 {
+		if rs := rt.asked.List(id, true, time.Now()); len(rs) > 0 {
 			go rt.tellFlushed(id, seq, rs)
 		}
 	case first:
@@ -80,7 +80,7 @@ func (rt *Runtime) flushed(id string, seq int, last bool) {
 	if rt.opts.RunFlushed == nil {
 		return
 	}
-	if rs := rt.asked.List(id, last); len(rs) > 0 {
+	if rs := rt.asked.List(id, last, time.Now()); len(rs) > 0 {
 		rt.tellFlushed(id, seq, rs)
 	}
 }

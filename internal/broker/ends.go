@@ -106,7 +106,7 @@ func (b *Broker) onEnd(p []byte) {
 	if b.opts.Replica == "" {
 		return
 	}
-	if rs := b.asked.List(id, true); len(rs) > 0 {
+	if rs := b.asked.List(id, true, time.Now()); len(rs) > 0 {
 		msg := bytes.Clone(p)
 		go b.tell(context.Background(), id, rs, msg)
 	}
@@ -130,7 +130,7 @@ func (b *Broker) onInterest(p []byte) {
 		if err != nil || !inv.Status.Terminal() {
 			return
 		}
-		if rs := b.asked.List(id, true); len(rs) > 0 {
+		if rs := b.asked.List(id, true, time.Now()); len(rs) > 0 {
 			b.tell(ctx, id, rs, encodeEnd(inv))
 		}
 	}()
@@ -176,7 +176,7 @@ func (b *Broker) ended(ctx context.Context, inv switchboard.Invocation, announce
 			b.tell(ctx, inv.ID, []string{""}, encodeEnd(inv))
 		}
 	case inv.Replica == b.opts.Replica || inv.Replica == "":
-		if rs := b.asked.List(inv.ID, true); len(rs) > 0 {
+		if rs := b.asked.List(inv.ID, true, time.Now()); len(rs) > 0 {
 			b.tell(ctx, inv.ID, rs, encodeEnd(inv))
 		}
 	default:

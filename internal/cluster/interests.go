@@ -44,14 +44,18 @@ func (s *Interests) Add(item, replica string, now time.Time) (first bool) {
 	if s.by[item] == nil {
 		s.by[item] = map[string]time.Time{}
 	}
-	_, had := s.by[item][replica]
+	at, had := s.by[item][replica]
 	s.by[item][replica] = now
-	return !had
+	// One past the TTL was no longer listed: answered as a first.
+	return !had || now.Sub(at) > s.TTL
 }
 
-// List returns the replicas that asked about item; take also forgets
-// them (the item's last change was sent).
-func (s *Interests) List(item string, take bool) []string {
+// List returns the replicas that asked about item within TTL of now; take
+// also forgets them (the item's last change was sent). One not renewed is
+// left out even before a prune drops it: an item that changes often (a
+// run's flushes) would otherwise be sent to an asker gone quiet until it
+// ends.
+func (s *Interests) List(item string, take bool, now time.Time) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rs := s.by[item]
@@ -59,8 +63,10 @@ func (s *Interests) List(item string, take bool) []string {
 		delete(s.by, item)
 	}
 	out := make([]string, 0, len(rs))
-	for r := range rs {
-		out = append(out, r)
+	for r, at := range rs {
+		if now.Sub(at) <= s.TTL {
+			out = append(out, r)
+		}
 	}
 	return out
 }

@@ -76,7 +76,7 @@ func (d *Daemon) publishRun(b bus.Bus, topic, msg string) {
 func (d *Daemon) relayRuns(b bus.Bus) error {
 	self := d.members.Self()
 	unsub, err := b.Subscribe(runsFlushedTopic(self), func(p []byte) {
-		id, seq, ok := strings.Cut(string(p), " ")
+		id, seq, ok := cutLast(string(p))
 		n, err := strconv.Atoi(seq)
 		if ok && err == nil && d.Agent != nil {
 			d.Agent.Notified(id, n)
@@ -86,7 +86,7 @@ func (d *Daemon) relayRuns(b bus.Bus) error {
 		return fmt.Errorf("subscribe to run flush notices: %w", err)
 	}
 	unsubInterest, err := b.Subscribe(runsInterestTopic(self), func(p []byte) {
-		id, replica, ok := strings.Cut(string(p), " ")
+		id, replica, ok := cutLast(string(p))
 		if ok && d.Agent != nil {
 			d.Agent.Interested(id, replica)
 		}
@@ -111,6 +111,16 @@ func (d *Daemon) relayRuns(b bus.Bus) error {
 	unsubFollowUps := d.serveFollowUps()
 	d.stopRuns = func() { unsub(); unsubInterest(); unsubCancel(); unsubFollowUps() }
 	return nil
+}
+
+// cutLast splits "<run id> <seq or replica>" at its last space: a run id
+// is the client's to choose (AG-UI's runId) and may hold spaces.
+func cutLast(p string) (id, rest string, ok bool) {
+	i := strings.LastIndexByte(p, ' ')
+	if i < 0 {
+		return p, "", false
+	}
+	return p[:i], p[i+1:], true
 }
 
 // endRuns ends the running runs of owners (replicas that died, or this

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -215,5 +216,72 @@ func TestRunFlushesReachOnlyItsFollowers(t *testing.T) {
 	toA := bus.ReplicaTopic(ds[0].ReplicaID(), "runs.interest")
 	if n := seen[0].counts(run); n[toA] == 0 || len(n) != 1 {
 		t.Errorf("A's deliveries about the run: %v; want B's interest on its own %s only", n, toA)
+	}
+}
+
+// TestRunIdWithSpacesReachesItsFollower: a client names its run (AG-UI's
+// runId is the client's) with spaces in it; B, following it with the
+// store poll an hour apart, still gets every event to the end: the
+// interest and the flush notices name the run whole.
+func TestRunIdWithSpacesReachesItsFollower(t *testing.T) {
+	t.Parallel()
+	hold := make(chan struct{})
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			close(hold)
+		}
+	}
+	t.Cleanup(release)
+	m := modeltest.NewOpenAI(t, modeltest.Turn{Text: "Hello from replica A, streamed in small chunks.", ChunkSize: 4, Hold: hold})
+	ds, urls := pgReplicasWith(t, 2, daemon.Options{
+		Models: map[string]model.Config{"default": {Provider: "openai", Model: "scripted", BaseURL: m.BaseURL()}},
+		Agent:  agentrt.Options{RunPollInterval: time.Hour}, // a follower moves on notices only
+	})
+	const run = "run with spaces"
+	if _, err := ds[0].Agent.Start(context.Background(), agentrt.StartRequest{RunID: run, ThreadID: "chat-spaced", Input: "say hello"}); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest("GET", urls[1]+"/api/v1/runs/"+url.PathEscape(run)+"/events", nil)
+	req.Header.Set("Authorization", "Bearer replica-token")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET events on B: %d", resp.StatusCode)
+	}
+	done := make(chan error, 1)
+	var evs []agui.Event
+	go func() {
+		done <- agui.ReadFrames(resp.Body, func(_ string, data []byte) error {
+			ev, err := agui.Decode(data)
+			if err != nil {
+				return err
+			}
+			evs = append(evs, ev)
+			if _, ok := ev.(*agui.TextMessageContent); ok {
+				release()
+			}
+			return nil
+		})
+	}()
+	select {
+	case err := <-done:
+		if err != nil && !errors.Is(err, io.EOF) {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		resp.Body.Close()
+		<-done
+		t.Fatalf("B's follower stopped after %d events: no flush notice reached it", len(evs))
+	}
+	if len(evs) == 0 {
+		t.Fatal("B's stream is empty")
+	}
+	if _, ok := evs[len(evs)-1].(*agui.RunFinished); !ok {
+		t.Fatalf("B's stream ends with %T", evs[len(evs)-1])
 	}
 }

@@ -270,13 +270,23 @@ func startReplicas(t *testing.T, dsn string, n int, bin, durability string) *rep
 			conn.Close(ctx)
 		}
 	})
-	for range n {
+	// Every port is drawn while the others are still held: a port closed
+	// before the next is drawn can be drawn again, and two replicas given
+	// one address leave one serving for both (seen: a replica that never
+	// got a call while another took the traffic of two).
+	lns := make([]net.Listener, n)
+	for i := range lns {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := &benchReplica{addr: ln.Addr().String(), out: &lockedBuffer{}}
+		lns[i] = ln
+	}
+	for _, ln := range lns {
 		ln.Close()
+	}
+	for i := range n {
+		r := &benchReplica{addr: lns[i].Addr().String(), out: &lockedBuffer{}}
 		r.cmd = exec.Command(bin, "serve", "--addr", r.addr, "--data", t.TempDir(), "--token", replicaToken,
 			"--store", c.dsn, "--durability", durability, "--log-level", "warn")
 		r.cmd.Stdout, r.cmd.Stderr = r.out, r.out

@@ -266,6 +266,11 @@ func openMCPAppsHost(t *testing.T, e *env) (page context.Context, hostURL string
 // drives it like a page.
 func viewFrame(t *testing.T, e *env, page context.Context) context.Context {
 	t.Helper()
+	// Attached once the view has rendered and measured itself: chromedp
+	// walks a target's document as it attaches without holding the lock
+	// its DOM event handler takes, so a view still building its DOM races
+	// inside chromedp (seen under -race); a view at rest sends no events.
+	poll(t, page, `window.mcpHost.views.at(-1)?.height > 0`)
 	deadline := time.Now().Add(stepTimeout)
 	for {
 		infos, err := chromedp.Targets(page)

@@ -73,8 +73,8 @@ host.callAndShow = async (name, args) => {
   const bridge = new AppBridge(client, { name: "switchboard-e2e-host", version: "1.0.0" },
     { serverTools: {}, serverResources: {}, logging: {} }, { hostContext: { theme: "light", displayMode: "inline", platform: "web" } });
   bridge.onloggingmessage = (p) => host.logs.push(p);
-  bridge.onsizechange = ({ height }) => { if (height) iframe.style.height = `${Math.min(height, 900)}px`; };
-  const view = { uri, policy, initialized: false, result: null };
+  const view = { uri, policy, initialized: false, result: null, height: 0 };
+  bridge.onsizechange = ({ height }) => { if (height) { view.height = height; iframe.style.height = `${Math.min(height, 900)}px`; } };
   host.views.push(view);
   bridge.oninitialized = async () => {
     view.initialized = true;

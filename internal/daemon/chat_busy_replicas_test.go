@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -80,18 +81,9 @@ func pgReplicasWrapped(t *testing.T, n int, o daemon.Options, wrap func(i int, b
 // one through A is; once A's run ended, B starts the chat's next run.
 func TestChatBusyOnEveryReplica(t *testing.T) {
 	t.Parallel()
-	hold := make(chan struct{})
+	hold, release := heldGate(t)
 	m := modeltest.NewOpenAI(t, modeltest.Turn{Text: "Working on it.", Hold: hold}, modeltest.Turn{Text: "Next answer."})
-	released := false
-	release := func() {
-		if !released {
-			released = true
-			close(hold)
-		}
-	}
-	t.Cleanup(release)
-	_, urls := pgReplicasWith(t, 2, daemon.Options{
-		Models: map[string]model.Config{"default": {Provider: "openai", Model: "scripted", BaseURL: m.BaseURL()}}})
+	_, urls := pgReplicasWith(t, 2, daemon.Options{Models: scripted(m)})
 	a, b := urls[0], urls[1]
 	start := func(base, run string) *http.Response {
 		t.Helper()
@@ -123,17 +115,7 @@ func TestChatBusyOnEveryReplica(t *testing.T) {
 	if first.StatusCode != http.StatusOK {
 		t.Fatalf("start on A: %d", first.StatusCode)
 	}
-	errText := errors.New("text")
-	if err := agui.ReadFrames(first.Body, func(_ string, data []byte) error {
-		if ev, _ := agui.Decode(data); ev != nil {
-			if _, ok := ev.(*agui.TextMessageContent); ok {
-				return errText
-			}
-		}
-		return nil
-	}); !errors.Is(err, errText) {
-		t.Fatalf("A's run streamed no text: %v", err)
-	}
+	awaitText(t, first.Body, "A's run")
 	refused(start(b, "run-2"), "B")
 	refused(start(a, "run-3"), "A")
 
@@ -166,5 +148,38 @@ func TestChatBusyOnEveryReplica(t *testing.T) {
 	}
 	if _, err := io.Copy(io.Discard, next.Body); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// heldGate is a Hold for a scripted model turn: the turn streams until it
+// reaches the hold and waits there until release (idempotent; also at
+// the test's end).
+func heldGate(t *testing.T) (hold chan struct{}, release func()) {
+	hold = make(chan struct{})
+	var once sync.Once
+	release = func() { once.Do(func() { close(hold) }) }
+	t.Cleanup(release)
+	return hold, release
+}
+
+// scripted is the daemon's model configuration for scripted model m.
+func scripted(m *modeltest.OpenAI) map[string]model.Config {
+	return map[string]model.Config{"default": {Provider: "openai", Model: "scripted", BaseURL: m.BaseURL()}}
+}
+
+// awaitText reads an AG-UI stream until its first text, failing the test
+// when the stream ends without any (who names the run for the message).
+func awaitText(t *testing.T, body io.Reader, who string) {
+	t.Helper()
+	errText := errors.New("text")
+	if err := agui.ReadFrames(body, func(_ string, data []byte) error {
+		if ev, _ := agui.Decode(data); ev != nil {
+			if _, ok := ev.(*agui.TextMessageContent); ok {
+				return errText
+			}
+		}
+		return nil
+	}); !errors.Is(err, errText) {
+		t.Fatalf("%s streamed no text: %v", who, err)
 	}
 }

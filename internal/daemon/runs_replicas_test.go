@@ -16,7 +16,6 @@ import (
 	agentrt "github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/bus"
 	"github.com/switchboardhq/switchboard/internal/daemon"
-	"github.com/switchboardhq/switchboard/internal/model"
 	"github.com/switchboardhq/switchboard/internal/model/modeltest"
 )
 
@@ -25,11 +24,9 @@ import (
 // answers with the run cancelled.
 func TestRunCancelledOnAnotherReplica(t *testing.T) {
 	t.Parallel()
-	hold := make(chan struct{})
-	t.Cleanup(func() { close(hold) })
+	hold, _ := heldGate(t)
 	m := modeltest.NewOpenAI(t, modeltest.Turn{Text: "Working on it.", Hold: hold})
-	_, urls := pgReplicasWith(t, 2, daemon.Options{
-		Models: map[string]model.Config{"default": {Provider: "openai", Model: "scripted", BaseURL: m.BaseURL()}}})
+	_, urls := pgReplicasWith(t, 2, daemon.Options{Models: scripted(m)})
 	a, b := urls[0], urls[1]
 	body := `{"threadId":"chat-cancel","runId":"run-c1","messages":[{"id":"u-1","role":"user","content":"hi"}],"tools":[],"context":[]}`
 	req, _ := http.NewRequest("POST", a+"/api/v1/agui", strings.NewReader(body))
@@ -41,17 +38,7 @@ func TestRunCancelledOnAnotherReplica(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	errText := errors.New("text")
-	if err := agui.ReadFrames(resp.Body, func(_ string, data []byte) error {
-		if ev, _ := agui.Decode(data); ev != nil {
-			if _, ok := ev.(*agui.TextMessageContent); ok {
-				return errText
-			}
-		}
-		return nil
-	}); !errors.Is(err, errText) {
-		t.Fatalf("A's run streamed no text: %v", err)
-	}
+	awaitText(t, resp.Body, "A's run")
 	creq, _ := http.NewRequest("POST", b+"/api/v1/runs/run-c1/cancel", nil)
 	creq.Header.Set("Authorization", "Bearer replica-token")
 	cresp, err := http.DefaultClient.Do(creq)
@@ -104,19 +91,11 @@ func (c *runNotices) counts(run string) map[string]int {
 // event to the end — and C is delivered no notice of the run at all.
 func TestRunFlushesReachOnlyItsFollowers(t *testing.T) {
 	t.Parallel()
-	hold := make(chan struct{})
-	released := false
-	release := func() {
-		if !released {
-			released = true
-			close(hold)
-		}
-	}
-	t.Cleanup(release)
+	hold, release := heldGate(t)
 	m := modeltest.NewOpenAI(t, modeltest.Turn{Text: "Hello from replica A, streamed in small chunks.", ChunkSize: 4, Hold: hold})
 	var seen []*runNotices
 	ds, urls := pgReplicasWrapped(t, 3, daemon.Options{
-		Models: map[string]model.Config{"default": {Provider: "openai", Model: "scripted", BaseURL: m.BaseURL()}},
+		Models: scripted(m),
 		Agent:  agentrt.Options{RunPollInterval: time.Hour}, // a follower moves on notices only
 	}, func(_ int, b *bus.Postgres) bus.Bus {
 		c := &runNotices{Bus: b, got: map[[2]string]int{}}
@@ -225,18 +204,10 @@ func TestRunFlushesReachOnlyItsFollowers(t *testing.T) {
 // interest and the flush notices name the run whole.
 func TestRunIdWithSpacesReachesItsFollower(t *testing.T) {
 	t.Parallel()
-	hold := make(chan struct{})
-	released := false
-	release := func() {
-		if !released {
-			released = true
-			close(hold)
-		}
-	}
-	t.Cleanup(release)
+	hold, release := heldGate(t)
 	m := modeltest.NewOpenAI(t, modeltest.Turn{Text: "Hello from replica A, streamed in small chunks.", ChunkSize: 4, Hold: hold})
 	ds, urls := pgReplicasWith(t, 2, daemon.Options{
-		Models: map[string]model.Config{"default": {Provider: "openai", Model: "scripted", BaseURL: m.BaseURL()}},
+		Models: scripted(m),
 		Agent:  agentrt.Options{RunPollInterval: time.Hour}, // a follower moves on notices only
 	})
 	const run = "run with spaces"

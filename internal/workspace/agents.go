@@ -459,20 +459,9 @@ func (a *Agents) End(ctx context.Context, id string, status switchboard.AgentSta
 	}
 	from := st.s.Status
 	now := a.now().UTC()
-	st.s.Status, st.s.Reason, st.s.EndedAt, st.s.LastSeen = status, reason, now, now
-	st.settled = nil // nothing reads it once ended
-	if st.release != nil {
-		st.release()
-	}
-	if st.key != "" && a.keys[st.key] == id {
-		delete(a.keys, st.key)
-	}
-	a.finished = append(a.finished, id)
-	a.ended++
-	for len(a.finished) > a.opts.Retain {
-		delete(a.sessions, a.finished[0])
-		a.finished = a.finished[1:]
-	}
+	ended := st.s
+	ended.Status, ended.Reason, ended.EndedAt, ended.LastSeen = status, reason, now, now
+	a.endLocked(st, ended)
 	s := st.s
 	a.mu.Unlock()
 	a.transitioned(ctx, s, from)
@@ -496,16 +485,23 @@ func (a *Agents) EndedElsewhere(s switchboard.AgentSession) {
 	if !ok || st.s.Status.Final() {
 		return
 	}
-	st.s.Status, st.s.Reason, st.s.EndedAt, st.s.LastSeen = s.Status, s.Reason, s.EndedAt, s.LastSeen
-	st.settled = nil
+	a.endLocked(st, s)
+	delete(a.dirty, s.ID) // a queued write would only lose to the stored end
+}
+
+// endLocked ends st in memory as ended says (its final status, reason
+// and times): the seat it held is given back, its external key freed for
+// a new session, and it is kept among the Retain most recently finished.
+func (a *Agents) endLocked(st *agentState, ended switchboard.AgentSession) {
+	st.s.Status, st.s.Reason, st.s.EndedAt, st.s.LastSeen = ended.Status, ended.Reason, ended.EndedAt, ended.LastSeen
+	st.settled = nil // nothing reads it once ended
 	if st.release != nil {
 		st.release()
 	}
-	if st.key != "" && a.keys[st.key] == s.ID {
+	if st.key != "" && a.keys[st.key] == st.s.ID {
 		delete(a.keys, st.key)
 	}
-	delete(a.dirty, s.ID) // a queued write would only lose to the stored end
-	a.finished = append(a.finished, s.ID)
+	a.finished = append(a.finished, st.s.ID)
 	a.ended++
 	for len(a.finished) > a.opts.Retain {
 		delete(a.sessions, a.finished[0])

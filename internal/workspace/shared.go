@@ -88,10 +88,7 @@ func (a *Agents) persist(ctx context.Context, st *agentState) {
 		if r, err := a.opts.Store.AgentGet(context.WithoutCancel(ctx), rec.Session.ID); err == nil && r.Session.Status.Final() {
 			a.mu.Lock()
 			if !st.s.Status.Final() {
-				st.s = r.Session
-				if st.key != "" && a.keys[st.key] == r.Session.ID {
-					delete(a.keys, st.key)
-				}
+				a.endLocked(st, r.Session)
 			}
 			a.mu.Unlock()
 		}

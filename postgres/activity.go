@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -34,15 +35,19 @@ const sqlAppend = `WITH appended AS (` + sqlInsert + ` RETURNING chain, seq, has
 	FROM appended WHERE activity_head.id = appended.chain`
 
 // sqlTakeChain locks the first chain head no other transaction holds,
-// from chain $1 on (and round), and draws the first entry's id once the
-// lock is held (the outer query runs after the CTE's row is locked).
+// from chain $1 on (and round), and draws $2 entry ids once the lock is
+// held (the outer query, and the subquery that names h, run after the
+// CTE's row is locked), so ids rise along a chain.
 const sqlTakeChain = `WITH h AS (SELECT id, last_id, last_hash FROM activity_head
 		ORDER BY id < $1, id FOR UPDATE SKIP LOCKED LIMIT 1)
-	SELECT id, last_id, last_hash, nextval('activity_id') FROM h`
+	SELECT id, last_id, last_hash,
+		ARRAY(SELECT nextval('activity_id') FROM generate_series(1, $2) WHERE h.id IS NOT NULL) FROM h`
 
-// sqlWaitChain locks chain $1, waiting for it: every chain was held.
+// sqlWaitChain locks chain $1, waiting for it (every chain was held), and
+// draws $2 ids as sqlTakeChain does.
 const sqlWaitChain = `WITH h AS (SELECT id, last_id, last_hash FROM activity_head WHERE id = $1 FOR UPDATE)
-	SELECT id, last_id, last_hash, nextval('activity_id') FROM h`
+	SELECT id, last_id, last_hash,
+		ARRAY(SELECT nextval('activity_id') FROM generate_series(1, $2) WHERE h.id IS NOT NULL) FROM h`
 
 // sqlNextID draws the id of a later entry on a chain the transaction holds.
 const sqlNextID = `SELECT nextval('activity_id')`
@@ -56,40 +61,41 @@ type chainHead struct {
 	ok    bool
 }
 
-// appendOn appends p on the chain held as *h, taking one first (q is the
-// transaction) when *h is not set.
-func appendOn(ctx context.Context, q interface {
+// takeChain locks a chain for q's transaction (the first free one from
+// prefer on, else prefer, waiting) and draws n ids for its appends.
+func takeChain(ctx context.Context, q interface {
 	QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row
-	Exec(ctx context.Context, query string, args ...any) (int64, error)
-}, prefer int, h *chainHead, p *sqlstore.Entry) error {
-	var id int64
-	if !h.ok {
-		err := q.QueryRow(ctx, sqlTakeChain, prefer).Scan(&h.chain, &h.seq, &h.hash, &id)
-		if errors.Is(err, pgx.ErrNoRows) {
-			err = q.QueryRow(ctx, sqlWaitChain, prefer).Scan(&h.chain, &h.seq, &h.hash, &id)
-		}
-		if err != nil {
-			return err
-		}
-		h.ok = true
-	} else if err := q.QueryRow(ctx, sqlNextID).Scan(&id); err != nil {
-		return err
+}, prefer, n int, h *chainHead) (ids []int64, err error) {
+	err = q.QueryRow(ctx, sqlTakeChain, prefer, n).Scan(&h.chain, &h.seq, &h.hash, &ids)
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = q.QueryRow(ctx, sqlWaitChain, prefer, n).Scan(&h.chain, &h.seq, &h.hash, &ids)
 	}
-	p.LinkAt(h.chain, h.seq+1, id, h.hash)
-	chain, seq := p.N.Position()
-	if _, err := q.Exec(ctx, sqlAppend, append(p.Args(), chain, seq)...); err != nil {
-		return err
+	if err != nil {
+		return nil, err
 	}
-	h.seq, h.hash = seq, p.N.Hash
-	return nil
+	h.ok = true
+	slices.Sort(ids)
+	return ids, nil
 }
 
-// Append inserts p on the first free chain; a later append of the same
-// transaction continues that chain.
+// link places p after h on its chain with id; the caller then stores it
+// (sqlAppend with p.Args() and its position) and moves h to it.
+func link(h *chainHead, id int64, p *sqlstore.Entry) []any {
+	p.LinkAt(h.chain, h.seq+1, id, h.hash)
+	chain, seq := p.N.Position()
+	h.seq, h.hash = seq, p.N.Hash
+	return append(p.Args(), chain, seq)
+}
+
+// Append inserts p on the first free chain. A lone transaction appends
+// once (a finish and its entry), so its head is not kept: a second append
+// takes a chain again (the one it holds reads as it left it).
 func (t tx) Append(ctx context.Context, p *sqlstore.Entry) error {
-	// A lone transaction appends once (a finish and its entry), so its
-	// head is not kept: a second append takes a chain again (the one it
-	// holds reads as it left it).
 	var h chainHead
-	return appendOn(ctx, t, t.prefer, &h, p)
+	ids, err := takeChain(ctx, t, t.prefer, 1, &h)
+	if err != nil {
+		return err
+	}
+	_, err = t.Exec(ctx, sqlAppend, link(&h, ids[0], p)...)
+	return err
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/switchboardhq/switchboard/internal/sqlstore"
@@ -20,14 +21,22 @@ import (
 // COMMIT.
 //
 // What it saves is round trips and time holding the chain-head lock. A
-// lone finish is BEGIN, the compare-and-swap, the head read FOR UPDATE,
-// the append, COMMIT: five round trips, the head locked for the last
-// three, so concurrent finishes queue on that lock. In a batch the BEGIN
-// and each SAVEPOINT and RELEASE travel in the same round trip as the
-// member's next statement (a pgx pipeline), a chain's head is taken once
-// per batch (the batch then holds its lock, so the head it caches stays
-// exact), and one COMMIT ends all of it. Several replicas' batches take
-// different chains (activity.go), so they do not wait for each other.
+// transaction written on its own would be BEGIN, the compare-and-swap,
+// the head read FOR UPDATE, the append, COMMIT: five round trips, the head
+// locked for the last three, so concurrent finishes queue on that lock.
+// Here every statement whose answer no member needs before its next one
+// travels with the next statement in one round trip (a pgx pipeline):
+// BEGIN, SAVEPOINT and RELEASE, and the append itself (its entry is linked
+// in Go from the head the batch holds, so the member knows its id and
+// hash at once). The head is taken once per batch, with ids for every
+// member that may append (the batch then holds its lock, so the head it
+// caches stays exact), and the last append goes with COMMIT. A lone finish
+// is then three round trips (BEGIN and the compare-and-swap; the head;
+// the append and COMMIT), and each further member of a batch one (its
+// RELEASE, SAVEPOINT and compare-and-swap, after the member before's
+// append). A batch of one runs without a savepoint, as the write alone.
+// Several replicas' batches take different chains (activity.go), so they
+// do not wait for each other.
 //
 // Single-statement writes (seam.Write: InvocationCreate, the
 // compare-and-swaps) are not batched: each commits by itself on a pool
@@ -36,10 +45,10 @@ import (
 // too measured slower on the call path at 64 in flight (bench/README.md,
 // "Call path on Postgres").
 //
-// Statements of a batch run with the batch's context (the store's bound),
-// not a member's: a member whose caller gives up must not cancel a
-// statement of the shared transaction. A member's context is checked
-// before its first statement.
+// Statements of a batch of several run with the batch's context (the
+// store's bound), not a member's: a member whose caller gives up must not
+// cancel a statement of the shared transaction. A member's context is
+// checked before its first statement.
 
 // Savepoint statements of a batch member.
 const (
@@ -103,12 +112,7 @@ func (s *Store) commit(batch []*sqlstore.Member[sqlstore.Tx]) {
 		}
 		live = append(live, m)
 	}
-	switch len(live) {
-	case 0:
-		return
-	case 1:
-		m := live[0]
-		m.Err = s.alone(m.Ctx, m.Op, m.Tx, m.Fn)
+	if len(live) == 0 {
 		return
 	}
 	// Members run in the order of the rows they lock first, not as they
@@ -129,7 +133,14 @@ func (s *Store) commit(batch []*sqlstore.Member[sqlstore.Tx]) {
 			}
 		}
 	}
-	ctx, cancel := within(context.Background(), s.deadline())
+	// A batch of one is the write alone, bounded by its caller's context
+	// as well; a batch of several must not let one member's caller cancel
+	// the others' statements.
+	base := context.Background()
+	if len(live) == 1 {
+		base = live[0].Ctx
+	}
+	ctx, cancel := within(base, s.deadline())
 	defer cancel()
 	c, err := s.pool.Acquire(ctx)
 	if err != nil {
@@ -137,13 +148,17 @@ func (s *Store) commit(batch []*sqlstore.Member[sqlstore.Tx]) {
 		return
 	}
 	defer c.Release()
-	b := &batchTx{s: s, c: c, ctx: ctx, pending: []string{"BEGIN"}}
+	b := &batchTx{s: s, c: c, ctx: ctx, savepoints: len(live) > 1, pending: []stmt{{query: "BEGIN"}}}
 	for i, m := range live {
-		if err := b.member(m, i > 0); err != nil {
+		if err := b.member(m, i > 0, len(live)-i); err != nil {
 			b.rollback()
 			fail(err)
 			return
 		}
+	}
+	if !b.savepoints && live[0].Err != nil { // the one member failed: nothing to commit
+		b.rollback()
+		return
 	}
 	if s.failCommit != nil {
 		if err := s.failCommit(); err != nil {
@@ -152,53 +167,75 @@ func (s *Store) commit(batch []*sqlstore.Member[sqlstore.Tx]) {
 			return
 		}
 	}
-	b.pending = nil // COMMIT releases the last savepoint
-	tag, err := c.Exec(ctx, "COMMIT")
-	if err == nil && tag.String() != "COMMIT" {
-		// Postgres answers COMMIT of an aborted transaction with ROLLBACK
-		// and no error; no member may be told it was written.
-		err = errors.New("the batch's transaction was aborted and rolled back at COMMIT")
-	}
-	if err != nil {
+	if err := b.commit(); err != nil {
 		b.rollback()
-		fail(err)
+		if !errors.Is(err, errMemberFailed) {
+			fail(err)
+		}
 		return
 	}
 	s.batches.Add(1)
 	s.members.Add(int64(len(live)))
 }
 
+// errMemberFailed: the batch's one member failed at COMMIT's round trip,
+// with its own error (set); the others have nothing to be told.
+var errMemberFailed = errors.New("the batch's member failed")
+
 // batchTx is the transaction of a batch as its members see it
-// (sqlstore.Tx): statements queued in pending (BEGIN, SAVEPOINT, RELEASE)
-// go in the same round trip as the next statement.
+// (sqlstore.Tx). Statements without an answer a member needs wait in
+// pending and go in the same round trip as the next statement: BEGIN,
+// SAVEPOINT and RELEASE, and an append (its entry is linked, so the
+// member knows its id and hash before it is stored). The last of them go
+// with COMMIT.
 type batchTx struct {
-	s       *Store
-	c       *pgxpool.Conn
-	ctx     context.Context
-	pending []string
+	s   *Store
+	c   *pgxpool.Conn
+	ctx context.Context
+	// savepoints: each member runs inside a savepoint of its own (a batch
+	// of one runs without, as the write alone would).
+	savepoints bool
+	pending    []stmt
 	// broken is set when a statement of the batch's own (pending) failed:
 	// the transaction cannot go on.
 	broken error
+	// cur is the member running; saved is the chain head before it.
+	cur   *sqlstore.Member[sqlstore.Tx]
+	saved chainHead
 	// head is the chain head after the last append of this batch; the
-	// batch holds the head's row lock from its first append on.
+	// batch holds the head's row lock from its first append on. ids are
+	// entry ids drawn with it and not used yet.
 	head chainHead
+	ids  []int64
+	// left is how many members, the running one included, may still
+	// append: the ids drawn with the head.
+	left int
+}
+
+// stmt is a pending statement; owner is set for an append, the member
+// whose entry it stores, and saved is the chain head before it.
+type stmt struct {
+	query string
+	args  []any
+	owner *sqlstore.Member[sqlstore.Tx]
+	saved chainHead
 }
 
 var _ sqlstore.Tx = (*batchTx)(nil)
 
-// member runs m's statements inside a savepoint. A failure of m's own is
-// rolled back to the savepoint and kept as m.Err; the error returned fails
-// the batch (the connection or the transaction is broken).
-func (b *batchTx) member(m *sqlstore.Member[sqlstore.Tx], release bool) error {
-	if release {
-		b.pending = append(b.pending, sqlRelease)
+// member runs m's statements (inside a savepoint when the batch has
+// several members). A failure of m's own is rolled back to the savepoint
+// and kept as m.Err; the error returned fails the batch (the connection
+// or the transaction is broken).
+func (b *batchTx) member(m *sqlstore.Member[sqlstore.Tx], release bool, left int) error {
+	if b.savepoints {
+		if release {
+			b.pending = append(b.pending, stmt{query: sqlRelease})
+		}
+		b.pending = append(b.pending, stmt{query: sqlSavepoint})
 	}
-	b.pending = append(b.pending, sqlSavepoint)
-	saved := b.head
+	b.cur, b.saved, b.left = m, b.head, left
 	err := m.Fn(b)
-	if err == nil && len(b.pending) > 0 { // m ran no statement: take its savepoint anyway
-		_, err = b.Exec(b.ctx, "SELECT 1")
-	}
 	if b.broken != nil {
 		return b.broken
 	}
@@ -208,9 +245,16 @@ func (b *batchTx) member(m *sqlstore.Member[sqlstore.Tx], release bool) error {
 	if b.c.Conn().IsClosed() {
 		return err
 	}
-	b.head = saved // its entry is rolled back with it
+	// Its own append, if still pending, goes with it unsent.
+	if n := len(b.pending); n > 0 && b.pending[n-1].owner == m {
+		b.pending = b.pending[:n-1]
+	}
+	b.head = b.saved // its entry is rolled back with it
 	m.Err = b.s.translate(m.Ctx, m.Op, err)
-	_, err = b.c.Exec(b.ctx, sqlRollbackTo)
+	if !b.savepoints {
+		return nil // commit rolls the whole transaction back
+	}
+	_, err = b.Exec(b.ctx, sqlRollbackTo)
 	return err
 }
 
@@ -226,7 +270,10 @@ func (b *batchTx) rollback() {
 }
 
 // send runs query after the pending statements, in one round trip, and
-// hands its result to read. The pending statements' own failure sets
+// hands its result to read. A pending append that fails is its member's
+// failure: an earlier member is rolled back to its savepoint and told,
+// and the rest is sent again; the running member's is returned as the
+// statement's error. The failure of another pending statement sets
 // broken.
 func (b *batchTx) send(query string, args []any, read func(pgx.BatchResults) error) error {
 	if b.broken != nil {
@@ -234,22 +281,63 @@ func (b *batchTx) send(query string, args []any, read func(pgx.BatchResults) err
 	}
 	bt := &pgx.Batch{}
 	for _, p := range b.pending {
-		bt.Queue(p)
+		bt.Queue(p.query, p.args...)
 	}
 	bt.Queue(query, args...)
-	n := len(b.pending)
-	b.pending = b.pending[:0]
+	pending := b.pending
+	b.pending = nil
+	b.s.trips.Add(1)
 	br := b.c.SendBatch(b.ctx, bt)
-	for range n {
-		if _, err := br.Exec(); err != nil {
-			br.Close()
+	for i, p := range pending {
+		_, err := br.Exec()
+		if err == nil {
+			continue
+		}
+		br.Close()
+		switch {
+		case p.owner == nil:
 			b.broken = err
 			return err
+		case p.owner == b.cur:
+			return err
 		}
+		if !b.savepoints { // the one member's append, sent with COMMIT
+			p.owner.Err = b.s.translate(p.owner.Ctx, p.owner.Op, err)
+			return errMemberFailed
+		}
+		// An earlier member's append: its savepoint is the open one (what
+		// followed was not run).
+		if _, rerr := b.c.Exec(b.ctx, sqlRollbackTo); rerr != nil {
+			b.broken = rerr
+			return rerr
+		}
+		p.owner.Err = b.s.translate(p.owner.Ctx, p.owner.Op, err)
+		b.head, b.saved = p.saved, p.saved
+		b.pending = append(b.pending, pending[i+1:]...)
+		return b.send(query, args, read)
 	}
 	err := read(br)
 	if cerr := br.Close(); err == nil {
 		err = cerr
+	}
+	return err
+}
+
+// commit sends what is pending and COMMIT in one round trip. A pending
+// append that fails fails its member alone: rolled back to its savepoint,
+// and the rest committed; in a batch of one it is the member's failure
+// (errMemberFailed, the transaction to be rolled back).
+func (b *batchTx) commit() error {
+	var tag pgconn.CommandTag
+	b.cur = nil // no member is running: a failing append is an earlier member's
+	err := b.send("COMMIT", nil, func(br pgx.BatchResults) (err error) {
+		tag, err = br.Exec()
+		return err
+	})
+	if err == nil && tag.String() != "COMMIT" {
+		// Postgres answers COMMIT of an aborted transaction with ROLLBACK
+		// and no error; no member may be told it was written.
+		err = errors.New("the batch's transaction was aborted and rolled back at COMMIT")
 	}
 	return err
 }
@@ -281,10 +369,38 @@ func (r batchRow) Scan(dest ...any) error {
 	return r.b.send(r.query, r.args, func(br pgx.BatchResults) error { return br.QueryRow().Scan(dest...) })
 }
 
-// Append inserts p after the chain head: the entry an earlier member of
+// Append links p after the chain head — the entry an earlier member of
 // this batch appended, else the head of a chain the batch takes (its lock
 // is then held until the batch ends, so nothing else appends to that
-// chain meanwhile).
+// chain meanwhile) — and leaves its insert pending.
 func (b *batchTx) Append(ctx context.Context, p *sqlstore.Entry) error {
-	return appendOn(ctx, b, b.s.chain, &b.head, p)
+	// An append still pending goes first: this entry chains from it, so it
+	// must be known stored (or rolled back) before.
+	for _, q := range b.pending {
+		if q.owner != nil {
+			if _, err := b.Exec(ctx, "SELECT 1"); err != nil {
+				return err
+			}
+			break
+		}
+	}
+	if !b.head.ok {
+		ids, err := takeChain(ctx, b, b.s.chain, b.left, &b.head)
+		if err != nil {
+			return err
+		}
+		b.ids = ids
+	}
+	if len(b.ids) == 0 {
+		var id int64
+		if err := b.QueryRow(ctx, sqlNextID).Scan(&id); err != nil {
+			return err
+		}
+		b.ids = []int64{id}
+	}
+	saved := b.head
+	args := link(&b.head, b.ids[0], p)
+	b.ids = b.ids[1:]
+	b.pending = append(b.pending, stmt{query: sqlAppend, args: args, owner: b.cur, saved: saved})
+	return nil
 }

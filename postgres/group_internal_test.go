@@ -191,8 +191,8 @@ func TestGroupCommitMemberFailsAlone(t *testing.T) {
 			t.Fatalf("member %d: %v", i, err)
 		}
 	}
-	if b, m := s.batches.Load(), s.members.Load(); b-b0 != 1 || m-m0 != int64(len(writes)) {
-		t.Fatalf("%d batches of %d writes; want the %d queued writes in one", b-b0, m-m0, len(writes))
+	if b, m := s.batches.Load(), s.members.Load(); b-b0 != 2 || m-m0 != int64(1+len(writes)) {
+		t.Fatalf("%d batches of %d writes; want the leader alone and the %d queued writes in one", b-b0, m-m0, len(writes))
 	}
 	all := chain(t, s)
 	want := []string{"note--1", "note-0", "note-2", "note-4", "note-5"}
@@ -245,11 +245,10 @@ func TestGroupCommitFailedCommitFailsEveryMember(t *testing.T) {
 	}
 	inv := switchboard.Invocation{ID: "lost", Tool: "t", Status: switchboard.StatusSucceeded, Input: json.RawMessage(`{}`)}
 	writes = append(writes, func() error { return s.InvocationCreateFinished(ctx, inv, note(20)) })
-	// The leader commits alone (a batch of one is the plain transaction,
-	// which failCommit does not touch).
+	// The leader's batch of one fails at its COMMIT too.
 	leadErr, errs := batch(t, s, holder, func() error { return s.ActivityAppend(ctx, note(1)) }, writes)
-	if leadErr != nil {
-		t.Fatal(leadErr)
+	if leadErr == nil {
+		t.Fatal("the leader succeeded although its COMMIT failed")
 	}
 	for i, err := range errs {
 		if err == nil {
@@ -268,7 +267,7 @@ func TestGroupCommitFailedCommitFailsEveryMember(t *testing.T) {
 	if err := s.ActivityAppend(ctx, note(2)); err != nil {
 		t.Fatal(err)
 	}
-	if all := chain(t, s); len(all) != 3 || all[2].Target != "note-2" {
+	if all := chain(t, s); len(all) != 2 || all[1].Target != "note-2" {
 		t.Fatalf("ledger after the failed batch: %d entries", len(all))
 	}
 }
@@ -361,3 +360,116 @@ func TestGroupCommitConcurrentWritersTwoStores(t *testing.T) {
 
 // sqlHoldChains locks every chain's head, so that an append waits.
 const sqlHoldChains = `SELECT id FROM activity_head FOR UPDATE`
+
+// An append travels with the statement after it (or with COMMIT), so the
+// database refuses it only then: the refusal is still its member's alone,
+// whether the next statement is another member's, the batch's COMMIT or
+// the COMMIT of a batch of one, and every other member commits, chained
+// without the refused entry.
+func TestGroupCommitAppendRefusedLate(t *testing.T) {
+	s, holder := openGroup(t)
+	ctx := context.Background()
+	bad := func(i int) *switchboard.ActivityEntry {
+		e := note(i)
+		e.Target += "\x00" // text Postgres refuses, known only when the insert runs
+		return e
+	}
+	// Alone: its append goes with COMMIT.
+	lone := bad(0)
+	if err := s.ActivityAppend(ctx, lone); err == nil || lone.ID != 0 {
+		t.Fatalf("a lone refused append: %v (id %d), want its error and nothing written", err, lone.ID)
+	}
+	entries := []*switchboard.ActivityEntry{note(1), bad(2), note(3), note(4), bad(5)}
+	writes := make([]func() error, len(entries))
+	for i, e := range entries {
+		writes[i] = func() error { return s.ActivityAppend(ctx, e) }
+	}
+	// An invocation finished by a member whose append is then refused
+	// stays as it was: the member's whole write is rolled back.
+	inv := switchboard.Invocation{ID: "inv", Tool: "t", Status: switchboard.StatusDispatched, Input: json.RawMessage(`{}`)}
+	if err := s.InvocationCreate(ctx, inv); err != nil {
+		t.Fatal(err)
+	}
+	done := inv
+	done.Status = switchboard.StatusSucceeded
+	writes = append(writes, func() error {
+		_, err := s.InvocationFinish(ctx, done, bad(6), switchboard.StatusDispatched)
+		return err
+	})
+	leadErr, errs := batch(t, s, holder, func() error { return s.ActivityAppend(ctx, note(-1)) }, writes)
+	if leadErr != nil {
+		t.Fatal(leadErr)
+	}
+	for i, err := range errs {
+		if refused := i == 1 || i == 4 || i == 5; refused != (err != nil) {
+			t.Fatalf("member %d: %v (refused: %v)", i, err, refused)
+		}
+	}
+	all := chain(t, s)
+	want := []string{"note--1", "note-1", "note-3", "note-4"}
+	if len(all) != len(want) {
+		t.Fatalf("%d entries, want %d", len(all), len(want))
+	}
+	for i, e := range all {
+		if e.Target != want[i] {
+			t.Fatalf("entry %d is %s, want %s", i, e.Target, want[i])
+		}
+	}
+	for i, e := range entries {
+		if (i == 1 || i == 4) != (e.ID == 0) {
+			t.Fatalf("member %d was told id %d", i, e.ID)
+		}
+	}
+	if got, err := s.InvocationGet(ctx, "inv"); err != nil || got.Status != switchboard.StatusDispatched {
+		t.Fatalf("the invocation whose finish was refused: %+v %v", got, err)
+	}
+	// The last member's refusal came with COMMIT: the rest was committed
+	// by a second COMMIT, and the ledger goes on from what is stored.
+	if err := s.ActivityAppend(ctx, note(7)); err != nil || len(chain(t, s)) != len(want)+1 {
+		t.Fatalf("append after the batch: %v", err)
+	}
+}
+
+// What a finish costs in round trips: alone, three (BEGIN with the
+// compare-and-swap; the chain head with the entry's id; the append with
+// COMMIT); in a batch, one more for each further finish (its savepoint
+// and compare-and-swap, with the append before it).
+func TestGroupCommitRoundTrips(t *testing.T) {
+	s, holder := openGroup(t)
+	ctx := context.Background()
+	finish := func(id string) func() error {
+		inv := switchboard.Invocation{ID: id, Tool: "t", Status: switchboard.StatusDispatched, Input: json.RawMessage(`{}`)}
+		if err := s.InvocationCreate(ctx, inv); err != nil {
+			t.Fatal(err)
+		}
+		inv.Status = switchboard.StatusSucceeded
+		return func() error {
+			_, err := s.InvocationFinish(ctx, inv, note(0), switchboard.StatusDispatched)
+			return err
+		}
+	}
+	lone := finish("lone")
+	t0 := s.trips.Load()
+	if err := lone(); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.trips.Load() - t0; n != 3 {
+		t.Fatalf("a lone finish took %d round trips, want 3", n)
+	}
+	writes := make([]func() error, 6)
+	for i := range writes {
+		writes[i] = finish(fmt.Sprintf("inv-%d", i))
+	}
+	lead := finish("lead")
+	t0 = s.trips.Load()
+	leadErr, errs := batch(t, s, holder, lead, writes)
+	if err := errors.Join(append(errs, leadErr)...); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.trips.Load() - t0; n != int64(3+len(writes)+2) {
+		t.Fatalf("the leader and a batch of %d finishes took %d round trips, want 3 + %d", len(writes), n, len(writes)+2)
+	}
+	if all := chain(t, s); len(all) != 2+len(writes) {
+		t.Fatalf("%d entries", len(all))
+	}
+}

@@ -88,9 +88,9 @@ type Store struct {
 	// failCommit, set only by tests, fails a batch's COMMIT the way the
 	// server would.
 	failCommit func() error
-	// batches and members count committed batches of two or more writes
-	// and the writes they held (tests read them).
-	batches, members atomic.Int64
+	// batches and members count committed batches and the writes they
+	// held, trips the round trips batches made (tests read them).
+	batches, members, trips atomic.Int64
 	// locks are the presence locks HoldLock keeps (lock.go); Close ends
 	// them.
 	locksMu sync.Mutex

@@ -270,11 +270,11 @@ func (b *batchTx) rollback() {
 }
 
 // send runs query after the pending statements, in one round trip, and
-// hands its result to read. A pending append that fails is its member's
-// failure: an earlier member is rolled back to its savepoint and told,
-// and the rest is sent again; the running member's is returned as the
-// statement's error. The failure of another pending statement sets
-// broken.
+// hands its result to read. A pending append the server refuses is its
+// member's failure: an earlier member is rolled back to its savepoint and
+// told, and the rest is sent again; the running member's is returned as
+// the statement's error. Any other failure of a pending statement sets
+// broken (a failed connection may have run the COMMIT that followed).
 func (b *batchTx) send(query string, args []any, read func(pgx.BatchResults) error) error {
 	if b.broken != nil {
 		return b.broken
@@ -294,8 +294,11 @@ func (b *batchTx) send(query string, args []any, read func(pgx.BatchResults) err
 			continue
 		}
 		br.Close()
+		var refused *pgconn.PgError
 		switch {
-		case p.owner == nil:
+		case p.owner == nil || !errors.As(err, &refused):
+			// Not an append the server refused (and skipped what followed):
+			// the connection failed, and what it ran is not known.
 			b.broken = err
 			return err
 		case p.owner == b.cur:

@@ -296,7 +296,7 @@ func (b *batchTx) send(query string, args []any, read func(pgx.BatchResults) err
 		br.Close()
 		var refused *pgconn.PgError
 		switch {
-		case p.owner == nil || !errors.As(err, &refused):
+		case p.owner == nil || !errors.As(err, &refused) || b.c.Conn().IsClosed():
 			// Not an append the server refused (and skipped what followed):
 			// the connection failed, and what it ran is not known.
 			b.broken = err

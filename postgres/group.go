@@ -213,7 +213,7 @@ type batchTx struct {
 }
 
 // stmt is a pending statement; owner is set for an append, the member
-// whose entry it stores, and saved is the chain head before it.
+// whose entry it stores, and saved is the chain head before that member.
 type stmt struct {
 	query string
 	args  []any
@@ -401,9 +401,10 @@ func (b *batchTx) Append(ctx context.Context, p *sqlstore.Entry) error {
 		}
 		b.ids = []int64{id}
 	}
-	saved := b.head
 	args := link(&b.head, b.ids[0], p)
 	b.ids = b.ids[1:]
-	b.pending = append(b.pending, stmt{query: sqlAppend, args: args, owner: b.cur, saved: saved})
+	// A late refusal rolls the whole member back to its savepoint: its
+	// earlier entries and the chain lock it took go too.
+	b.pending = append(b.pending, stmt{query: sqlAppend, args: args, owner: b.cur, saved: b.saved})
 	return nil
 }

@@ -62,11 +62,15 @@ type chainHead struct {
 }
 
 // takeChain locks a chain for q's transaction (the first free one from
-// prefer on, else prefer, waiting) and draws n ids for its appends.
+// prefer on, else prefer, waiting; only waiting when busy says every
+// chain was just found held) and draws n ids for its appends.
 func takeChain(ctx context.Context, q interface {
 	QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row
-}, prefer, n int, h *chainHead) (ids []int64, err error) {
-	err = q.QueryRow(ctx, sqlTakeChain, prefer, n).Scan(&h.chain, &h.seq, &h.hash, &ids)
+}, prefer, n int, busy bool, h *chainHead) (ids []int64, err error) {
+	err = pgx.ErrNoRows
+	if !busy {
+		err = q.QueryRow(ctx, sqlTakeChain, prefer, n).Scan(&h.chain, &h.seq, &h.hash, &ids)
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		err = q.QueryRow(ctx, sqlWaitChain, prefer, n).Scan(&h.chain, &h.seq, &h.hash, &ids)
 	}
@@ -92,7 +96,7 @@ func link(h *chainHead, id int64, p *sqlstore.Entry) []any {
 // takes a chain again (the one it holds reads as it left it).
 func (t tx) Append(ctx context.Context, p *sqlstore.Entry) error {
 	var h chainHead
-	ids, err := takeChain(ctx, t, t.prefer, 1, &h)
+	ids, err := takeChain(ctx, t, t.prefer, 1, false, &h)
 	if err != nil {
 		return err
 	}

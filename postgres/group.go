@@ -148,7 +148,7 @@ func (s *Store) commit(batch []*sqlstore.Member[sqlstore.Tx]) {
 		return
 	}
 	defer c.Release()
-	b := &batchTx{s: s, c: c, ctx: ctx, savepoints: len(live) > 1, pending: []stmt{{query: "BEGIN"}}}
+	b := &batchTx{s: s, c: c, ctx: ctx, savepoints: len(live) > 1, pending: []stmt{{query: "BEGIN"}}, speculate: true}
 	for i, m := range live {
 		if err := b.member(m, i > 0, len(live)-i); err != nil {
 			b.rollback()
@@ -210,6 +210,9 @@ type batchTx struct {
 	// left is how many members, the running one included, may still
 	// append: the ids drawn with the head.
 	left int
+	// speculate: the next statement sent takes the head with it; busy:
+	// it found every chain held.
+	speculate, busy bool
 }
 
 // stmt is a pending statement; owner is set for an append, the member
@@ -250,6 +253,7 @@ func (b *batchTx) member(m *sqlstore.Member[sqlstore.Tx], release bool, left int
 		b.pending = b.pending[:n-1]
 	}
 	b.head = b.saved // its entry is rolled back with it
+	b.speculate = false
 	m.Err = b.s.translate(m.Ctx, m.Op, err)
 	if !b.savepoints {
 		return nil // commit rolls the whole transaction back
@@ -284,6 +288,14 @@ func (b *batchTx) send(query string, args []any, read func(pgx.BatchResults) err
 		bt.Queue(p.query, p.args...)
 	}
 	bt.Queue(query, args...)
+	// The batch's first statement takes the chain head too (its members
+	// are writes with a ledger entry), after it, so a row it locks is
+	// still locked before the head.
+	take := b.speculate && !b.head.ok
+	b.speculate = false
+	if take {
+		bt.Queue(sqlTakeChain, b.s.chain, b.left)
+	}
 	pending := b.pending
 	b.pending = nil
 	b.s.trips.Add(1)
@@ -320,6 +332,22 @@ func (b *batchTx) send(query string, args []any, read func(pgx.BatchResults) err
 		return b.send(query, args, read)
 	}
 	err := read(br)
+	if take {
+		// Read even when the statement found no row (a compare-and-swap
+		// that failed): the head was taken all the same.
+		var h chainHead
+		var ids []int64
+		switch terr := br.QueryRow().Scan(&h.chain, &h.seq, &h.hash, &ids); {
+		case terr == nil:
+			h.ok = true
+			slices.Sort(ids)
+			b.head, b.ids = h, ids
+		case errors.Is(terr, pgx.ErrNoRows): // every chain is held: Append waits for one
+			b.busy = true
+		case err == nil:
+			err = terr
+		}
+	}
 	if cerr := br.Close(); err == nil {
 		err = cerr
 	}
@@ -332,7 +360,7 @@ func (b *batchTx) send(query string, args []any, read func(pgx.BatchResults) err
 // (errMemberFailed, the transaction to be rolled back).
 func (b *batchTx) commit() error {
 	var tag pgconn.CommandTag
-	b.cur = nil // no member is running: a failing append is an earlier member's
+	b.cur, b.speculate = nil, false // no member is running: a failing append is an earlier member's
 	err := b.send("COMMIT", nil, func(br pgx.BatchResults) (err error) {
 		tag, err = br.Exec()
 		return err
@@ -388,7 +416,8 @@ func (b *batchTx) Append(ctx context.Context, p *sqlstore.Entry) error {
 		}
 	}
 	if !b.head.ok {
-		ids, err := takeChain(ctx, b, b.s.chain, b.left, &b.head)
+		b.speculate = false
+		ids, err := takeChain(ctx, b, b.s.chain, b.left, b.busy, &b.head)
 		if err != nil {
 			return err
 		}

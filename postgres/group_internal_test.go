@@ -430,10 +430,10 @@ func TestGroupCommitAppendRefusedLate(t *testing.T) {
 	}
 }
 
-// What a finish costs in round trips: alone, three (BEGIN with the
-// compare-and-swap; the chain head with the entry's id; the append with
-// COMMIT); in a batch, one more for each further finish (its savepoint
-// and compare-and-swap, with the append before it).
+// What a finish costs in round trips: alone, two (BEGIN, the
+// compare-and-swap and the chain head with the entry's id; the append
+// with COMMIT); in a batch, one more for each further finish (its
+// savepoint and compare-and-swap, with the append before it).
 func TestGroupCommitRoundTrips(t *testing.T) {
 	s, holder := openGroup(t)
 	ctx := context.Background()
@@ -453,23 +453,93 @@ func TestGroupCommitRoundTrips(t *testing.T) {
 	if err := lone(); err != nil {
 		t.Fatal(err)
 	}
-	if n := s.trips.Load() - t0; n != 3 {
-		t.Fatalf("a lone finish took %d round trips, want 3", n)
+	if n := s.trips.Load() - t0; n != 2 {
+		t.Fatalf("a lone finish took %d round trips, want 2", n)
 	}
 	writes := make([]func() error, 6)
 	for i := range writes {
 		writes[i] = finish(fmt.Sprintf("inv-%d", i))
 	}
 	lead := finish("lead")
+	// The leader finds every chain held and waits for one (a round trip
+	// more: three); the writes queue behind it and go as one batch.
+	hold, err := holder.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hold.Exec(ctx, sqlHoldChains); err != nil {
+		t.Fatal(err)
+	}
 	t0 = s.trips.Load()
-	leadErr, errs := batch(t, s, holder, lead, writes)
+	var wg sync.WaitGroup
+	var leadErr error
+	wg.Go(func() { leadErr = lead() })
+	for blocked := 0; blocked == 0; time.Sleep(time.Millisecond) {
+		if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))`,
+			holder.PgConn().PID()).Scan(&blocked); err != nil {
+			t.Fatal(err)
+		}
+	}
+	errs := make([]error, len(writes))
+	for i, w := range writes {
+		wg.Go(func() { errs[i] = w() })
+		until(t, func() bool { _, n := s.group.Queued(); return n == i+1 })
+	}
+	if err := hold.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
 	if err := errors.Join(append(errs, leadErr)...); err != nil {
 		t.Fatal(err)
 	}
-	if n := s.trips.Load() - t0; n != int64(3+len(writes)+2) {
-		t.Fatalf("the leader and a batch of %d finishes took %d round trips, want 3 + %d", len(writes), n, len(writes)+2)
+	if n := s.trips.Load() - t0; n != int64(3+len(writes)+1) {
+		t.Fatalf("the waiting leader and a batch of %d finishes took %d round trips, want 3 + %d", len(writes), n, len(writes)+1)
 	}
 	if all := chain(t, s); len(all) != 2+len(writes) {
 		t.Fatalf("%d entries", len(all))
+	}
+}
+
+// The batch's first statement takes the chain head with it, before it
+// knows whether its member will append: a first finish whose
+// compare-and-swap fails leaves the head to the members after it, and a
+// lone one commits nothing and holds nothing.
+func TestGroupCommitFirstFinishConflicts(t *testing.T) {
+	s, holder := openGroup(t)
+	ctx := context.Background()
+	create := func(id string, st switchboard.Status) switchboard.Invocation {
+		inv := switchboard.Invocation{ID: id, Tool: "t", Status: st, Input: json.RawMessage(`{}`)}
+		if err := s.InvocationCreate(ctx, inv); err != nil {
+			t.Fatal(err)
+		}
+		inv.Status = switchboard.StatusSucceeded
+		return inv
+	}
+	finish := func(inv switchboard.Invocation, e *switchboard.ActivityEntry) error {
+		_, err := s.InvocationFinish(ctx, inv, e, switchboard.StatusDispatched)
+		return err
+	}
+	lone, loneEntry := create("lone", switchboard.StatusSucceeded), note(0)
+	if err := finish(lone, loneEntry); switchboard.CodeOf(err) != switchboard.CodeConflict || loneEntry.ID != 0 {
+		t.Fatalf("a lone finish of a finished call: %v (id %d), want CONFLICT and nothing written", err, loneEntry.ID)
+	}
+	// Keys order the batch: "a-done" runs first and conflicts.
+	done, b, c := create("a-done", switchboard.StatusSucceeded), create("b", switchboard.StatusDispatched), create("c", switchboard.StatusDispatched)
+	entries := []*switchboard.ActivityEntry{note(1), note(2), note(3)}
+	leadErr, errs := batch(t, s, holder, func() error { return s.ActivityAppend(ctx, note(-1)) }, []func() error{
+		func() error { return finish(c, entries[2]) },
+		func() error { return finish(done, entries[0]) },
+		func() error { return finish(b, entries[1]) },
+	})
+	if leadErr != nil || errs[0] != nil || errs[2] != nil || switchboard.CodeOf(errs[1]) != switchboard.CodeConflict {
+		t.Fatalf("leader %v, members %v; want the first finish CONFLICT, the others written", leadErr, errs)
+	}
+	all := chain(t, s)
+	if len(all) != 3 || all[1].Target != "note-2" || all[2].Target != "note-3" || entries[0].ID != 0 {
+		t.Fatalf("%d entries; want the leader's, then b's and c's", len(all))
+	}
+	// Nothing holds the head now: another store appends at once.
+	if err := s.ActivityAppend(ctx, note(4)); err != nil || len(chain(t, s)) != 4 {
+		t.Fatalf("append after the batch: %v", err)
 	}
 }

@@ -29,12 +29,12 @@ import (
 // BEGIN, SAVEPOINT and RELEASE, and the append itself (its entry is linked
 // in Go from the head the batch holds, so the member knows its id and
 // hash at once). The head is taken once per batch, with ids for every
-// member that may append (the batch then holds its lock, so the head it
-// caches stays exact), and the last append goes with COMMIT. A lone finish
-// is then three round trips (BEGIN and the compare-and-swap; the head;
-// the append and COMMIT), and each further member of a batch one (its
-// RELEASE, SAVEPOINT and compare-and-swap, after the member before's
-// append). A batch of one runs without a savepoint, as the write alone.
+// member that may append, right after the batch's first statement (the
+// batch then holds its lock, so the head it caches stays exact), and the
+// last append goes with COMMIT. A lone finish is then two round trips
+// (BEGIN, the compare-and-swap and the head; the append and COMMIT), and
+// each further member of a batch one (its RELEASE, SAVEPOINT and
+// compare-and-swap, after the member before's append). A batch of one runs without a savepoint, as the write alone.
 // Several replicas' batches take different chains (activity.go), so they
 // do not wait for each other.
 //

@@ -148,7 +148,10 @@ func (s *Store) commit(batch []*sqlstore.Member[sqlstore.Tx]) {
 		return
 	}
 	defer c.Release()
-	b := &batchTx{s: s, c: c, ctx: ctx, savepoints: len(live) > 1, pending: []stmt{{query: "BEGIN"}}, speculate: true}
+	// Only keyed writes (a finish, a finished call's create) surely append
+	// after their first statement; most transactions (runs, sessions,
+	// expiry) append nothing and must not hold a chain head.
+	b := &batchTx{s: s, c: c, ctx: ctx, savepoints: len(live) > 1, pending: []stmt{{query: "BEGIN"}}, speculate: live[0].Key != ""}
 	for i, m := range live {
 		if err := b.member(m, i > 0, len(live)-i); err != nil {
 			b.rollback()

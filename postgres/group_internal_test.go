@@ -543,3 +543,54 @@ func TestGroupCommitFirstFinishConflicts(t *testing.T) {
 		t.Fatalf("append after the batch: %v", err)
 	}
 }
+
+// blockedBy reports whether a backend waits for a lock pid holds.
+func blockedBy(t *testing.T, s *Store, pid uint32) bool {
+	t.Helper()
+	var n int
+	if err := s.pool.QueryRow(context.Background(),
+		`SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))`, pid).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n > 0
+}
+
+// A transaction without a ledger entry (runs, sessions, jobs, expiry: most
+// of seam.Tx) takes no chain head: it has nothing to append.
+func TestGroupCommitTxWithoutEntryTakesNoChain(t *testing.T) {
+	s, holder := openGroup(t)
+	ctx := context.Background()
+	other, err := pgx.ConnectConfig(ctx, holder.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close(ctx)
+	if _, err := other.Exec(ctx, `SELECT pg_advisory_lock(42)`); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- seam{s}.Tx(ctx, "no entry", func(tx sqlstore.Tx) error {
+			var n int
+			if err := tx.QueryRow(ctx, `SELECT 1`).Scan(&n); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(42)`)
+			return err
+		})
+	}()
+	until(t, func() bool { return blockedBy(t, s, other.PgConn().PID()) })
+	var free int
+	if err := holder.QueryRow(ctx, `SELECT count(*) FROM (SELECT id FROM activity_head FOR UPDATE SKIP LOCKED) h`).Scan(&free); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Exec(ctx, `SELECT pg_advisory_unlock(42)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if free != chains {
+		t.Fatalf("%d of %d chains free while a transaction without an entry ran", free, chains)
+	}
+}

@@ -241,6 +241,7 @@ func (b *batchTx) member(m *sqlstore.Member[sqlstore.Tx], release bool, left int
 		b.pending = append(b.pending, stmt{query: sqlSavepoint})
 	}
 	b.cur, b.saved, b.left = m, b.head, left
+	b.busy = false // what an earlier member found is stale
 	err := m.Fn(b)
 	if b.broken != nil {
 		return b.broken
@@ -419,8 +420,9 @@ func (b *batchTx) Append(ctx context.Context, p *sqlstore.Entry) error {
 		}
 	}
 	if !b.head.ok {
-		b.speculate = false
-		ids, err := takeChain(ctx, b, b.s.chain, b.left, b.busy, &b.head)
+		busy := b.busy
+		b.speculate, b.busy = false, false
+		ids, err := takeChain(ctx, b, b.s.chain, b.left, busy, &b.head)
 		if err != nil {
 			return err
 		}

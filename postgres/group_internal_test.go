@@ -594,3 +594,104 @@ func TestGroupCommitTxWithoutEntryTakesNoChain(t *testing.T) {
 		t.Fatalf("%d of %d chains free while a transaction without an entry ran", free, chains)
 	}
 }
+
+// A first statement that found every chain held says so to its member's
+// append alone: a later member takes a free chain, not waiting for its
+// preferred one while it holds its own invocation row.
+func TestGroupCommitBusyIsForgotten(t *testing.T) {
+	s, holder := openGroup(t)
+	ctx := context.Background()
+	other, err := pgx.ConnectConfig(ctx, holder.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close(ctx)
+	create := func(id string, st switchboard.Status) switchboard.Invocation {
+		inv := switchboard.Invocation{ID: id, Tool: "t", Status: st, Input: json.RawMessage(`{}`)}
+		if err := s.InvocationCreate(ctx, inv); err != nil {
+			t.Fatal(err)
+		}
+		inv.Status = switchboard.StatusSucceeded
+		return inv
+	}
+	done, b := create("a-done", switchboard.StatusSucceeded), create("b", switchboard.StatusDispatched)
+	// holder: the store's preferred chain, then (in a savepoint) all others.
+	hold, err := holder.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Rollback(ctx)
+	if _, err := hold.Exec(ctx, `SELECT id FROM activity_head WHERE id = $1 FOR UPDATE`, s.chain); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hold.Exec(ctx, `SAVEPOINT others`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hold.Exec(ctx, sqlHoldChains); err != nil {
+		t.Fatal(err)
+	}
+	// other: the leader's lock, and b's row.
+	if _, err := other.Exec(ctx, `SELECT pg_advisory_lock(42)`); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := other.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Rollback(ctx)
+	if _, err := rows.Exec(ctx, `SELECT id FROM invocations WHERE id = 'b' FOR UPDATE`); err != nil {
+		t.Fatal(err)
+	}
+	taken := s.group.Taken()
+	leadDone := make(chan error, 1)
+	go func() {
+		leadDone <- seam{s}.Tx(ctx, "lead", func(tx sqlstore.Tx) error {
+			_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(42)`)
+			return err
+		})
+	}()
+	until(t, func() bool { return s.group.Taken() > taken })
+	var wg sync.WaitGroup
+	var doneErr, bErr error
+	wg.Go(func() { _, doneErr = s.InvocationFinish(ctx, done, note(1), switchboard.StatusDispatched) })
+	until(t, func() bool { _, n := s.group.Queued(); return n == 1 })
+	bDone := make(chan struct{})
+	go func() {
+		defer close(bDone)
+		_, bErr = s.InvocationFinish(ctx, b, note(2), switchboard.StatusDispatched)
+	}()
+	until(t, func() bool { _, n := s.group.Queued(); return n == 2 })
+	if _, err := rows.Exec(ctx, `SELECT pg_advisory_unlock(42)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-leadDone; err != nil {
+		t.Fatal(err)
+	}
+	// The batch's first finish conflicts (every chain held); the second
+	// waits for b's row.
+	until(t, func() bool { return blockedBy(t, s, other.PgConn().PID()) })
+	if _, err := hold.Exec(ctx, `ROLLBACK TO SAVEPOINT others`); err != nil {
+		t.Fatal(err)
+	}
+	if err := rows.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for waited := false; !waited; {
+		select {
+		case <-bDone:
+			waited = true
+			continue
+		default:
+		}
+		if blockedBy(t, s, holder.PgConn().PID()) {
+			hold.Rollback(ctx)
+			<-bDone
+			t.Fatal("b's finish waited for the held preferred chain while others were free")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	wg.Wait()
+	if switchboard.CodeOf(doneErr) != switchboard.CodeConflict || bErr != nil {
+		t.Fatalf("a-done %v, b %v; want CONFLICT and written", doneErr, bErr)
+	}
+}

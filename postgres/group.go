@@ -15,7 +15,8 @@ import (
 
 // Group commit on Postgres (the contract is sqlstore.Group's). Transactions
 // (seam.Tx: the writes with a ledger entry, among them the call path's
-// InvocationFinish and InvocationCreateFinished) that arrive while a batch
+// InvocationFinish and InvocationCreateFinished, and others: runs,
+// sessions, expiry) that arrive while a batch
 // is being committed are committed together by the next leader, on one
 // pool connection: BEGIN, each member inside SAVEPOINT member, then one
 // COMMIT.
@@ -29,8 +30,10 @@ import (
 // BEGIN, SAVEPOINT and RELEASE, and the append itself (its entry is linked
 // in Go from the head the batch holds, so the member knows its id and
 // hash at once). The head is taken once per batch, with ids for every
-// member that may append, right after the batch's first statement (the
-// batch then holds its lock, so the head it caches stays exact), and the
+// member that may append: right after the batch's first statement when
+// its first member is keyed (a finish, which appends next), else at the
+// first append (the batch then holds its lock, so the head it caches
+// stays exact), and the
 // last append goes with COMMIT. A lone finish is then two round trips
 // (BEGIN, the compare-and-swap and the head; the append and COMMIT), and
 // each further member of a batch one (its RELEASE, SAVEPOINT and
@@ -292,8 +295,8 @@ func (b *batchTx) send(query string, args []any, read func(pgx.BatchResults) err
 		bt.Queue(p.query, p.args...)
 	}
 	bt.Queue(query, args...)
-	// The batch's first statement takes the chain head too (its members
-	// are writes with a ledger entry), after it, so a row it locks is
+	// The batch's first statement takes the chain head too when its
+	// member is a finish (speculate), after it, so the row it locks is
 	// still locked before the head.
 	take := b.speculate && !b.head.ok
 	b.speculate = false

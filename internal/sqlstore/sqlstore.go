@@ -85,7 +85,10 @@ type DB interface {
 // KeyedDB is a DB that commits several transactions as one (group
 // commit) and runs them in the order of a key naming the row each locks
 // first, so that two writers' batches lock shared rows in one order and
-// cannot deadlock. A DB without it runs TxKeyed as Tx.
+// cannot deadlock. A keyed transaction locks its row with its first
+// statement and then appends to the ledger (a finish), which lets the
+// Postgres driver take the chain head in that statement's round trip. A
+// DB without it runs TxKeyed as Tx.
 type KeyedDB interface {
 	TxKeyed(ctx context.Context, op, key string, fn func(Tx) error) error
 }

@@ -84,6 +84,7 @@ func batch(t *testing.T, s *Store, holder *pgx.Conn, lead func() error, writes [
 	// The leader has taken its batch (itself alone) and waits on the held
 	// row: what queues now is the next batch.
 	until(t, func() bool { return s.group.Taken() > taken })
+	until(t, func() bool { return blockedBy(t, s, holder.PgConn().PID()) })
 	errs = make([]error, len(writes))
 	for i, w := range writes {
 		wg.Go(func() { errs[i] = w() })
@@ -463,32 +464,8 @@ func TestGroupCommitRoundTrips(t *testing.T) {
 	lead := finish("lead")
 	// The leader finds every chain held and waits for one (a round trip
 	// more: three); the writes queue behind it and go as one batch.
-	hold, err := holder.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := hold.Exec(ctx, sqlHoldChains); err != nil {
-		t.Fatal(err)
-	}
 	t0 = s.trips.Load()
-	var wg sync.WaitGroup
-	var leadErr error
-	wg.Go(func() { leadErr = lead() })
-	for blocked := 0; blocked == 0; time.Sleep(time.Millisecond) {
-		if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))`,
-			holder.PgConn().PID()).Scan(&blocked); err != nil {
-			t.Fatal(err)
-		}
-	}
-	errs := make([]error, len(writes))
-	for i, w := range writes {
-		wg.Go(func() { errs[i] = w() })
-		until(t, func() bool { _, n := s.group.Queued(); return n == i+1 })
-	}
-	if err := hold.Rollback(ctx); err != nil {
-		t.Fatal(err)
-	}
-	wg.Wait()
+	leadErr, errs := batch(t, s, holder, lead, writes)
 	if err := errors.Join(append(errs, leadErr)...); err != nil {
 		t.Fatal(err)
 	}
@@ -507,14 +484,7 @@ func TestGroupCommitRoundTrips(t *testing.T) {
 func TestGroupCommitFirstFinishConflicts(t *testing.T) {
 	s, holder := openGroup(t)
 	ctx := context.Background()
-	create := func(id string, st switchboard.Status) switchboard.Invocation {
-		inv := switchboard.Invocation{ID: id, Tool: "t", Status: st, Input: json.RawMessage(`{}`)}
-		if err := s.InvocationCreate(ctx, inv); err != nil {
-			t.Fatal(err)
-		}
-		inv.Status = switchboard.StatusSucceeded
-		return inv
-	}
+	create := func(id string, st switchboard.Status) switchboard.Invocation { return created(t, s, id, st) }
 	finish := func(inv switchboard.Invocation, e *switchboard.ActivityEntry) error {
 		_, err := s.InvocationFinish(ctx, inv, e, switchboard.StatusDispatched)
 		return err
@@ -544,6 +514,29 @@ func TestGroupCommitFirstFinishConflicts(t *testing.T) {
 	}
 }
 
+// created stores invocation id in status st and returns it as a finish
+// to succeeded would write it.
+func created(t *testing.T, s *Store, id string, st switchboard.Status) switchboard.Invocation {
+	t.Helper()
+	inv := switchboard.Invocation{ID: id, Tool: "t", Status: st, Input: json.RawMessage(`{}`)}
+	if err := s.InvocationCreate(context.Background(), inv); err != nil {
+		t.Fatal(err)
+	}
+	inv.Status = switchboard.StatusSucceeded
+	return inv
+}
+
+// connect opens another connection like holder, closed with the test.
+func connect(t *testing.T, holder *pgx.Conn) *pgx.Conn {
+	t.Helper()
+	c, err := pgx.ConnectConfig(context.Background(), holder.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	return c
+}
+
 // blockedBy reports whether a backend waits for a lock pid holds.
 func blockedBy(t *testing.T, s *Store, pid uint32) bool {
 	t.Helper()
@@ -560,11 +553,7 @@ func blockedBy(t *testing.T, s *Store, pid uint32) bool {
 func TestGroupCommitTxWithoutEntryTakesNoChain(t *testing.T) {
 	s, holder := openGroup(t)
 	ctx := context.Background()
-	other, err := pgx.ConnectConfig(ctx, holder.Config())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close(ctx)
+	other := connect(t, holder)
 	if _, err := other.Exec(ctx, `SELECT pg_advisory_lock(42)`); err != nil {
 		t.Fatal(err)
 	}
@@ -601,19 +590,8 @@ func TestGroupCommitTxWithoutEntryTakesNoChain(t *testing.T) {
 func TestGroupCommitBusyIsForgotten(t *testing.T) {
 	s, holder := openGroup(t)
 	ctx := context.Background()
-	other, err := pgx.ConnectConfig(ctx, holder.Config())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close(ctx)
-	create := func(id string, st switchboard.Status) switchboard.Invocation {
-		inv := switchboard.Invocation{ID: id, Tool: "t", Status: st, Input: json.RawMessage(`{}`)}
-		if err := s.InvocationCreate(ctx, inv); err != nil {
-			t.Fatal(err)
-		}
-		inv.Status = switchboard.StatusSucceeded
-		return inv
-	}
+	other := connect(t, holder)
+	create := func(id string, st switchboard.Status) switchboard.Invocation { return created(t, s, id, st) }
 	done, b := create("a-done", switchboard.StatusSucceeded), create("b", switchboard.StatusDispatched)
 	// holder: the store's preferred chain, then (in a savepoint) all others.
 	hold, err := holder.Begin(ctx)

@@ -121,6 +121,18 @@ func (e *elicitor) stop() {
 	e.wg.Wait()
 }
 
+// complete tells the client elicitation id is complete: on the call's
+// stream while the call is open, else on the session's own stream, as the
+// transport refuses a message about a request it has already answered
+// (the call may end, once decided, before the client's answer to the
+// link came back).
+func (e *elicitor) complete(ctx context.Context, id string) {
+	p := &mcp.ElicitationCompleteParams{ElicitationID: id}
+	if err := e.ss.NotifyElicitationComplete(context.WithoutCancel(ctx), p); err != nil {
+		_ = e.ss.NotifyElicitationComplete(context.Background(), p)
+	}
+}
+
 // decidedNow reports whether approval id is no longer pending.
 func (e *elicitor) decidedNow(ctx context.Context, id string) bool {
 	a, err := e.s.opts.Approvals.Get(ctx, id)
@@ -164,7 +176,7 @@ func (e *elicitor) ask(inv switchboard.Invocation) {
 		// the client's answer to the link came back: a client that was
 		// shown the link is still owed its completion.
 		if mode == "url" && e.decidedNow(context.WithoutCancel(ctx), a.ID) {
-			_ = e.ss.NotifyElicitationComplete(context.WithoutCancel(ctx), &mcp.ElicitationCompleteParams{ElicitationID: a.ID})
+			e.complete(ctx, a.ID)
 		}
 		return
 	}
@@ -185,7 +197,7 @@ func (e *elicitor) ask(inv switchboard.Invocation) {
 				return
 			}
 		}
-		_ = e.ss.NotifyElicitationComplete(context.WithoutCancel(ctx), &mcp.ElicitationCompleteParams{ElicitationID: a.ID})
+		e.complete(ctx, a.ID)
 		return
 	default:
 		approve, _ = res.Content["approve"].(bool)

@@ -69,15 +69,24 @@ func takeChain(ctx context.Context, q interface {
 }, prefer, n int, busy bool, h *chainHead) (ids []int64, err error) {
 	err = pgx.ErrNoRows
 	if !busy {
-		err = q.QueryRow(ctx, sqlTakeChain, prefer, n).Scan(&h.chain, &h.seq, &h.hash, &ids)
+		ids, err = scanHead(q.QueryRow(ctx, sqlTakeChain, prefer, n), h)
 	}
 	if errors.Is(err, pgx.ErrNoRows) {
-		err = q.QueryRow(ctx, sqlWaitChain, prefer, n).Scan(&h.chain, &h.seq, &h.hash, &ids)
+		ids, err = scanHead(q.QueryRow(ctx, sqlWaitChain, prefer, n), h)
 	}
-	if err != nil {
+	return ids, err
+}
+
+// scanHead reads a head sqlTakeChain or sqlWaitChain took into h, and the
+// ids drawn with it.
+func scanHead(r interface{ Scan(dest ...any) error }, h *chainHead) ([]int64, error) {
+	var got chainHead
+	var ids []int64
+	if err := r.Scan(&got.chain, &got.seq, &got.hash, &ids); err != nil {
 		return nil, err
 	}
-	h.ok = true
+	got.ok = true
+	*h = got
 	slices.Sort(ids)
 	return ids, nil
 }

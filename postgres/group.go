@@ -342,13 +342,9 @@ func (b *batchTx) send(query string, args []any, read func(pgx.BatchResults) err
 	if take {
 		// Read even when the statement found no row (a compare-and-swap
 		// that failed): the head was taken all the same.
-		var h chainHead
-		var ids []int64
-		switch terr := br.QueryRow().Scan(&h.chain, &h.seq, &h.hash, &ids); {
+		switch ids, terr := scanHead(br.QueryRow(), &b.head); {
 		case terr == nil:
-			h.ok = true
-			slices.Sort(ids)
-			b.head, b.ids = h, ids
+			b.ids = ids
 		case errors.Is(terr, pgx.ErrNoRows): // every chain is held: Append waits for one
 			b.busy = true
 		case err == nil:

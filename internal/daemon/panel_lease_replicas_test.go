@@ -3,9 +3,7 @@ package daemon_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -51,20 +49,7 @@ func TestPanelLeaseFollowsExternalAgentAcrossReplicas(t *testing.T) {
 	}
 	do := func(base, tok, method, path, body string) (int, map[string]any) {
 		t.Helper()
-		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+tok)
-		if body != "" {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		var m map[string]any
-		_ = json.Unmarshal(b, &m)
-		return resp.StatusCode, m
+		return bearerJSON(t, base, tok, method, path, body)
 	}
 	fill := func(base, tok, title string) (int, map[string]any) {
 		t.Helper()

@@ -90,7 +90,14 @@ func newPanelDaemon(t *testing.T) *panelDaemon {
 // do sends a request with bearer tok and decodes the JSON answer.
 func (p *panelDaemon) do(t *testing.T, tok, method, path, body string) (int, map[string]any) {
 	t.Helper()
-	req, _ := http.NewRequest(method, p.srv.URL+path, strings.NewReader(body))
+	return bearerJSON(t, p.srv.URL, tok, method, path, body)
+}
+
+// bearerJSON sends a request to base with bearer tok and decodes the JSON
+// answer.
+func bearerJSON(t *testing.T, base, tok, method, path, body string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+tok)
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")

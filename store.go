@@ -107,7 +107,9 @@ type Store interface {
 	SettingPut(ctx context.Context, key string, value json.RawMessage, at time.Time) error
 
 	// SearchExampleAdd records ex, once per (tool, query, caller): a repeat
-	// only moves its time and invocation. It then keeps only the caller's
+	// only moves its time and invocation. What ex's invocation taught the
+	// tool under another query is replaced (a later call after the same
+	// search changed which sentences the tool learns). It then keeps only the caller's
 	// perTool newest examples of the tool and perCaller newest overall
 	// (values ≤ 0 leave that bound off), in the same transaction, so one
 	// caller's influence stays bounded.

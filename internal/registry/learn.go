@@ -18,9 +18,10 @@ import (
 
 // This file is search that learns from use (docs/search.md, "Learning
 // from use"): a successful call by a caller within LearnWindow after that
-// caller's search makes the search's query, scrubbed, a positive example
-// for the called tool; the examples live in the store and feed each
-// tool's learned field in the index.
+// caller's search makes the search's sentences, scrubbed, a positive
+// example for the called tool, less the sentences that belong to another
+// tool called after the same search (search.Attribute); the examples live
+// in the store and feed each tool's learned field in the index.
 
 // Learning's fixed bounds.
 const (
@@ -65,15 +66,37 @@ type learner struct {
 	wg  sync.WaitGroup
 }
 
-// searched is one remembered search: the scrubbed query ("" when the
-// query may not be kept, which still ends the attribution of the caller's
-// earlier searches), the run it belongs to and the tools attributed so far.
+// searched is one remembered search: its scrubbed sentences (none when
+// the query may not be kept, which still ends the attribution of the
+// caller's earlier searches), the run it belongs to and the calls
+// attributed to it so far.
 type searched struct {
-	query string
-	agent string // the agent session that searched, if the search knew it
-	run   string
-	at    time.Time
-	tools []string
+	clauses []string
+	agent   string // the agent session that searched, if the search knew it
+	run     string
+	at      time.Time
+	taught  *taught
+}
+
+// taught is what one search taught: each call attributed to it, in
+// order. A further call changes what the earlier ones learn (a sentence
+// is withheld from a tool once a tool it fits better is called), so each
+// write stores the whole search's current attribution; mu keeps the
+// writes of one search in order.
+type taught struct {
+	mu     sync.Mutex // held by the search's writes (in order), not by l.mu
+	caller string
+	calls  []taughtCall
+}
+
+// taughtCall is one call a search taught: the tool as it was declared,
+// the invocation, when, and the text last stored for it ("" not yet).
+type taughtCall struct {
+	tool       switchboard.Tool
+	invocation string
+	at         time.Time
+	reversed   bool
+	stored     string
 }
 
 type searchRunKey struct{}
@@ -100,12 +123,9 @@ func (r *Registry) noteSearch(ctx context.Context, q switchboard.SearchQuery) {
 	// A regex is a pattern over names, not a request in the caller's
 	// words: it is a new search (it ends the attribution of the caller's
 	// earlier ones) that teaches nothing.
-	query, ok := "", false
+	var clauses []string
 	if !q.Regex {
-		query, ok = search.Scrub(q.Query)
-	}
-	if !ok {
-		query = ""
+		clauses, _ = search.ScrubClauses(q.Query)
 	}
 	key := p.Key() // one agent name acting for two users: two callers
 	now := r.now()
@@ -115,7 +135,7 @@ func (r *Registry) noteSearch(ctx context.Context, q switchboard.SearchQuery) {
 	if _, ok := l.recent[key]; !ok && len(l.recent) >= learnCallers {
 		l.evictLocked(now)
 	}
-	s := append(l.recent[key], searched{query: query, agent: agent, run: run, at: now})
+	s := append(l.recent[key], searched{clauses: clauses, agent: agent, run: run, at: now, taught: &taught{caller: callerDigest(key)}})
 	if len(s) > learnRecent {
 		s = s[len(s)-learnRecent:]
 	}
@@ -178,12 +198,12 @@ func (r *Registry) Observe(e switchboard.ActivityEntry) {
 			InvocationID string `json:"invocationId"`
 		}
 		if json.Unmarshal(e.Reversal, &of) == nil && of.InvocationID != "" {
-			r.learnAsync(func(ctx context.Context) error { return r.unlearnInvocation(ctx, of.InvocationID) })
+			r.unlearn(of.InvocationID)
 		}
 		return
 	}
 	r.mu.RLock()
-	_, inCatalog := r.tools[e.Target]
+	en, inCatalog := r.tools[e.Target]
 	r.mu.RUnlock()
 	if !inCatalog {
 		return // a tab's live tool or a harness tool: not the catalog's index
@@ -191,7 +211,8 @@ func (r *Registry) Observe(e switchboard.ActivityEntry) {
 	key := callerKey(e.Actor, d.User)
 	l := &r.learn
 	l.mu.Lock()
-	var query string
+	var tt *taught
+	var clauses []string
 	s := l.recent[key]
 	for i := len(s) - 1; i >= 0; i-- {
 		age := e.Ts.Sub(s[i].at)
@@ -205,23 +226,98 @@ func (r *Registry) Observe(e switchboard.ActivityEntry) {
 			continue
 		}
 		// The caller's latest search in the window is the one attributed.
-		if s[i].query != "" && !slices.Contains(s[i].tools, e.Target) && len(s[i].tools) < LearnToolsPerSearch {
-			s[i].tools = append(s[i].tools, e.Target)
-			query = s[i].query
+		t := s[i].taught
+		called := slices.ContainsFunc(t.calls, func(c taughtCall) bool { return c.tool.Name == e.Target })
+		if len(s[i].clauses) > 0 && !called && len(t.calls) < LearnToolsPerSearch {
+			if t.calls == nil {
+				t.calls = make([]taughtCall, 0, LearnToolsPerSearch)
+			}
+			t.calls = append(t.calls, taughtCall{tool: en.tool, invocation: d.InvocationID, at: e.Ts})
+			tt, clauses = t, s[i].clauses
 		}
 		break
 	}
 	l.mu.Unlock()
-	if query == "" {
+	if tt == nil {
 		return
 	}
-	ex := switchboard.SearchExample{Tool: e.Target, Query: query, Caller: callerDigest(key), InvocationID: d.InvocationID, At: e.Ts}
 	r.learnAsync(func(ctx context.Context) error {
+		tt.mu.Lock()
+		defer tt.mu.Unlock()
+		return r.storeTaught(ctx, tt, clauses)
+	})
+}
+
+// unlearn takes back what the reversed call id taught. When the search it
+// followed is still remembered, the call leaves that search's attribution
+// too, and the other calls learn again what it had taken from them.
+func (r *Registry) unlearn(id string) {
+	l := &r.learn
+	l.mu.Lock()
+	var tt *taught
+	var clauses []string
+	for _, s := range l.recent {
+		for _, x := range s {
+			if j := slices.IndexFunc(x.taught.calls, func(c taughtCall) bool { return c.invocation == id }); j >= 0 {
+				x.taught.calls[j].reversed = true
+				tt, clauses = x.taught, x.clauses
+			}
+		}
+	}
+	l.mu.Unlock()
+	r.learnAsync(func(ctx context.Context) error {
+		if tt == nil {
+			return r.unlearnInvocation(ctx, id)
+		}
+		// Under the search's lock: a write of the search already under way
+		// cannot store the reversed call's example again after this.
+		tt.mu.Lock()
+		defer tt.mu.Unlock()
+		if err := r.unlearnInvocation(ctx, id); err != nil {
+			return err
+		}
+		return r.storeTaught(ctx, tt, clauses)
+	})
+}
+
+// storeTaught stores what each call the search taught learns now
+// (search.Attribute over the search's sentences and the called tools),
+// replacing what an earlier write stored for the same call. It writes
+// the search's state as it is when it runs, so a write that comes late
+// stores nothing stale. The caller holds t.mu.
+func (r *Registry) storeTaught(ctx context.Context, t *taught, clauses []string) error {
+	l := &r.learn
+	l.mu.Lock()
+	calls := slices.Clone(t.calls)
+	l.mu.Unlock()
+	var live []switchboard.Tool
+	var at []int // index in calls of each live tool
+	for i, c := range calls {
+		if !c.reversed {
+			live = append(live, c.tool)
+			at = append(at, i)
+		}
+	}
+	texts := search.Attribute(clauses, live)
+	for k, i := range at {
+		c := calls[i]
+		if texts[k] == "" || texts[k] == c.stored {
+			continue
+		}
+		ex := switchboard.SearchExample{Tool: c.tool.Name, Query: texts[k], Caller: t.caller, InvocationID: c.invocation, At: c.at}
 		if err := r.store.SearchExampleAdd(ctx, ex, LearnPerCallerTool, LearnPerCaller); err != nil {
 			return err
 		}
-		return r.reloadLearned(ctx, ex.Tool)
-	})
+		l.mu.Lock()
+		if j := slices.IndexFunc(t.calls, func(x taughtCall) bool { return x.invocation == c.invocation }); j >= 0 {
+			t.calls[j].stored = texts[k]
+		}
+		l.mu.Unlock()
+		if err := r.reloadLearned(ctx, c.tool.Name); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // callerDigest is what the store keeps of a caller (its principal, so a

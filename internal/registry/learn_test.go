@@ -321,3 +321,49 @@ func TestLearnAttributionPerUser(t *testing.T) {
 		t.Fatalf("learned %+v, want alice's planner's team roster", got)
 	}
 }
+
+// TestLearnAttributesSentences: two tools called after one multi-part
+// request each learn their own sentence, the first tool's example being
+// rewritten when the second call comes; when the second call is reversed,
+// the first tool learns the whole request again.
+func TestLearnAttributesSentences(t *testing.T) {
+	t.Parallel()
+	r, st, c := learnFixture(t, nil)
+	ctx := agentCtx("a1")
+	learned := func(tool string) []string {
+		t.Helper()
+		r.WaitLearned()
+		qs, err := st.SearchExampleList(context.Background(), tool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, q := range qs {
+			out = append(out, q.Query)
+		}
+		return out
+	}
+	if _, err := r.SearchMeta(ctx, switchboard.SearchQuery{Query: "Export the deck as a PDF. Then resize the image to fit."}, nil); err != nil {
+		t.Fatal(err)
+	}
+	r.Observe(callEntry("agent:a1", "deck.export", "i1", switchboard.StatusSucceeded, c.now()))
+	if got := learned("deck.export"); len(got) != 1 || got[0] != "export the deck as a pdf then resize the image to fit" {
+		t.Fatalf("deck.export alone learned %q, want the whole request", got)
+	}
+	r.Observe(callEntry("agent:a1", "image.resize", "i2", switchboard.StatusSucceeded, c.now()))
+	if got := learned("deck.export"); len(got) != 1 || got[0] != "export the deck as a pdf" {
+		t.Fatalf("deck.export learned %q, want its own sentence only", got)
+	}
+	if got := learned("image.resize"); len(got) != 1 || got[0] != "then resize the image to fit" {
+		t.Fatalf("image.resize learned %q, want its own sentence only", got)
+	}
+	undo := callEntry("agent:a1", "image.resize", "i3", switchboard.StatusSucceeded, c.now())
+	undo.Reversal = json.RawMessage(`{"of": 2, "invocationId": "i2", "tool": "image.resize"}`)
+	r.Observe(undo)
+	if got := learned("image.resize"); len(got) != 0 {
+		t.Fatalf("a reversed call's example survived: %q", got)
+	}
+	if got := learned("deck.export"); len(got) != 1 || got[0] != "export the deck as a pdf then resize the image to fit" {
+		t.Fatalf("after the reversal deck.export learned %q, want the whole request again", got)
+	}
+}

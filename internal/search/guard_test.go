@@ -7,8 +7,18 @@ import (
 	"github.com/switchboardhq/switchboard"
 )
 
+// guardIndex indexes catalog() with learned. The guards are measured
+// against the field alone, so the per-tool gate (on by default) is off
+// unless opts sets Neighbours.
 func guardIndex(opts *Options, learned map[string][]Learned) *Index {
-	x := New(opts)
+	o := Options{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.Neighbours == nil {
+		o.Neighbours = &Neighbours{}
+	}
+	x := New(&o)
 	x.Replace(catalog())
 	x.ReplaceLearned(learned)
 	return x

@@ -49,11 +49,11 @@ func DefaultFields() Fields {
 		// Learned queries are requests in the callers' own words, the
 		// vocabulary the catalog's prose lacks. Weight and b were chosen
 		// by cross-validation inside the public sets' training halves,
-		// under the rule that queries unlike anything learned lose no
-		// more than noise (bench/README.md, "Learning from use"): a
-		// heavier field lets other tools' learned words outrank the
-		// right tool.
-		Learned: Field{Weight: 0.5, B: 0.3},
+		// with the per-tool gate (DefaultNeighbours) and each tool
+		// learning its own sentences of a request (bench/README.md,
+		// "Learning from use", round 7): the gate keeps the field shut
+		// for requests unlike what the tool learned.
+		Learned: Field{Weight: 1, B: 0.75},
 	}
 }
 

@@ -173,6 +173,8 @@ func (nb *nbIndex) similar(words []string, threshold float64) (best float64, out
 	return best, out
 }
 
-// DefaultNeighbours returns the default: off (the learned field is scored
-// as one more BM25F field, DefaultFields).
-func DefaultNeighbours() Neighbours { return Neighbours{} }
+// DefaultNeighbours returns the default: the per-tool gate at 0.2, so a
+// tool's learned field (DefaultFields) counts only for a search alike
+// one of the requests it learned. Chosen with the field's weight
+// (bench/README.md, "Learning from use", round 7).
+func DefaultNeighbours() Neighbours { return Neighbours{Threshold: 0.2, Gate: true, PerTool: true} }

@@ -14,6 +14,9 @@ const (
 	sqlExampleUpsert = `INSERT INTO search_examples (tool, query, caller, invocation_id, created_at)
 		VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (tool, query, caller) DO UPDATE SET invocation_id = excluded.invocation_id, created_at = excluded.created_at`
+	// sqlExampleReplaced deletes what the same call taught the tool
+	// before, when a later call after the same search changed it.
+	sqlExampleReplaced = `DELETE FROM search_examples WHERE invocation_id = ? AND tool = ? AND caller = ? AND query <> ?`
 	sqlExampleTrimTool = `DELETE FROM search_examples WHERE caller = ? AND tool = ? AND query NOT IN
 		(SELECT query FROM search_examples WHERE caller = ? AND tool = ? ORDER BY created_at DESC, query DESC LIMIT ?)`
 	sqlExampleTrimCaller = `DELETE FROM search_examples WHERE caller = ? AND (tool, query) NOT IN
@@ -36,6 +39,11 @@ func (s *Store) SearchExampleAdd(ctx context.Context, ex switchboard.SearchExamp
 	}
 	at := s.time(s.stamp(ex.At))
 	return s.db.Tx(ctx, op, func(tx Tx) error {
+		if ex.InvocationID != "" {
+			if _, err := tx.Exec(ctx, s.sql(sqlExampleReplaced), ex.InvocationID, ex.Tool, ex.Caller, ex.Query); err != nil {
+				return err
+			}
+		}
 		if _, err := tx.Exec(ctx, s.sql(sqlExampleUpsert), ex.Tool, ex.Query, ex.Caller, ex.InvocationID, at); err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -73,6 +74,31 @@ func testSearchExample(t *testing.T, s switchboard.Store) {
 		t.Fatalf("left after deletes: %+v", got)
 	}
 
+	// What one invocation taught a tool is replaced when a later call
+	// after the same search changes it; the same invocation's example of
+	// another tool, and another caller's of the same query, stay.
+	add(example("deck.export", "export the deck then resize the image", "c1", "i7", base))
+	add(example("image.resize", "export the deck then resize the image", "c1", "i8", base))
+	add(example("deck.export", "export the deck then resize the image", "c2", "i9", base))
+	add(example("deck.export", "export the deck", "c1", "i7", base))
+	got, err = s.SearchExampleList(ctx, "deck.export")
+	must(t, err)
+	if len(got) != 2 || got[0].Query != "export the deck" && got[1].Query != "export the deck" {
+		t.Fatalf("after a replacement deck.export holds %+v, want c1's \"export the deck\" and c2's whole request", got)
+	}
+	for _, q := range got {
+		if q.Callers != 1 {
+			t.Fatalf("after a replacement deck.export holds %+v: one caller each", got)
+		}
+	}
+	if got, _ := s.SearchExampleList(ctx, "image.resize"); len(got) != 1 {
+		t.Fatalf("a replacement for deck.export touched image.resize: %+v", got)
+	}
+	_, err = s.SearchExampleDelete(ctx, "deck.export")
+	must(t, err)
+	_, err = s.SearchExampleDelete(ctx, "image.resize")
+	must(t, err)
+
 	for _, bad := range []switchboard.SearchExample{
 		example("", "q", "c", "i", base), example("t", "", "c", "i", base), example("t", "q", "", "i", base),
 	} {
@@ -88,7 +114,9 @@ func testSearchExample(t *testing.T, s switchboard.Store) {
 func testSearchExampleBounds(t *testing.T, s switchboard.Store) {
 	ctx := context.Background()
 	for i, q := range []string{"a one", "a two", "a three", "a four"} {
-		must(t, s.SearchExampleAdd(ctx, example("t1", q, "spam", "i", base.Add(time.Duration(i)*time.Second)), 2, 3))
+		// Each call is its own invocation: one invocation's example of a
+		// tool under another query would replace it.
+		must(t, s.SearchExampleAdd(ctx, example("t1", q, "spam", fmt.Sprint("i", i), base.Add(time.Duration(i)*time.Second)), 2, 3))
 	}
 	must(t, s.SearchExampleAdd(ctx, example("t1", "a one", "honest", "j", base), 2, 3))
 	got, err := s.SearchExampleList(ctx, "t1")
@@ -102,7 +130,7 @@ func testSearchExampleBounds(t *testing.T, s switchboard.Store) {
 		t.Fatalf("per-tool bound kept %v, want %v", qs, want)
 	}
 	for i, tool := range []string{"t2", "t3"} {
-		must(t, s.SearchExampleAdd(ctx, example(tool, "b", "spam", "i", base.Add(time.Duration(10+i)*time.Second)), 2, 3))
+		must(t, s.SearchExampleAdd(ctx, example(tool, "b", "spam", fmt.Sprint("i", 10+i), base.Add(time.Duration(10+i)*time.Second)), 2, 3))
 	}
 	all, err := s.SearchExampleList(ctx, "")
 	must(t, err)

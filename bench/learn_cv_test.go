@@ -192,6 +192,14 @@ func learnGrid() []learnSetting {
 			Neighbours: &search.Neighbours{Threshold: c.th, Gate: true, PerTool: true}}})
 		round7Names[name] = true
 	}
+	// Every setting above that names no neighbour rule was measured with
+	// the field ungated (the default until round 7 made the per-tool gate
+	// production): pin it, so the tables reproduce.
+	for i := range grid {
+		if grid[i].opts.Neighbours == nil {
+			grid[i].opts.Neighbours = &search.Neighbours{}
+		}
+	}
 	// SWITCHBOARD_LEARN_CV=round4 (round5, round6, round7) runs only that round's
 	// candidates and production's row (round 6: and round 5's per-tool
 	// gate θ 0.2, for reference).

@@ -3,6 +3,7 @@ package search
 import (
 	"math"
 	"slices"
+	"sync"
 )
 
 // Neighbours scores learned queries one by one instead of pooling their
@@ -40,6 +41,18 @@ type nbIndex struct {
 	entries []nbEntry
 	byTool  map[string][]int32
 	dead    int
+	// idfs is each term's idf over the live entries, computed once an
+	// edit is done (refresh) rather than per entry term per search.
+	idfs []float64
+	// scratch holds per-search dot products by entry: a dense slice is
+	// several times cheaper than a map on the search path.
+	scratch sync.Pool
+}
+
+// nbScratch is one search's dot products and the entries it touched.
+type nbScratch struct {
+	dot     []float64
+	touched []int32
 }
 
 type nbEntry struct {
@@ -52,13 +65,29 @@ type nbEntry struct {
 func newNbIndex(learned map[string][]Learned) *nbIndex {
 	nb := &nbIndex{an: analyzer{stems: map[string]string{}}, terms: map[string]int32{}, byTool: map[string][]int32{}}
 	for name, ls := range learned {
-		nb.set(name, ls)
+		nb.put(name, ls)
 	}
+	nb.refresh()
 	return nb
 }
 
 // set replaces the entries of tool by ls (none: drops them).
 func (nb *nbIndex) set(tool string, ls []Learned) {
+	nb.put(tool, ls)
+	nb.refresh()
+}
+
+// refresh recomputes every term's idf: the live count and document
+// frequencies changed.
+func (nb *nbIndex) refresh() {
+	nb.idfs = slices.Grow(nb.idfs[:0], len(nb.df))[:len(nb.df)]
+	for t, df := range nb.df {
+		nb.idfs[t] = nb.idf(df)
+	}
+}
+
+// put is set without the refresh.
+func (nb *nbIndex) put(tool string, ls []Learned) {
 	for _, e := range nb.byTool[tool] {
 		en := &nb.entries[e]
 		for _, t := range en.terms {
@@ -124,37 +153,49 @@ func (nb *nbIndex) similar(words []string, threshold float64) (best float64, out
 	if nb.live() == 0 || len(words) == 0 {
 		return 0, nil
 	}
+	sc, _ := nb.scratch.Get().(*nbScratch)
+	if sc == nil {
+		sc = &nbScratch{}
+	}
+	if len(sc.dot) < len(nb.entries) {
+		sc.dot = make([]float64, len(nb.entries)+len(nb.entries)/4)
+	}
+	dot := sc.dot
+	defer func() {
+		for _, e := range sc.touched {
+			dot[e] = 0
+		}
+		sc.touched = sc.touched[:0]
+		nb.scratch.Put(sc)
+	}()
 	qNorm := 0.0
-	dot := map[int32]float64{}
 	for _, w := range words {
 		t, ok := nb.terms[w]
-		df := int32(0)
-		if ok {
-			df = nb.df[t]
-		}
-		idf := nb.idf(df)
-		qNorm += idf * idf
-		if df == 0 {
+		if !ok || nb.df[t] == 0 {
+			idf := nb.idf(0)
+			qNorm += idf * idf
 			continue
 		}
+		idf := nb.idfs[t]
+		qNorm += idf * idf
 		for _, e := range nb.post[t] {
 			if nb.entries[e].alive {
+				if dot[e] == 0 {
+					sc.touched = append(sc.touched, e)
+				}
 				dot[e] += idf * idf
 			}
 		}
 	}
 	qNorm = math.Sqrt(qNorm)
 	byTool := map[string]int{}
-	ids := make([]int32, 0, len(dot))
-	for e := range dot {
-		ids = append(ids, e)
-	}
-	slices.Sort(ids) // map order must not decide ties
+	ids := sc.touched
+	slices.Sort(ids) // discovery order must not decide ties
 	for _, e := range ids {
 		en := &nb.entries[e]
 		eNorm := 0.0
 		for _, t := range en.terms {
-			idf := nb.idf(nb.df[t])
+			idf := nb.idfs[t]
 			eNorm += idf * idf
 		}
 		sim := dot[e] / (qNorm * math.Sqrt(eNorm))

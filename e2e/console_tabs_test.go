@@ -73,3 +73,17 @@ func TestConsoleTabsInChromium(t *testing.T) {
 		t.Errorf("the ended tab reads %q (%v), want closed", s.State, err)
 	}
 }
+
+// TestConsoleTabsNoneOpenInChromium: with no tab open the view says so
+// once (the count line), not a second time in the empty list under it.
+func TestConsoleTabsNoneOpenInChromium(t *testing.T) {
+	e := newEnv(t)
+	tab, cancel := e.tab(t, e.srv.URL+"/#tabs")
+	defer cancel()
+	do(t, tab, chromedp.WaitVisible("html[data-console=ready] #signin-token"),
+		chromedp.SendKeys("#signin-token", adminToken), chromedp.Click("#login-form button"))
+	poll(t, tab, `document.getElementById('tab-count').textContent === 'No tabs are open.'`)
+	if n := eval[int](t, tab, `document.getElementById('tabs').innerText.split('No tabs are open.').length - 1`); n != 1 {
+		t.Errorf("the Tabs view says %d times that no tab is open; want once", n)
+	}
+}

@@ -242,7 +242,8 @@ function renderTabs(items) {
     n.dataset.sig = sig;
     return n;
   });
-  if (!items.length) { list.replaceChildren(el('p', 'No tabs are open.', 'muted')); return; }
+  // No cards: the count line above already says no tab is open.
+  if (!items.length) { list.replaceChildren(); return; }
   const now = [...list.children];
   if (now.length === cards.length && now.every((c, i) => c === cards[i])) return;
   // Replace in place where the order holds, so kept cards are not moved.

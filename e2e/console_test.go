@@ -41,6 +41,14 @@ func TestConsoleInChromium(t *testing.T) {
 	if names := eval[string](t, tab, `[...document.querySelectorAll('#tools tr td:first-child')].map(td => td.textContent).join(' ')`); !strings.Contains(names, "billing.invoice.send") || !strings.Contains(names, "media.upload_image") {
 		t.Fatalf("catalog lists %q", names)
 	}
+	// At desktop width each name keeps to one line: the long summaries wrap,
+	// not billing.invoice.send in the middle of a word.
+	do(t, tab, chromedp.EmulateViewport(1280, 900))
+	if broken := eval[string](t, tab, `[...document.querySelectorAll('#tools button.link')].filter(b => {
+		const r = document.createRange(); r.selectNodeContents(b); return r.getClientRects().length > 1;
+	}).map(b => b.textContent).join(' ')`); broken != "" {
+		t.Errorf("tool names wrap over lines at 1280 px: %s", broken)
+	}
 	do(t, tab, chromedp.SendKeys("#query", "bill the customer"))
 	poll(t, tab, `document.getElementById('catalog-count').textContent.includes('bill the customer')`)
 	if first := eval[string](t, tab, `document.querySelector('#tools tr td').textContent`); first != "billing.invoice.send" {

@@ -81,3 +81,21 @@ func TestDemoLayoutInChromium(t *testing.T) {
 		t.Errorf("the no-session commands name another daemon: %q", cmd)
 	}
 }
+
+// TestDemoActionsHintInChromium: the demo's Actions box is not an empty
+// card before the first call: it says what will show there, and the hint
+// goes once a call has run in the tab.
+func TestDemoActionsHintInChromium(t *testing.T) {
+	e := newEnv(t)
+	ctx, cancel := e.tab(t, e.srv.URL+"/demo/")
+	defer cancel()
+	id := e.connected(t, ctx, demoTools...)
+	const hint = `document.getElementById("activity-empty")`
+	if !eval[bool](t, ctx, hint+`?.checkVisibility() === true && `+hint+`.textContent.includes("listed here")`) {
+		t.Fatal("the empty Actions box shows no hint")
+	}
+	if res, err := e.call("nav.goto", id, `{"page":"media"}`); err != nil || res.Status != "succeeded" {
+		t.Fatalf("nav.goto: %+v %v", res, err)
+	}
+	poll(t, ctx, `document.querySelectorAll("#activity li").length === 1 && !`+hint+`.checkVisibility()`)
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/client"
 )
 
@@ -56,7 +57,13 @@ func newApprovalsList(g *globals) *cobra.Command {
 			tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tSTATUS\tAGENT\tTOOL\tINPUT\tEXPIRES")
 			for _, a := range items {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", a.ID, a.Status, a.Agent, a.Tool, clip(string(a.Input), 50), until(a.ExpiresAt))
+				// Only a pending approval can still expire: a decided one
+				// showing "in 9m" (or "expired" later) reads as undecided.
+				expires := "-"
+				if a.Status == switchboard.ApprovalPending {
+					expires = until(a.ExpiresAt)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", a.ID, a.Status, a.Agent, a.Tool, clip(string(a.Input), 50), expires)
 			}
 			if err := tw.Flush(); err != nil {
 				return err

@@ -161,6 +161,18 @@ func TestCLIGovernanceWalkthrough(t *testing.T) {
 		t.Fatalf("replayed approval: %d %q", code, errs)
 	}
 
+	// Decided, it no longer counts down to an expiry.
+	code, out, _ = run(t, append(admin, "approvals", "list", "--status", "approved")...)
+	row := ""
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, id) {
+			row = l
+		}
+	}
+	if code != 0 || !strings.Contains(row, "approved") || strings.Contains(row, " in ") || strings.Contains(row, "expired") {
+		t.Errorf("the approved approval's row: %q", row)
+	}
+
 	// The ledger shows the decision and the call.
 	code, out, _ = run(t, append(admin, "activity", "--json")...)
 	var page struct {

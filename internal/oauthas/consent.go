@@ -250,10 +250,12 @@ func redirectHost(raw string) string {
 	return u.Host
 }
 
-// loginPage is the sign-in URL when the operator configured none.
+// loginPage is the sign-in URL when the operator configured none. The
+// console and 'switchboard login' land here too, not only MCP clients, so
+// the page names all three and the admin-token way in.
 func (s *Server) loginPage(w http.ResponseWriter, _ *http.Request) {
 	s.message(w, http.StatusServiceUnavailable, "Sign-in is not set up",
-		"This app has not set up signing in for MCP clients: its operator must start switchboard with --oauth-login-url, the app's page that signs the user in and vouches for them (docs/oauth.md).")
+		"This app has not set up signing in as one of its users (for MCP clients, the console's \"Sign in as a user\" and 'switchboard login'): its operator must start switchboard with --oauth-login-url, the app's page that signs the user in and vouches for them (docs/oauth.md). The operator can use the console with the admin token meanwhile.")
 }
 
 // loginURL is where the authorize endpoint sends the browser.

@@ -232,7 +232,8 @@ func TestLoginURL(t *testing.T) {
 	}
 	rec := httptest.NewRecorder()
 	s.Routes()[LoginPath].ServeHTTP(rec, httptest.NewRequest(http.MethodGet, LoginPath+"?request=sbr_1", nil))
-	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "--oauth-login-url") {
+	if body := rec.Body.String(); rec.Code != http.StatusServiceUnavailable || !strings.Contains(body, "--oauth-login-url") ||
+		!strings.Contains(body, "Sign in as a user") || !strings.Contains(body, "switchboard login") {
 		t.Fatalf("login page: %d %s", rec.Code, rec.Body)
 	}
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "sb.db"), nil)

@@ -43,9 +43,11 @@ const (
 	// learnCallers how many callers, for attribution.
 	learnRecent  = 8
 	learnCallers = 4096
-	// learnWriters bounds concurrent example writes; an example arriving
-	// while all are busy is dropped (learning is best effort, the call is
-	// not).
+	// learnWriters bounds concurrent example writes; a search's first
+	// example arriving while all are busy is dropped (learning is best
+	// effort, the call is not). A rewrite of what a search taught and a
+	// reversal wait for a writer instead: dropping them would leave an
+	// example the spec says is gone.
 	learnWriters = 4
 	// LearnRefresh is how often a registry reloads the examples other
 	// replicas stored.
@@ -61,6 +63,16 @@ type learner struct {
 	mu     sync.Mutex
 	recent map[string][]searched // by caller key, oldest first
 	loaded time.Time             // the last full load of the examples
+	// pending counts each search's writes not yet done, so a reversal
+	// finds the search of a call whose write is still to come even once
+	// the caller's newer searches pushed it out of recent.
+	pending map[*taught]int
+
+	// reloadMu makes a reload's store read and its setting of the index
+	// one step: otherwise a reload that read before a change could set
+	// the index after the change's own reload did, and the index would
+	// hold a reversed or forgotten example until the next full refresh.
+	reloadMu sync.Mutex
 
 	sem chan struct{}
 	wg  sync.WaitGroup
@@ -71,11 +83,10 @@ type learner struct {
 // caller's earlier searches), the run it belongs to and the calls
 // attributed to it so far.
 type searched struct {
-	clauses []string
-	agent   string // the agent session that searched, if the search knew it
-	run     string
-	at      time.Time
-	taught  *taught
+	agent  string // the agent session that searched, if the search knew it
+	run    string
+	at     time.Time
+	taught *taught
 }
 
 // taught is what one search taught: each call attributed to it, in
@@ -84,9 +95,10 @@ type searched struct {
 // write stores the whole search's current attribution; mu keeps the
 // writes of one search in order.
 type taught struct {
-	mu     sync.Mutex // held by the search's writes (in order), not by l.mu
-	caller string
-	calls  []taughtCall
+	mu      sync.Mutex // held by the search's writes (in order), not by l.mu
+	caller  string
+	clauses []string // the search's scrubbed sentences
+	calls   []taughtCall
 }
 
 // taughtCall is one call a search taught: the tool as it was declared,
@@ -135,7 +147,7 @@ func (r *Registry) noteSearch(ctx context.Context, q switchboard.SearchQuery) {
 	if _, ok := l.recent[key]; !ok && len(l.recent) >= learnCallers {
 		l.evictLocked(now)
 	}
-	s := append(l.recent[key], searched{clauses: clauses, agent: agent, run: run, at: now, taught: &taught{caller: callerDigest(key)}})
+	s := append(l.recent[key], searched{agent: agent, run: run, at: now, taught: &taught{caller: callerDigest(key), clauses: clauses}})
 	if len(s) > learnRecent {
 		s = s[len(s)-learnRecent:]
 	}
@@ -212,7 +224,7 @@ func (r *Registry) Observe(e switchboard.ActivityEntry) {
 	l := &r.learn
 	l.mu.Lock()
 	var tt *taught
-	var clauses []string
+	wait := false
 	s := l.recent[key]
 	for i := len(s) - 1; i >= 0; i-- {
 		age := e.Ts.Sub(s[i].at)
@@ -228,12 +240,16 @@ func (r *Registry) Observe(e switchboard.ActivityEntry) {
 		// The caller's latest search in the window is the one attributed.
 		t := s[i].taught
 		called := slices.ContainsFunc(t.calls, func(c taughtCall) bool { return c.tool.Name == e.Target })
-		if len(s[i].clauses) > 0 && !called && len(t.calls) < LearnToolsPerSearch {
+		if len(t.clauses) > 0 && !called && len(t.calls) < LearnToolsPerSearch {
 			if t.calls == nil {
 				t.calls = make([]taughtCall, 0, LearnToolsPerSearch)
 			}
 			t.calls = append(t.calls, taughtCall{tool: en.tool, invocation: d.InvocationID, at: e.Ts})
-			tt, clauses = t, s[i].clauses
+			tt = t
+			// A later call rewrites what the earlier ones taught: it must
+			// not be dropped, or they keep the words it takes from them.
+			wait = len(t.calls) > 1
+			l.pending[tt]++
 		}
 		break
 	}
@@ -241,11 +257,23 @@ func (r *Registry) Observe(e switchboard.ActivityEntry) {
 	if tt == nil {
 		return
 	}
-	r.learnAsync(func(ctx context.Context) error {
+	if !r.learnAsync(wait, func(ctx context.Context) error {
+		defer l.settle(tt)
 		tt.mu.Lock()
 		defer tt.mu.Unlock()
-		return r.storeTaught(ctx, tt, clauses)
-	})
+		return r.storeTaught(ctx, tt)
+	}) {
+		l.settle(tt)
+	}
+}
+
+// settle counts one write of t done.
+func (l *learner) settle(t *taught) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.pending[t]--; l.pending[t] <= 0 {
+		delete(l.pending, t)
+	}
 }
 
 // unlearn takes back what the reversed call id taught. When the search it
@@ -255,20 +283,35 @@ func (r *Registry) unlearn(id string) {
 	l := &r.learn
 	l.mu.Lock()
 	var tt *taught
-	var clauses []string
-	for _, s := range l.recent {
-		for _, x := range s {
-			if j := slices.IndexFunc(x.taught.calls, func(c taughtCall) bool { return c.invocation == id }); j >= 0 {
-				x.taught.calls[j].reversed = true
-				tt, clauses = x.taught, x.clauses
-			}
+	mark := func(t *taught) {
+		if j := slices.IndexFunc(t.calls, func(c taughtCall) bool { return c.invocation == id }); j >= 0 {
+			t.calls[j].reversed = true
+			tt = t
 		}
 	}
+	for _, s := range l.recent {
+		for _, x := range s {
+			mark(x.taught)
+		}
+	}
+	if tt == nil {
+		// A search no longer remembered whose write is still to come:
+		// that write must see the call reversed.
+		for t := range l.pending {
+			mark(t)
+		}
+	}
+	if tt != nil {
+		l.pending[tt]++
+	}
 	l.mu.Unlock()
-	r.learnAsync(func(ctx context.Context) error {
+	// A reversal waits for a writer rather than being dropped: the
+	// undone call's example must go.
+	r.learnAsync(true, func(ctx context.Context) error {
 		if tt == nil {
 			return r.unlearnInvocation(ctx, id)
 		}
+		defer l.settle(tt)
 		// Under the search's lock: a write of the search already under way
 		// cannot store the reversed call's example again after this.
 		tt.mu.Lock()
@@ -276,7 +319,7 @@ func (r *Registry) unlearn(id string) {
 		if err := r.unlearnInvocation(ctx, id); err != nil {
 			return err
 		}
-		return r.storeTaught(ctx, tt, clauses)
+		return r.storeTaught(ctx, tt)
 	})
 }
 
@@ -285,7 +328,7 @@ func (r *Registry) unlearn(id string) {
 // replacing what an earlier write stored for the same call. It writes
 // the search's state as it is when it runs, so a write that comes late
 // stores nothing stale. The caller holds t.mu.
-func (r *Registry) storeTaught(ctx context.Context, t *taught, clauses []string) error {
+func (r *Registry) storeTaught(ctx context.Context, t *taught) error {
 	l := &r.learn
 	l.mu.Lock()
 	calls := slices.Clone(t.calls)
@@ -298,7 +341,7 @@ func (r *Registry) storeTaught(ctx context.Context, t *taught, clauses []string)
 			at = append(at, i)
 		}
 	}
-	texts := search.Attribute(clauses, live)
+	texts := search.Attribute(t.clauses, live)
 	for k, i := range at {
 		c := calls[i]
 		if texts[k] == "" || texts[k] == c.stored {
@@ -328,16 +371,22 @@ func callerDigest(key string) string {
 	return hex.EncodeToString(h[:16])
 }
 
-// learnAsync runs write in the background, or drops it when learnWriters
-// writes are already running.
-func (r *Registry) learnAsync(write func(context.Context) error) {
-	select {
-	case r.learn.sem <- struct{}{}:
-	default:
-		r.log.Warn("learned search: too many example writes in flight; one dropped")
-		return
+// learnAsync runs write in the background. When learnWriters writes are
+// already running it drops write and reports false, or with wait, runs
+// it once one is done.
+func (r *Registry) learnAsync(wait bool, write func(context.Context) error) bool {
+	if !wait {
+		select {
+		case r.learn.sem <- struct{}{}:
+		default:
+			r.log.Warn("learned search: too many example writes in flight; one dropped")
+			return false
+		}
 	}
 	r.learn.wg.Go(func() {
+		if wait {
+			r.learn.sem <- struct{}{}
+		}
 		defer func() { <-r.learn.sem }()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -345,6 +394,7 @@ func (r *Registry) learnAsync(write func(context.Context) error) {
 			r.log.WarnContext(ctx, "learned search: write an example", "err", err)
 		}
 	})
+	return true
 }
 
 // WaitLearned waits until the examples observed so far are stored and
@@ -366,6 +416,8 @@ func (r *Registry) unlearnInvocation(ctx context.Context, id string) error {
 
 // reloadLearned sets the index's learned queries of tool from the store.
 func (r *Registry) reloadLearned(ctx context.Context, tool string) error {
+	r.learn.reloadMu.Lock()
+	defer r.learn.reloadMu.Unlock()
 	qs, err := r.store.SearchExampleList(ctx, tool)
 	if err != nil {
 		return err
@@ -403,6 +455,8 @@ func (r *Registry) weigh(qs []switchboard.LearnedQuery) []search.Learned {
 // at once) and every LearnRefresh after (only tools whose learned queries
 // changed, e.g. by another replica).
 func (r *Registry) loadLearned(ctx context.Context, start bool) error {
+	r.learn.reloadMu.Lock()
+	defer r.learn.reloadMu.Unlock()
 	qs, err := r.store.SearchExampleList(ctx, "")
 	if err != nil {
 		return err
@@ -442,7 +496,7 @@ func (r *Registry) refreshLearned(ctx context.Context) {
 	}
 	r.learn.mu.Unlock()
 	if due {
-		r.learnAsync(func(ctx context.Context) error { return r.loadLearned(ctx, false) })
+		r.learnAsync(false, func(ctx context.Context) error { return r.loadLearned(ctx, false) })
 	}
 }
 
@@ -469,6 +523,8 @@ func (r *Registry) Forget(ctx context.Context, name string) (int, error) {
 }
 
 func (r *Registry) forget(ctx context.Context, name string) (int, error) {
+	r.learn.reloadMu.Lock()
+	defer r.learn.reloadMu.Unlock()
 	n, err := r.store.SearchExampleDelete(ctx, name)
 	if err != nil {
 		return 0, err

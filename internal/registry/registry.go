@@ -144,7 +144,7 @@ func New(ctx context.Context, store switchboard.Store, opts *Options) (*Registry
 		offered:  opts.Offered,
 		index:    search.New(nil),
 		subs:     map[chan<- Change]struct{}{},
-		learn: learner{off: opts.NoLearning, recent: map[string][]searched{},
+		learn: learner{off: opts.NoLearning, recent: map[string][]searched{}, pending: map[*taught]int{},
 			sem: make(chan struct{}, learnWriters)},
 	}
 	if r.log == nil {

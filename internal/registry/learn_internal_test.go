@@ -241,3 +241,36 @@ func TestLearnReloadOrder(t *testing.T) {
 		t.Fatalf("deck.export indexed %q after a reversal, want only a2's example", got)
 	}
 }
+
+// TestLearnConcurrentCallsAndReversal: calls after one search observed at
+// once, and a reversal observed while their writes are under way, end
+// as if they had come one at a time (run with -race).
+func TestLearnConcurrentCallsAndReversal(t *testing.T) {
+	t.Parallel()
+	r, _, now := internalFixture(t)
+	for round := range 20 {
+		agent := "a" + string(rune('a'+round))
+		agentSearch(t, r, agent, twoPart)
+		done := make(chan struct{})
+		for _, c := range []struct{ tool, inv string }{{"deck.export", agent + "1"}, {"image.resize", agent + "2"}, {"deck.export", agent + "3"}} {
+			go func() {
+				defer func() { done <- struct{}{} }()
+				r.Observe(call(agent, c.tool, c.inv, now))
+			}()
+		}
+		for range 3 {
+			<-done
+		}
+		r.Observe(undo(agent, "image.resize", agent+"2", now))
+	}
+	if got := stored(t, r, "image.resize"); len(got) != 0 {
+		t.Fatalf("reversed calls' examples survived: %q", got)
+	}
+	want := []string{"export the deck as a pdf then resize the image to fit"}
+	if got := stored(t, r, "deck.export"); !slices.Equal(got, want) {
+		t.Fatalf("deck.export learned %q, want %q", got, want)
+	}
+	if got := indexed(r, "deck.export"); !slices.Equal(got, want) {
+		t.Fatalf("deck.export indexed %q, want %q", got, want)
+	}
+}

@@ -78,10 +78,10 @@ type learner struct {
 	wg  sync.WaitGroup
 }
 
-// searched is one remembered search: its scrubbed sentences (none when
-// the query may not be kept, which still ends the attribution of the
-// caller's earlier searches), the run it belongs to and the calls
-// attributed to it so far.
+// searched is one remembered search: the session and run it belongs to,
+// when, and what it taught (its taught holds its scrubbed sentences, none
+// when the query may not be kept, which still ends the attribution of the
+// caller's earlier searches, and the calls attributed to it so far).
 type searched struct {
 	agent  string // the agent session that searched, if the search knew it
 	run    string
@@ -95,9 +95,12 @@ type searched struct {
 // write stores the whole search's current attribution; mu keeps the
 // writes of one search in order.
 type taught struct {
-	mu      sync.Mutex // held by the search's writes (in order), not by l.mu
-	caller  string
-	clauses []string // the search's scrubbed sentences
+	mu     sync.Mutex // held by the search's writes (in order), not by l.mu
+	caller string
+	// clauses is the search's scrubbed sentences, joined by newlines
+	// (Scrub leaves none): a query of many tiny sentences held as one
+	// string each took ten times its bytes, in every remembered search.
+	clauses string
 	calls   []taughtCall
 }
 
@@ -135,9 +138,10 @@ func (r *Registry) noteSearch(ctx context.Context, q switchboard.SearchQuery) {
 	// A regex is a pattern over names, not a request in the caller's
 	// words: it is a new search (it ends the attribution of the caller's
 	// earlier ones) that teaches nothing.
-	var clauses []string
+	var clauses string
 	if !q.Regex {
-		clauses, _ = search.ScrubClauses(q.Query)
+		cs, _ := search.ScrubClauses(q.Query)
+		clauses = strings.Join(cs, "\n")
 	}
 	key := p.Key() // one agent name acting for two users: two callers
 	now := r.now()
@@ -341,7 +345,7 @@ func (r *Registry) storeTaught(ctx context.Context, t *taught) error {
 			at = append(at, i)
 		}
 	}
-	texts := search.Attribute(t.clauses, live)
+	texts := search.Attribute(strings.Split(t.clauses, "\n"), live)
 	for k, i := range at {
 		c := calls[i]
 		if texts[k] == "" || texts[k] == c.stored {

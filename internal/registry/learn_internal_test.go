@@ -3,15 +3,18 @@ package registry
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/activity"
+	"github.com/switchboardhq/switchboard/internal/search"
 	"github.com/switchboardhq/switchboard/sqlite"
 )
 
@@ -272,5 +275,35 @@ func TestLearnConcurrentCallsAndReversal(t *testing.T) {
 	}
 	if got := indexed(r, "deck.export"); !slices.Equal(got, want) {
 		t.Fatalf("deck.export indexed %q, want %q", got, want)
+	}
+}
+
+// TestLearnRememberedSearchSize: a remembered search holds about its
+// query's bytes, not a string header per sentence: a query of many tiny
+// sentences must not make each of the learnCallers × learnRecent
+// remembered searches ten times its size.
+//
+// Not parallel: it measures the heap.
+func TestLearnRememberedSearchSize(t *testing.T) {
+	r, _, _ := internalFixture(t)
+	q := strings.Repeat("ab. ", search.MaxQueryBytes/4)
+	const n = 200
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	for i := range n {
+		agentSearch(t, r, fmt.Sprint("m", i), q)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&m1)
+	per := (int64(m1.HeapAlloc) - int64(m0.HeapAlloc)) / n
+	r.learn.mu.Lock()
+	remembered := len(r.learn.recent)
+	r.learn.mu.Unlock()
+	if remembered < n {
+		t.Fatalf("%d searches remembered, want %d", remembered, n)
+	}
+	if per > 2*search.MaxQueryBytes {
+		t.Fatalf("a remembered search of a %d-byte query holds about %d bytes", len(q), per)
 	}
 }

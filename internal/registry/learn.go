@@ -111,7 +111,12 @@ type taughtCall struct {
 	invocation string
 	at         time.Time
 	reversed   bool
-	stored     string
+	// forgotten: the tool's examples were forgotten (Forget, or the
+	// tool's deletion) after this call; it still holds its sentences
+	// from the others, but a rewrite of the search must not store its
+	// example again.
+	forgotten bool
+	stored    string
 }
 
 type searchRunKey struct{}
@@ -348,7 +353,7 @@ func (r *Registry) storeTaught(ctx context.Context, t *taught) error {
 	texts := search.Attribute(strings.Split(t.clauses, "\n"), live)
 	for k, i := range at {
 		c := calls[i]
-		if texts[k] == "" || texts[k] == c.stored {
+		if texts[k] == "" || texts[k] == c.stored || c.forgotten {
 			continue
 		}
 		ex := switchboard.SearchExample{Tool: c.tool.Name, Query: texts[k], Caller: t.caller, InvocationID: c.invocation, At: c.at}
@@ -356,10 +361,20 @@ func (r *Registry) storeTaught(ctx context.Context, t *taught) error {
 			return err
 		}
 		l.mu.Lock()
+		forgotten := false
 		if j := slices.IndexFunc(t.calls, func(x taughtCall) bool { return x.invocation == c.invocation }); j >= 0 {
 			t.calls[j].stored = texts[k]
+			forgotten = t.calls[j].forgotten
 		}
 		l.mu.Unlock()
+		if forgotten {
+			// Forgotten while this was written: forget marks the call
+			// before it deletes, so either its delete took this example
+			// or this takes it back.
+			if _, err := r.store.SearchExampleDeleteInvocation(ctx, c.invocation); err != nil {
+				return err
+			}
+		}
 		if err := r.reloadLearned(ctx, c.tool.Name); err != nil {
 			return err
 		}
@@ -527,6 +542,26 @@ func (r *Registry) Forget(ctx context.Context, name string) (int, error) {
 }
 
 func (r *Registry) forget(ctx context.Context, name string) (int, error) {
+	// The remembered calls of the tool are marked first: a later call
+	// after their search rewrites it, and would store them again.
+	l := &r.learn
+	l.mu.Lock()
+	mark := func(t *taught) {
+		for j := range t.calls {
+			if t.calls[j].tool.Name == name {
+				t.calls[j].forgotten = true
+			}
+		}
+	}
+	for _, s := range l.recent {
+		for _, x := range s {
+			mark(x.taught)
+		}
+	}
+	for t := range l.pending {
+		mark(t)
+	}
+	l.mu.Unlock()
 	r.learn.reloadMu.Lock()
 	defer r.learn.reloadMu.Unlock()
 	n, err := r.store.SearchExampleDelete(ctx, name)

@@ -307,3 +307,43 @@ func TestLearnRememberedSearchSize(t *testing.T) {
 		t.Fatalf("a remembered search of a %d-byte query holds about %d bytes", len(q), per)
 	}
 }
+
+// TestLearnForgottenStaysForgotten: what a tool learned is forgotten
+// (by the operator, or with the tool's deletion); a later call after the
+// same search rewrites that search's attribution and must not store the
+// forgotten example again.
+func TestLearnForgottenStaysForgotten(t *testing.T) {
+	t.Parallel()
+	r, _, now := internalFixture(t)
+	ctx := context.Background()
+	agentSearch(t, r, "a1", twoPart)
+	r.Observe(call("a1", "deck.export", "i1", now))
+	if got := stored(t, r, "deck.export"); len(got) != 1 {
+		t.Fatalf("deck.export learned %q", got)
+	}
+	if n, err := r.Forget(ctx, "deck.export"); err != nil || n != 1 {
+		t.Fatalf("Forget = %d, %v", n, err)
+	}
+	r.Observe(call("a1", "image.resize", "i2", now))
+	if got := stored(t, r, "deck.export"); len(got) != 0 {
+		t.Fatalf("a forgotten example came back with a later call: %q", got)
+	}
+	if got := indexed(r, "deck.export"); len(got) != 0 {
+		t.Fatalf("a forgotten example is indexed again: %q", got)
+	}
+
+	// A deleted tool: its examples go, and a later call of the same
+	// search must not bring them back for its next declaration.
+	agentSearch(t, r, "a2", twoPart)
+	r.Observe(call("a2", "image.resize", "j1", now))
+	if got := stored(t, r, "image.resize"); len(got) != 2 {
+		t.Fatalf("image.resize learned %q", got)
+	}
+	if err := r.Unregister(ctx, "", "image.resize"); err != nil {
+		t.Fatal(err)
+	}
+	r.Observe(call("a2", "deck.export", "j2", now))
+	if got := stored(t, r, "image.resize"); len(got) != 0 {
+		t.Fatalf("a deleted tool's example came back with a later call: %q", got)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -345,5 +346,48 @@ func TestLearnForgottenStaysForgotten(t *testing.T) {
 	r.Observe(call("a2", "deck.export", "j2", now))
 	if got := stored(t, r, "image.resize"); len(got) != 0 {
 		t.Fatalf("a deleted tool's example came back with a later call: %q", got)
+	}
+}
+
+// TestLearnConcurrentEverything: searches, calls, reversals, forgets and
+// a tool's deletion and return, all at once, neither race (-race) nor
+// deadlock, and no reversed call keeps an example.
+func TestLearnConcurrentEverything(t *testing.T) {
+	t.Parallel()
+	r, _, now := internalFixture(t)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 40 {
+				agent := fmt.Sprint("g", g, "-", i%3)
+				agentSearch(t, r, agent, twoPart)
+				inv := fmt.Sprint(agent, "-", i)
+				r.Observe(call(agent, "deck.export", inv+"a", now))
+				r.Observe(call(agent, "image.resize", inv+"b", now))
+				r.Observe(undo(agent, "image.resize", inv+"b", now))
+			}
+		})
+	}
+	wg.Go(func() {
+		for range 10 {
+			if _, err := r.Forget(ctx, "deck.export"); err != nil {
+				t.Error(err)
+			}
+			if err := r.Unregister(ctx, "", "image.resize"); err != nil {
+				t.Error(err)
+			}
+			if _, err := r.Register(ctx, switchboard.SourceHost, []switchboard.Tool{{Name: "image.resize", Description: "Resize an image.", Class: switchboard.ClassMutate,
+				InputSchema: json.RawMessage(`{"type":"object"}`)}}); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	wg.Wait()
+	if got := stored(t, r, "image.resize"); len(got) != 0 {
+		t.Fatalf("reversed calls' examples survived: %q", got)
+	}
+	if got := indexed(r, "image.resize"); len(got) != 0 {
+		t.Fatalf("reversed calls' examples indexed: %q", got)
 	}
 }

@@ -133,7 +133,20 @@ func replicaScaling(t *testing.T, dsn, durability string) {
 				owners = append(owners, set.c)
 			}
 		}
-		for _, inflight := range []int{64, 128} {
+		// SWITCHBOARD_BENCH_INFLIGHT (comma-separated) replaces the loads:
+		// e.g. 21,64 puts one replica at a third of the load three share.
+		loads := []int{64, 128}
+		if v := os.Getenv("SWITCHBOARD_BENCH_INFLIGHT"); v != "" {
+			loads = nil
+			for _, f := range strings.Split(v, ",") {
+				n, err := strconv.Atoi(strings.TrimSpace(f))
+				if err != nil || n < 1 {
+					t.Fatalf("SWITCHBOARD_BENCH_INFLIGHT=%q: want in-flight counts like 21,64", v)
+				}
+				loads = append(loads, n)
+			}
+		}
+		for _, inflight := range loads {
 			n, rounds := benchSize(3000, inflight)
 			cmp := runComparison(t, n, inflight, rounds, min(n, 300), sides...)
 			t.Logf("api at %d in flight, %d calls a side × %d rounds; %s", inflight, n, rounds, loadAverage())

@@ -286,3 +286,26 @@ func TestServeSaysItStartsFirst(t *testing.T) {
 		t.Errorf("exit %d, stderr %q: want the start said before the data root's error", code, errs)
 	}
 }
+
+// TestShowUnknownID: show and the other one-record commands answer an
+// unknown id with the code and the record's kind, in the words `sessions
+// show` uses, and no store operation ("job get: ...") ahead of them.
+func TestShowUnknownID(t *testing.T) {
+	_, srv := newTestDaemon(t)
+	g := []string{"--addr", srv.URL, "--token", testToken}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"jobs", "show", "job_nope"}, `error: NOT_FOUND: no job "job_nope"` + "\n"},
+		{[]string{"jobs", "cancel", "job_nope"}, `error: NOT_FOUND: no job "job_nope"` + "\n"},
+		{[]string{"tasks", "show", "task_nope"}, `error: NOT_FOUND: no task "task_nope"` + "\n"},
+		{[]string{"tasks", "cancel", "task_nope"}, `error: NOT_FOUND: no task "task_nope"` + "\n"},
+		{[]string{"invocation", "inv_nope"}, `error: NOT_FOUND: no invocation "inv_nope"` + "\n"},
+		{[]string{"approvals", "approve", "apr_nope"}, `error: NOT_FOUND: no approval "apr_nope"` + "\n"},
+	} {
+		if code, _, errs := run(t, append(g, tc.args...)...); code != 1 || errs != tc.want {
+			t.Errorf("%v: exit %d, stderr %q; want exit 1 and %q", tc.args, code, errs, tc.want)
+		}
+	}
+}

@@ -61,7 +61,7 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request) {
 		// service admits it (budget, deadline) and gives the principal
 		// that carries the task's envelope into the broker's check.
 		if s.opts.Tasks == nil || req.Caller == nil {
-			s.writeError(w, r, switchboard.Errorf(switchboard.CodeNotFound, "task get: no task %q", id))
+			s.writeError(w, r, switchboard.Errorf(switchboard.CodeNotFound, "no task %q", id))
 			return
 		}
 		p, call, err := s.opts.Tasks.Enter(r.Context(), *req.Caller, id)
@@ -179,7 +179,7 @@ func (s *Server) writeCall(w http.ResponseWriter, r *http.Request, inv switchboa
 func (s *Server) getInvocation(w http.ResponseWriter, r *http.Request) {
 	inv, err := s.opts.Broker.Get(r.Context(), r.PathValue("id"))
 	if err == nil && !workspace.SeesRecord(workspace.ViewerOf(principal(r)), inv.Caller, inv.User) {
-		err = switchboard.Errorf(switchboard.CodeNotFound, "invocation get: no invocation %q", r.PathValue("id")) // as the store answers an unknown id
+		err = switchboard.Errorf(switchboard.CodeNotFound, "no invocation %q", r.PathValue("id")) // as the store answers an unknown id
 	}
 	if err != nil {
 		s.writeError(w, r, err)

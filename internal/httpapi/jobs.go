@@ -67,7 +67,7 @@ func (s *Server) ownJob(r *http.Request) (switchboard.Job, error) {
 		return j, err
 	}
 	if !workspace.SeesRecord(workspace.ViewerOf(principal(r)), j.Caller, j.User) {
-		return switchboard.Job{}, switchboard.Errorf(switchboard.CodeNotFound, "job get: no job %q", id) // as the store answers an unknown id
+		return switchboard.Job{}, switchboard.Errorf(switchboard.CodeNotFound, "no job %q", id) // as the store answers an unknown id
 	}
 	return j, nil
 }

@@ -55,7 +55,7 @@ func (s *Server) forTask(ctx context.Context, c caller, req *mcp.CallToolRequest
 		return c, ctx, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("_meta %q must be a task id (a string)", metaTask)}
 	}
 	if s.opts.Tasks == nil || !c.ok {
-		return c, ctx, switchboard.Errorf(switchboard.CodeNotFound, "task get: no task %q", id)
+		return c, ctx, switchboard.Errorf(switchboard.CodeNotFound, "no task %q", id)
 	}
 	p, call, err := s.opts.Tasks.Enter(ctx, c.p, id)
 	if err != nil {

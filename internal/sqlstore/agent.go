@@ -176,7 +176,7 @@ func (s *Store) AgentTouch(ctx context.Context, id string, at time.Time) (switch
 	t := s.time(s.stamp(at))
 	err := s.db.Write(ctx, op, func(q Querier) error {
 		var err error
-		stored, conflict, err = swap(ctx, s, q, op, "agent session", id, scanAgent,
+		stored, conflict, err = swap(ctx, s, q, "agent session", id, scanAgent,
 			`UPDATE agent_sessions SET last_seen = CASE WHEN ? > last_seen THEN ? ELSE last_seen END
 			WHERE id = ? AND ended_at IS NULL RETURNING `+agentCols,
 			[]any{t, t, id}, sqlSelectAgent)

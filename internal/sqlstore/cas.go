@@ -13,7 +13,7 @@ import (
 // is NOT_FOUND. A concurrent winner makes the loser match nothing (SQLite
 // has one writer; under Postgres's READ COMMITTED the loser waits for the
 // winner's row lock and re-checks the compare).
-func swap[T any](ctx context.Context, s *Store, q Querier, op, kind, id string, scan func(Row) (T, error),
+func swap[T any](ctx context.Context, s *Store, q Querier, kind, id string, scan func(Row) (T, error),
 	update string, args []any, byID string) (stored T, conflict bool, err error) {
 	stored, err = scan(q.QueryRow(ctx, s.sql(update), args...))
 	if !errors.Is(err, sql.ErrNoRows) {
@@ -21,7 +21,7 @@ func swap[T any](ctx context.Context, s *Store, q Querier, op, kind, id string, 
 	}
 	stored, err = scan(q.QueryRow(ctx, s.sql(byID), id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return stored, false, notFound(op, kind, id)
+		return stored, false, notFound(kind, id)
 	}
 	return stored, err == nil, err
 }
@@ -34,7 +34,7 @@ func get[T any](ctx context.Context, s *Store, op, kind, id string, scan func(Ro
 		var err error
 		v, err = scan(q.QueryRow(ctx, s.sql(byID), id))
 		if errors.Is(err, sql.ErrNoRows) {
-			return notFound(op, kind, id)
+			return notFound(kind, id)
 		}
 		return err
 	})

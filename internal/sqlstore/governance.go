@@ -95,7 +95,7 @@ func (s *Store) TokenRevoke(ctx context.Context, id string, at time.Time) (switc
 		t, err = scanToken(q.QueryRow(ctx, s.sql(`UPDATE agent_tokens SET revoked_at = coalesce(revoked_at, ?)
 			WHERE id = ? RETURNING `+tokenCols), s.time(at), id))
 		if errors.Is(err, sql.ErrNoRows) {
-			return notFound(op, "token", id)
+			return notFound("token", id)
 		}
 		return err
 	})
@@ -216,7 +216,7 @@ func (s *Store) approvalCAS(ctx context.Context, op, id, set, cond string, args 
 	)
 	err := s.db.Write(ctx, op, func(q Querier) error {
 		var err error
-		stored, conflict, err = swap(ctx, s, q, op, "approval", id, scanApproval,
+		stored, conflict, err = swap(ctx, s, q, "approval", id, scanApproval,
 			`UPDATE approvals SET `+set+` WHERE id = ? AND `+cond+` RETURNING `+approvalCols, append(args, id), sqlSelectApproval)
 		return err
 	})

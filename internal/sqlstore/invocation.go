@@ -228,7 +228,7 @@ func (s *Store) newCAS(op string, inv switchboard.Invocation, from []switchboard
 // run makes the swap on q.
 func (c *cas) run(ctx context.Context, q Querier) error {
 	var err error
-	c.stored, c.conflict, err = swap(ctx, c.s, q, c.op, "invocation", c.id, scanInvocation,
+	c.stored, c.conflict, err = swap(ctx, c.s, q, "invocation", c.id, scanInvocation,
 		casSQL(len(c.from)), c.args, sqlSelectInvocation)
 	return err
 }

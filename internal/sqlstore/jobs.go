@@ -105,7 +105,7 @@ func (s *Store) JobUpdate(ctx context.Context, j switchboard.Job, from ...switch
 	)
 	err = s.db.Write(ctx, op, func(q Querier) error {
 		var err error
-		stored, conflict, err = swap(ctx, s, q, op, "job", j.ID, scanJob, `UPDATE jobs SET status = ?, progress = ?,
+		stored, conflict, err = swap(ctx, s, q, "job", j.ID, scanJob, `UPDATE jobs SET status = ?, progress = ?,
 			message = ?, result = ?, error = ?, updated_at = ?, finished_at = ? WHERE id = ? AND status `+in(len(from))+`
 			RETURNING `+jobCols, args, sqlSelectJob)
 		return err
@@ -205,7 +205,7 @@ func (s *Store) IdempotencyGet(ctx context.Context, scope, key string) (switchbo
 		err := q.QueryRow(ctx, s.sql(sqlSelectIdempotency), scope, key).
 			Scan(&r.Digest, &r.InvocationID, scanTime(&r.CreatedAt))
 		if errors.Is(err, sql.ErrNoRows) {
-			return notFound(op, "idempotency key", key)
+			return notFound("idempotency key", key)
 		}
 		return err
 	})

@@ -49,7 +49,7 @@ func (s *Store) OAuthGet(ctx context.Context, kind, id string) (switchboard.OAut
 		var err error
 		r, err = scanOAuth(q.QueryRow(ctx, s.sql(`SELECT `+oauthCols+` FROM oauth_records WHERE kind = ? AND id = ?`), kind, id))
 		if errors.Is(err, sql.ErrNoRows) {
-			return notFound(op, kind, id)
+			return notFound(kind, id)
 		}
 		return err
 	})
@@ -68,7 +68,7 @@ func (s *Store) OAuthUpdate(ctx context.Context, kind, id, user string, data []b
 		var found string // the record exists, so it was used
 		err = q.QueryRow(ctx, s.sql(`SELECT kind FROM oauth_records WHERE kind = ? AND id = ?`), kind, id).Scan(&found)
 		if errors.Is(err, sql.ErrNoRows) {
-			return notFound(op, kind, id)
+			return notFound(kind, id)
 		}
 		if err != nil {
 			return err
@@ -92,7 +92,7 @@ func (s *Store) OAuthUse(ctx context.Context, kind, id string, at time.Time) (sw
 		}
 		r, err = scanOAuth(q.QueryRow(ctx, s.sql(`SELECT `+oauthCols+` FROM oauth_records WHERE kind = ? AND id = ?`), kind, id))
 		if errors.Is(err, sql.ErrNoRows) {
-			return notFound(op, kind, id)
+			return notFound(kind, id)
 		}
 		if err != nil {
 			return err
@@ -112,7 +112,7 @@ func (s *Store) OAuthRevoke(ctx context.Context, kind, id string, at time.Time) 
 		r, err = scanOAuth(q.QueryRow(ctx, s.sql(`UPDATE oauth_records SET revoked_at = coalesce(revoked_at, ?)
 			WHERE kind = ? AND id = ? RETURNING `+oauthCols), s.time(at), kind, id))
 		if errors.Is(err, sql.ErrNoRows) {
-			return notFound(op, kind, id)
+			return notFound(kind, id)
 		}
 		return err
 	})

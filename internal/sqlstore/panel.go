@@ -49,7 +49,7 @@ func (s *Store) PanelInstancePut(ctx context.Context, p switchboard.PanelInstanc
 		}
 		err = scanPanel(q.QueryRow(ctx, s.sql(`SELECT `+panelCols+` FROM panel_instances WHERE id = ?`), p.ID), &cur)
 		if errors.Is(err, sql.ErrNoRows) {
-			return notFound(op, "panel instance", p.ID)
+			return notFound("panel instance", p.ID)
 		}
 		if err != nil {
 			return err
@@ -76,7 +76,7 @@ func (s *Store) PanelInstanceGet(ctx context.Context, id string) (switchboard.Pa
 	err := s.read(ctx, op, func(q Reader) error {
 		err := scanPanel(q.QueryRow(ctx, s.sql(`SELECT `+panelCols+` FROM panel_instances WHERE id = ?`), id), &p)
 		if errors.Is(err, sql.ErrNoRows) {
-			return notFound(op, "panel instance", id)
+			return notFound("panel instance", id)
 		}
 		return err
 	})

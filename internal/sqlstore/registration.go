@@ -56,7 +56,7 @@ func (s *Store) PanelRegistrationDelete(ctx context.Context, kind, name string) 
 			return err
 		}
 		if n == 0 {
-			return notFound(op, kind, name)
+			return notFound(kind, name)
 		}
 		return nil
 	})

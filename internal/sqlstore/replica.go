@@ -58,7 +58,7 @@ func (s *Store) ReplicaHeartbeat(ctx context.Context, id string, at time.Time) (
 	)
 	err := s.db.Write(ctx, op, func(q Querier) error {
 		var err error
-		stored, conflict, err = swap(ctx, s, q, op, "replica", id, scanReplica,
+		stored, conflict, err = swap(ctx, s, q, "replica", id, scanReplica,
 			`UPDATE replicas SET beats = beats + 1, heartbeat_at = ? WHERE id = ? AND claimed_by = '' RETURNING `+replicaCols,
 			[]any{s.time(s.stamp(at)), id}, sqlSelectReplica)
 		return err
@@ -82,7 +82,7 @@ func (s *Store) ReplicaStop(ctx context.Context, id string, at time.Time) error 
 		return err
 	})
 	if err == nil && n == 0 {
-		err = notFound(op, "replica", id)
+		err = notFound("replica", id)
 	}
 	return err
 }
@@ -104,7 +104,7 @@ func (s *Store) ReplicaClaim(ctx context.Context, id, by string, beats int64, at
 	)
 	err := s.db.Write(ctx, op, func(q Querier) error {
 		var err error
-		stored, conflict, err = swap(ctx, s, q, op, "replica", id, scanReplica,
+		stored, conflict, err = swap(ctx, s, q, "replica", id, scanReplica,
 			`UPDATE replicas SET claimed_by = ?, claimed_at = ? WHERE id = ? AND claimed_by = '' AND beats = ? RETURNING `+replicaCols,
 			[]any{by, s.time(s.stamp(at)), id, beats}, sqlSelectReplica)
 		return err
@@ -129,7 +129,7 @@ func (s *Store) ReplicaDelete(ctx context.Context, id string) error {
 		return err
 	})
 	if err == nil && n == 0 {
-		err = notFound(op, "replica", id)
+		err = notFound("replica", id)
 	}
 	return err
 }

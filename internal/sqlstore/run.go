@@ -185,7 +185,7 @@ func (s *Store) RunAppend(ctx context.Context, r switchboard.RunRecord, events [
 			var stored int
 			err := tx.QueryRow(ctx, s.sql(`SELECT replica, events FROM runs WHERE id = ?`), r.RunID).Scan(&replica, &stored)
 			if errors.Is(err, sql.ErrNoRows) {
-				return notFound(op, "run", r.RunID)
+				return notFound("run", r.RunID)
 			}
 			if err != nil {
 				return err

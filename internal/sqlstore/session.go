@@ -125,7 +125,7 @@ func (s *Store) sessionPut(ctx context.Context, op, id, col, doc string, at time
 		var one int
 		err = tx.QueryRow(ctx, s.sql(`SELECT 1 FROM sessions WHERE id = ?`), id).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
-			return notFound(op, "session", id)
+			return notFound("session", id)
 		}
 		if err == nil {
 			err = switchboard.Errorf(switchboard.CodeSessionGone, "session %s was closed", id)
@@ -160,7 +160,7 @@ func (s *Store) SessionStream(ctx context.Context, id, replica string, attached 
 		var one int
 		err = tx.QueryRow(ctx, s.sql(`SELECT 1 FROM sessions WHERE id = ?`), id).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
-			return notFound(op, "session", id)
+			return notFound("session", id)
 		}
 		return err
 	})
@@ -179,7 +179,7 @@ func (s *Store) SessionClose(ctx context.Context, id string, at time.Time) error
 		var one int
 		err = tx.QueryRow(ctx, s.sql(`SELECT 1 FROM sessions WHERE id = ?`), id).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
-			return notFound(op, "session", id)
+			return notFound("session", id)
 		}
 		return err
 	})

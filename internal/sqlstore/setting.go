@@ -17,7 +17,7 @@ func (s *Store) SettingGet(ctx context.Context, key string) (json.RawMessage, er
 	err := s.read(ctx, op, func(q Reader) error {
 		err := q.QueryRow(ctx, s.sql(`SELECT value FROM settings WHERE key = ?`), key).Scan(scanJSON(&v))
 		if errors.Is(err, sql.ErrNoRows) {
-			return notFound(op, "setting", key)
+			return notFound("setting", key)
 		}
 		return err
 	})

@@ -203,9 +203,10 @@ func (s *Store) check(op string) error {
 	return err
 }
 
-// notFound is NOT_FOUND for a missing kind id.
-func notFound(op, kind, id string) error {
-	return switchboard.Errorf(switchboard.CodeNotFound, "%s: no %s %q", op, kind, id)
+// notFound is NOT_FOUND for a missing kind id. The message names no
+// store operation ("job get: ..."): it reaches API and CLI users as is.
+func notFound(kind, id string) error {
+	return switchboard.Errorf(switchboard.CodeNotFound, "no %s %q", kind, id)
 }
 
 // in is "IN (?, ?, ...)" for n values.

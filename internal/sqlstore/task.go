@@ -75,7 +75,7 @@ func (s *Store) TaskGet(ctx context.Context, id string) (switchboard.Task, error
 		var err error
 		t, err = scanTask(q.QueryRow(ctx, s.sql(`SELECT `+taskCols+` FROM tasks WHERE id = ?`), id))
 		if errors.Is(err, sql.ErrNoRows) {
-			return notFound(op, "task", id)
+			return notFound("task", id)
 		}
 		return err
 	})

@@ -102,7 +102,7 @@ func (s *Service) assignedTo(ctx context.Context, p switchboard.Principal, id, w
 	case sees(p, t):
 		return t, switchboard.Errorf(switchboard.CodeForbidden, "task %s is assigned to %s: only it %s", t.ID, t.Assignee, what)
 	}
-	return switchboard.Task{}, switchboard.Errorf(switchboard.CodeNotFound, "task get: no task %q", id)
+	return switchboard.Task{}, switchboard.Errorf(switchboard.CodeNotFound, "no task %q", id)
 }
 
 // Call is one call an assigned agent makes for a task, between Enter and

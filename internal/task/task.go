@@ -346,7 +346,7 @@ func (s *Service) Get(ctx context.Context, v switchboard.Principal, id string) (
 		return t, err
 	}
 	if !sees(v, t) {
-		return switchboard.Task{}, switchboard.Errorf(switchboard.CodeNotFound, "task get: no task %q", id)
+		return switchboard.Task{}, switchboard.Errorf(switchboard.CodeNotFound, "no task %q", id)
 	}
 	return t, nil
 }

@@ -31,7 +31,10 @@ func (d *Daemon) newAgent(opts Options) (*agent.Runtime, error) {
 		if len(opts.Models) > 0 {
 			d.log.Info("assistant models configured", "aliases", r.Aliases())
 		} else {
-			d.log.Info("no assistant model configured: runs will fail with MODEL_ERROR until a models: section is given with --config")
+			// Said for both hosts: serve reads models from its config
+			// file, a Go program embedding the daemon has no --config.
+			d.log.Info("no assistant model configured: runs will fail with MODEL_ERROR until models are given: " +
+				"a models: section in the file of `switchboard serve --config FILE`, or daemon.Options.Models in a Go program")
 		}
 		ao.Models = r
 	}

@@ -261,7 +261,8 @@ func printTask(g *globals, t switchboard.Task) {
 	for _, p := range e.Projects {
 		fmt.Fprintf(w, "project %s: %s %s\n", p.Name, p.Access, strings.Join(p.Globs(), " "))
 	}
-	fmt.Fprintf(w, "envelope: allow [%s] deny [%s] maxCalls %d maxTokens %d maxCost %g", strings.Join(e.Allow, " "), strings.Join(e.Deny, " "), e.MaxCalls, e.MaxTokens, e.MaxCost)
+	fmt.Fprintf(w, "envelope: allow [%s] deny [%s] maxCalls %s maxTokens %s maxCost %s", strings.Join(e.Allow, " "), strings.Join(e.Deny, " "),
+		budget(e.MaxCalls), budget(e.MaxTokens), budget(e.MaxCost))
 	if !e.Deadline.IsZero() {
 		fmt.Fprintf(w, " deadline %s", e.Deadline.Format(time.RFC3339))
 	}
@@ -282,6 +283,16 @@ func printTask(g *globals, t switchboard.Task) {
 	for _, a := range t.Artifacts {
 		fmt.Fprintf(w, "artifact %s (%s): %s\n", a.ID, a.Name, clip(oneLine(a.Text), 400))
 	}
+}
+
+// budget is one of a task's budgets as shown: zero is no budget (the daemon
+// has already narrowed it to any run ceiling of its own), which "0" would
+// read as a budget of nothing.
+func budget[T int | int64 | float64](v T) string {
+	if v == 0 {
+		return "unlimited"
+	}
+	return fmt.Sprint(v)
 }
 
 func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }

@@ -51,6 +51,10 @@ func TestTasksCommands(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "MODEL_ERROR") || !strings.Contains(out, "projects: finance, design") || !strings.Contains(out, "allow [finance.*]") {
 		t.Fatalf("tasks show: %d %q", code, out)
 	}
+	// A budget not given is no budget, not a budget of 0.
+	if !strings.Contains(out, "maxCalls 5 maxTokens unlimited maxCost unlimited") {
+		t.Fatalf("tasks show of the budgets: %q", out)
+	}
 	code, out, _ = run(t, append(admin, "tasks", "resume", tk.ID)...)
 	if code != 0 || !strings.Contains(out, tk.ID) {
 		t.Fatalf("tasks resume: %d %q", code, out)

@@ -78,8 +78,9 @@ func TestAsyncPrintsTheCallsRealStatus(t *testing.T) {
 	}
 }
 
-// approvals list --quiet prints bare ids, and approve takes several: the
-// README's `approvals approve $(approvals list --quiet)`.
+// approvals list --quiet prints bare ids, oldest first, and approve takes
+// several: the README's `approvals approve $(approvals list --quiet | tail
+// -n 1)` takes the newest only.
 func TestApproveWhatListQuietPrints(t *testing.T) {
 	url, _, _ := startGoverned(t)
 	admin := []string{"--addr", url, "--token", testToken}

@@ -113,6 +113,20 @@ func (e *env) tab(t *testing.T, url string) (context.Context, context.CancelFunc
 	return ctx, cancel
 }
 
+// consoleErrors are the errors and uncaught exceptions the tabs have
+// logged so far (a failed resource load is one).
+func (e *env) consoleErrors() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []string
+	for _, m := range e.console {
+		if strings.HasPrefix(m, "error: ") || strings.HasPrefix(m, "exception: ") {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 func do(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
 	sctx, cancel := context.WithTimeout(ctx, stepTimeout)

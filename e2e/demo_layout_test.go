@@ -27,15 +27,25 @@ func demoShot(t *testing.T, ctx context.Context, name string) {
 	}
 }
 
-// TestDemoLayoutInChromium: the demo fits a 390 px phone (no sideways
-// scrolling; the assistant and its Send button on screen when scrolled to)
-// as well as a 1440 px laptop, and a tab without a session says so without
-// the "attached as session …" box.
+// TestDemoLayoutInChromium: the demo loads with nothing in the console
+// (it declares its own icon, so no /favicon.ico 404), fits a 390 px phone
+// (no sideways scrolling; the assistant and its Send button on screen when
+// scrolled to) as well as a 1440 px laptop, and a tab without a session
+// says so without the "attached as session …" box.
 func TestDemoLayoutInChromium(t *testing.T) {
 	e := newEnv(t)
 	ctx, cancel := e.tab(t, e.srv.URL+"/demo/")
 	defer cancel()
 	e.connected(t, ctx, demoTools...)
+	// The browser asks for /favicon.ico (not served: a 404 in the console)
+	// when the page declares no icon of its own.
+	if !eval[bool](t, ctx, `(l => !!l && new Promise(ok => { const i = new Image(); i.onload = () => ok(i.naturalWidth > 0);
+		i.onerror = () => ok(false); i.src = l.href; }))(document.querySelector('link[rel~="icon"]'))`) {
+		t.Error("the demo declares no icon that loads")
+	}
+	if errs := e.consoleErrors(); len(errs) > 0 {
+		t.Errorf("the demo's first load logged errors:\n%s", strings.Join(errs, "\n"))
+	}
 
 	do(t, ctx, chromedp.EmulateViewport(1440, 900))
 	poll(t, ctx, `document.documentElement.scrollWidth <= innerWidth`)

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -24,6 +25,7 @@ func TestConsoleInChromium(t *testing.T) {
 		{Name: "billing.invoice.send", Description: "Email an invoice to the customer it belongs to.", Class: switchboard.ClassMutate,
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"invoiceId":{"type":"string"}}}`)},
 		{Name: "media.upload_image", Description: `Upload an image <img src=x onerror="window.pwned=1"> to the library.`, Class: switchboard.ClassMutate},
+		{Name: "projects.settings.patch", Description: `Change settings with a JSON Patch such as [{"op":"replace","path":"/notifications/email/digest","value":"weekly"}].`, Class: switchboard.ClassMutate},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -41,20 +43,37 @@ func TestConsoleInChromium(t *testing.T) {
 	if names := eval[string](t, tab, `[...document.querySelectorAll('#tools tr td:first-child')].map(td => td.textContent).join(' ')`); !strings.Contains(names, "billing.invoice.send") || !strings.Contains(names, "media.upload_image") {
 		t.Fatalf("catalog lists %q", names)
 	}
-	// At desktop width each name keeps to one line: the long summaries wrap,
-	// not billing.invoice.send in the middle of a word.
-	do(t, tab, chromedp.EmulateViewport(1280, 900))
-	if broken := eval[string](t, tab, `[...document.querySelectorAll('#tools button.link')].filter(b => {
-		const r = document.createRange(); r.selectNodeContents(b); return r.getClientRects().length > 1;
-	}).map(b => b.textContent).join(' ')`); broken != "" {
-		t.Errorf("tool names wrap over lines at 1280 px: %s", broken)
+	// At every width each name keeps to one line: the long summaries wrap
+	// (one with a long JSON token too), not billing.invoice.send in the
+	// middle of a word, and the table fits its box without scrolling
+	// sideways: a phone, a tablet upright and on its side, a laptop.
+	for _, w := range []int64{390, 768, 1024, 1280} {
+		do(t, tab, chromedp.EmulateViewport(w, 900))
+		poll(t, tab, fmt.Sprintf(`innerWidth === %d`, w))
+		if broken := eval[string](t, tab, `[...document.querySelectorAll('#tools button.link')].filter(b => {
+			const r = document.createRange(); r.selectNodeContents(b); return r.getClientRects().length > 1;
+		}).map(b => b.textContent).join(' ')`); broken != "" {
+			t.Errorf("tool names wrap over lines at %d px: %s", w, broken)
+		}
+		if over := eval[string](t, tab, `(s => s.scrollWidth > s.clientWidth ? s.scrollWidth + " px in a box of " + s.clientWidth : "")(document.querySelector("#catalog .scroll"))`); over != "" {
+			t.Errorf("at %d px the catalog table is wider than its box: %s", w, over)
+		}
 	}
+	// Where the tool pane is under the table, picking the last tool
+	// brings the pane into view.
+	do(t, tab, chromedp.EmulateViewport(1024, 900))
+	poll(t, tab, `innerWidth === 1024`)
+	eval[bool](t, tab, `([...document.querySelectorAll('#tools button.link')].pop().click(), true)`)
+	poll(t, tab, `(h => !!h && h.getBoundingClientRect().top >= 0 && h.getBoundingClientRect().bottom <= innerHeight)(document.querySelector('#describe h2'))`)
+	do(t, tab, chromedp.EmulateViewport(1280, 900))
 	do(t, tab, chromedp.SendKeys("#query", "bill the customer"))
 	poll(t, tab, `document.getElementById('catalog-count').textContent.includes('bill the customer')`)
 	if first := eval[string](t, tab, `document.querySelector('#tools tr td').textContent`); first != "billing.invoice.send" {
 		t.Fatalf("best hit %q", first)
 	}
-	do(t, tab, chromedp.Click("#tools tr button.link"), chromedp.WaitVisible("#describe form.tryit"))
+	do(t, tab, chromedp.Click("#tools tr button.link"))
+	// The pane shows another tool until this one's descriptor has come.
+	poll(t, tab, `document.querySelector('#describe h2')?.textContent === 'billing.invoice.send' && !!document.querySelector('#describe form.tryit')`)
 	if s := eval[string](t, tab, `document.querySelector('#describe pre').textContent`); !strings.Contains(s, "invoiceId") {
 		t.Errorf("describe shows %q", s)
 	}

@@ -261,7 +261,13 @@ func printTask(g *globals, t switchboard.Task) {
 	for _, p := range e.Projects {
 		fmt.Fprintf(w, "project %s: %s %s\n", p.Name, p.Access, strings.Join(p.Globs(), " "))
 	}
-	fmt.Fprintf(w, "envelope: allow [%s] deny [%s] maxCalls %s maxTokens %s maxCost %s", strings.Join(e.Allow, " "), strings.Join(e.Deny, " "),
+	// No allow globs means the owner's own scope, not nothing: "allow []"
+	// read as a task that may call nothing.
+	allow := "[" + strings.Join(e.Allow, " ") + "]"
+	if len(e.Allow) == 0 {
+		allow = "(what the owner may call)"
+	}
+	fmt.Fprintf(w, "envelope: allow %s deny [%s] maxCalls %s maxTokens %s maxCost %s", allow, strings.Join(e.Deny, " "),
 		budget(e.MaxCalls), budget(e.MaxTokens), budget(e.MaxCost))
 	if !e.Deadline.IsZero() {
 		fmt.Fprintf(w, " deadline %s", e.Deadline.Format(time.RFC3339))

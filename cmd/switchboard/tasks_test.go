@@ -81,6 +81,9 @@ func TestTasksCommands(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "project finance: read finance.*") || !strings.Contains(out, "project design: write design.*") {
 		t.Fatalf("tasks show of project scopes: %d %q", code, out)
 	}
+	if !strings.Contains(out, "allow (what the owner may call)") {
+		t.Fatalf("tasks show of a task given no --allow: %q, want it to say the owner's scope applies", out)
+	}
 	code, _, errs = run(t, append(admin, "tasks", "create", "x", "--project", "finance=admin")...)
 	if code == 0 || !strings.Contains(errs, "NAME=read or NAME=write") {
 		t.Fatalf("a bad project access: %d %q", code, errs)

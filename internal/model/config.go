@@ -253,5 +253,5 @@ func (r *ConfigResolver) Bindings() []Binding {
 // ErrNotConfigured is the MODEL_ERROR of a daemon with no model configured.
 func ErrNotConfigured() *switchboard.Error {
 	return switchboard.Errorf(switchboard.CodeModelError,
-		"no model is configured. Add a models: section to a YAML file and start the daemon with `switchboard serve --config FILE`, e.g.\n"+SetupConfig)
+		"no model is configured. Add a models: section to a YAML file and start the daemon with `switchboard serve --config FILE` (a Go program embedding the daemon sets daemon.Options.Models instead), e.g.\n"+SetupConfig)
 }

@@ -5,6 +5,7 @@ import (
 	"unicode"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/redact"
 )
 
 // Attribution of a multi-part request (docs/search.md, "Learning from
@@ -14,9 +15,10 @@ import (
 // the whole request teaches each of them the other tools' words, which
 // then pull it up for requests meant for those tools. Clauses and
 // Attribute keep from each tool the parts that are plainly another called
-// tool's. Measured as a candidate and not chosen (bench/README.md,
-// "Attributing a multi-part request"): the registry teaches the whole
-// request; these stay so the bench's table can be reproduced.
+// tool's. The registry attributes with Attribute since learning round 7
+// (bench/README.md, "Attribution behind the per-tool gate");
+// AttributeDisjoint, measured and not chosen, stays so the bench's tables
+// can be reproduced.
 
 // Clauses cuts a request into its sentences: at '.', '?', '!' or ';'
 // followed by a space or the end, and at line breaks. Empty pieces are
@@ -49,12 +51,14 @@ func Clauses(q string) []string {
 // addresses and handles are stripped from the whole query before it is
 // cut, so a value holding a sentence end is never split past them.
 func ScrubClauses(q string) ([]string, bool) {
-	if _, ok := Scrub(q); !ok {
+	// The secret check and stripValues run once, on the whole query: this
+	// runs on every search while learning is on.
+	if redact.String(q) != q {
 		return nil, false
 	}
 	var out []string
 	for _, c := range Clauses(stripValues(q)) {
-		if s, ok := Scrub(c); ok {
+		if s, ok := scrubWords(c); ok {
 			out = append(out, s)
 		}
 	}

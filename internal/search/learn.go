@@ -171,7 +171,12 @@ func Scrub(q string) (string, bool) {
 	if redact.String(q) != q {
 		return "", false
 	}
-	q = stripValues(q)
+	return scrubWords(stripValues(q))
+}
+
+// scrubWords is Scrub after the secret check and stripValues: the word
+// filter, lower-casing, and the check that an indexable word is left.
+func scrubWords(q string) (string, bool) {
 	words := strings.FieldsFunc(q, func(r rune) bool {
 		return unicode.IsSpace(r) || (unicode.IsPunct(r) && r != '-' && r != '_' && r != '\'' && r != '.')
 	})
@@ -188,10 +193,14 @@ func Scrub(q string) (string, bool) {
 		n += len(w) + 1
 		kept = append(kept, strings.ToLower(w))
 	}
-	out := strings.Join(kept, " ")
+	// One indexable word is enough: stemming the rest would only repeat
+	// the answer (this runs on every search while learning is on).
 	var an analyzer // no memo: read-only use
-	if len(an.terms(nil, out, false)) == 0 {
-		return "", false
+	var buf []string
+	for _, w := range kept {
+		if buf = an.terms(buf[:0], w, false); len(buf) > 0 {
+			return strings.Join(kept, " "), true
+		}
 	}
-	return out, true
+	return "", false
 }

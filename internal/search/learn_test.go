@@ -217,3 +217,12 @@ func TestLearnedBoostBounded(t *testing.T) {
 		t.Fatalf("doc.print outside the top 1 was boosted: %v, base %v", got, second)
 	}
 }
+
+// BenchmarkScrubClauses is what the registry does to every search while
+// learning is on (noteSearch).
+func BenchmarkScrubClauses(b *testing.B) {
+	const q = "I'm planning a trip to Lisbon next month. Could you find the weather forecast for the first week? Then convert 300 euros to dollars, and book a table for two at a seafood place near the river."
+	for b.Loop() {
+		ScrubClauses(q)
+	}
+}

@@ -250,9 +250,6 @@ func (r *Registry) Observe(e switchboard.ActivityEntry) {
 		t := s[i].taught
 		called := slices.ContainsFunc(t.calls, func(c taughtCall) bool { return c.tool.Name == e.Target })
 		if len(t.clauses) > 0 && !called && len(t.calls) < LearnToolsPerSearch {
-			if t.calls == nil {
-				t.calls = make([]taughtCall, 0, LearnToolsPerSearch)
-			}
 			t.calls = append(t.calls, taughtCall{tool: en.tool, invocation: d.InvocationID, at: e.Ts})
 			tt = t
 			// A later call rewrites what the earlier ones taught: it must
@@ -273,6 +270,21 @@ func (r *Registry) Observe(e switchboard.ActivityEntry) {
 		return r.storeTaught(ctx, tt)
 	}) {
 		l.settle(tt)
+	}
+}
+
+// eachSearchLocked calls f with every remembered search and every search
+// with a write still to come (one no longer remembered, pushed out by the
+// caller's newer searches, must still see a reversal or a forget); a
+// search in both is seen twice. l.mu is held.
+func (l *learner) eachSearchLocked(f func(*taught)) {
+	for _, s := range l.recent {
+		for _, x := range s {
+			f(x.taught)
+		}
+	}
+	for t := range l.pending {
+		f(t)
 	}
 }
 
@@ -298,18 +310,7 @@ func (r *Registry) unlearn(id string) {
 			tt = t
 		}
 	}
-	for _, s := range l.recent {
-		for _, x := range s {
-			mark(x.taught)
-		}
-	}
-	if tt == nil {
-		// A search no longer remembered whose write is still to come:
-		// that write must see the call reversed.
-		for t := range l.pending {
-			mark(t)
-		}
-	}
+	l.eachSearchLocked(mark)
 	if tt != nil {
 		l.pending[tt]++
 	}
@@ -553,14 +554,7 @@ func (r *Registry) forget(ctx context.Context, name string) (int, error) {
 			}
 		}
 	}
-	for _, s := range l.recent {
-		for _, x := range s {
-			mark(x.taught)
-		}
-	}
-	for t := range l.pending {
-		mark(t)
-	}
+	l.eachSearchLocked(mark)
 	l.mu.Unlock()
 	r.learn.reloadMu.Lock()
 	defer r.learn.reloadMu.Unlock()

@@ -465,6 +465,12 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 	}
 	if loopback(ln.Addr()) {
 		opts.AllowHosts = []string{"localhost", "127.0.0.1", "::1"}
+		// A loopback alias (127.0.0.2, several replicas on one host) is
+		// reached by its own address; an IP literal is no name a
+		// rebinding attacker's DNS can point here.
+		if ip := ln.Addr().(*net.TCPAddr).IP; !ip.Equal(net.IPv4(127, 0, 0, 1)) && !ip.Equal(net.IPv6loopback) {
+			opts.AllowHosts = append(opts.AllowHosts, ip.String())
+		}
 	} else {
 		log.Warn("listening on a non-loopback address: anyone who can reach it and holds the token can use the daemon", "addr", ln.Addr().String())
 	}

@@ -145,3 +145,31 @@ func TestServeLogsOAuthLibraryThroughItsLogger(t *testing.T) {
 		t.Fatalf("the library's refusal is not in serve's log:\n%s", log.String())
 	}
 }
+
+// A daemon bound to a loopback alias (127.0.0.2: one of several replicas
+// on one host) serves requests addressed to it by that address; a name is
+// still refused (DNS-rebinding protection).
+func TestServeLoopbackAliasAcceptsItsOwnAddress(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		t.Skipf("no loopback alias here: %v", err)
+	}
+	ln.Close()
+	port, _, _ := startServe(t, "127.0.0.2:0")
+	get := func(host string) int {
+		req, _ := http.NewRequest(http.MethodGet, "http://127.0.0.2:"+port+"/healthz", nil)
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := get("127.0.0.2:" + port); code != http.StatusOK {
+		t.Errorf("Host 127.0.0.2:%s on a daemon bound there: %d, want 200", port, code)
+	}
+	if code := get("rebind.example:" + port); code != http.StatusForbidden {
+		t.Errorf("Host rebind.example: %d, want 403", code)
+	}
+}

@@ -100,6 +100,7 @@ file unless a flag or variable gives them.`,
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.addr, "addr", envOr("SWITCHBOARD_ADDR", client.DefaultAddr), "daemon address (host:port) [$SWITCHBOARD_ADDR]")
 	pf.StringVar(&g.token, "token", os.Getenv("SWITCHBOARD_TOKEN"), "bearer token [$SWITCHBOARD_TOKEN; default: the sign-in of 'switchboard login', else <data>/admin.token]")
+	hideDefault(pf, "token") // a secret: --help must not print it
 	pf.StringVar(&g.data, "data", "", "data root [$SWITCHBOARD_DATA; default: ~/.local/share/switchboard]")
 	pf.StringVar(&g.config, "config", "", "YAML config file: serve reads all of it, client commands the daemon address and data root (flags and environment win)")
 	pf.BoolVar(&g.json, "json", false, "print machine-readable JSON instead of tables")
@@ -115,6 +116,14 @@ file unless a flag or variable gives them.`,
 	root.AddCommand(newVersion(g), newBackup(g), newRestore(g), newDoctor(g))
 	rejectUnknownSubcommands(root)
 	return root
+}
+
+// hideDefault keeps a flag whose default is read from the environment
+// from showing that value in --help: for a secret (the token, a store URL
+// with its password) the help text would print it to the terminal, into
+// a pasted bug report or a CI log. The flag's value is unchanged.
+func hideDefault(fs *pflag.FlagSet, name string) {
+	fs.Lookup(name).DefValue = ""
 }
 
 func envOr(name, def string) string {

@@ -236,6 +236,7 @@ func newServe(g *globals) *cobra.Command {
 	}
 	fl := c.Flags()
 	fl.StringVar(&f.store, "store", os.Getenv("SWITCHBOARD_STORE"), "store: a postgres:// URL, or empty for SQLite under the data root [$SWITCHBOARD_STORE]; a password here shows in ps, so prefer the variable or --store-file")
+	hideDefault(fl, "store") // the variable's URL may carry a password
 	fl.StringVar(&f.storeFile, "store-file", "", "read the store's postgres:// URL from this file (keeps its password out of ps)")
 	fl.StringVar(&f.bus, "bus", os.Getenv("SWITCHBOARD_BUS"), "how replicas reach each other: empty follows the store (postgres on a Postgres store, so replicas of one database work together; local on SQLite), or local to keep a single Postgres replica off LISTEN/NOTIFY [$SWITCHBOARD_BUS]")
 	fl.StringVar(&f.durability, "durability", os.Getenv("SWITCHBOARD_DURABILITY"), "which failures a commit survives: process (a daemon crash; the default) or power (an OS crash or power loss, slower) [$SWITCHBOARD_DURABILITY]")

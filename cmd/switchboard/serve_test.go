@@ -173,3 +173,17 @@ func TestServeLoopbackAliasAcceptsItsOwnAddress(t *testing.T) {
 		t.Errorf("Host rebind.example: %d, want 403", code)
 	}
 }
+
+// --help must not print a secret read from the environment as a flag's
+// default: the admin token, or a store URL with its password.
+func TestHelpHidesSecretDefaults(t *testing.T) {
+	t.Setenv("SWITCHBOARD_TOKEN", "tok-secret-123")
+	t.Setenv("SWITCHBOARD_STORE", "postgres://sb:pw-secret-456@db/sb")
+	for _, args := range [][]string{{"--help"}, {"serve", "--help"}, {"tools", "call", "--help"}} {
+		var out bytes.Buffer
+		Run(context.Background(), args, nil, &out, &out)
+		if s := out.String(); strings.Contains(s, "tok-secret-123") || strings.Contains(s, "pw-secret-456") {
+			t.Errorf("%v prints a secret: %s", args, s)
+		}
+	}
+}

@@ -107,7 +107,7 @@ func (l *Ledger) verify(ctx context.Context, operator *switchboard.LedgerCheckpo
 		// from an earlier verify) is checked as given: its custody is the
 		// operator's. A signature that is there must be this daemon's.
 		if operator.MAC != "" && !l.anchor.Valid(*operator) {
-			return r.fail(0, "the checkpoint's signature does not verify: this daemon did not issue it (another data root's key) or it was edited"), nil
+			return r.fail(0, "the checkpoint's signature does not verify: this daemon did not issue it (another data root's key: with several replicas, verify it on the replica that issued it, or without its mac, which checks it as given) or it was edited"), nil
 		}
 	}
 	// Taken before the scan: every entry it names was committed already.

@@ -51,6 +51,15 @@ func (d *Daemon) toolLabels(name string) (class, transport string, ok bool) {
 	}
 	t, err := d.Registry.Get(context.Background(), name)
 	if err != nil {
+		// Most browser tools are no catalog entry but a tab's own
+		// advertisement: take the class from a live tab advertising it.
+		if d.Sessions != nil {
+			for _, lt := range d.Sessions.LiveTools() {
+				if lt.Name == name {
+					return string(lt.Class), "browser", true
+				}
+			}
+		}
 		return "", "", false
 	}
 	switch {

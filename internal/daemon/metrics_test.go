@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/client"
 	"github.com/switchboardhq/switchboard/internal/daemon"
 )
 
@@ -184,4 +185,39 @@ func grepLines(s, prefix string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// A call to a tool a tab advertised (no catalog entry) is counted with
+// the tool's class and transport "browser", not "other".
+func TestMetricsLabelTabToolCalls(t *testing.T) {
+	t.Parallel()
+	e := newWorkspaceDaemon(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	admin := client.New(e.srv.URL, wsToken, nil)
+	s := e.openSession(t, "alice")
+	tab := admin.Tab(client.SessionCredentials{SessionID: s.SessionID, SessionToken: s.SessionToken})
+	nav := switchboard.Tool{Name: "nav.goto", Description: "Go to a page of the app.", Class: switchboard.ClassUI, ViewStateOnly: true,
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"page":{"type":"string"}}}`)}
+	if _, err := tab.Advertise(ctx, []switchboard.Tool{nav}); err != nil {
+		t.Fatal(err)
+	}
+	go tab.Serve(ctx, func(context.Context, switchboard.BrowserActionRequest) (json.RawMessage, error) {
+		return json.RawMessage(`{"ok":true}`), nil
+	})
+	var err error
+	for range 100 { // until the stream is attached
+		if _, err = admin.CallTool(ctx, "nav.goto", json.RawMessage(`{"page":"home"}`), client.CallOptions{SessionID: s.SessionID}); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := scrape(t, e.srv.URL+"/metrics", wsToken)
+	want := `switchboard_calls_total{class="ui",outcome="succeeded",surface="browser",tool="nav.goto",transport="browser"} 1`
+	if !strings.Contains(body, want) {
+		t.Errorf("metrics lack %s:\n%s", want, grepLines(body, "switchboard_calls_total"))
+	}
 }

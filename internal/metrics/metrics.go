@@ -210,6 +210,9 @@ func (m *Metrics) call(e switchboard.ActivityEntry) {
 	if d.Surface == "" {
 		d.Surface = string(switchboard.SurfaceAPI)
 	}
+	if d.Surface == string(switchboard.SurfaceBrowser) {
+		transport = "browser" // whatever the catalog holds now, a tab ran it
+	}
 	tool := m.tools.value(e.Target)
 	m.calls.WithLabelValues(tool, d.Surface, class, transport, d.Status).Inc()
 	m.callSeconds.WithLabelValues(tool, d.Surface, class, transport, d.Status).Observe(d.DurationMs / 1000)

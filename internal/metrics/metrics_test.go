@@ -22,7 +22,8 @@ func TestEntriesAndCaps(t *testing.T) {
 	call("nav.goto", `{"status":"succeeded","surface":"browser","durationMs":12}`)
 	call("nav.goto", `{"status":"failed","surface":"browser","durationMs":3,"code":"SESSION_GONE"}`)
 	call("gone.tool", `{"status":"succeeded","surface":"api","durationMs":1}`)
-	call("third.tool", `{"status":"succeeded","surface":"api","durationMs":1}`) // past MaxTools
+	call("gone.tool", `{"status":"failed","surface":"browser","durationMs":2,"code":"SESSION_GONE"}`) // its tab is gone: still a tab's call
+	call("third.tool", `{"status":"succeeded","surface":"api","durationMs":1}`)                       // past MaxTools
 	m.Entry(switchboard.ActivityEntry{ID: 2, Verb: activity.VerbApprovalDecide, Target: "nav.goto", Details: []byte(`{"decision":"approved","waitMs":4000}`)})
 	m.Entry(switchboard.ActivityEntry{ID: 3, Verb: activity.VerbToolCall, Target: "x", Details: []byte(`not json`)})
 	m.ModelUsage("gpt-test", 100, 20, 0, 0.5)
@@ -36,10 +37,11 @@ func TestEntriesAndCaps(t *testing.T) {
 		`switchboard_calls_total{class="read",outcome="succeeded",surface="browser",tool="nav.goto",transport="browser"} 1`,
 		`switchboard_calls_total{class="read",outcome="failed",surface="browser",tool="nav.goto",transport="browser"} 1`,
 		`switchboard_calls_total{class="other",outcome="succeeded",surface="api",tool="gone.tool",transport="other"} 1`,
+		`switchboard_calls_total{class="other",outcome="failed",surface="browser",tool="gone.tool",transport="browser"} 1`,
 		`switchboard_calls_total{class="read",outcome="succeeded",surface="api",tool="other",transport="browser"} 1`,
-		`switchboard_call_errors_total{code="SESSION_GONE",surface="browser"} 1`,
-		`switchboard_browser_session_gone_total 1`,
-		`switchboard_browser_round_trip_seconds_count 2`,
+		`switchboard_call_errors_total{code="SESSION_GONE",surface="browser"} 2`,
+		`switchboard_browser_session_gone_total 2`,
+		`switchboard_browser_round_trip_seconds_count 3`,
 		`switchboard_approvals_total{decision="approved"} 1`,
 		`switchboard_approval_wait_seconds_sum{decision="approved"} 4`,
 		`switchboard_model_tokens_total{kind="input",model="gpt-test"} 100`,

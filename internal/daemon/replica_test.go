@@ -2,6 +2,9 @@ package daemon_test
 
 import (
 	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -153,5 +156,57 @@ func TestSlowBeatingReplicaIsNotTakenForDead(t *testing.T) {
 	}
 	if inv, err := st.InvocationGet(ctx, "inv-slow"); err != nil || inv.Status != switchboard.StatusDispatched {
 		t.Fatalf("the slow replica's call: %s %v; want still dispatched", inv.Status, err)
+	}
+}
+
+// The calls a sweep ends are counted by the replica that swept them (the
+// one that ran them is gone), and their entries carry the duration the
+// record does: a restart's sweep here, a survivor's takeover alike.
+func TestSweptCallsAreCounted(t *testing.T) {
+	for _, d := range durables(t) {
+		t.Run(d.name, func(t *testing.T) {
+			ctx := context.Background()
+			st := d.open(t)
+			a, err := daemon.New(ctx, daemon.Options{Store: st, AdminToken: "tok", Replicas: daemon.ReplicaOptions{Name: "a"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			created := time.Now().Add(-3 * time.Second)
+			if err := st.InvocationCreate(ctx, switchboard.Invocation{ID: "inv-swept", Tool: "t.x", Surface: switchboard.SurfaceAPI,
+				Status: switchboard.StatusDispatched, Replica: a.ReplicaID(), CreatedAt: created, UpdatedAt: created}); err != nil {
+				t.Fatal(err)
+			}
+			a.Close()
+			st.Close()
+
+			st = d.open(t)
+			defer st.Close()
+			a2, err := daemon.New(ctx, daemon.Options{Store: st, AdminToken: "tok", Replicas: daemon.ReplicaOptions{Name: "a"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a2.Close()
+			srv := httptest.NewServer(a2.Handler())
+			defer srv.Close()
+			body := scrape(t, srv.URL+"/metrics", "tok")
+			for _, want := range []string{
+				`switchboard_calls_total{class="other",outcome="failed",surface="api",tool="t.x",transport="other"} 1`,
+				`switchboard_call_errors_total{code="OUTCOME_UNKNOWN",surface="api"} 1`,
+			} {
+				if !strings.Contains(body, want) {
+					t.Errorf("metrics lack %s:\n%s", want, grepLines(body, "switchboard_call"))
+				}
+			}
+			page, err := st.ActivityList(ctx, switchboard.ActivityFilter{Verb: "tool.call"})
+			if err != nil || len(page) != 1 {
+				t.Fatalf("tool.call entries: %v %v", page, err)
+			}
+			var det struct {
+				DurationMs float64 `json:"durationMs"`
+			}
+			if json.Unmarshal(page[0].Details, &det) != nil || det.DurationMs < 3000 {
+				t.Errorf("the swept call's entry says %s, want durationMs of the record (over 3 s)", page[0].Details)
+			}
+		})
 	}
 }

@@ -64,6 +64,7 @@ func (d *Daemon) sweep(ctx context.Context, st switchboard.Store, owners map[str
 		keep[a.InvocationID] = a.ID
 	}
 	var lookupErr error
+	var entries []*switchboard.ActivityEntry // filled in by the store when the end commits
 	ended, err := st.InvocationFailInFlight(ctx, time.Now(), func(inv switchboard.Invocation) (*switchboard.Error, *switchboard.ActivityEntry) {
 		if !owners[inv.Replica] {
 			return nil, nil // another replica's call, in flight there
@@ -87,8 +88,21 @@ func (d *Daemon) sweep(ctx context.Context, st switchboard.Store, owners map[str
 		done := inv
 		done.Status, done.Error = switchboard.StatusFor(cause.Code), cause
 		done.FinishedAt = time.Now()
-		return cause, broker.SweptEntry(done)
+		if !inv.CreatedAt.IsZero() { // as the record says; the entry said 0
+			done.DurationMs = float64(done.FinishedAt.Sub(inv.CreatedAt).Microseconds()) / 1000
+		}
+		e := broker.SweptEntry(done)
+		entries = append(entries, e)
+		return cause, e
 	})
+	// These entries are this process's appends: the metrics count the
+	// calls (the replica that ran them cannot), the anchor names them and
+	// live tails here see them at once.
+	for _, e := range entries {
+		if e.ID != 0 && d.Ledger != nil {
+			d.Ledger.Observe(*e)
+		}
+	}
 	if err == nil && lookupErr != nil {
 		err = fmt.Errorf("settle calls decided while their replica was down: %w", lookupErr)
 	}

@@ -71,6 +71,11 @@ type Options struct {
 	// is committed (the metrics observer); it runs on the appender's
 	// goroutine, so it must be quick.
 	OnEntry func(switchboard.ActivityEntry)
+	// Vouch, if set, asks whether another replica of the cluster signed cp
+	// (each keeps its own key in its own data root): a checkpoint an
+	// operator exported through a load balancer then verifies on any
+	// replica while the one that issued it is alive.
+	Vouch func(ctx context.Context, cp switchboard.LedgerCheckpoint) bool
 }
 
 // Ledger appends, reads and tails the activity ledger. Safe for
@@ -82,6 +87,7 @@ type Ledger struct {
 	poll    time.Duration
 	anchor  *Anchor
 	onEntry func(switchboard.ActivityEntry)
+	vouch   func(context.Context, switchboard.LedgerCheckpoint) bool
 
 	mu   sync.Mutex
 	ring []switchboard.ActivityEntry // sorted by ID, newest last
@@ -110,7 +116,7 @@ func New(ctx context.Context, store Store, opts *Options) (*Ledger, error) {
 			return nil, err
 		}
 	}
-	l := &Ledger{store: store, log: o.Logger, size: o.RingSize, poll: o.PollInterval, anchor: o.Anchor, onEntry: o.OnEntry, wake: make(chan struct{})}
+	l := &Ledger{store: store, log: o.Logger, size: o.RingSize, poll: o.PollInterval, anchor: o.Anchor, onEntry: o.OnEntry, vouch: o.Vouch, wake: make(chan struct{})}
 	if err := l.sync(ctx); err != nil {
 		return nil, err
 	}

@@ -106,8 +106,8 @@ func (l *Ledger) verify(ctx context.Context, operator *switchboard.LedgerCheckpo
 		// An unsigned {seq, hash} (a headId and headHash an operator noted
 		// from an earlier verify) is checked as given: its custody is the
 		// operator's. A signature that is there must be this daemon's.
-		if operator.MAC != "" && !l.anchor.Valid(*operator) {
-			return r.fail(0, "the checkpoint's signature does not verify: this daemon did not issue it (another data root's key: with several replicas, verify it on the replica that issued it, or without its mac, which checks it as given) or it was edited"), nil
+		if operator.MAC != "" && !l.anchor.Valid(*operator) && (l.vouch == nil || !l.vouch(ctx, *operator)) {
+			return r.fail(0, "the checkpoint's signature does not verify: neither this daemon nor a live replica sharing its store issued it (another data root's key) or it was edited; without its mac it is checked as given"), nil
 		}
 	}
 	// Taken before the scan: every entry it names was committed already.
@@ -249,6 +249,10 @@ func gapOf(e *switchboard.ActivityEntry) Gap {
 // head, for an operator to keep outside the daemon's reach and check later
 // with VerifyCheckpoint. A ledger that does not verify gets no checkpoint
 // (CONFLICT with the problem): signing it would vouch for the damage.
+// Issued reports whether cp carries this daemon's signature (its data
+// root's key), as Checkpoint signs it.
+func (l *Ledger) Issued(cp switchboard.LedgerCheckpoint) bool { return l.anchor.Valid(cp) }
+
 func (l *Ledger) Checkpoint(ctx context.Context) (switchboard.LedgerCheckpoint, error) {
 	r, err := l.Verify(ctx)
 	if err != nil {

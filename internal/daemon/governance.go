@@ -77,12 +77,13 @@ const topicConsole = "approval.console"
 func (d *Daemon) startGovernance(ctx context.Context, opts Options) (broker.Options, error) {
 	var bo broker.Options
 	ledger, err := activity.New(ctx, opts.Store, &activity.Options{Logger: d.log, Anchor: opts.Governance.LedgerAnchor,
-		OnEntry: d.observe})
+		OnEntry: d.observe, Vouch: d.vouch})
 	if err != nil {
 		return bo, fmt.Errorf("open the ledger: %w", err)
 	}
 	d.gov.ledger = ledger
 	d.Ledger = ledger
+	d.serveVouch()
 	bo.OnActivity = ledger.Observe
 	g := opts.Governance
 	d.gov.approvals, err = approval.New(approval.Options{

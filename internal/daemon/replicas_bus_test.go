@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -144,4 +145,29 @@ func TestReplicasOverPostgresBus(t *testing.T) {
 	call("named, through B, answered on B", b, b, client.CallOptions{SessionID: cred.SessionID}, "/one")
 	call("unnamed, through B, answered on A", b, a, client.CallOptions{}, "/two")
 	call("named, through A, answered on B", a, b, client.CallOptions{SessionID: cred.SessionID}, "/three")
+}
+
+// Each replica signs the checkpoints it exports with its own data root's
+// key; one exported through replica A verifies through replica B (B asks
+// the live replicas whether one issued it), and an edited one still fails.
+func TestCheckpointVerifiesOnAnotherReplica(t *testing.T) {
+	r := pgReplicas(t, 2)
+	ctx := context.Background()
+	if _, err := r[0].c.CallTool(ctx, "activity.get", nil, client.CallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cp, err := r[0].c.ActivityCheckpoint(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(cp)
+	rep, err := r[1].c.VerifyActivityCheckpoint(ctx, raw)
+	if err != nil || !rep.OK {
+		t.Fatalf("A's checkpoint on B: %+v %v", rep, err)
+	}
+	cp.Ts = cp.Ts.Add(time.Second) // covered by the signature
+	raw, _ = json.Marshal(cp)
+	if rep, err := r[1].c.VerifyActivityCheckpoint(ctx, raw); err != nil || rep.OK || !strings.Contains(rep.Problem, "signature") {
+		t.Fatalf("an edited checkpoint on B: %+v %v", rep, err)
+	}
 }

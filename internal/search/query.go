@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/switchboardhq/switchboard"
 )
@@ -67,7 +68,7 @@ func (x *Index) Search(q switchboard.SearchQuery, allow func(switchboard.Tool) b
 	case strings.TrimSpace(q.Query) == "":
 		c.listAll(top, keep)
 	case q.Regex:
-		if err := c.match(q.Query, top, keep); err != nil {
+		if err := c.match(q.Query, top, keep, time.Now); err != nil {
 			return switchboard.SearchResult{}, err
 		}
 	default:

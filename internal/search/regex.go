@@ -9,16 +9,21 @@ import (
 )
 
 // Regex search bounds. Go's regexp is RE2: matching is linear in the text,
-// with no backtracking, so no pattern can take exponential time; what is
-// left to bound is the pattern's size (and so its compiled program) and the
-// total time of one scan over a very large catalog.
+// with no backtracking, so no pattern can take exponential time. Linear is
+// in the text times the compiled program, though, and a short pattern can
+// compile to thousands of instructions ("(?:(?:\w*\s*){30}){30}" is 23
+// bytes and 3,600 instructions, about 0.8 s over one 8 KB description): so
+// the program's size is bounded, and the time of one scan is checked after
+// every tool.
 const (
 	MaxRegexBytes = 256
+	// MaxRegexInsts bounds the compiled program, and so one tool's match:
+	// the costliest pattern within it takes about 60 ms over the longest
+	// description allowed (8 KB); ordinary patterns compile to under 100.
+	MaxRegexInsts = 300
 	// regexBudget bounds one scan; a pattern that needs longer is refused
 	// rather than answered from part of the catalog.
 	regexBudget = 250 * time.Millisecond
-	// regexCheckEvery is how many tools are matched between clock reads.
-	regexCheckEvery = 256
 )
 
 // Regex scores: a match in the name outranks one in the summary, which
@@ -39,24 +44,39 @@ func compileRegex(p string) (*regexp.Regexp, error) {
 		}
 		return nil, switchboard.Errorf(switchboard.CodeInvalidInput, "regex does not compile (%s); the syntax is RE2's (Go regexp): no backreferences or lookaround", msg)
 	}
+	// Parsed again as regexp.Compile does, to size its program.
+	sr, err := syntax.Parse(p, syntax.Perl)
+	if err == nil {
+		var prog *syntax.Prog
+		if prog, err = syntax.Compile(sr.Simplify()); err == nil && len(prog.Inst) > MaxRegexInsts {
+			err = switchboard.Errorf(switchboard.CodeInvalidInput, "regex is too complex: it compiles to %d instructions, the limit is %d; use a narrower pattern (fewer or smaller repetitions)", len(prog.Inst), MaxRegexInsts)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
 	return re, nil
 }
 
 // match offers the kept docs whose name, summary or description pattern
 // matches, scored by where it matched.
-func (c *corpus) match(pattern string, top *topK, keep func(uint32) bool) error {
+// now is the clock (time.Now; a test's own).
+func (c *corpus) match(pattern string, top *topK, keep func(uint32) bool, now func() time.Time) error {
 	re, err := compileRegex(pattern)
 	if err != nil {
 		return err
 	}
-	deadline := time.Now().Add(regexBudget)
+	deadline := now().Add(regexBudget)
 	for id := range c.docs {
-		if id%regexCheckEvery == regexCheckEvery-1 && time.Now().After(deadline) {
-			return switchboard.Errorf(switchboard.CodeInvalidInput, "regex search took longer than %s over this catalog; use a narrower pattern (anchor it, or match names only with ^ns\\.)", regexBudget)
-		}
 		d := &c.docs[id]
 		if !d.alive {
 			continue
+		}
+		// After every tool: one tool's match may take tens of
+		// milliseconds, so checking every few hundred let a scan run for
+		// minutes. A clock read is cheap next to three matches.
+		if now().After(deadline) {
+			return switchboard.Errorf(switchboard.CodeInvalidInput, "regex search took longer than %s over this catalog; use a narrower pattern (anchor it, or match names only with ^ns\\.)", regexBudget)
 		}
 		var s float64
 		switch {

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboardhq/switchboard"
 )
@@ -68,5 +69,47 @@ func TestRegexRefused(t *testing.T) {
 	// RE2: it answers.
 	if _, err := x.Search(switchboard.SearchQuery{Query: `(a+)+$`, Regex: true}, nil); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A short pattern can compile to a program big enough to take most of a
+// second over one long description: it is refused by its size.
+func TestRegexTooComplex(t *testing.T) {
+	t.Parallel()
+	x := New(nil)
+	x.Replace(catalog())
+	for _, p := range []string{`(?:(?:\w*\s*){30}){30}Q`, `(?:\w*\s*){999}Q`, `[\s\S]{1000}x`} {
+		_, err := x.Search(switchboard.SearchQuery{Query: p, Regex: true}, nil)
+		if switchboard.CodeOf(err) != switchboard.CodeInvalidInput || !strings.Contains(err.Error(), "too complex") {
+			t.Errorf("regex %q: %v, want INVALID_INPUT (too complex)", p, err)
+		}
+	}
+	// Ordinary patterns stay well inside the bound.
+	for _, p := range []string{`^billing\.invoice\.`, `(?i)\b(send|email|mail)\b.*\binvoice`, `(?i)[a-z_]{3,40}\.(export|import)_[a-z]+`, `\pL{200}`} {
+		if _, err := x.Search(switchboard.SearchQuery{Query: p, Regex: true}, nil); err != nil {
+			t.Errorf("regex %q: %v", p, err)
+		}
+	}
+}
+
+// The scan's deadline is checked after every tool, not every few hundred:
+// with a clock past the budget, even a small catalog is refused.
+func TestRegexDeadlineEveryTool(t *testing.T) {
+	t.Parallel()
+	x := New(nil)
+	x.Replace(catalog())
+	start := time.Unix(0, 0)
+	reads := 0
+	late := func() time.Time {
+		reads++
+		if reads == 1 {
+			return start
+		}
+		return start.Add(time.Second)
+	}
+	top := &topK{k: 10, docs: x.c.docs}
+	err := x.c.match(`.`, top, func(uint32) bool { return true }, late)
+	if switchboard.CodeOf(err) != switchboard.CodeInvalidInput || !strings.Contains(err.Error(), "took longer") {
+		t.Fatalf("scan past its budget: %v, want INVALID_INPUT", err)
 	}
 }

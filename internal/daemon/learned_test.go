@@ -3,8 +3,11 @@ package daemon_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/client"
@@ -90,5 +93,94 @@ func TestLearnedThroughTheAPI(t *testing.T) {
 	}
 	if finds("brand colours") {
 		t.Fatal("brand colours still finds image.resize after forget")
+	}
+}
+
+// Learned search through MCP: an agent's switchboard_search followed by a
+// successful call (through switchboard_call or by the tool's MCP name)
+// teaches the tool, in both revisions. A 2026-07-28 client has no session
+// (each request's server session is its own), so its search counts for
+// its next calls; a 2025-11-25 session's search counts only for calls in
+// that session.
+func TestLearnedThroughMCP(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, sqlite.Memory, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	token := daemon.NewSecret()
+	d, err := daemon.New(ctx, daemon.Options{Store: st, AdminToken: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	for name, desc := range map[string]string{"image.resize": "Resize an image.", "deck.export": "Export a deck as a PDF file."} {
+		tl := switchboard.Tool{Name: name, Description: desc, Class: switchboard.ClassRead, InputSchema: json.RawMessage(`{"type":"object"}`)}
+		if err := d.RegisterFunc(ctx, tl, func(context.Context, json.RawMessage) (any, error) { return map[string]string{}, nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := httptest.NewServer(d.Handler())
+	t.Cleanup(srv.Close)
+	admin := client.New(srv.URL, token, nil)
+	tok, err := admin.CreateToken(ctx, client.TokenRequest{Agent: "designer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	connect := func(version string) *mcp.ClientSession {
+		t.Helper()
+		c := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, nil)
+		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: &http.Client{Transport: bearer{tok.Token}}},
+			&mcp.ClientSessionOptions{ProtocolVersion: version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	call := func(cs *mcp.ClientSession, name string, args map[string]any) {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil || res.IsError {
+			t.Fatalf("%s: %v %+v", name, err, res)
+		}
+	}
+	learned := func(tool string) []string {
+		t.Helper()
+		d.Registry.WaitLearned()
+		l, err := admin.ToolLearned(ctx, tool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var qs []string
+		for _, q := range l.Queries {
+			qs = append(qs, q.Query)
+		}
+		return qs
+	}
+
+	sessionless := connect("") // the SDK's latest revision
+	call(sessionless, "switchboard_search", map[string]any{"query": "match the brand colours"})
+	call(sessionless, "switchboard_call", map[string]any{"name": "image.resize", "arguments": map[string]any{}})
+	if got := learned("image.resize"); len(got) != 1 || got[0] != "match the brand colours" {
+		t.Fatalf("after switchboard_call: learned %q", got)
+	}
+	call(sessionless, "switchboard_search", map[string]any{"query": "slides for the board meeting"})
+	call(sessionless, "deck-export", map[string]any{})
+	if got := learned("deck.export"); len(got) != 1 || got[0] != "slides for the board meeting" {
+		t.Fatalf("after a call by MCP name: learned %q", got)
+	}
+
+	a, b := connect("2025-11-25"), connect("2025-11-25")
+	call(a, "switchboard_search", map[string]any{"query": "shrink the picture"})
+	call(b, "image-resize", map[string]any{})
+	if got := learned("image.resize"); len(got) != 1 {
+		t.Fatalf("a call in another MCP session learned from this one's search: %q", got)
+	}
+	call(a, "image-resize", map[string]any{})
+	if got := learned("image.resize"); len(got) != 2 {
+		t.Fatalf("a call in the searching MCP session: learned %q", got)
 	}
 }

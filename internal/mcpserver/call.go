@@ -74,8 +74,14 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.Re
 		}
 	case toolSearch:
 		// A call is attributed to a search of the same MCP session only
-		// (learned search, internal/registry/learn.go).
-		return s.search(registry.WithSearchRun(ctx, s.runOf(req.Session)), req.Params.Arguments)
+		// (learned search, internal/registry/learn.go). A sessionless
+		// (2026-07-28) request's session lives for that request alone, so
+		// its run would match no call: its search is narrowed only by the
+		// agent session its requests share.
+		if req.Session != nil && req.Session.ID() != "" {
+			ctx = registry.WithSearchRun(ctx, s.runOf(req.Session))
+		}
+		return s.search(ctx, req.Params.Arguments)
 	case toolDescribe:
 		return s.describeTool(ctx, req.Params.Arguments)
 	case toolCall:

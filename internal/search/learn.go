@@ -146,24 +146,28 @@ var (
 	// "report.pdf"): a dot between letters.
 	urlLike = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://\S+|\bwww\.\S+|\b\S+\.[a-z]{2,}\S*`)
 	email   = regexp.MustCompile(`\S+@\S+`)
+	// filePath matches file paths that urlLike does not (no extension):
+	// "/home/bob/notes", "~/notes", "./a/b", "C:\Users\bob", "\\host\share".
+	filePath = regexp.MustCompile(`(?:^|\s)(?:~|\.{1,2})?/\S+|\b[A-Za-z]:\\\S*|\\\\\S+`)
 	// handle matches @mentions and #tags.
 	handle = regexp.MustCompile(`[@#]\S+`)
 )
 
-// stripValues blanks quoted values, e-mail addresses, URLs, domains and
-// file names, @handles and #tags.
+// stripValues blanks quoted values, e-mail addresses, URLs, domains,
+// file names and paths, @handles and #tags.
 func stripValues(q string) string {
 	q = quoted.ReplaceAllString(q, " ")
 	q = email.ReplaceAllString(q, " ")
 	q = urlLike.ReplaceAllString(q, " ")
+	q = filePath.ReplaceAllString(q, " ")
 	return handle.ReplaceAllString(q, " ")
 }
 
 // Scrub returns the part of a search query that may be kept as a learned
 // example, or ok false when nothing may: a query holding anything that
 // looks like a secret (internal/redact's patterns) is refused whole. From
-// the rest it strips quoted values, URLs, domains and file names, e-mail
-// addresses, @handles and #tags, and every word holding a digit (numbers,
+// the rest it strips quoted values, URLs, domains, file names and paths,
+// e-mail addresses, @handles and #tags, and every word holding a digit (numbers,
 // dates, ids such as "inv_8f3a" or UUIDs) or longer than 24 characters
 // (tokens), then lower-cases and collapses space. What is left must have
 // at least one indexable word.

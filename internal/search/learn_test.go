@@ -115,6 +115,8 @@ func TestScrub(t *testing.T) {
 		{"look up order inv_8f3a and 550e8400-e29b-41d4-a716-446655440000", "look up order and"},
 		{"ping @alice about #launch", "ping about"},
 		{"tokenize supercalifragilisticexpialidocious words", "tokenize words"},
+		{"read /home/bob/notes and ~/plans or ./a/b", "read and or"},
+		{`copy C:\Users\bob\plans to \\fileserver\share and/or back`, "copy to and or back"},
 	} {
 		got, ok := Scrub(c.in)
 		if !ok || got != c.want {

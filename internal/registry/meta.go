@@ -113,7 +113,7 @@ func (r *Registry) SearchMeta(ctx context.Context, q switchboard.SearchQuery, li
 	r.noteSearch(ctx, q) // a call that follows may teach the index (learn.go)
 	out := Found{SearchResult: res}
 	if live != nil && q.Cursor == "" && q.Surface != switchboard.SurfaceAPI {
-		lq := switchboard.SearchQuery{Query: q.Query, Surface: switchboard.SurfaceBrowser, Limit: search.MaxLimit}
+		lq := switchboard.SearchQuery{Query: q.Query, Surface: switchboard.SurfaceBrowser, Limit: search.MaxLimit, Regex: q.Regex}
 		if lres, err := live.index.Search(lq, func(t switchboard.Tool) bool { return r.Visible(ctx, t) }); err == nil {
 			for _, h := range lres.Items {
 				t, _ := live.get(h.Name)

@@ -134,3 +134,42 @@ func TestVisibleFollowsTheApprovalFloor(t *testing.T) {
 		t.Errorf("without a principal: %v", catalogNames(l))
 	}
 }
+
+// A regex search matches the open tabs' tools by the same pattern as the
+// catalog, not by the words of the pattern's text, and with the same
+// visibility.
+func TestSearchMetaRegexOpenTabs(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRegistry(t, openStore(t), nil)
+	if _, err := r.Register(ctx, switchboard.SourceHost, []switchboard.Tool{tool("tasks.create", "Create a task.", switchboard.ClassMutate)}); err != nil {
+		t.Fatal(err)
+	}
+	live := registry.NewLive([]switchboard.Tool{
+		{Name: "view.scroll_to", Description: "Scroll the page.", Surface: switchboard.SurfaceBrowser, Class: switchboard.ClassUI, Origin: &switchboard.Origin{SessionID: "ses_b"}},
+		{Name: "zoo.feed_llamas", Description: "Feed the llamas in the zoo view.", Surface: switchboard.SurfaceBrowser, Class: switchboard.ClassUI, Origin: &switchboard.Origin{SessionID: "ses_b"}},
+		{Name: "zoo.secret_pen", Description: "Open the hidden pen of the zoo view.", Surface: switchboard.SurfaceBrowser, Class: switchboard.ClassUI, Origin: &switchboard.Origin{SessionID: "ses_b"}},
+	})
+	agent := switchboard.WithPrincipal(ctx, switchboard.Principal{Kind: switchboard.PrincipalAgent, ID: "keeper", Deny: []string{"*.secret_*"}})
+	for _, c := range []struct {
+		pattern string
+		want    []string
+	}{
+		{`^view\.`, []string{"view.scroll_to"}}, // the words "view" would find the zoo's tools too
+		{`^zoo\.`, []string{"zoo.feed_llamas"}},
+		{`(?i)LLAMAS$`, []string{"zoo.feed_llamas"}},
+		{`llama\b`, nil}, // the word "llama" would match by its stem
+	} {
+		found, err := r.SearchMeta(agent, switchboard.SearchQuery{Query: c.pattern, Regex: true}, live)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, h := range found.OpenTab {
+			got = append(got, h.Name)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("regex %s finds open-tab tools %v, want %v", c.pattern, got, c.want)
+		}
+	}
+}

@@ -92,12 +92,18 @@ func TestRegexTooComplex(t *testing.T) {
 	}
 }
 
-// The scan's deadline is checked after every tool, not every few hundred:
-// with a clock past the budget, even a small catalog is refused.
-func TestRegexDeadlineEveryTool(t *testing.T) {
+// The scan reads its clock by the work it did, not every few hundred
+// tools: a few long descriptions under a costly pattern are enough for
+// a clock past the budget to refuse the scan.
+func TestRegexDeadlineByWork(t *testing.T) {
 	t.Parallel()
+	long := strings.Repeat("abcdefghij klmnopqrs tuvwxyz ", 280)
+	var ts []switchboard.Tool
+	for _, n := range []string{"a.one", "a.two", "a.three", "a.four"} {
+		ts = append(ts, switchboard.Tool{Name: n, Description: long, Surface: switchboard.SurfaceAPI, Class: switchboard.ClassRead})
+	}
 	x := New(nil)
-	x.Replace(catalog())
+	x.Replace(ts)
 	start := time.Unix(0, 0)
 	reads := 0
 	late := func() time.Time {
@@ -108,8 +114,13 @@ func TestRegexDeadlineEveryTool(t *testing.T) {
 		return start.Add(time.Second)
 	}
 	top := &topK{k: 10, docs: x.c.docs}
-	err := x.c.match(`.`, top, func(uint32) bool { return true }, late)
+	err := x.c.match(`\w{100}Q`, top, func(uint32) bool { return true }, late)
 	if switchboard.CodeOf(err) != switchboard.CodeInvalidInput || !strings.Contains(err.Error(), "took longer") {
 		t.Fatalf("scan past its budget: %v, want INVALID_INPUT", err)
+	}
+	// A cheap pattern over the same tools does not read the clock at all.
+	reads = 0
+	if err := x.c.match(`^a\.one$`, &topK{k: 10, docs: x.c.docs}, func(uint32) bool { return true }, late); err != nil || reads != 1 {
+		t.Fatalf("cheap scan: %v after %d clock reads", err, reads)
 	}
 }

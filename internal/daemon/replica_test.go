@@ -83,6 +83,8 @@ func TestSweepIsPerReplica(t *testing.T) {
 			}
 			if got := status(stb, "inv-a2"); got.Status != switchboard.StatusFailed || got.Error.Code != switchboard.CodeOutcomeUnknown {
 				t.Fatalf("the survivor ended the call %s %+v, want failed OUTCOME_UNKNOWN", got.Status, got.Error)
+			} else if !strings.Contains(got.Error.Message, a2.ReplicaID()) {
+				t.Fatalf("the call's end does not name the replica that died (%s): %q", a2.ReplicaID(), got.Error.Message)
 			}
 			if got := status(stb, "inv-b"); got.Status != switchboard.StatusDispatched {
 				t.Fatalf("the survivor touched its own live call: %+v", got)

@@ -69,7 +69,7 @@ func (d *Daemon) sweep(ctx context.Context, st switchboard.Store, owners map[str
 		if !owners[inv.Replica] {
 			return nil, nil // another replica's call, in flight there
 		}
-		cause := errOutcomeUnknown
+		cause := outcomeUnknown(inv.Replica)
 		if inv.Status == switchboard.StatusAwaitingApproval {
 			if _, ok := keep[inv.ID]; ok {
 				return nil, nil
@@ -185,12 +185,20 @@ func (d *Daemon) approvalsOf(ctx context.Context, inv switchboard.Invocation) ([
 	return []switchboard.ApprovalRequest{a}, nil
 }
 
-var (
-	errOutcomeUnknown = switchboard.Errorf(switchboard.CodeOutcomeUnknown,
-		"outcome unknown: the daemon stopped while this call was in flight, so it may or may not have run; it will not be run again — check the backend before retrying (a retry with the same Idempotency-Key gets this answer)")
-	errNotRun = switchboard.Errorf(switchboard.CodeCancelled,
-		"the daemon restarted while this call waited for approval, and it cannot wait across a restart; it was not run")
-)
+var errNotRun = switchboard.Errorf(switchboard.CodeCancelled,
+	"the daemon restarted while this call waited for approval, and it cannot wait across a restart; it was not run")
+
+// outcomeUnknown is the end of a call in flight on replica when it
+// stopped. It names the replica: with several, the operator looks for
+// the one that died, not the one that noticed.
+func outcomeUnknown(replica string) *switchboard.Error {
+	who := "the daemon"
+	if replica != "" {
+		who = fmt.Sprintf("the daemon running it (replica %s)", replica)
+	}
+	return switchboard.Errorf(switchboard.CodeOutcomeUnknown,
+		"outcome unknown: %s stopped while this call was in flight, so it may or may not have run; it will not be run again — check the backend before retrying (a retry with the same Idempotency-Key gets this answer)", who)
+}
 
 // resume hands the broker each call a sweep kept: it waits for the
 // decision and runs the call once approved (broker.Adopt); the broker's

@@ -92,7 +92,7 @@ func groupedListing(tools []switchboard.Tool) (string, int, float64) {
 	groups, other := search.Groups(tools, 30)
 	var b strings.Builder
 	for _, g := range groups {
-		fmt.Fprintf(&b, "- %s (%d): %s, …\n", g.Key, g.Count, strings.Join(g.Examples, ", "))
+		b.WriteString(g.Line(func(n string) string { return n }) + "\n")
 	}
 	lines := len(groups)
 	if other > 0 {

@@ -201,8 +201,8 @@ func TestLargeCatalogIsListedByGroup(t *testing.T) {
 	run, _ := e.rt.Start(context.Background(), agent.StartRequest{Input: "what can you do with invoices?"})
 	evs := events(t, run)
 	p := systemPrompt(e.model.Requests()[0])
-	if !strings.Contains(p, "- inventory (40): inventory_item_00, inventory_item_01, inventory_item_02, …") ||
-		!strings.Contains(p, "- invoices (30): invoices_step_00") || strings.Contains(p, "inventory_item_03") {
+	if !strings.Contains(p, "- inventory (40 tools): inventory_item_00, inventory_item_01, inventory_item_02, …") ||
+		!strings.Contains(p, "- invoices (30 tools): invoices_step_00") || strings.Contains(p, "inventory_item_03") {
 		t.Errorf("grouped prompt:\n%s", p)
 	}
 	res := find[*agui.ToolCallResult](evs)

@@ -242,15 +242,7 @@ func (ts *toolset) listGroups(b *strings.Builder, catalog []*offered) {
 	groups, other := search.Groups(rest, maxGroups)
 	fmt.Fprintf(b, "The others, by group (%s with the group's name lists it):\n", metaSearch)
 	for _, g := range groups {
-		ex := make([]string, len(g.Examples))
-		for i, n := range g.Examples {
-			ex[i] = model[n]
-		}
-		more := ""
-		if g.Count > len(ex) {
-			more = ", …"
-		}
-		fmt.Fprintf(b, "- %s (%d): %s%s\n", g.Key, g.Count, strings.Join(ex, ", "), more)
+		b.WriteString(g.Line(func(n string) string { return model[n] }) + "\n")
 	}
 	if other > 0 {
 		fmt.Fprintf(b, "- and %d more in no group: search by what you want to do\n", other)

@@ -125,7 +125,7 @@ func TestListDeferredAndModes(t *testing.T) {
 	// The search tool's description names the groups of what the caller
 	// sees, and a regex search on a namespace lists exactly its tools.
 	if d := got[toolSearch].Description; !strings.Contains(d, "The catalog holds 40 tools.") ||
-		!strings.Contains(d, "\n- bulk (40): bulk-op_00, bulk-op_01, bulk-op_02, …") {
+		!strings.Contains(d, "\n- bulk (40 tools): bulk-op_00, bulk-op_01, bulk-op_02, …") {
 		t.Errorf("deferred search description:\n%s", d)
 	}
 	var page searchResult

@@ -309,15 +309,7 @@ func (s *Server) searchTool(view []switchboard.Tool) *mcp.Tool {
 	b.WriteString(metaTools[0].Description)
 	fmt.Fprintf(&b, "\n\nThe catalog holds %d tools. By group (a query with the group's name finds its tools; for a namespace, the regex ^name\\. lists exactly them):", len(view))
 	for _, g := range groups {
-		ex := make([]string, len(g.Examples))
-		for i, n := range g.Examples {
-			ex[i] = s.names.mcpName(n)
-		}
-		more := ""
-		if g.Count > len(ex) {
-			more = ", …"
-		}
-		fmt.Fprintf(&b, "\n- %s (%d): %s%s", g.Key, g.Count, strings.Join(ex, ", "), more)
+		b.WriteString("\n" + g.Line(s.names.mcpName))
 	}
 	if other > 0 {
 		fmt.Fprintf(&b, "\n- and %d more in no group", other)

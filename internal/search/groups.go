@@ -2,6 +2,7 @@ package search
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -19,6 +20,11 @@ type Group struct {
 	// "Key.…"); otherwise Key is a word of every member's name.
 	Namespace bool `json:"namespace,omitempty"`
 	Count     int  `json:"count"`
+	// Words are up to GroupWords words its members' names share most
+	// besides the key, the group's one-line summary of what it holds
+	// ("issue", "pull", "release" for a namespace "github"). A word common
+	// across the whole catalog ("get", "list") says nothing and is left out.
+	Words []string `json:"words,omitempty"`
 	// Examples are up to GroupExamples members by name, a taste of what
 	// the group holds.
 	Examples []string `json:"examples"`
@@ -26,6 +32,29 @@ type Group struct {
 
 // GroupExamples is how many member names a group shows.
 const GroupExamples = 3
+
+// GroupWords is how many summary words a group shows.
+const GroupWords = 4
+
+// Line renders g as one line of a deferred listing, the same in every
+// listing that shows groups (MCP's search tool, the agent's prompt):
+// "- github (40 tools about issue, pull, release): a, b, c, …". name maps a
+// member's catalog name to the name the reader calls it by.
+func (g Group) Line(name func(string) string) string {
+	ex := make([]string, len(g.Examples))
+	for i, n := range g.Examples {
+		ex[i] = name(n)
+	}
+	more := ""
+	if g.Count > len(ex) {
+		more = ", …"
+	}
+	about := ""
+	if len(g.Words) > 0 {
+		about = " about " + strings.Join(g.Words, ", ")
+	}
+	return fmt.Sprintf("- %s (%d tools%s): %s%s", g.Key, g.Count, about, strings.Join(ex, ", "), more)
+}
 
 // stopWords never key a group: they say nothing about what a tool is for.
 var stopWords = map[string]bool{
@@ -77,6 +106,14 @@ func Groups(tools []switchboard.Tool, max int) (groups []Group, other int) {
 	if len(tools) < 40 {
 		broad = len(tools) // a small catalog has no "too broad" word
 	}
+	// How many tools of the catalog each name word is in, before groups
+	// are taken out of members: a summary word must not be a broad one.
+	inCatalog := make(map[string]int, len(members))
+	for c, ids := range members {
+		if !c.ns {
+			inCatalog[c.key] = len(ids)
+		}
+	}
 	covered := make([]bool, len(tools))
 	left := len(tools)
 	for len(groups) < max && left > 0 {
@@ -100,16 +137,19 @@ func Groups(tools []switchboard.Tool, max int) (groups []Group, other int) {
 			break
 		}
 		g := Group{Key: best.key, Namespace: best.ns, Count: bestN}
+		var in []int
 		for _, id := range members[best] {
 			if covered[id] {
 				continue
 			}
 			covered[id] = true
+			in = append(in, id)
 			left--
 			if len(g.Examples) < GroupExamples {
 				g.Examples = append(g.Examples, names[id])
 			}
 		}
+		g.Words = summaryWords(best.key, in, names, func(w string) bool { return inCatalog[w] > broad })
 		delete(members, best)
 		groups = append(groups, g)
 	}
@@ -120,6 +160,41 @@ func Groups(tools []switchboard.Tool, max int) (groups []Group, other int) {
 		return strings.Compare(a.Key, b.Key)
 	})
 	return groups, left
+}
+
+// summaryWords is the GroupWords words most of a group's members' names
+// (ids, by index in names) hold besides key, each in at least two of them;
+// ties go to the word that sorts first, so the answer does not depend on
+// map order.
+func summaryWords(key string, ids []int, names []string, broad func(string) bool) []string {
+	count := map[string]int{}
+	for _, id := range ids {
+		seen := map[string]bool{}
+		splitWords(names[id], func(w string) {
+			w = strings.ToLower(w)
+			if len(w) < 3 || w == key || stopWords[w] || isDigits(w) || seen[w] || broad(w) {
+				return
+			}
+			seen[w] = true
+			count[w]++
+		})
+	}
+	words := make([]string, 0, len(count))
+	for w, n := range count {
+		if n >= 2 {
+			words = append(words, w)
+		}
+	}
+	slices.SortFunc(words, func(a, b string) int {
+		if c := cmp.Compare(count[b], count[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	if len(words) == 0 {
+		return nil
+	}
+	return words[:min(len(words), GroupWords)]
 }
 
 // better orders candidates of equal coverage: a namespace, then the key

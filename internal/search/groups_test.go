@@ -35,6 +35,37 @@ func TestGroupsNamespacesAndWords(t *testing.T) {
 	}
 }
 
+// A group's summary is the words most of its members' names share besides
+// its key, in at least two of them, and never a word broad across the
+// catalog; its line reads as the listings show it.
+func TestGroupsSummaryWords(t *testing.T) {
+	var names []string
+	for i := range 40 {
+		names = append(names, fmt.Sprintf("get_thing%d", i)) // "get": broad
+	}
+	names = append(names,
+		"github.get_issue", "github.create_issue", "github.close_issue",
+		"github.list_pulls", "github.merge_pulls", "github.get_release",
+		"github.delete_release", "github.star")
+	groups, _ := Groups(named(names...), 5)
+	var gh *Group
+	for i := range groups {
+		if groups[i].Key == "github" {
+			gh = &groups[i]
+		}
+	}
+	if gh == nil {
+		t.Fatalf("no github group: %+v", groups)
+	}
+	if want := []string{"issue", "pulls", "release"}; !reflect.DeepEqual(gh.Words, want) {
+		t.Fatalf("words %v, want %v (by members, then by name; not get, in one member only, or the key)", gh.Words, want)
+	}
+	line := gh.Line(func(n string) string { return "x:" + n })
+	if want := "- github (8 tools about issue, pulls, release): x:github.close_issue, x:github.create_issue, x:github.delete_release, …"; line != want {
+		t.Fatalf("line %q, want %q", line, want)
+	}
+}
+
 // A word in more than an eighth of a large catalog keys no group: "get"
 // says nothing of what a tool is for.
 func TestGroupsPassOverBroadWords(t *testing.T) {

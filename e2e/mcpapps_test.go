@@ -266,11 +266,14 @@ func openMCPAppsHost(t *testing.T, e *env) (page context.Context, hostURL string
 // drives it like a page.
 func viewFrame(t *testing.T, e *env, page context.Context) context.Context {
 	t.Helper()
-	// Attached once the view has rendered and measured itself: chromedp
-	// walks a target's document as it attaches without holding the lock
-	// its DOM event handler takes, so a view still building its DOM races
-	// inside chromedp (seen under -race); a view at rest sends no events.
-	poll(t, page, `window.mcpHost.views.at(-1)?.height > 0`)
+	// Attached once the view is at rest: chromedp walks a target's
+	// document as it attaches without holding the lock its DOM event
+	// handler takes, so a view still building its DOM races inside
+	// chromedp (seen under -race); a view at rest sends no events. At rest
+	// is after its panel load (its first tool call) was answered and the
+	// panel it rendered was measured: the first size alone comes before
+	// the panel, whose render then raced an attach (CI, once).
+	poll(t, page, `(v => v && v.height > 0 && v.answered >= 1 && v.answered === v.calls && v.sizedAt > v.answeredAt)(window.mcpHost.views.at(-1))`)
 	deadline := time.Now().Add(stepTimeout)
 	for {
 		infos, err := chromedp.Targets(page)

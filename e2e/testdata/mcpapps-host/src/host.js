@@ -12,7 +12,7 @@ import {
 const EXTENSION = "io.modelcontextprotocol/ui";
 const token = new URLSearchParams(location.hash.slice(1)).get("token") ?? "";
 
-const host = (window.mcpHost = { ready: false, error: "", logs: [], calls: [], views: [], tools: [] });
+const host = (window.mcpHost = { ready: false, error: "", logs: [], calls: [], views: [], tools: [], seq: 0 });
 
 const client = new Client({ name: "switchboard-e2e-host", version: "1.0.0" },
   { capabilities: { extensions: { [EXTENSION]: { mimeTypes: [RESOURCE_MIME_TYPE] } } } });
@@ -73,8 +73,11 @@ host.callAndShow = async (name, args) => {
   const bridge = new AppBridge(client, { name: "switchboard-e2e-host", version: "1.0.0" },
     { serverTools: {}, serverResources: {}, logging: {} }, { hostContext: { theme: "light", displayMode: "inline", platform: "web" } });
   bridge.onloggingmessage = (p) => host.logs.push(p);
-  const view = { uri, policy, initialized: false, result: null, height: 0 };
-  bridge.onsizechange = ({ height }) => { if (height) { view.height = height; iframe.style.height = `${Math.min(height, 900)}px`; } };
+  // calls/answered count the view's tool calls; answeredAt and sizedAt
+  // order its last answer and its last size change (host.seq), so a test
+  // can wait for a view at rest: every call answered and rendered.
+  const view = { uri, policy, initialized: false, result: null, height: 0, calls: 0, answered: 0, answeredAt: 0, sizedAt: 0 };
+  bridge.onsizechange = ({ height }) => { if (height) { view.height = height; view.sizedAt = ++host.seq; iframe.style.height = `${Math.min(height, 900)}px`; } };
   host.views.push(view);
   bridge.oninitialized = async () => {
     view.initialized = true;
@@ -91,7 +94,13 @@ host.callAndShow = async (name, args) => {
     const vis = t?._meta?.ui?.visibility;
     host.calls.push({ name: params.name, arguments: params.arguments, meta: params._meta ?? null });
     if (!t || (Array.isArray(vis) && !vis.includes("app"))) throw new Error(`tool ${params.name} is not callable by apps`);
-    return forward(params, extra);
+    view.calls++;
+    try {
+      return await forward(params, extra);
+    } finally {
+      view.answered++;
+      view.answeredAt = ++host.seq;
+    }
   };
   iframe.srcdoc = withCSP(content.text, policy);
   return resultP;

@@ -29,7 +29,8 @@ import (
 //     lock is free at two consecutive probes (Probe apart): its process
 //     died and Postgres ended its session; a connection that drops and
 //     comes back within a probe is not a death. Both probes must see
-//     this replica's own lock held, as must the probe before them: when
+//     this replica's own lock held, as must the probe before them, and
+//     held again for at least lockSettle when it was found free: when
 //     its own lock is free too, the outage is shared (a cut, a database
 //     refusing connections), and claiming on it would have every replica
 //     claim every other;
@@ -392,9 +393,17 @@ type watch struct {
 	// found free.
 	free map[string]int
 	// ownHeld: at how many consecutive probes this replica's own lock was
-	// found held.
-	ownHeld int
+	// found held, and since when (zero: since before the watch began).
+	ownHeld      int
+	ownHeldSince time.Time
 }
+
+// lockSettle is how long this replica's own lock must have been held
+// again, after it was found free, before the others are judged by theirs:
+// after an outage each replica retakes its lock at its own pace (the
+// Postgres store retries every 250 ms, plus a connection), and two probes
+// alone are not that long when Probe is short.
+const lockSettle = time.Second
 
 // observed is the last beat count seen of a replica and when (this
 // process's clock) it was first seen at that count: staleness is judged
@@ -478,11 +487,14 @@ func (m *Members) round(ctx context.Context, w *watch, beat bool) bool {
 		// retaken too; meanwhile beats still find the dead.
 		if held != nil && m.release != nil {
 			if held[m.id] {
+				if w.ownHeld == 0 {
+					w.ownHeldSince = now
+				}
 				w.ownHeld++
 			} else {
 				w.ownHeld = 0
 			}
-			if w.ownHeld < 2 {
+			if w.ownHeld < 2 || now.Sub(w.ownHeldSince) < lockSettle {
 				held = nil
 				clear(w.free)
 			}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"syscall"
 
 	"github.com/switchboardhq/switchboard"
@@ -47,8 +48,11 @@ func (f *serveFlags) canvasOptions(ctx context.Context, opts *daemon.Options, ma
 	}
 	var ancestors []string
 	if ma != nil && ma.IP.IsLoopback() {
-		port := fmt.Sprint(ma.Port)
-		ancestors = []string{"http://127.0.0.1:" + port, "http://localhost:" + port, "http://[::1]:" + port}
+		// The console is served at each host the daemon accepts, its own
+		// address too when that is a loopback alias.
+		for _, h := range loopbackHosts(ma.IP) {
+			ancestors = append(ancestors, "http://"+net.JoinHostPort(h, strconv.Itoa(ma.Port)))
+		}
 		ancestors = append(ancestors, f.allowOrigins...)
 	}
 	srv := preview.New("http://"+ln.Addr().String(), &preview.Options{FrameAncestors: ancestors})

@@ -465,13 +465,7 @@ func runServe(c *cobra.Command, g *globals, f *serveFlags) error {
 		return err
 	}
 	if loopback(ln.Addr()) {
-		opts.AllowHosts = []string{"localhost", "127.0.0.1", "::1"}
-		// A loopback alias (127.0.0.2, several replicas on one host) is
-		// reached by its own address; an IP literal is no name a
-		// rebinding attacker's DNS can point here.
-		if ip := ln.Addr().(*net.TCPAddr).IP; !ip.Equal(net.IPv4(127, 0, 0, 1)) && !ip.Equal(net.IPv6loopback) {
-			opts.AllowHosts = append(opts.AllowHosts, ip.String())
-		}
+		opts.AllowHosts = loopbackHosts(ln.Addr().(*net.TCPAddr).IP)
 	} else {
 		log.Warn("listening on a non-loopback address: anyone who can reach it and holds the token can use the daemon", "addr", ln.Addr().String())
 	}
@@ -761,6 +755,18 @@ func effectiveDurability(d switchboard.Durability, store string) switchboard.Dur
 func loopback(a net.Addr) bool {
 	ta, ok := a.(*net.TCPAddr)
 	return ok && ta.IP.IsLoopback()
+}
+
+// loopbackHosts are the hosts a browser on this machine reaches a
+// loopback listener at ip by: the loopback names, and ip itself when it
+// is an alias (127.0.0.2, several replicas on one host). An IP literal is
+// no name a rebinding attacker's DNS can point here.
+func loopbackHosts(ip net.IP) []string {
+	hosts := []string{"127.0.0.1", "localhost", "::1"}
+	if !ip.Equal(net.IPv4(127, 0, 0, 1)) && !ip.Equal(net.IPv6loopback) {
+		hosts = append(hosts, ip.String())
+	}
+	return hosts
 }
 
 // applyGovernance copies the config file's governance section into o.

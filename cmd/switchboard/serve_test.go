@@ -187,3 +187,47 @@ func TestHelpHidesSecretDefaults(t *testing.T) {
 		}
 	}
 }
+
+// A daemon bound to a loopback alias serves its console at that address,
+// so its code previews must let that console frame them.
+func TestServeLoopbackAliasFramesPreviews(t *testing.T) {
+	for _, a := range []string{"127.0.0.2:0", "127.0.0.3:0"} {
+		ln, err := net.Listen("tcp", a)
+		if err != nil {
+			t.Skipf("no loopback alias here: %v", err)
+		}
+		ln.Close()
+	}
+	t.Setenv("SWITCHBOARD_TOKEN", "")
+	t.Setenv("SWITCHBOARD_STORE", "")
+	log := &serveLog{addrc: make(chan string, 1)}
+	addrc := log.addrc
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(ctx, []string{"serve", "--addr", "127.0.0.2:0", "--data", t.TempDir(), "--preview-addr", "127.0.0.3:0"}, nil, &bytes.Buffer{}, log)
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	var addr string
+	select {
+	case addr = <-addrc:
+	case code := <-done:
+		done <- code
+		t.Fatalf("serve exited %d before listening: %s", code, log.String())
+	}
+	origin := regexp.MustCompile(`sandboxed code preview origin"? addr=(\S+)`).FindStringSubmatch(log.String())
+	if origin == nil {
+		t.Fatalf("no preview origin in the log: %s", log.String())
+	}
+	resp, err := http.Get(origin[1] + "/p/0123")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "http://"+addr) {
+		t.Fatalf("the preview's CSP does not let the console at http://%s frame it: %q", addr, csp)
+	}
+}

@@ -93,8 +93,9 @@ func (l *Ledger) Verify(ctx context.Context) (Report, error) {
 
 // VerifyCheckpoint is Verify that also holds the ledger to cp, a
 // checkpoint an operator exported earlier (Checkpoint) and kept elsewhere.
-// A cp whose MAC is not this daemon's fails the check; one without a MAC
-// is checked as given.
+// A cp whose MAC is neither this daemon's nor, asked through
+// Options.Vouch, a live replica's fails the check; one without a MAC is
+// checked as given.
 func (l *Ledger) VerifyCheckpoint(ctx context.Context, cp switchboard.LedgerCheckpoint) (Report, error) {
 	return l.verify(ctx, &cp)
 }
@@ -105,7 +106,8 @@ func (l *Ledger) verify(ctx context.Context, operator *switchboard.LedgerCheckpo
 		r.Checkpoints = append(r.Checkpoints, Anchored{"operator", *operator})
 		// An unsigned {seq, hash} (a headId and headHash an operator noted
 		// from an earlier verify) is checked as given: its custody is the
-		// operator's. A signature that is there must be this daemon's.
+		// operator's. A signature that is there must be this daemon's or
+		// a live replica's (Options.Vouch).
 		if operator.MAC != "" && !l.anchor.Valid(*operator) && (l.vouch == nil || !l.vouch(ctx, *operator)) {
 			return r.fail(0, "the checkpoint's signature does not verify: neither this daemon nor a live replica sharing its store issued it (another data root's key) or it was edited; without its mac it is checked as given"), nil
 		}
@@ -245,14 +247,14 @@ func gapOf(e *switchboard.ActivityEntry) Gap {
 	return Gap{Entry: e.ID, Missing: d.Missing, Cause: d.Cause}
 }
 
-// Checkpoint verifies the ledger and returns a signed checkpoint of its
-// head, for an operator to keep outside the daemon's reach and check later
-// with VerifyCheckpoint. A ledger that does not verify gets no checkpoint
-// (CONFLICT with the problem): signing it would vouch for the damage.
 // Issued reports whether cp carries this daemon's signature (its data
 // root's key), as Checkpoint signs it.
 func (l *Ledger) Issued(cp switchboard.LedgerCheckpoint) bool { return l.anchor.Valid(cp) }
 
+// Checkpoint verifies the ledger and returns a signed checkpoint of its
+// head, for an operator to keep outside the daemon's reach and check later
+// with VerifyCheckpoint. A ledger that does not verify gets no checkpoint
+// (CONFLICT with the problem): signing it would vouch for the damage.
 func (l *Ledger) Checkpoint(ctx context.Context) (switchboard.LedgerCheckpoint, error) {
 	r, err := l.Verify(ctx)
 	if err != nil {

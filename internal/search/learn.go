@@ -148,7 +148,9 @@ var (
 	email   = regexp.MustCompile(`\S+@\S+`)
 	// filePath matches file paths that urlLike does not (no extension):
 	// "/home/bob/notes", "~/notes", "./a/b", "C:\Users\bob", "\\host\share".
-	filePath = regexp.MustCompile(`(?:^|\s)(?:~|\.{1,2})?/\S+|\b[A-Za-z]:\\\S*|\\\\\S+`)
+	// A path starts after anything but a letter or digit ("(/srv/x)",
+	// "dir=/srv/x"); after one it is a word pair ("and/or").
+	filePath = regexp.MustCompile(`(?:^|[^\pL\pN_])(?:~|\.{1,2})?/\S+|\b[A-Za-z]:\\\S*|\\\\\S+`)
 	// handle matches @mentions and #tags.
 	handle = regexp.MustCompile(`[@#]\S+`)
 )

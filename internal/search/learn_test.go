@@ -117,6 +117,8 @@ func TestScrub(t *testing.T) {
 		{"tokenize supercalifragilisticexpialidocious words", "tokenize words"},
 		{"read /home/bob/notes and ~/plans or ./a/b", "read and or"},
 		{`copy C:\Users\bob\plans to \\fileserver\share and/or back`, "copy to and or back"},
+		{"summarize my notes (/home/bob/secretplans) and dir=/srv/acme, [~/diary]", "summarize my notes and dir"},
+		{"dates 10/12 w/o café/bar", "dates w o café bar"},
 	} {
 		got, ok := Scrub(c.in)
 		if !ok || got != c.want {

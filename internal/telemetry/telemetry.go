@@ -243,6 +243,9 @@ func (s *Sink) Entry(e switchboard.ActivityEntry) {
 		if d.Surface == "" {
 			d.Surface = string(switchboard.SurfaceAPI)
 		}
+		if d.Surface == string(switchboard.SurfaceBrowser) {
+			transport = "browser" // a tab ran it, gone or not: as the metrics label it
+		}
 		s.Emit(Event{Kind: KindToolOutcome, Ts: ts, Tool: e.Target, Surface: d.Surface, Class: class,
 			Transport: transport, Outcome: d.Status, Code: d.Code, DurationMs: d.DurationMs})
 	case activity.VerbApprovalDecide:

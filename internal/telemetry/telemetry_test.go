@@ -14,6 +14,8 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/internal/activity"
 	"github.com/switchboardhq/switchboard/internal/telemetry"
 )
 
@@ -147,4 +149,26 @@ func TestNilSinkIsOff(t *testing.T) {
 	s.ModelUsage("m", 1, 1, 0, -1)
 	s.PanelComposed("opened", "", 1, nil)
 	s.Close(context.Background())
+}
+
+// A tool.call a tab ran is a browser call even when its tool is no longer
+// known (the tab closed: SESSION_GONE), as the metrics label it.
+func TestToolOutcomeOfAGoneTabTool(t *testing.T) {
+	t.Parallel()
+	var (
+		mu  sync.Mutex
+		got []telemetry.Event
+	)
+	s := newSink(t, telemetry.Options{
+		Callback: func(e telemetry.Event) { mu.Lock(); got = append(got, e); mu.Unlock() },
+		Tool:     func(string) (string, string, bool) { return "", "", false },
+	})
+	s.Entry(switchboard.ActivityEntry{ID: 1, Verb: activity.VerbToolCall, Target: "nav.goto",
+		Details: []byte(`{"status":"failed","surface":"browser","durationMs":2,"code":"SESSION_GONE"}`)})
+	s.Close(context.Background())
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 1 || got[0].Transport != "browser" || got[0].Class != "other" {
+		t.Fatalf("events %+v, want one tool outcome with transport browser, class other", got)
+	}
 }

@@ -299,6 +299,10 @@ type VerifyReport struct {
 		To   int64 `json:"to"`
 	} `json:"missing,omitempty"`
 	PossibleCrash bool `json:"possibleCrash,omitempty"`
+	// VouchedBy is the replica that said it signed the checkpoint given,
+	// when the replica that answered holds another ledger.key and could
+	// not check the signature itself (docs/deploy.md, "The ledger").
+	VouchedBy string `json:"vouchedBy,omitempty"`
 	// Gaps are ledger.rollback entries: a start found the ledger shorter
 	// than its checkpoint and recorded it.
 	Gaps []struct {

@@ -192,3 +192,44 @@ func TestAnchorStartsOverAHole(t *testing.T) {
 		t.Fatalf("the rollback entry: %+v", tail)
 	}
 }
+
+// A checkpoint signed with another data root's key verifies when Vouch
+// names a replica that says it signed it, and the report names that
+// replica; one this daemon signed, or one nobody vouches for, names none.
+func TestVerifyCheckpointVouchedBy(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, _ := openStore(t)
+	a := openAnchor(t, t.TempDir(), "")
+	la := newLedger(t, st, &activity.Options{Anchor: a})
+	appendN(t, la, 3, "user:admin")
+	cp, err := la.Checkpoint(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := 0
+	lb := newLedger(t, st, &activity.Options{Anchor: openAnchor(t, t.TempDir(), ""),
+		Vouch: func(_ context.Context, c switchboard.LedgerCheckpoint) string {
+			asked++
+			if a.Valid(c) {
+				return "rep_a"
+			}
+			return ""
+		}})
+	if r, err := lb.VerifyCheckpoint(ctx, cp); err != nil || !r.OK || r.VouchedBy != "rep_a" {
+		t.Fatalf("A's checkpoint on B: %+v %v, want ok, vouched for by rep_a", r, err)
+	}
+	edited := cp
+	edited.Seq = 2
+	if r, _ := lb.VerifyCheckpoint(ctx, edited); r.OK || r.VouchedBy != "" || !strings.Contains(r.Problem, "signature") {
+		t.Fatalf("an edited checkpoint on B: %+v", r)
+	}
+	own, err := lb.Checkpoint(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked = 0
+	if r, err := lb.VerifyCheckpoint(ctx, own); err != nil || !r.OK || r.VouchedBy != "" || asked != 0 {
+		t.Fatalf("B's own checkpoint: %+v %v (asked %d), want checked here", r, err, asked)
+	}
+}

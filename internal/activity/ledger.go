@@ -72,10 +72,12 @@ type Options struct {
 	// goroutine, so it must be quick.
 	OnEntry func(switchboard.ActivityEntry)
 	// Vouch, if set, asks whether another replica of the cluster signed cp
-	// (each keeps its own key in its own data root): a checkpoint an
-	// operator exported through a load balancer then verifies on any
-	// replica while the one that issued it is alive.
-	Vouch func(ctx context.Context, cp switchboard.LedgerCheckpoint) bool
+	// (each keeps its own key in its own data root) and returns the one
+	// that says so, "" when none does: a checkpoint an operator exported
+	// through a load balancer then verifies on any replica while the one
+	// that issued it is alive. Its answer is only as trustworthy as the
+	// channel it comes over, so the report names who vouched.
+	Vouch func(ctx context.Context, cp switchboard.LedgerCheckpoint) (replica string)
 }
 
 // Ledger appends, reads and tails the activity ledger. Safe for
@@ -87,7 +89,7 @@ type Ledger struct {
 	poll    time.Duration
 	anchor  *Anchor
 	onEntry func(switchboard.ActivityEntry)
-	vouch   func(context.Context, switchboard.LedgerCheckpoint) bool
+	vouch   func(context.Context, switchboard.LedgerCheckpoint) string
 
 	mu   sync.Mutex
 	ring []switchboard.ActivityEntry // sorted by ID, newest last

@@ -31,6 +31,11 @@ type Report struct {
 	PossibleCrash bool `json:"possibleCrash,omitempty"`
 	// Chains are the heads of the ledger's chains, when it has several.
 	Chains []switchboard.ChainHead `json:"chains,omitempty"`
+	// VouchedBy is the replica that said it signed the operator's
+	// checkpoint when this daemon could not check the signature itself
+	// (another data root's key; Options.Vouch): the signature then holds
+	// as far as that replica's answer can be trusted.
+	VouchedBy string `json:"vouchedBy,omitempty"`
 	// Gaps are the ledger.rollback entries: checkpoints a start found the
 	// store no longer reached. They are history, not a broken chain: OK
 	// does not depend on them, and every verify shows them.
@@ -108,8 +113,13 @@ func (l *Ledger) verify(ctx context.Context, operator *switchboard.LedgerCheckpo
 		// from an earlier verify) is checked as given: its custody is the
 		// operator's. A signature that is there must be this daemon's or
 		// a live replica's (Options.Vouch).
-		if operator.MAC != "" && !l.anchor.Valid(*operator) && (l.vouch == nil || !l.vouch(ctx, *operator)) {
-			return r.fail(0, "the checkpoint's signature does not verify: neither this daemon nor a live replica sharing its store issued it (another data root's key) or it was edited; without its mac it is checked as given"), nil
+		if operator.MAC != "" && !l.anchor.Valid(*operator) {
+			if l.vouch != nil {
+				r.VouchedBy = l.vouch(ctx, *operator)
+			}
+			if r.VouchedBy == "" {
+				return r.fail(0, "the checkpoint's signature does not verify: neither this daemon nor a live replica sharing its store issued it (another data root's key) or it was edited; without its mac it is checked as given"), nil
+			}
 		}
 	}
 	// Taken before the scan: every entry it names was committed already.

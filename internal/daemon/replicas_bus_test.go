@@ -165,6 +165,12 @@ func TestCheckpointVerifiesOnAnotherReplica(t *testing.T) {
 	if err != nil || !rep.OK {
 		t.Fatalf("A's checkpoint on B: %+v %v", rep, err)
 	}
+	if rep.VouchedBy != r[0].d.ReplicaID() {
+		t.Fatalf("A's checkpoint on B is vouched for by %q, want A (%s): the report must say B did not check it", rep.VouchedBy, r[0].d.ReplicaID())
+	}
+	if rep, err := r[0].c.VerifyActivityCheckpoint(ctx, raw); err != nil || !rep.OK || rep.VouchedBy != "" {
+		t.Fatalf("A's checkpoint on A: %+v %v, want checked there, vouched for by nobody", rep, err)
+	}
 	cp.Ts = cp.Ts.Add(time.Second) // covered by the signature
 	raw, _ = json.Marshal(cp)
 	if rep, err := r[1].c.VerifyActivityCheckpoint(ctx, raw); err != nil || rep.OK || !strings.Contains(rep.Problem, "signature") {

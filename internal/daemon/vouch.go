@@ -28,23 +28,27 @@ func (d *Daemon) serveVouch() {
 	})
 }
 
-// vouch is activity.Options.Vouch: whether a live replica other than this
-// one signed cp, asked of all of them at once.
-func (d *Daemon) vouch(ctx context.Context, cp switchboard.LedgerCheckpoint) bool {
+// vouch is activity.Options.Vouch: the live replica other than this one
+// that signed cp ("" if none), asked of all of them at once. The answer
+// travels over the bus, which does not authenticate its senders (on
+// Postgres, anyone who can connect to the database can NOTIFY): the
+// report names the replica so that the operator sees the signature was
+// not checked here.
+func (d *Daemon) vouch(ctx context.Context, cp switchboard.LedgerCheckpoint) string {
 	if d.asker == nil || d.store == nil {
-		return false
+		return ""
 	}
 	reps, err := d.store.ReplicaList(ctx)
 	if err != nil {
-		return false
+		return ""
 	}
 	req, err := json.Marshal(cp)
 	if err != nil {
-		return false
+		return ""
 	}
 	ctx, cancel := context.WithTimeout(ctx, vouchWait)
 	defer cancel()
-	yes := make(chan bool, len(reps))
+	yes := make(chan string, len(reps))
 	asked := 0
 	for _, r := range reps {
 		if r.ID == d.asker.Self() {
@@ -54,13 +58,16 @@ func (d *Daemon) vouch(ctx context.Context, cp switchboard.LedgerCheckpoint) boo
 		go func(id string) {
 			res, err := d.asker.Ask(ctx, id, askVouch, req)
 			var ok bool
-			yes <- err == nil && json.Unmarshal(res, &ok) == nil && ok
+			if err != nil || json.Unmarshal(res, &ok) != nil || !ok {
+				id = ""
+			}
+			yes <- id
 		}(r.ID)
 	}
 	for range asked {
-		if <-yes {
-			return true
+		if id := <-yes; id != "" {
+			return id
 		}
 	}
-	return false
+	return ""
 }

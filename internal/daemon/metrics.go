@@ -54,10 +54,8 @@ func (d *Daemon) toolLabels(name string) (class, transport string, ok bool) {
 		// Most browser tools are no catalog entry but a tab's own
 		// advertisement: take the class from a live tab advertising it.
 		if d.Sessions != nil {
-			for _, lt := range d.Sessions.LiveTools() {
-				if lt.Name == name {
-					return string(lt.Class), "browser", true
-				}
+			if lt, ok := d.Sessions.LiveTool(name); ok {
+				return string(lt.Class), "browser", true
 			}
 		}
 		return "", "", false

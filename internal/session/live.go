@@ -50,6 +50,28 @@ func (m *Manager) LiveTools() []switchboard.Tool {
 	return out
 }
 
+// LiveTool returns a browser tool of that name as one tab LiveTools
+// lists advertises it, found by name rather than by listing them all: the
+// call metrics look up every browser call's tool, on the appender's
+// goroutine.
+func (m *Manager) LiveTool(name string) (switchboard.Tool, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, st := range m.byTool[name] {
+		if lt := st.tools[name]; lt != nil && st.connected() {
+			return st.withOrigin(lt), true
+		}
+	}
+	for id := range m.remote {
+		if rt := m.remoteLocked(id); rt != nil && rt.up {
+			if lt := rt.tools[name]; lt != nil {
+				return remoteTarget(id, lt).Tool, true
+			}
+		}
+	}
+	return switchboard.Tool{}, false
+}
+
 // SubscribeTools signals ch whenever the set of live tools may have changed:
 // a tab advertised, connected, went away or was closed. cancel stops it.
 func (m *Manager) SubscribeTools(ch chan<- struct{}) (cancel func()) {

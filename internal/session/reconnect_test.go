@@ -39,6 +39,13 @@ func TestReconnectWindowFailsCallsKeepWindowResumes(t *testing.T) {
 				t.Fatal("a dropped tab's tools are still offered")
 			}
 		}
+		// Looked up by name (the call metrics' class), only b offers it.
+		if tl, ok := f.m.LiveTool("nav.goto"); !ok || tl.Origin.SessionID != b.SessionID || tl.Class != navTool().Class {
+			t.Fatalf("nav.goto by name with a dropped and a connected tab: %+v %v", tl, ok)
+		}
+		if tl, ok := f.m.LiveTool("nav.elsewhere"); ok {
+			t.Fatalf("a tool no tab advertised: %+v", tl)
+		}
 		// Not counted for ambiguity: b is the one connected tab.
 		if tg, err := f.m.Resolve(f.ctx, "nav.goto", "", "", nil); err != nil || tg.SessionID != b.SessionID {
 			t.Fatalf("implicit resolve with a dropped and a connected tab: %+v %v", tg, err)

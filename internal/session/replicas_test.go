@@ -148,6 +148,9 @@ func TestReplicasAdvertisementStreamAndCallApart(t *testing.T) {
 		until(t, c, "c offers the tab's new tools", func() bool {
 			return slices.Equal(toolNames(c.LiveTools()), []string{"nav.goto", "ui.scroll_to"})
 		})
+		if tl, ok := c.LiveTool("ui.scroll_to"); !ok || tl.Origin.SessionID != id {
+			t.Fatalf("c finds the tab's tool by name: %+v %v", tl, ok)
+		}
 		// Every replica lists and shows the tab the same way.
 		synctest.Wait()
 		for i, m := range r.m {

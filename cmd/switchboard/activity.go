@@ -150,7 +150,7 @@ entry; verify lists those as warnings.`,
 					fmt.Fprintf(g.stderr, "warning: entry %d records that %s named by the daemon's checkpoint were missing at start (%s)\n", gap.Entry, what, gap.Cause)
 				}
 				if r.VouchedBy != "" {
-					fmt.Fprintf(g.stderr, "note: the replica that answered holds another ledger.key; replica %s says it signed %s (an answer over the bus between replicas: docs/deploy.md, \"The ledger\")\n", r.VouchedBy, checkpoint)
+					fmt.Fprintf(g.stderr, "note: the replica that answered holds another ledger.key; replica %s says it signed %s (its answer carried a tag under the cluster's admin token: docs/deploy.md, \"The ledger\")\n", r.VouchedBy, checkpoint)
 				}
 				if r.OK {
 					against := "the daemon's checkpoint"

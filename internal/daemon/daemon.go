@@ -180,6 +180,8 @@ type Daemon struct {
 	stopRuns  func() // internal/daemon/runs.go
 	bus       bus.Bus
 	asker     *cluster.Asker // ask.go
+	// vouchKey authenticates replicas' answers to ledger.vouch (vouch.go).
+	vouchKey []byte
 
 	log      *slog.Logger
 	auth     *authn.Authenticator // the one login check, handed to every transport
@@ -210,7 +212,7 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	if opts.Bus == nil {
 		opts.Bus = bus.NewLocal() // one bus for tabs and approvals
 	}
-	d := &Daemon{log: log, bus: opts.Bus, store: opts.Store, ready: make(chan struct{})}
+	d := &Daemon{log: log, bus: opts.Bus, store: opts.Store, ready: make(chan struct{}), vouchKey: vouchKey(opts.AdminToken)}
 	d.Metrics = d.newMetrics()
 	var err error
 	if d.Telemetry, err = d.newTelemetry(opts.Telemetry); err != nil {

@@ -27,6 +27,17 @@ type pgReplica struct {
 
 func pgReplicas(t *testing.T, n int) []pgReplica {
 	t.Helper()
+	tokens := make([]string, n)
+	for i := range tokens {
+		tokens[i] = "replica-token"
+	}
+	return pgReplicasTokens(t, tokens...)
+}
+
+// pgReplicasTokens is pgReplicas with each replica's admin token.
+func pgReplicasTokens(t *testing.T, tokens ...string) []pgReplica {
+	t.Helper()
+	n := len(tokens)
 	dsn := os.Getenv("SWITCHBOARD_TEST_POSTGRES")
 	if dsn == "" {
 		t.Skip("SWITCHBOARD_TEST_POSTGRES is not set")
@@ -43,13 +54,13 @@ func pgReplicas(t *testing.T, n int) []pgReplica {
 		if err != nil {
 			t.Fatal(err)
 		}
-		dm, err := daemon.New(ctx, daemon.Options{Store: st, AdminToken: "replica-token", Bus: b})
+		dm, err := daemon.New(ctx, daemon.Options{Store: st, AdminToken: tokens[i], Bus: b})
 		if err != nil {
 			t.Fatal(err)
 		}
 		srv := httptest.NewServer(dm.Handler())
 		t.Cleanup(func() { srv.Close(); dm.Close(); b.Close(); st.Close() })
-		out[i] = pgReplica{dm, client.New(srv.URL, "replica-token", nil)}
+		out[i] = pgReplica{dm, client.New(srv.URL, tokens[i], nil)}
 	}
 	return out
 }
@@ -175,5 +186,27 @@ func TestCheckpointVerifiesOnAnotherReplica(t *testing.T) {
 	raw, _ = json.Marshal(cp)
 	if rep, err := r[1].c.VerifyActivityCheckpoint(ctx, raw); err != nil || rep.OK || !strings.Contains(rep.Problem, "signature") {
 		t.Fatalf("an edited checkpoint on B: %+v %v", rep, err)
+	}
+}
+
+// A vouch is believed only with a tag made with the cluster's admin token:
+// the bus authenticates no sender, and anyone who can connect to the
+// database can answer an ask. A is a replica that issued the checkpoint
+// but holds another token, as a forger on the bus would: its yes does not
+// make B pass the checkpoint.
+func TestCheckpointVouchNeedsTheAdminToken(t *testing.T) {
+	r := pgReplicasTokens(t, "another-token", "replica-token")
+	ctx := context.Background()
+	cp, err := r[0].c.ActivityCheckpoint(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(cp)
+	rep, err := r[1].c.VerifyActivityCheckpoint(ctx, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.OK || rep.VouchedBy != "" || !strings.Contains(rep.Problem, "signature") {
+		t.Fatalf("a checkpoint vouched for without the cluster's token passed on B: %+v", rep)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -82,6 +83,28 @@ func TestLearnedThroughTheAPI(t *testing.T) {
 	}
 	if _, err := admin.ToolLearned(ctx, "image.nope"); switchboard.CodeOf(err) != switchboard.CodeToolNotFound {
 		t.Fatalf("learned of an unknown tool: %v", err)
+	}
+
+	// Retention past the example's last use: searches stop ranking by it
+	// at once, not at the next reload.
+	later := time.Now().Add(2 * daemon.DefaultRetainSearchExamples)
+	d.SweepRetention(ctx, st, daemon.RetentionOptions{Now: func() time.Time { return later }})
+	if finds("brand colours") {
+		t.Fatal("brand colours still finds image.resize after retention deleted what it learned")
+	}
+	if l, err := admin.ToolLearned(ctx, "image.resize"); err != nil || len(l.Queries) != 0 {
+		t.Fatalf("after retention: %+v, %v", l, err)
+	}
+	// Learned again, for the forget below.
+	if _, err := agent.SearchTools(ctx, switchboard.SearchQuery{Query: "match the brand colours for ann@example.com"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := agent.CallTool(ctx, "image.resize", nil, client.CallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	d.Registry.WaitLearned()
+	if !finds("brand colours") {
+		t.Fatal("brand colours does not find image.resize after it was learned again")
 	}
 
 	n, err := admin.ForgetToolLearned(ctx, "image.resize")

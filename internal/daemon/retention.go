@@ -144,8 +144,16 @@ func (d *Daemon) SweepRetention(ctx context.Context, st switchboard.Store, o Ret
 		}
 	}
 	if o.SearchExamples > 0 {
-		if _, err := expireAll(ctx, st.SearchExampleExpire, now.Add(-o.SearchExamples)); err != nil {
+		n, err := expireAll(ctx, st.SearchExampleExpire, now.Add(-o.SearchExamples))
+		if err != nil {
 			d.log.WarnContext(ctx, "retention: deleting expired search examples", "err", err)
+		}
+		// Searches here stop ranking by them now; other replicas reload
+		// within registry.LearnRefresh.
+		if n > 0 && d.Registry != nil {
+			if err := d.Registry.ReloadLearned(ctx); err != nil {
+				d.log.WarnContext(ctx, "retention: reloading learned search examples", "err", err)
+			}
 		}
 	}
 	if _, err := d.gov.quotas.Expire(ctx, retentionBatch); err != nil {

@@ -504,6 +504,19 @@ func (r *Registry) loadLearned(ctx context.Context, start bool) error {
 	return nil
 }
 
+// ReloadLearned reads every tool's examples into the index now: after
+// this process deleted some (retention), searches here stop using them at
+// once rather than at the next LearnRefresh.
+func (r *Registry) ReloadLearned(ctx context.Context) error {
+	if r.learn.off {
+		return nil
+	}
+	r.learn.mu.Lock()
+	r.learn.loaded = r.now()
+	r.learn.mu.Unlock()
+	return r.loadLearned(ctx, false)
+}
+
 // refreshLearned reloads the examples when LearnRefresh has passed.
 func (r *Registry) refreshLearned(ctx context.Context) {
 	if r.learn.off {

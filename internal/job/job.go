@@ -132,8 +132,10 @@ func New(opts Options) (*Service, error) {
 // that process. With replicas named, only their jobs (the replicas whose
 // process died); with none, every running job (one daemon per store).
 func (s *Service) Recover(ctx context.Context, replicas ...string) (int, error) {
-	return s.store.JobFailRunning(ctx, s.now(), switchboard.Errorf(switchboard.CodeInternal,
-		"the daemon stopped while this job ran, so its outcome is unknown; check before starting it again"), replicas...)
+	// OUTCOME_UNKNOWN, as for a call in flight: the work may have done
+	// part or all of what it does, and nothing runs it again.
+	return s.store.JobFailRunning(ctx, s.now(), switchboard.Errorf(switchboard.CodeOutcomeUnknown,
+		"the daemon running this job stopped while it ran, so its outcome is unknown; check before starting it again"), replicas...)
 }
 
 // Start records a running job for inv and runs work in the background

@@ -179,7 +179,7 @@ func TestRecover(t *testing.T) {
 		t.Fatalf("recover: %d %v", n, err)
 	}
 	j, _ := e.jobs.Get(ctx, "job_lost")
-	if j.Status != switchboard.JobFailed || j.Error == nil || j.FinishedAt.IsZero() {
+	if j.Status != switchboard.JobFailed || j.Error == nil || j.Error.Code != switchboard.CodeOutcomeUnknown || j.FinishedAt.IsZero() {
 		t.Fatalf("lost job: %+v", j)
 	}
 }

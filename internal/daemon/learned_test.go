@@ -16,12 +16,11 @@ import (
 	"github.com/switchboardhq/switchboard/sqlite"
 )
 
-// Learned search through the HTTP API: an agent token's search followed by
-// a successful call teaches the tool the scrubbed query; GET
-// /tools/{name}/learned shows it to the admin only, DELETE forgets it, and
-// the catalog stops finding the tool by those words.
-func TestLearnedThroughTheAPI(t *testing.T) {
-	t.Parallel()
+// learningDaemon is a daemon on SQLite with two read tools, image.resize
+// and deck.export, the admin's client and an agent token (agent
+// "designer").
+func learningDaemon(t *testing.T) (*daemon.Daemon, switchboard.Store, *httptest.Server, *client.Client, client.TokenCreated) {
+	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, sqlite.Memory, nil)
 	if err != nil {
@@ -47,6 +46,17 @@ func TestLearnedThroughTheAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return d, st, srv, admin, tok
+}
+
+// Learned search through the HTTP API: an agent token's search followed by
+// a successful call teaches the tool the scrubbed query; GET
+// /tools/{name}/learned shows it to the admin only, DELETE forgets it, and
+// the catalog stops finding the tool by those words.
+func TestLearnedThroughTheAPI(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d, st, srv, admin, tok := learningDaemon(t)
 	agent := client.New(srv.URL, tok.Token, nil)
 	finds := func(q string) bool {
 		t.Helper()
@@ -128,30 +138,7 @@ func TestLearnedThroughTheAPI(t *testing.T) {
 func TestLearnedThroughMCP(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, sqlite.Memory, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	token := daemon.NewSecret()
-	d, err := daemon.New(ctx, daemon.Options{Store: st, AdminToken: token})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
-	for name, desc := range map[string]string{"image.resize": "Resize an image.", "deck.export": "Export a deck as a PDF file."} {
-		tl := switchboard.Tool{Name: name, Description: desc, Class: switchboard.ClassRead, InputSchema: json.RawMessage(`{"type":"object"}`)}
-		if err := d.RegisterFunc(ctx, tl, func(context.Context, json.RawMessage) (any, error) { return map[string]string{}, nil }); err != nil {
-			t.Fatal(err)
-		}
-	}
-	srv := httptest.NewServer(d.Handler())
-	t.Cleanup(srv.Close)
-	admin := client.New(srv.URL, token, nil)
-	tok, err := admin.CreateToken(ctx, client.TokenRequest{Agent: "designer"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, _, srv, admin, tok := learningDaemon(t)
 	connect := func(version string) *mcp.ClientSession {
 		t.Helper()
 		c := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, nil)

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"log/slog"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -131,12 +132,43 @@ func New(opts Options) (*Service, error) {
 // Recover fails every job a previous run left running: its work died with
 // that process. With replicas named, only their jobs (the replicas whose
 // process died); with none, every running job (one daemon per store).
+//
+// Each job ends with its job.finish entry, as a job that ran to its end
+// does: one by one with the same compare-and-swap, so a job another
+// survivor ended first is left to it. What one listing does not reach
+// (more running jobs than a page) is failed in bulk, without entries.
 func (s *Service) Recover(ctx context.Context, replicas ...string) (int, error) {
 	// OUTCOME_UNKNOWN, as for a call in flight: the work may have done
 	// part or all of what it does, and nothing runs it again.
-	return s.store.JobFailRunning(ctx, s.now(), switchboard.Errorf(switchboard.CodeOutcomeUnknown,
-		"the daemon running this job stopped while it ran, so its outcome is unknown; check before starting it again"), replicas...)
+	cause := switchboard.Errorf(switchboard.CodeOutcomeUnknown,
+		"the daemon running this job stopped while it ran, so its outcome is unknown; check before starting it again")
+	running, err := s.store.JobList(ctx, switchboard.JobFilter{Status: switchboard.JobRunning, Limit: recoverPage})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, j := range running {
+		if len(replicas) > 0 && !slices.Contains(replicas, j.Replica) {
+			continue // a live replica's
+		}
+		now := s.now().UTC()
+		j.Status, j.Error, j.UpdatedAt, j.FinishedAt = switchboard.JobFailed, cause, now, now
+		stored, err := s.store.JobUpdate(ctx, j, switchboard.JobRunning)
+		switch {
+		case switchboard.CodeOf(err) == switchboard.CodeConflict:
+			continue // ended by whoever got there first
+		case err != nil:
+			return n, err
+		}
+		n++
+		s.recordEnd(ctx, stored, "system")
+	}
+	rest, err := s.store.JobFailRunning(ctx, s.now(), cause, replicas...)
+	return n + rest, err
 }
+
+// recoverPage is how many running jobs Recover ends one by one.
+const recoverPage = 1000
 
 // Start records a running job for inv and runs work in the background
 // (broker.Jobs). The work's context is detached from ctx's cancellation but
@@ -268,25 +300,34 @@ func (s *Service) settle(ctx context.Context, r *running, j switchboard.Job) (sw
 		s.change()
 		r.once.Do(func() { close(r.done) })
 	}()
-	if won && s.ledger != nil {
-		d := map[string]any{"jobId": stored.ID, "invocationId": stored.InvocationID, "status": stored.Status,
-			"durationMs": float64(stored.FinishedAt.Sub(stored.CreatedAt).Microseconds()) / 1000}
-		if stored.Error != nil {
-			d["code"], d["message"] = stored.Error.Code, stored.Error.Message
-		}
-		details, _ := json.Marshal(d)
+	if won {
 		actor := stored.Caller
 		if p, ok := switchboard.PrincipalFrom(ctx); ok && stored.Status == switchboard.JobCancelled {
 			actor = p.String() // who cancelled it
 		}
-		if actor == "" {
-			actor = "anonymous"
-		}
-		if err := s.ledger.Append(wctx, &switchboard.ActivityEntry{Actor: actor, Verb: activity.VerbJobFinish, Target: stored.Tool, Details: details}); err != nil {
-			s.log.ErrorContext(ctx, "append job outcome to the ledger", "job", stored.ID, "err", err)
-		}
+		s.recordEnd(wctx, stored, actor)
 	}
 	return stored, won
+}
+
+// recordEnd appends the one job.finish entry of a job the caller ended
+// (its compare-and-swap won), by actor ("" for anonymous).
+func (s *Service) recordEnd(ctx context.Context, stored switchboard.Job, actor string) {
+	if s.ledger == nil {
+		return
+	}
+	d := map[string]any{"jobId": stored.ID, "invocationId": stored.InvocationID, "status": stored.Status,
+		"durationMs": float64(stored.FinishedAt.Sub(stored.CreatedAt).Microseconds()) / 1000}
+	if stored.Error != nil {
+		d["code"], d["message"] = stored.Error.Code, stored.Error.Message
+	}
+	details, _ := json.Marshal(d)
+	if actor == "" {
+		actor = "anonymous"
+	}
+	if err := s.ledger.Append(ctx, &switchboard.ActivityEntry{Actor: actor, Verb: activity.VerbJobFinish, Target: stored.Tool, Details: details}); err != nil {
+		s.log.ErrorContext(ctx, "append job outcome to the ledger", "job", stored.ID, "err", err)
+	}
 }
 
 func randomHex(n int) string {

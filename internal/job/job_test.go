@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -168,19 +169,29 @@ func TestJobFailure(t *testing.T) {
 	}
 }
 
-// A job lost by a restart is failed at start.
+// A job lost by a restart is failed at start, OUTCOME_UNKNOWN, with its
+// job.finish entry; a live replica's running job is left alone.
 func TestRecover(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx := context.Background()
-	if err := e.store.JobCreate(ctx, switchboard.Job{ID: "job_lost", Tool: "deck.export", Status: switchboard.JobRunning, CreatedAt: time.Now()}); err != nil {
-		t.Fatal(err)
+	for id, replica := range map[string]string{"job_lost": "rep_dead", "job_live": "rep_live"} {
+		if err := e.store.JobCreate(ctx, switchboard.Job{ID: id, Tool: "deck.export", Status: switchboard.JobRunning, CreatedAt: time.Now(), Replica: replica}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if n, err := e.jobs.Recover(ctx); err != nil || n != 1 {
+	if n, err := e.jobs.Recover(ctx, "rep_dead"); err != nil || n != 1 {
 		t.Fatalf("recover: %d %v", n, err)
 	}
 	j, _ := e.jobs.Get(ctx, "job_lost")
 	if j.Status != switchboard.JobFailed || j.Error == nil || j.Error.Code != switchboard.CodeOutcomeUnknown || j.FinishedAt.IsZero() {
 		t.Fatalf("lost job: %+v", j)
+	}
+	if j, _ := e.jobs.Get(ctx, "job_live"); j.Status != switchboard.JobRunning {
+		t.Fatalf("a live replica's job: %+v", j)
+	}
+	es := e.finishes(t)
+	if len(es) != 1 || !strings.Contains(string(es[0].Details), `"jobId":"job_lost"`) || !strings.Contains(string(es[0].Details), `"code":"OUTCOME_UNKNOWN"`) {
+		t.Fatalf("job.finish entries %+v", es)
 	}
 }
 

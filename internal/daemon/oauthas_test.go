@@ -493,3 +493,36 @@ func deleteGrant(t *testing.T, base, token, id string) int {
 	res.Body.Close()
 	return res.StatusCode
 }
+
+// A refresh may narrow a token's scopes, never widen them: a tools:
+// scope narrows, so a refresh asking for "mcp" alone keeps the grant's
+// tools: narrowing instead of handing out a token for every tool.
+func TestOAuthRefreshKeepsToolNarrowing(t *testing.T) {
+	t.Parallel()
+	rs := embeddedReplicas(t, durables(t)[0], 1)
+	f := newFlow(t, rs[0].srv.URL)
+	f.scope = "mcp tools:tasks.*"
+	f.register("Narrow Client")
+	_, refresh := f.tokens("user:alice")
+	code, m := f.form("/oauth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}, "client_id": {f.client}, "scope": {"mcp"}})
+	if code != http.StatusOK {
+		t.Fatalf("refresh: %d %v", code, m)
+	}
+	if m["scope"] != "mcp tools:tasks.*" {
+		t.Errorf("refresh asking for mcp alone: scope %q, want the grant's narrowing kept", m["scope"])
+	}
+	access := m["access_token"].(string)
+	payload, _ := base64.RawURLEncoding.DecodeString(strings.Split(access, ".")[1])
+	var claims struct {
+		Scope string `json:"scope"`
+	}
+	_ = json.Unmarshal(payload, &claims)
+	if claims.Scope != "mcp tools:tasks.*" {
+		t.Errorf("access token scope %q, want mcp tools:tasks.*", claims.Scope)
+	}
+	// The rotated refresh token keeps it too.
+	code, m = f.refresh(m["refresh_token"].(string))
+	if code != http.StatusOK || m["scope"] != "mcp tools:tasks.*" {
+		t.Errorf("second refresh: %d %v", code, m)
+	}
+}

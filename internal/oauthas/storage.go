@@ -77,14 +77,25 @@ type refreshRequest struct {
 	resource string
 }
 
-func (r *refreshRequest) GetAMR() []string            { return nil }
-func (r *refreshRequest) GetAudience() []string       { return []string{r.resource} }
-func (r *refreshRequest) GetAuthTime() time.Time      { return r.grant.CreatedAt }
-func (r *refreshRequest) GetClientID() string         { return r.grant.Client }
-func (r *refreshRequest) GetScopes() []string         { return r.scopes }
-func (r *refreshRequest) GetSubject() string          { return r.grant.User }
-func (r *refreshRequest) SetCurrentScopes(s []string) { r.scopes = s }
-func (r *refreshRequest) grantID() string             { return r.grant.ID }
+func (r *refreshRequest) GetAMR() []string       { return nil }
+func (r *refreshRequest) GetAudience() []string  { return []string{r.resource} }
+func (r *refreshRequest) GetAuthTime() time.Time { return r.grant.CreatedAt }
+func (r *refreshRequest) GetClientID() string    { return r.grant.Client }
+func (r *refreshRequest) GetScopes() []string    { return r.scopes }
+func (r *refreshRequest) GetSubject() string     { return r.grant.User }
+func (r *refreshRequest) grantID() string        { return r.grant.ID }
+
+// SetCurrentScopes takes the scopes a refresh asked for (the op has
+// checked they are among the token's). A tools: scope narrows rather than
+// grants, so a request that drops every one of them would widen the
+// token to every tool: the token's own tools: scopes are kept then.
+func (r *refreshRequest) SetCurrentScopes(s []string) {
+	isTools := func(x string) bool { return strings.HasPrefix(x, "tools:") }
+	if !slices.ContainsFunc(s, isTools) {
+		s = slices.Concat(s, slices.DeleteFunc(slices.Clone(r.scopes), func(x string) bool { return !isTools(x) }))
+	}
+	r.scopes = s
+}
 
 // clientIDKey carries a token request's client_id from the token
 // endpoint to TokenRequestByRefreshToken, which the op calls with the

@@ -57,6 +57,10 @@ type Options struct {
 	// OpenIDIssuer, when set, is the external issuer whose tokens the
 	// daemon takes: the card lists it as an OpenID Connect scheme.
 	OpenIDIssuer string
+	// OAuthScope is the scope an OAuth access token (authn.OAuth, whose
+	// audience is /mcp) must hold here, as on /mcp; "" refuses such
+	// tokens.
+	OAuthScope string
 	// Version is the daemon's version, shown on the card.
 	Version string
 	Logger  *slog.Logger
@@ -222,6 +226,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	c, err := s.opts.Auth.Authenticate(r)
 	if err == nil && c.Kind != authn.Admin && c.Kind != authn.Agent && c.Kind != authn.OAuth {
 		err = switchboard.Errorf(switchboard.CodeUnauthorized, "a tab's session token cannot delegate tasks; use an agent token")
+	}
+	if err == nil && c.Kind == authn.OAuth && (s.opts.OAuthScope == "" || !slices.Contains(c.Scopes, s.opts.OAuthScope)) {
+		// A token its user never granted /mcp's scope is refused at /mcp;
+		// it must not act for them here either.
+		w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q`, s.opts.OAuthScope))
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		_ = json.NewEncoder(w).Encode(switchboard.ErrorEnvelope{Error: switchboard.Errorf(switchboard.CodeForbidden,
+			"the access token lacks the scope %q that /a2a needs; authorize again asking for it", s.opts.OAuthScope)})
+		return
 	}
 	if err != nil {
 		// Not a JSON-RPC answer: the request was never read. The body is

@@ -212,3 +212,44 @@ func TestOAuthExternalIssuer(t *testing.T) {
 		t.Fatalf("token for another resource: %d %q", res.StatusCode, h)
 	}
 }
+
+// /a2a takes an OAuth access token only with the scope /mcp requires: a
+// token its user never granted mcp acts for nobody there either.
+func TestOAuthA2ANeedsScope(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewUnstartedServer(nil)
+	resource := "http://" + srv.Listener.Addr().String() + "/mcp"
+	op := oidctest.Start(t, resource)
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "sb.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	d, err := daemon.New(ctx, daemon.Options{Store: st, AdminToken: mcpToken, OAuth: daemon.OAuthOptions{Resource: resource, Issuer: op.Issuer}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	srv.Config.Handler = d.Handler()
+	srv.Start()
+	t.Cleanup(srv.Close)
+	list := func(token string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/a2a", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+token)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode, res.Header.Get("WWW-Authenticate")
+	}
+	if code, _ := list(op.Token(t, "alice", "mcp")); code != http.StatusOK {
+		t.Fatalf("token with mcp: %d, want 200", code)
+	}
+	if code, h := list(op.Token(t, "alice")); code != http.StatusForbidden || !strings.Contains(h, `error="insufficient_scope"`) {
+		t.Fatalf("token without mcp: %d %q, want 403 insufficient_scope", code, h)
+	}
+}

@@ -72,7 +72,11 @@ func (d *Daemon) RecoverTasks(ctx context.Context) (int, error) {
 // a2aRoutes serves the assistant's A2A agent card and JSON-RPC binding
 // (internal/a2a) over the task service.
 func (d *Daemon) a2aRoutes(opts Options, extra map[string]http.Handler) error {
-	srv, err := a2a.New(a2a.Options{Tasks: d.Tasks, Auth: d.auth, OpenIDIssuer: opts.OAuth.Issuer,
+	var oauthScope string
+	if d.resource != nil {
+		oauthScope = d.resource.RequiredScope()
+	}
+	srv, err := a2a.New(a2a.Options{Tasks: d.Tasks, Auth: d.auth, OpenIDIssuer: opts.OAuth.Issuer, OAuthScope: oauthScope,
 		Version: switchboard.ProtocolVersion, Logger: d.log,
 		Catalog: func(ctx context.Context) ([]switchboard.Tool, error) {
 			// What the assistant may call: the card's skills.

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
@@ -379,8 +380,7 @@ func publicOnlyClient() *http.Client {
 		if err != nil {
 			return err
 		}
-		ip := net.ParseIP(host)
-		if ip == nil || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified() {
+		if ip, err := netip.ParseAddr(host); err != nil || !publicAddr(ip) {
 			return fmt.Errorf("refusing to fetch client metadata from %s, a non-public address", host)
 		}
 		return nil
@@ -391,4 +391,47 @@ func publicOnlyClient() *http.Client {
 		// A document that redirects is refused: its URL is the client's identity.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
+}
+
+// Address ranges publicAddr refuses beyond what netip classifies: shared
+// address space (carrier NAT, also cloud metadata services and overlay
+// networks such as Tailscale), IETF protocol assignments, benchmarking,
+// and the local-use NAT64 prefix (RFC 8215).
+var nonPublic = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),
+	netip.MustParsePrefix("100.64.0.0/10"),
+	netip.MustParsePrefix("192.0.0.0/24"),
+	netip.MustParsePrefix("198.18.0.0/15"),
+	netip.MustParsePrefix("64:ff9b:1::/48"),
+}
+
+// Prefixes of IPv6 addresses that carry an IPv4 address a gateway
+// forwards to: well-known NAT64 (RFC 6052) and 6to4 (RFC 3056). The
+// embedded address must be public too.
+var (
+	nat64     = netip.MustParsePrefix("64:ff9b::/96")
+	sixToFour = netip.MustParsePrefix("2002::/16")
+)
+
+// publicAddr reports whether a metadata document may be fetched from ip:
+// a global unicast address that is not private, and not an IPv6 address
+// standing for a non-public IPv4 one.
+func publicAddr(ip netip.Addr) bool {
+	ip = ip.Unmap()
+	if !ip.IsGlobalUnicast() || ip.IsPrivate() {
+		return false
+	}
+	for _, p := range nonPublic {
+		if p.Contains(ip) {
+			return false
+		}
+	}
+	b := ip.As16()
+	if nat64.Contains(ip) {
+		return publicAddr(netip.AddrFrom4([4]byte(b[12:16])))
+	}
+	if sixToFour.Contains(ip) {
+		return publicAddr(netip.AddrFrom4([4]byte(b[2:6])))
+	}
+	return true
 }

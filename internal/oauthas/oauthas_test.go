@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -251,6 +252,41 @@ func TestLoginURL(t *testing.T) {
 	for _, bad := range []string{"/relative", "javascript:alert(1)", "https://app.example/#frag"} {
 		if _, err := New(Options{Store: st, Issuer: "https://app.example", Resource: "https://app.example/mcp", LoginURL: bad}); err == nil {
 			t.Errorf("login URL %q accepted", bad)
+		}
+	}
+}
+
+// A client ID metadata document is never fetched from an address that
+// reaches the daemon's own networks, however it is spelled.
+func TestPublicAddr(t *testing.T) {
+	t.Parallel()
+	for addr, want := range map[string]bool{
+		"93.184.215.14": true, "2606:4700::1111": true, "64:ff9b::5db8:d70e": true, "2002:5db8:d70e::1": true,
+		"127.0.0.1": false, "10.1.2.3": false, "172.16.0.1": false, "192.168.1.1": false, "169.254.169.254": false,
+		"0.0.0.0": false, "0.1.2.3": false, "255.255.255.255": false, "224.0.0.1": false,
+		"100.100.100.200": false, "100.64.0.1": false, "192.0.0.170": false, "198.18.0.1": false,
+		"::1": false, "::": false, "fe80::1": false, "fd00::1": false, "ff02::1": false,
+		"::ffff:127.0.0.1": false, "::ffff:169.254.169.254": false,
+		"64:ff9b::a9fe:a9fe": false, "64:ff9b::7f00:1": false, "64:ff9b:1::1": false,
+		"2002:a9fe:a9fe::1": false, "2002:7f00:1::1": false, "2002:0a00:0001::1": false,
+	} {
+		if got := publicAddr(netip.MustParseAddr(addr)); got != want {
+			t.Errorf("publicAddr(%s) = %v, want %v", addr, got, want)
+		}
+	}
+}
+
+// The metadata client refuses such addresses before it connects.
+func TestMetadataClientRefusesNonPublic(t *testing.T) {
+	t.Parallel()
+	c := publicOnlyClient()
+	for _, u := range []string{"https://100.100.100.200/client.json", "https://[64:ff9b::a9fe:a9fe]/client.json", "https://[2002:7f00:1::1]/client.json"} {
+		res, err := c.Get(u)
+		if err == nil {
+			res.Body.Close()
+		}
+		if err == nil || !strings.Contains(err.Error(), "non-public address") {
+			t.Errorf("GET %s: %v, want refused as non-public", u, err)
 		}
 	}
 }

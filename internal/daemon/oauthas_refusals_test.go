@@ -208,3 +208,31 @@ func mustQuery(t *testing.T, raw, key string) string {
 	}
 	return u.Query().Get(key)
 }
+
+// Anyone may register a client with any https redirect URI, so an
+// invalid authorization request of such a client is answered with a page,
+// not a redirect: the endpoint is no open redirector (RFC 9700 §4.11.2).
+// A valid request still goes on to the host's sign-in page.
+func TestOAuthAuthorizeErrorsAreNoOpenRedirect(t *testing.T) {
+	t.Parallel()
+	base := embeddedReplicas(t, durables(t)[0], 1)[0].srv.URL
+	f := newFlow(t, base)
+	f.redirect = "https://evil.example/phish"
+	f.register("Docs Viewer")
+	_, challenge := pkce()
+	for name, edit := range map[string]func(url.Values){
+		"PKCE plain":     func(q url.Values) { q.Set("code_challenge_method", "plain") },
+		"no PKCE":        func(q url.Values) { q.Del("code_challenge"); q.Del("code_challenge_method") },
+		"other resource": func(q url.Values) { q.Set("resource", "https://other.example/mcp") },
+		"implicit grant": func(q url.Values) { q.Set("response_type", "token") },
+	} {
+		q := f.params(challenge)
+		edit(q)
+		if res := f.authorize(q); res.StatusCode != http.StatusBadRequest || res.Header.Get("Location") != "" {
+			t.Errorf("%s: %d, Location %q; want 400 and no redirect", name, res.StatusCode, res.Header.Get("Location"))
+		}
+	}
+	if res := f.authorize(f.params(challenge)); res.StatusCode != http.StatusFound || !strings.HasPrefix(res.Header.Get("Location"), hostLogin+"?") {
+		t.Errorf("a valid request: %d %q, want the host's sign-in page", res.StatusCode, res.Header.Get("Location"))
+	}
+}

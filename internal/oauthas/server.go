@@ -223,7 +223,54 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		r.URL.RawQuery = q.Encode()
 	}
 	ctx := context.WithValue(r.Context(), resourceKey{}, r.Form["resource"])
-	s.provider.ServeHTTP(w, r.WithContext(ctx))
+	g := &errorRedirectGuard{ResponseWriter: w, s: s}
+	s.provider.ServeHTTP(g, r.WithContext(ctx))
+}
+
+// errorRedirectGuard keeps the authorization endpoint from being an open
+// redirector (RFC 9700 §4.11.2): anyone may register a client with any
+// https redirect URI, so an invalid request's error is not sent there
+// without the user; the browser gets a page saying what was refused.
+// Redirects to this server's own origin and to a loopback address (a
+// native app on the user's machine) still carry errors back.
+type errorRedirectGuard struct {
+	http.ResponseWriter
+	s    *Server
+	held bool
+}
+
+func (g *errorRedirectGuard) WriteHeader(code int) {
+	if code/100 == 3 {
+		if u, err := url.Parse(g.Header().Get("Location")); err == nil && u.Query().Get("error") != "" && !g.s.errorRedirectAllowed(u) {
+			g.held = true
+			g.Header().Del("Location")
+			msg := "The request was refused (" + u.Query().Get("error") + ")"
+			if d := u.Query().Get("error_description"); d != "" {
+				msg += ": " + d
+			}
+			g.s.message(g.ResponseWriter, http.StatusBadRequest, "This sign-in request cannot be used",
+				msg+". You were not sent on to "+u.Host+"; go back to the app you came from and try again.")
+			return
+		}
+	}
+	g.ResponseWriter.WriteHeader(code)
+}
+
+func (g *errorRedirectGuard) Write(b []byte) (int, error) {
+	if g.held {
+		return len(b), nil
+	}
+	return g.ResponseWriter.Write(b)
+}
+
+// errorRedirectAllowed reports whether an error may be redirected to u
+// without the user: this server's origin, or a loopback http address.
+func (s *Server) errorRedirectAllowed(u *url.URL) bool {
+	if iss, err := url.Parse(s.issuer); err == nil && u.Scheme == iss.Scheme && u.Host == iss.Host {
+		return true
+	}
+	_, loop := op.HTTPLoopbackOrLocalhost(u.String())
+	return u.Scheme == "http" && loop
 }
 
 // revoke serves RFC 7009 revocation through the op, once the client has

@@ -290,3 +290,46 @@ func TestMetadataClientRefusesNonPublic(t *testing.T) {
 		}
 	}
 }
+
+// Registration is open to anyone and every client is kept, so one source
+// address registers at most a burst, then one client a second.
+func TestRegistrationRateLimit(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	s := newTestServer(t, func() time.Time { return now })
+	h := s.Routes()[RegisterPath]
+	register := func(remote string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodPost, "/oauth/register", strings.NewReader(`{"client_name":"Flood","redirect_uris":["https://flood.example/cb"]}`))
+		req.RemoteAddr = remote
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+	for i := range registrationRate.Burst {
+		if rec := register("203.0.113.7:4000"); rec.Code != http.StatusCreated {
+			t.Fatalf("registration %d: %d %s", i, rec.Code, rec.Body)
+		}
+	}
+	if rec := register("203.0.113.7:4001"); rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") == "" {
+		t.Errorf("past the burst: %d %q, want 429 with Retry-After", rec.Code, rec.Header().Get("Retry-After"))
+	}
+	if rec := register("[2001:db8::1]:4000"); rec.Code != http.StatusCreated {
+		t.Errorf("another address: %d, want 201", rec.Code)
+	}
+	now = now.Add(time.Second)
+	if rec := register("203.0.113.7:4000"); rec.Code != http.StatusCreated {
+		t.Errorf("a second later: %d, want 201", rec.Code)
+	}
+}
+
+func TestSourceKey(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"203.0.113.7:1": "203.0.113.7", "[::ffff:203.0.113.7]:1": "203.0.113.7",
+		"[2001:db8:1:2:3:4:5:6]:1": "2001:db8:1:2::/64", "[2001:db8:1:2::9]:2": "2001:db8:1:2::/64",
+	} {
+		if got := sourceKey(in); got != want {
+			t.Errorf("sourceKey(%s) = %q, want %q", in, got, want)
+		}
+	}
+}

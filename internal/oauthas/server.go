@@ -8,8 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,6 +22,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/internal/oauth"
+	"github.com/switchboardhq/switchboard/internal/ratelimit"
 )
 
 // Store is the part of switchboard.Store the server keeps its state in.
@@ -99,6 +104,7 @@ type Server struct {
 	cimd                            metadataCache
 	provider                        *op.Provider
 	ledger                          Ledger
+	registrations                   *ratelimit.Limiter // per source address
 }
 
 // New builds the server.
@@ -146,6 +152,7 @@ func New(opts Options) (*Server, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.registrations = ratelimit.New(registrationRate, s.now)
 	s.keys = &keyRing{store: opts.Store, now: s.now, lifetime: s.accessLifetime, pubs: map[string]*ecdsa.PublicKey{}}
 	// The crypto key encrypts the request id into each code; codes are
 	// only ever looked up by their hash, never decrypted, so each replica
@@ -314,7 +321,35 @@ func (s *Server) registerRoute(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "invalid_request", "error_description": "register with POST"})
 		return
 	}
+	if ok, wait := s.registrations.Allow(sourceKey(r.RemoteAddr)); !ok {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+		writeJSON(w, http.StatusTooManyRequests, &regError{"too_many_requests", "too many client registrations from this address; a client registers once and keeps its client_id"})
+		return
+	}
 	s.register(w, r)
+}
+
+// registrationRate bounds the registrations one source address makes:
+// registration is open to anyone and every client is kept, so without a
+// bound any peer could grow the store as fast as it can post.
+var registrationRate = ratelimit.Rate{PerSecond: 1, Burst: 20}
+
+// sourceKey is the rate-limit key of a peer: its IP address, or for IPv6
+// its /64, which one host usually holds whole.
+func sourceKey(remoteAddr string) string {
+	host, _, err := net.SplitHostPort(remoteAddr)
+	if err != nil {
+		host = remoteAddr
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	if ip = ip.Unmap(); ip.Is6() {
+		p, _ := ip.Prefix(64)
+		return p.String()
+	}
+	return ip.String()
 }
 
 // metadata answers RFC 8414 authorization server metadata.

@@ -1,6 +1,8 @@
 package daemon_test
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"net/http"
 	"net/url"
 	"strings"
@@ -234,5 +236,20 @@ func TestOAuthAuthorizeErrorsAreNoOpenRedirect(t *testing.T) {
 	}
 	if res := f.authorize(f.params(challenge)); res.StatusCode != http.StatusFound || !strings.HasPrefix(res.Header.Get("Location"), hostLogin+"?") {
 		t.Errorf("a valid request: %d %q, want the host's sign-in page", res.StatusCode, res.Header.Get("Location"))
+	}
+}
+
+// A code_verifier shorter than RFC 7636's 43 characters (guessable by
+// whoever intercepts the code) is refused, and the code stays usable.
+func TestOAuthShortVerifierRefused(t *testing.T) {
+	t.Parallel()
+	base := embeddedReplicas(t, durables(t)[0], 1)[0].srv.URL
+	f := newFlow(t, base)
+	f.register("Weak PKCE")
+	verifier := "a"
+	sum := sha256.Sum256([]byte(verifier))
+	loc := f.consent(f.signIn("user:alice", base64.RawURLEncoding.EncodeToString(sum[:])), "approve")
+	if c, m := f.exchange(loc.Query().Get("code"), verifier); c != http.StatusBadRequest || m["error"] != "invalid_request" {
+		t.Fatalf("a one-character verifier: %d %v, want 400 invalid_request", c, m)
 	}
 }

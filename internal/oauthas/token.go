@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"regexp"
 	"strings"
 
 	"github.com/zitadel/oidc/v3/pkg/oidc"
@@ -70,6 +71,9 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, resp)
 }
 
+// verifierPattern is RFC 7636 §4.1's code_verifier.
+var verifierPattern = regexp.MustCompile(`^[A-Za-z0-9._~-]{43,128}$`)
+
 func (s *Server) exchangeCode(r *http.Request) (*oidc.AccessTokenResponse, error) {
 	tr, err := op.ParseAccessTokenRequest(r, s.provider.Decoder())
 	if err != nil {
@@ -77,6 +81,10 @@ func (s *Server) exchangeCode(r *http.Request) (*oidc.AccessTokenResponse, error
 	}
 	if tr.Code == "" {
 		return nil, oidc.ErrInvalidRequest().WithDescription("code is required with grant_type=authorization_code")
+	}
+	if tr.CodeVerifier != "" && !verifierPattern.MatchString(tr.CodeVerifier) {
+		// A short verifier would let whoever intercepts the code guess it.
+		return nil, oidc.ErrInvalidRequest().WithDescription("code_verifier must be 43 to 128 characters of A-Z, a-z, 0-9, '-', '.', '_' and '~' (RFC 7636 §4.1)")
 	}
 	req, client, err := op.ValidateAccessTokenRequest(r.Context(), tr, s.provider)
 	if err != nil {

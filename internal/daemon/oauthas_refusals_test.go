@@ -234,8 +234,23 @@ func TestOAuthAuthorizeErrorsAreNoOpenRedirect(t *testing.T) {
 			t.Errorf("%s: %d, Location %q; want 400 and no redirect", name, res.StatusCode, res.Header.Get("Location"))
 		}
 	}
-	if res := f.authorize(f.params(challenge)); res.StatusCode != http.StatusFound || !strings.HasPrefix(res.Header.Get("Location"), hostLogin+"?") {
-		t.Errorf("a valid request: %d %q, want the host's sign-in page", res.StatusCode, res.Header.Get("Location"))
+	res := f.authorize(f.params(challenge))
+	if res.StatusCode != http.StatusFound || !strings.HasPrefix(res.Header.Get("Location"), hostLogin+"?") {
+		t.Fatalf("a valid request: %d %q, want the host's sign-in page", res.StatusCode, res.Header.Get("Location"))
+	}
+	// Its callback, opened before anyone signed in, redirects nowhere
+	// either (the request's id is in the sign-in page's URL).
+	cb, err := f.hc.Get(base + "/oauth/authorize/callback?id=" + url.QueryEscape(mustQuery(t, res.Header.Get("Location"), "request")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb.Body.Close()
+	if cb.StatusCode != http.StatusBadRequest || cb.Header.Get("Location") != "" {
+		t.Errorf("the callback of an unfinished request: %d, Location %q; want 400 and no redirect", cb.StatusCode, cb.Header.Get("Location"))
+	}
+	// The user's own Deny still goes back to the client.
+	if loc := f.consent(f.signIn("user:alice", challenge), "deny"); loc.Query().Get("error") != "access_denied" {
+		t.Errorf("deny: %s, want error=access_denied", loc)
 	}
 }
 

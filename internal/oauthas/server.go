@@ -201,10 +201,15 @@ func (s *Server) Routes() map[string]http.Handler {
 			h.ServeHTTP(w, r)
 		})
 	}
+	// Anyone who learns a request's id can open its callback: only the
+	// user's own Deny on the consent page goes back as an error.
+	callback := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		lib.ServeHTTP(&errorRedirectGuard{ResponseWriter: w, s: s, denied: true}, r)
+	})
 	return map[string]http.Handler{
 		MetadataPath + path:         http.HandlerFunc(s.metadata),
 		AuthorizePath:               bounded(http.HandlerFunc(s.authorize)),
-		AuthorizePath + "/callback": lib,
+		AuthorizePath + "/callback": callback,
 		TokenPath:                   bounded(http.HandlerFunc(s.token)),
 		RevokePath:                  bounded(http.HandlerFunc(s.revoke)),
 		KeysPath:                    lib,
@@ -244,11 +249,15 @@ type errorRedirectGuard struct {
 	http.ResponseWriter
 	s    *Server
 	held bool
+	// denied lets access_denied through: the user's answer on the
+	// consent page, which named the host it goes back to.
+	denied bool
 }
 
 func (g *errorRedirectGuard) WriteHeader(code int) {
 	if code/100 == 3 {
-		if u, err := url.Parse(g.Header().Get("Location")); err == nil && u.Query().Get("error") != "" && !g.s.errorRedirectAllowed(u) {
+		if u, err := url.Parse(g.Header().Get("Location")); err == nil && u.Query().Get("error") != "" && !g.s.errorRedirectAllowed(u) &&
+			!(g.denied && u.Query().Get("error") == "access_denied") {
 			g.held = true
 			g.Header().Del("Location")
 			msg := "The request was refused (" + u.Query().Get("error") + ")"

@@ -225,7 +225,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	// gets 401 whatever the body says.
 	c, err := s.opts.Auth.Authenticate(r)
 	if err == nil && c.Kind != authn.Admin && c.Kind != authn.Agent && c.Kind != authn.OAuth {
-		err = switchboard.Errorf(switchboard.CodeUnauthorized, "a tab's session token cannot delegate tasks; use an agent token")
+		what := "a tab's session token"
+		if c.Kind == authn.User {
+			what = "a person's console sign-in token"
+		}
+		err = switchboard.Errorf(switchboard.CodeUnauthorized, "%s cannot delegate tasks; use an agent token", what)
 	}
 	if err == nil && c.Kind == authn.OAuth && (s.opts.OAuthScope == "" || !slices.Contains(c.Scopes, s.opts.OAuthScope)) {
 		// A token its user never granted /mcp's scope is refused at /mcp;

@@ -432,20 +432,23 @@ func (s *Server) await(ctx context.Context, who switchboard.Principal, t switchb
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
 	for {
-		changed := s.opts.Tasks.Changed(t.ID)
+		changed, release := s.opts.Tasks.Changed(t.ID)
 		cur, err := s.opts.Tasks.Get(context.WithoutCancel(ctx), who, t.ID)
 		if err == nil {
 			t = cur
 		}
 		if t.Status.Terminal() || t.Status == switchboard.TaskInputRequired {
+			release()
 			return t
 		}
 		select {
 		case <-ctx.Done():
+			release()
 			return t
 		case <-changed:
 		case <-tick.C:
 		}
+		release()
 	}
 }
 

@@ -26,6 +26,7 @@ import (
 // env is a whole daemon over real HTTP and SQLite whose assistant talks to
 // a scripted model, with read tools in two namespaces.
 type env struct {
+	d     *daemon.Daemon
 	srv   *httptest.Server
 	admin *client.Client
 	model *modeltest.OpenAI
@@ -48,6 +49,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.Close() })
+	e.d = d
 	for name, result := range map[string]string{"finance.read": `{"revenue":120}`, "design.read": `{"slides":12}`, "billing.read": `{"balance":1}`} {
 		tl := switchboard.Tool{Name: name, Description: "Read " + name + ".", Summary: "read " + name, Class: switchboard.ClassRead,
 			InputSchema: json.RawMessage(`{"type":"object"}`)}
@@ -299,5 +301,24 @@ func TestReplayedMessageIsOneTask(t *testing.T) {
 	}
 	if ts, err := e.admin.Tasks(context.Background(), 0); err != nil || len(ts) != 2 {
 		t.Fatalf("%d tasks (%v), want 2", len(ts), err)
+	}
+}
+
+// A blocking SendMessage waits on the task's changes and, once the task
+// ended, keeps nothing for it: a daemon serving many tasks does not grow
+// with every task it ever waited on.
+func TestAwaitKeepsNothingForAnEndedTask(t *testing.T) {
+	e := newEnv(t)
+	token := e.agentToken(t)
+	e.model.Push(modeltest.Turn{Text: "Done."})
+	_, out := e.rpc(t, token, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-await","role":"ROLE_USER","parts":[{"text":"Finish"}]}}}`)
+	res, _ := out["result"].(map[string]any)
+	tk, _ := res["task"].(map[string]any)
+	st, _ := tk["status"].(map[string]any)
+	if st["state"] != "TASK_STATE_COMPLETED" {
+		t.Fatalf("SendMessage: %v", out)
+	}
+	if n := e.d.Tasks.Waited(); n != 0 {
+		t.Fatalf("%d tasks keep a change channel after the only waiter left", n)
 	}
 }

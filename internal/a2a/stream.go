@@ -77,8 +77,12 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, who switchboard.
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
 	lastState, lastMsg, artifacts := wire.Status.State, statusText(wire.Status), len(t.Artifacts)
+	release := func() {}
+	defer func() { release() }()
 	for !t.Status.Terminal() {
-		changed := s.opts.Tasks.Changed(t.ID)
+		release() // the last round's channel
+		var changed <-chan struct{}
+		changed, release = s.opts.Tasks.Changed(t.ID)
 		cur, err := s.opts.Tasks.Get(context.WithoutCancel(ctx), who, t.ID)
 		if err != nil {
 			s.log.WarnContext(ctx, "a2a stream: read task", "task", t.ID, "err", err)

@@ -87,7 +87,7 @@ type Service struct {
 	now  func() time.Time
 
 	mu      sync.Mutex
-	changed map[string]chan struct{}
+	changed map[string]*waiters
 	closed  bool
 	wg      sync.WaitGroup
 }
@@ -104,7 +104,7 @@ func New(opts Options) (*Service, error) {
 		opts.Now = time.Now
 	}
 	return &Service{opts: opts, st: opts.Store, log: opts.Logger, now: opts.Now,
-		changed: map[string]chan struct{}{}}, nil
+		changed: map[string]*waiters{}}, nil
 }
 
 // CreateRequest is POST /api/v1/tasks.
@@ -509,17 +509,42 @@ func (s *Service) update(ctx context.Context, t switchboard.Task, fn func(*switc
 	}
 }
 
+// waiters is the channel of a task's next change and how many hold it.
+type waiters struct {
+	ch chan struct{}
+	n  int
+}
+
 // Changed returns a channel closed at the next change this process makes
-// to task id (A2A streams wait on it, then read the store).
-func (s *Service) Changed(id string) <-chan struct{} {
+// to task id (A2A streams wait on it, then read the store), and release,
+// which the caller calls once it stops waiting: a task that never changes
+// again (it finished) keeps no channel once nobody waits on it.
+func (s *Service) Changed(id string) (changed <-chan struct{}, release func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ch, ok := s.changed[id]
+	w, ok := s.changed[id]
 	if !ok {
-		ch = make(chan struct{})
-		s.changed[id] = ch
+		w = &waiters{ch: make(chan struct{})}
+		s.changed[id] = w
 	}
-	return ch
+	w.n++
+	var once sync.Once
+	return w.ch, func() {
+		once.Do(func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if w.n--; w.n == 0 && s.changed[id] == w {
+				delete(s.changed, id)
+			}
+		})
+	}
+}
+
+// Waited is how many tasks have a change channel (for tests).
+func (s *Service) Waited() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.changed)
 }
 
 // changedTask tells this process's waiters and OnChange of a stored change.
@@ -533,8 +558,8 @@ func (s *Service) changedTask(t switchboard.Task) {
 func (s *Service) notify(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if ch, ok := s.changed[id]; ok {
-		close(ch)
+	if w, ok := s.changed[id]; ok {
+		close(w.ch)
 		delete(s.changed, id)
 	}
 }

@@ -125,7 +125,8 @@ func TestOAuthChallengeOnMCP(t *testing.T) {
 // With --oauth-issuer, a token the issuer gave alice's MCP client through
 // the authorization-code flow lists and calls tools as that client acting
 // for user:alice; a token without the mcp scope is 403 insufficient_scope
-// naming it; a token for another resource is 401 invalid_token.
+// naming it, at /mcp and at /a2a; a token for another resource is 401
+// invalid_token.
 func TestOAuthExternalIssuer(t *testing.T) {
 	t.Parallel()
 	// The daemon's URL must be known before the provider issues tokens
@@ -211,29 +212,9 @@ func TestOAuthExternalIssuer(t *testing.T) {
 	if h := res.Header.Get("WWW-Authenticate"); res.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(h, `Bearer error="invalid_token", `) {
 		t.Fatalf("token for another resource: %d %q", res.StatusCode, h)
 	}
-}
 
-// /a2a takes an OAuth access token only with the scope /mcp requires: a
-// token its user never granted mcp acts for nobody there either.
-func TestOAuthA2ANeedsScope(t *testing.T) {
-	t.Parallel()
-	srv := httptest.NewUnstartedServer(nil)
-	resource := "http://" + srv.Listener.Addr().String() + "/mcp"
-	op := oidctest.Start(t, resource)
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "sb.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	d, err := daemon.New(ctx, daemon.Options{Store: st, AdminToken: mcpToken, OAuth: daemon.OAuthOptions{Resource: resource, Issuer: op.Issuer}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
-	srv.Config.Handler = d.Handler()
-	srv.Start()
-	t.Cleanup(srv.Close)
+	// /a2a takes an access token only with the scope /mcp requires: a
+	// token its user never granted mcp acts for nobody there either.
 	list := func(token string) (int, string) {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/a2a", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{}}`))
@@ -247,9 +228,9 @@ func TestOAuthA2ANeedsScope(t *testing.T) {
 		return res.StatusCode, res.Header.Get("WWW-Authenticate")
 	}
 	if code, _ := list(op.Token(t, "alice", "mcp")); code != http.StatusOK {
-		t.Fatalf("token with mcp: %d, want 200", code)
+		t.Fatalf("a2a, token with mcp: %d, want 200", code)
 	}
 	if code, h := list(op.Token(t, "alice")); code != http.StatusForbidden || !strings.Contains(h, `error="insufficient_scope"`) {
-		t.Fatalf("token without mcp: %d %q, want 403 insufficient_scope", code, h)
+		t.Fatalf("a2a, token without mcp: %d %q, want 403 insufficient_scope", code, h)
 	}
 }

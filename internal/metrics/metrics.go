@@ -192,27 +192,11 @@ func (m *Metrics) Entry(e switchboard.ActivityEntry) {
 // call counts a tool.call entry: its details carry the status, surface,
 // duration and error code (internal/broker/record.go ledgerDetails).
 func (m *Metrics) call(e switchboard.ActivityEntry) {
-	var d struct {
-		Status     string  `json:"status"`
-		Surface    string  `json:"surface"`
-		DurationMs float64 `json:"durationMs"`
-		Code       string  `json:"code"`
-	}
-	if json.Unmarshal(e.Details, &d) != nil || d.Status == "" {
+	d, ok := activity.CallOf(e)
+	if !ok {
 		return
 	}
-	class, transport := Other, Other
-	if m.opts.Tool != nil {
-		if c, t, ok := m.opts.Tool(e.Target); ok {
-			class, transport = c, t
-		}
-	}
-	if d.Surface == "" {
-		d.Surface = string(switchboard.SurfaceAPI)
-	}
-	if d.Surface == string(switchboard.SurfaceBrowser) {
-		transport = "browser" // whatever the catalog holds now, a tab ran it
-	}
+	class, transport := d.Labels(e.Target, m.opts.Tool)
 	tool := m.tools.value(e.Target)
 	m.calls.WithLabelValues(tool, d.Surface, class, transport, d.Status).Inc()
 	m.callSeconds.WithLabelValues(tool, d.Surface, class, transport, d.Status).Observe(d.DurationMs / 1000)

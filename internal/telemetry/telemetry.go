@@ -225,27 +225,11 @@ func (s *Sink) Entry(e switchboard.ActivityEntry) {
 	ts := stamp(e.Ts)
 	switch e.Verb {
 	case activity.VerbToolCall:
-		var d struct {
-			Status     string  `json:"status"`
-			Surface    string  `json:"surface"`
-			DurationMs float64 `json:"durationMs"`
-			Code       string  `json:"code"`
-		}
-		if json.Unmarshal(e.Details, &d) != nil || d.Status == "" {
+		d, ok := activity.CallOf(e)
+		if !ok {
 			return
 		}
-		class, transport := "other", "other"
-		if s.opts.Tool != nil {
-			if c, t, ok := s.opts.Tool(e.Target); ok {
-				class, transport = c, t
-			}
-		}
-		if d.Surface == "" {
-			d.Surface = string(switchboard.SurfaceAPI)
-		}
-		if d.Surface == string(switchboard.SurfaceBrowser) {
-			transport = "browser" // a tab ran it, gone or not: as the metrics label it
-		}
+		class, transport := d.Labels(e.Target, s.opts.Tool)
 		s.Emit(Event{Kind: KindToolOutcome, Ts: ts, Tool: e.Target, Surface: d.Surface, Class: class,
 			Transport: transport, Outcome: d.Status, Code: d.Code, DurationMs: d.DurationMs})
 	case activity.VerbApprovalDecide:
